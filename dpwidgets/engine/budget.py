@@ -176,7 +176,7 @@ class PrivacyLedger:
             self.path, timeout=timeout, isolation_level=None, check_same_thread=False
         )
         with self._lock:
-            self._conn.execute("PRAGMA busy_timeout = %d" % int(timeout * 1000))
+            self._conn.execute(f"PRAGMA busy_timeout = {int(timeout * 1000)}")
             if self.path != ":memory:":
                 self._conn.execute("PRAGMA journal_mode = WAL")
                 self._conn.execute("PRAGMA synchronous = FULL")
