@@ -30,8 +30,9 @@ browser:
 	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
 
 demo: $(VENV)/.installed-demo
+	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) \
-	  --ServerApp.root_dir=notebooks
+	  --ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m ruff check dpwidgets tests benchmarks

@@ -1,0 +1,1 @@
+"""Benchmarks that reproduce the source texts' figures; results go to ``benchmarks/results/``."""

@@ -1,0 +1,304 @@
+"""Attacks on broken SVT variants: the GPTT reconstruction attack of 000 §3.2.4 (Alg. 6-7).
+
+This module is a teaching instrument, not a mechanism. Generalized Private Threshold Testing
+(GPTT, 000 Alg. 5) stands for the SVT variants that answer an unlimited number of threshold
+queries with one noisy threshold; they are not differentially private for any finite epsilon
+(000 Thm 4 — whose own proof is flawed, 001 §9.3 — and 001 §9.1-9.2). The attack below shows
+what that means in practice: run GPTT on every difference query ``diff(u, v) = x_u - x_v`` of a
+histogram, read off an ordering of the cells, and recover most cell counts *exactly* — in
+particular the counts 0, 1, 2 ... that single out individuals.
+
+The number of difference queries is ``d (d - 1)`` for ``d`` cells (16.8 million for 4096).
+With the query noise switched off (epsilon_2 = infinity, as in the attack) every answer is
+``x_u - x_v >= noisy_threshold``, so the whole answer matrix is a function of the sorted
+counts and one number: :func:`gptt_partition` computes the partition of Alg. 6 by sorting,
+without materialising a single pair.
+
+The other instrument of SPEC §3.2, the empirical privacy-loss audit, is
+:mod:`dpwidgets.engine.audit`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._validation import (
+    check_counts,
+    check_epsilon,
+    check_finite_array,
+    check_positive_int,
+    check_probability,
+    check_rng,
+)
+from .mechanisms import laplace
+
+__all__ = [
+    "ReconstructionResult",
+    "AttackSuccess",
+    "gptt_threshold",
+    "gptt_partition",
+    "reconstruct_histogram",
+    "attack_success",
+]
+
+#: The honest label of the attack's first phase (SPEC §2 principle 5).
+GPTT_GUARANTEE = "not DP for any finite epsilon (000 Thm 4; 001 §9.1-9.3)"
+
+
+def gptt_threshold(epsilon_1: float, delta: float) -> int:
+    """The public threshold ``theta = ceil((1/epsilon_1) ln(1/delta))`` of 000 Alg. 6 line 2.
+
+    With this theta, the noisy threshold ``theta + Lap(1/epsilon_1)`` is positive with
+    probability ``1 - exp(-epsilon_1 theta)/2 >= 1 - delta/2`` and lies in ``[0, 2 theta]``
+    with probability ``>= 1 - delta`` (000 Lemma 5, Thm 6). The text writes ``log``; the
+    Laplace tail makes it the natural logarithm.
+    """
+    epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
+    delta = check_probability(delta, "delta")
+    return int(math.ceil(math.log(1.0 / delta) / epsilon_1))
+
+
+def _as_int_counts(counts, name: str = "counts") -> np.ndarray:
+    return check_counts(counts, name).astype(np.int64)
+
+
+def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
+    """The ordered partition of 000 Alg. 6 (lines 4-9), given GPTT's noisy threshold.
+
+    GPTT with epsilon_2 = infinity answers ``diff(u, v)`` with ⊤ iff
+    ``x_u - x_v >= noisy_threshold`` (000 Alg. 5 line 5). ``Larger(v)`` is the set of cells
+    ``u != v`` answered ⊤ against ``v``; cells with equal ``Larger`` sets form one part, and
+    parts are ordered by decreasing ``Larger`` set (``P_0`` holds the smallest counts).
+
+    Parameters
+    ----------
+    counts : array_like of int, 1-D
+        The histogram (non-negative whole numbers).
+    noisy_threshold : float
+        The realised ``theta + Lap(1/epsilon_1)``.
+
+    Returns
+    -------
+    numpy.ndarray of int
+        ``labels[c]`` is the index ``i`` of the part ``P_i`` holding cell ``c``.
+
+    Notes
+    -----
+    The counts are integers, so ``x_u - x_v >= noisy_threshold`` iff ``x_u >= x_v + t`` with
+    ``t = ceil(noisy_threshold)``: exact integer arithmetic. If ``t >= 1`` (the likely case),
+    ``v`` is never in its own ``Larger`` set, so ``Larger(v) = {u : x_u >= x_v + t}``: nested
+    upper sets, equal iff they have the same size, which one ``searchsorted`` on the sorted
+    counts gives for every cell. If ``t <= 0`` (probability <= delta/2) ``Larger(v)`` omits
+    ``v`` itself while ``Larger(u)`` contains it, so no two cells share a set: every cell is
+    its own part, ordered by count (ties by index) — the failure event of Lemma 5.
+    """
+    x = _as_int_counts(counts)
+    if not math.isfinite(noisy_threshold):
+        raise ValueError(f"noisy_threshold must be finite, got {noisy_threshold!r}")
+    t = math.ceil(noisy_threshold)
+    if t >= 1:
+        larger_size = x.size - np.searchsorted(np.sort(x), x + t, side="left")
+        _, labels = np.unique(-larger_size, return_inverse=True)
+        return labels.astype(np.int64)
+    labels = np.empty(x.size, dtype=np.int64)
+    labels[np.lexsort((np.arange(x.size), x))] = np.arange(x.size)
+    return labels
+
+
+@dataclass(frozen=True)
+class ReconstructionResult:
+    """What the GPTT reconstruction attack (000 Alg. 7) recovered, and what it cost.
+
+    Attributes
+    ----------
+    estimate : numpy.ndarray of int
+        The reconstructed count of every cell: ``round(noisy total / size)`` of its part.
+    labels : numpy.ndarray of int
+        The part ``P_i`` of every cell (``P_0`` = smallest counts), from :func:`gptt_partition`.
+    partition_sizes, noisy_totals : numpy.ndarray
+        ``|P_i|`` and ``count(P_i) + Lap(2/epsilon_2)`` for every part.
+    threshold, noisy_threshold : int, float
+        Alg. 6's ``theta`` and GPTT's ``theta + Lap(1/epsilon_1)``.
+    epsilon, epsilon_gptt, epsilon_totals, delta : float
+        Total nominal budget and its split (``epsilon_gptt`` is only what GPTT's flawed
+        analysis would charge; see ``guarantee``).
+    n_queries : int
+        The number of difference queries GPTT answered, ``d (d - 1)``.
+    """
+
+    estimate: np.ndarray
+    labels: np.ndarray
+    partition_sizes: np.ndarray
+    noisy_totals: np.ndarray
+    threshold: int
+    noisy_threshold: float
+    epsilon: float
+    epsilon_gptt: float
+    epsilon_totals: float
+    delta: float
+    n_queries: int
+    guarantee: str = (
+        "phase 1 (GPTT, nominally epsilon_gptt): " + GPTT_GUARANTEE + "; phase 2 (partition "
+        "totals + Lap(2/epsilon_totals)): epsilon_totals-DP given the partition, replace-one"
+    )
+
+    @property
+    def n_partitions(self) -> int:
+        """The number of parts ``p + 1`` found by Alg. 6."""
+        return int(self.partition_sizes.size)
+
+    @property
+    def epsilon_spent(self) -> float:
+        """The nominal budget charged (the privacy actually lost is unbounded)."""
+        return self.epsilon
+
+    @property
+    def partitions(self) -> tuple[np.ndarray, ...]:
+        """The parts ``(P_0, ..., P_p)`` as arrays of cell indices."""
+        order = np.argsort(self.labels, kind="stable")
+        return tuple(np.split(order, np.cumsum(self.partition_sizes)[:-1]))
+
+
+def reconstruct_histogram(
+    counts,
+    epsilon: float,
+    delta: float = 0.05,
+    rng: np.random.Generator | None = None,
+    *,
+    split: float = 0.5,
+    clip_negative: bool = False,
+) -> ReconstructionResult:
+    """Reconstruct a histogram through GPTT: 000 Alg. 7 on top of the attack of Alg. 6.
+
+    Phase 1 (Alg. 6, budget ``epsilon_1 = split * epsilon``): GPTT (000 Alg. 5) with
+    ``epsilon_1`` for the threshold and ``epsilon_2 = infinity`` (no query noise) answers all
+    ``d (d - 1)`` difference queries ``diff(u, v) = x_u - x_v`` (sensitivity 1, Def. 5) against
+    ``theta = ceil((1/epsilon_1) ln(1/delta))`` perturbed once by ``Lap(1/epsilon_1)``; the sets
+    ``Larger(v)`` partition the domain (:func:`gptt_partition`). Phase 2 (Alg. 7 lines 3-6,
+    budget ``epsilon_2 = epsilon - epsilon_1``): each part's total count gets ``Lap(2/epsilon_2)``
+    noise, and every cell of the part is estimated as the rounded noisy average.
+
+    Parameters
+    ----------
+    counts : array_like of int, 1-D
+        The true histogram (non-negative whole numbers), e.g. a 4096-cell domain.
+    epsilon : float
+        Total nominal budget ``epsilon = epsilon_1 + epsilon_2`` (Alg. 7 line 1).
+    delta : float
+        Failure rate of Alg. 6, in (0, 1); 0.05 in the experiments of 000 §3.2.4.
+    rng : numpy.random.Generator, optional
+        Source of randomness (one threshold draw, one Laplace draw per part).
+    split : float
+        ``epsilon_1 / epsilon``, in (0, 1); 1/2 in 000 §3.2.4 ("epsilon_1 = epsilon_2 = epsilon/2").
+    clip_negative : bool
+        Round negative averages up to 0 (counts are known to be non-negative). Off by default:
+        Alg. 7 line 6 rounds the average as it is.
+
+    Returns
+    -------
+    ReconstructionResult
+        Estimates, the partition, the noise drawn and the budget split.
+
+    Raises
+    ------
+    ValueError
+        Negative, fractional, NaN or infinite counts, an empty histogram, bad epsilon, delta
+        or split — before any randomness is used.
+
+    Notes
+    -----
+    Guarantee: none. Phase 1 is GPTT, not DP for any finite epsilon (000 Thm 4; 001 §9); the
+    phase-2 totals are epsilon_2-DP given the partition under replace-one neighbours (a moved
+    record changes two totals by 1 each, hence the 2 in ``Lap(2/epsilon_2)``). Runs in
+    O(d log d): a sort and a ``searchsorted`` replace the d (d - 1) queries.
+
+    References
+    ----------
+    000 §3.2.4, Def. 5, Alg. 6-7, Lemma 5, Thm 6, Tables 3.1-3.3; 000 Alg. 5 (GPTT).
+    """
+    x = _as_int_counts(counts)
+    epsilon = check_epsilon(epsilon)
+    delta = check_probability(delta, "delta")
+    split = check_probability(split, "split")
+    rng = check_rng(rng)
+
+    epsilon_1 = split * epsilon
+    epsilon_2 = epsilon - epsilon_1
+    theta = gptt_threshold(epsilon_1, delta)
+    # Alg. 5 line 2 with Delta(diff) = 1; line 4's query noise is zero (epsilon_2 = infinity).
+    noisy_threshold = theta + float(laplace(1.0 / epsilon_1, rng=rng))
+    labels = gptt_partition(x, noisy_threshold)
+
+    n_parts = int(labels.max()) + 1
+    sizes = np.bincount(labels, minlength=n_parts)
+    totals = np.bincount(labels, weights=x, minlength=n_parts)
+    noisy_totals = totals + laplace(2.0 / epsilon_2, n_parts, rng=rng)  # Alg. 7 line 4
+    part_estimate = np.rint(noisy_totals / sizes)  # Alg. 7 lines 5-6
+    if clip_negative:
+        part_estimate = np.maximum(part_estimate, 0.0)
+
+    return ReconstructionResult(
+        estimate=part_estimate[labels].astype(np.int64),
+        labels=labels,
+        partition_sizes=sizes,
+        noisy_totals=noisy_totals,
+        threshold=theta,
+        noisy_threshold=noisy_threshold,
+        epsilon=epsilon,
+        epsilon_gptt=epsilon_1,
+        epsilon_totals=epsilon_2,
+        delta=delta,
+        n_queries=int(x.size) * (int(x.size) - 1),
+    )
+
+
+@dataclass(frozen=True)
+class AttackSuccess:
+    """Success rates of a reconstruction, as in 000 Tables 3.2 (overall) and 3.3 (small)."""
+
+    overall: float
+    small: float
+    n_cells: int
+    n_small: int
+    small_max: int
+
+
+def attack_success(true, estimate, small_max: int = 5) -> AttackSuccess:
+    """Fraction of cells whose count was recovered exactly, overall and for small counts.
+
+    Parameters
+    ----------
+    true, estimate : array_like of int, 1-D, same length
+        The true histogram and the reconstruction (e.g. ``result.estimate``).
+    small_max : int
+        Cells with true counts in ``[0, small_max]`` are "small" (5 in 000 Table 3.3).
+
+    Returns
+    -------
+    AttackSuccess
+        ``overall`` (Table 3.2's measure), ``small`` (Table 3.3's; NaN if no cell is small),
+        and the cell counts behind them.
+
+    References
+    ----------
+    000 §3.2.4, Tables 3.2-3.3.
+    """
+    true = _as_int_counts(true, "true")
+    # Estimates may be negative (Alg. 7 rounds noisy averages as they are), but not NaN.
+    est = check_finite_array(estimate, "estimate")
+    if est.shape != true.shape:
+        raise ValueError(f"estimate must have the shape of true {true.shape}, got {est.shape}")
+    small_max = check_positive_int(small_max, "small_max", minimum=0)
+    hit = est == true
+    small = true <= small_max
+    n_small = int(small.sum())
+    return AttackSuccess(
+        overall=float(hit.mean()),
+        small=float(hit[small].mean()) if n_small else float("nan"),
+        n_cells=int(true.size),
+        n_small=n_small,
+        small_max=int(small_max),
+    )
