@@ -5,3 +5,7 @@ The DP engine lives in :mod:`dpwidgets.engine` (pure numpy/scipy); the widgets i
 """
 
 __version__ = "0.1.0"
+
+from .session import Session  # noqa: E402
+
+__all__ = ["Session", "__version__"]

@@ -1,0 +1,11 @@
+"""The widgets: ipywidgets controls + Bokeh figures (through jupyter_bokeh) + the budget meter.
+
+Every widget reaches data only through a :class:`dpwidgets.Session`. See ``README.md`` in this
+folder for the usage summary.
+"""
+
+from .attack_demo import AttackDemo
+from .meter import BudgetMeter
+from .svt_explorer import SVTExplorer
+
+__all__ = ["AttackDemo", "BudgetMeter", "SVTExplorer"]

@@ -1,0 +1,254 @@
+"""AttackDemo: the GPTT reconstruction attack (000 Alg. 6-7) against a correct mechanism.
+
+Teaching mode only: the attack runs a mechanism that is not private for any ε, so an analyst
+session refuses it (the widget then only says so). Controls: ``epsilon``, ``delta``,
+``window`` (cells drawn), ``small_max``, ``run_button`` (alias ``release_button``: a fresh
+run). Outputs: ``figure`` (sources ``cells`` and ``rates``), ``stats``, ``message``.
+"""
+
+from __future__ import annotations
+
+import html
+
+import ipywidgets as w
+import numpy as np
+
+from ..engine.budget import BudgetExceededError
+from ..session import PrivacyPolicyError, Release, Session
+from . import figures
+from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
+from .controls import Debouncer, EpsilonSlider
+
+__all__ = ["AttackDemo"]
+
+DEFAULT_DATASET = "zipf_histogram"
+
+
+def _default_histogram(session: Session) -> str:
+    from .. import datasets
+
+    maker = getattr(datasets, "zipf_histogram", None)
+    if maker is None:
+        raise RuntimeError(
+            "dpwidgets.datasets.zipf_histogram is not available; add a histogram with "
+            "session.add_dataset(name, counts) and pass dataset=name"
+        )
+    counts = np.asarray(maker(domain=4096, rng=np.random.default_rng(0)), dtype=float)
+    session.add_dataset(
+        DEFAULT_DATASET, counts, total_epsilon=10.0,
+        description="Zipf histogram, domain 4096 (000 Table 3.2 setup)",
+    )
+    return DEFAULT_DATASET
+
+
+def svt_reconstruction(
+    counts: np.ndarray,
+    epsilon: float,
+    *,
+    c: int = 10,
+    delta: float = 0.05,
+    max_queries: int = 200_000,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """The attack of 000 Alg. 6-7 with its first phase answered by *standard* SVT.
+
+    Same budget split (ε1 = ε2 = ε/2), same θ, same difference queries x_u − x_v (Δ = 1, in a
+    public random order of at most ``max_queries`` pairs) -- but standard SVT (001 Alg. 1)
+    adds query noise Lap(2cΔ/ε) and stops after c ⊤. The attacker can only split the cells
+    into "seen larger in a ⊤ pair" and the rest; phase 2 is unchanged (noisy part totals with
+    Lap(2/ε2), rounded averages). Every step is an engine call; the widget only wires them.
+
+    Returns
+    -------
+    numpy.ndarray
+        The reconstructed count per cell.
+    """
+    from ..engine.attacks import gptt_threshold
+    from ..engine.mechanisms import laplace
+    from ..engine.svt import sparse_vector
+
+    counts = np.asarray(counts, dtype=float)
+    d = counts.size
+    eps1 = eps2 = epsilon / 2.0
+    m = int(min(max_queries, d * (d - 1)))
+    u = rng.integers(d, size=m)
+    v = (u + rng.integers(1, d, size=m)) % d  # v != u
+    run = sparse_vector(
+        counts[u] - counts[v], gptt_threshold(eps1, delta), eps1, variant="standard", c=c,
+        rng=rng,
+    )
+    labels = np.zeros(d, dtype=np.int64)
+    labels[u[run.positives]] = 1
+    sizes = np.bincount(labels, minlength=2)
+    totals = np.bincount(labels, weights=counts, minlength=2)
+    noisy = totals + laplace(2.0 / eps2, 2, rng=rng)
+    per_part = np.rint(noisy / np.maximum(sizes, 1))
+    return per_part[labels]
+
+
+def _rates(success) -> tuple[float, float]:
+    """(overall, small-count) exact-recovery rates from the engine's success summary."""
+    if isinstance(success, dict):
+        return float(success["overall"]), float(success["small"])
+    for overall, small in (("overall", "small"), ("rate", "small_rate"),
+                           ("accuracy", "small_accuracy")):
+        if hasattr(success, overall) and hasattr(success, small):
+            return float(getattr(success, overall)), float(getattr(success, small))
+    raise TypeError(f"unrecognised attack_success result: {success!r}")
+
+
+class AttackDemo(OfflineBokehMixin, w.VBox):
+    """Reconstruct a histogram with the GPTT attack and compare with standard SVT.
+
+    Parameters
+    ----------
+    session : Session
+        A teaching session (the attack is refused in analyst mode).
+    dataset : str, optional
+        A histogram (non-negative integer counts). Default: the session's first dataset, or
+        in an empty teaching session the 000 §3.2.4 setup (Zipf histogram, domain 4096).
+    epsilon : float
+        Initial ε of the attack (split ε1 = ε2 = ε/2 as in 000 Alg. 6-7).
+    delta : float
+        The attack's failure probability δ (000: 0.05).
+    small_max : int
+        "Small counts" are those <= small_max (000 Table 3.3: [0, 5]).
+    debounce : float
+        Seconds of quiet before recomputing in a kernel.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        dataset: str | None = None,
+        *,
+        epsilon: float = 0.5,
+        delta: float = 0.05,
+        small_max: int = 5,
+        debounce: float = 0.3,
+    ):
+        self.session = session
+        self._run = 0
+        self._rng = np.random.default_rng(session.rng.integers(2**63))
+        self.banner = w.HTML()
+        self.banner.add_class("dpw-banner")
+        self.message = w.HTML()
+        self.message.add_class("dpw-message")
+        self.stats = w.HTML()
+        self.stats.add_class("dpw-stats")
+        self.epsilon = EpsilonSlider(epsilon, min_epsilon=0.01, max_epsilon=10.0)
+        self.delta = w.FloatLogSlider(
+            value=delta, base=10, min=-3, max=-0.5, step=0.05, description="δ",
+            readout_format=".3g",
+        )
+        self.small_max = w.IntSlider(value=small_max, min=0, max=50, description="small ≤")
+        self.c = w.IntSlider(
+            value=10, min=1, max=100, description="SVT cutoff c",
+            style={"description_width": "initial"},
+        )
+        self.run_button = w.Button(description="Run again (fresh noise)", icon="refresh")
+        self.run_button.add_class("dpw-release")
+        self.release_button = self.run_button
+        handle = figures.attack_figure()
+        self.figure = handle
+        ensure_bokehjs()
+        self.plot = bokeh_widget(handle.layout)
+
+        if not session.teaching:
+            self.dataset = dataset
+            self.window = w.IntRangeSlider(value=(0, 128), min=0, max=1, description="cells")
+            for control in (self.epsilon, self.delta, self.small_max, self.run_button,
+                            self.window, self.c):
+                control.disabled = True
+            self.banner.value = (
+                "<div class='dpw-banner-broken'><b>Refused in analyst mode.</b> The "
+                "reconstruction attack runs GPTT, which is not differentially private for any "
+                "ε; it runs only in a teaching session on public data.</div>"
+            )
+            super().__init__([self.banner])
+            self.add_class("dpw-attack-demo")
+            return
+
+        if dataset is None:
+            dataset = session.datasets[0] if session.datasets else _default_histogram(session)
+        self.dataset = dataset
+        n = session.size(dataset)
+        self.window = w.IntRangeSlider(
+            value=(0, min(n, 128)), min=0, max=n, description="cells shown",
+            continuous_update=False, style={"description_width": "initial"},
+        )
+        self.banner.value = (
+            "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
+            "padding:6px;border-radius:3px'><b>NOT PRIVATE — GPTT</b> (000 Alg. 5; "
+            "001 §3.3, §9): no query noise on the difference queries, so the threshold tests "
+            "reveal the order of the counts. Compared with standard SVT at the same ε.</div>"
+        )
+        controls = w.VBox(
+            [w.HBox([self.epsilon, self.delta]), w.HBox([self.small_max, self.window]),
+             w.HBox([self.c, self.run_button])]
+        )
+        controls.add_class("dpw-controls")
+        super().__init__([self.banner, controls, self.message, self.plot, self.stats])
+        self.add_class("dpw-attack-demo")
+        self._last: tuple[Release, np.ndarray] | None = None
+        self._debouncer = Debouncer(self._recompute, debounce)
+        for control in (self.epsilon, self.delta, self.small_max, self.c):
+            control.observe(lambda change: self._debouncer.trigger(), names="value")
+        self.window.observe(lambda change: self._redraw(), names="value")
+        self.run_button.on_click(self._on_run)
+        self._recompute()
+
+    def _on_run(self, _button=None) -> None:
+        self._run += 1
+        self._recompute()
+
+    def _compare_svt(self, counts: np.ndarray, epsilon: float) -> np.ndarray | None:
+        """What the same attacker reconstructs through standard SVT at the same ε."""
+        return svt_reconstruction(
+            counts, epsilon, c=int(self.c.value), delta=float(self.delta.value), rng=self._rng
+        )
+
+    def _recompute(self) -> None:
+        """Rerun the attack (a teaching release) and the standard-SVT comparison."""
+        try:
+            release = self.session.release(
+                self.dataset, "reconstruction", run=self._run,
+                epsilon=float(self.epsilon.value), delta=float(self.delta.value),
+            )
+        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
+            self.message.value = f"<div class='dpw-error'>{html.escape(str(exc))}</div>"
+            return
+        counts = self.session.public_view(self.dataset)
+        svt = self._compare_svt(counts, float(self.epsilon.value))
+        self._last = (release, svt)
+        self.message.value = (
+            "<div class='dpw-warn'>Past the cap: on confidential data this run would have been "
+            "refused.</div>" if release.overdraft else ""
+        )
+        self._redraw()
+
+    def _redraw(self) -> None:
+        if self._last is None:
+            return
+        from ..engine.attacks import attack_success
+
+        release, svt = self._last
+        counts = self.session.public_view(self.dataset)
+        estimate = release.output["estimate"]
+        small = int(self.small_max.value)
+        rates = {"GPTT attack": _rates(attack_success(counts, estimate, small_max=small))}
+        if svt is not None:
+            rates["standard SVT"] = _rates(attack_success(counts, svt, small_max=small))
+        figures.update(
+            self.figure,
+            figures.attack_plot_data(
+                true=counts, attack=estimate,
+                svt=svt if svt is not None else np.full(counts.shape, np.nan),
+                rates=rates, window=tuple(self.window.value),
+            ),
+        )
+        lines = [
+            f"{name}: {overall:.1%} of cells recovered exactly, {small_rate:.1%} of the cells "
+            f"with counts ≤ {small}" for name, (overall, small_rate) in rates.items()
+        ]
+        self.stats.value = "<div>" + "<br>".join(html.escape(x) for x in lines) + "</div>"

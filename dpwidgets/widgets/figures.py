@@ -1,0 +1,424 @@
+"""Bokeh figure builders: plain functions, callable and testable without a kernel.
+
+Each ``*_figure()`` builds a layout once and returns a :class:`FigureHandle` holding the layout
+and its named :class:`~bokeh.models.ColumnDataSource` objects. Each ``*_plot_data()`` turns
+already computed numbers into ``{source name: column dict}``; :func:`update` assigns them. The
+widgets redraw only by replacing ``ColumnDataSource.data`` -- figures are never re-created --
+so a control change ships a small document patch to the browser.
+
+What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
+public stand-in values only.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from bokeh.layouts import column, row
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend
+from bokeh.plotting import figure
+from bokeh.transform import dodge
+
+__all__ = [
+    "FigureHandle",
+    "attack_figure",
+    "attack_plot_data",
+    "comparison_noise_std",
+    "split_figure",
+    "split_plot_data",
+    "svt_figure",
+    "svt_plot_data",
+    "topc_figure",
+    "topc_plot_data",
+    "update",
+]
+
+_EMPTY_XY = {"x": np.zeros(0), "y": np.zeros(0)}
+_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+
+
+@dataclass
+class FigureHandle:
+    """A built layout and the data sources that drive it."""
+
+    layout: LayoutDOM
+    sources: dict[str, ColumnDataSource] = field(default_factory=dict)
+
+
+def update(handle: FigureHandle, data: Mapping[str, Mapping[str, Sequence]]) -> None:
+    """Replace the data of the named sources (one document patch per source)."""
+    for name, columns in data.items():
+        handle.sources[name].data = dict(columns)
+
+
+def _source(**columns) -> ColumnDataSource:
+    return ColumnDataSource(data={k: np.asarray(v) for k, v in columns.items()})
+
+
+# --------------------------------------------------------------------------------------------
+# SVT run
+# --------------------------------------------------------------------------------------------
+def svt_figure(*, width: int = 760, height: int = 300) -> FigureHandle:
+    """The query answers, the (noisy) threshold, the ⊤ outcomes and where the run stopped.
+
+    Sources
+    -------
+    answers : x, y
+        Query answers by position (teaching: the true answers; analyst preview: the public
+        stand-in; after an analyst release: empty).
+    threshold : x, y
+        The threshold line: the noisy threshold per examined query (teaching and previews) or
+        the public threshold (an analyst release).
+    above : x, y
+        The ⊤ outcomes (y: the answer, the published noisy value, or the threshold level).
+    examined : left, right, bottom, top
+        The examined range (shaded); ⊥ is every examined query not in ``above``.
+    stop : x, y0, y1
+        Where the run stopped (after the c-th ⊤).
+    true_top : x, y
+        The true top-c queries (teaching only).
+    """
+    p = figure(
+        width=width,
+        height=height,
+        tools=_TOOLS,
+        x_axis_label="query (in the order examined)",
+        y_axis_label="answer",
+        title="Sparse Vector: answers, threshold and outcomes",
+        output_backend="canvas",
+    )
+    p.add_layout(Legend(click_policy="hide"), "right")
+    sources = {
+        "examined": _source(left=[], right=[], bottom=[], top=[]),
+        "answers": _source(**_EMPTY_XY),
+        "threshold": _source(**_EMPTY_XY),
+        "above": _source(**_EMPTY_XY),
+        "true_top": _source(**_EMPTY_XY),
+        "stop": _source(x=[], y0=[], y1=[]),
+    }
+    p.quad(
+        source=sources["examined"], left="left", right="right", bottom="bottom", top="top",
+        fill_color="#dfe9f5", fill_alpha=0.5, line_alpha=0, legend_label="examined",
+    )
+    p.scatter(
+        "x", "y", source=sources["answers"], size=3, color="#7f7f7f", alpha=0.6,
+        legend_label="answers",
+    )
+    p.step(
+        "x", "y", source=sources["threshold"], mode="center", color="#d62728", line_width=2,
+        legend_label="threshold",
+    )
+    p.scatter(
+        "x", "y", source=sources["true_top"], size=11, marker="circle", fill_alpha=0,
+        line_color="#2ca02c", line_width=2, legend_label="true top-c",
+    )
+    above = p.scatter(
+        "x", "y", source=sources["above"], size=9, marker="triangle", color="#1f77b4",
+        legend_label="⊤ (above)",
+    )
+    p.segment(
+        x0="x", x1="x", y0="y0", y1="y1", source=sources["stop"], color="black",
+        line_dash="dashed", line_width=2, legend_label="stopped",
+    )
+    p.add_tools(HoverTool(renderers=[above], tooltips=[("query", "@x"), ("y", "@y{0.[00]}")]))
+    return FigureHandle(p, sources)
+
+
+def svt_plot_data(
+    *,
+    n_queries: int,
+    outcomes: np.ndarray,
+    threshold: float | np.ndarray,
+    answers: np.ndarray | None = None,
+    noisy_threshold: np.ndarray | None = None,
+    above_values: np.ndarray | None = None,
+    true_top: np.ndarray | None = None,
+) -> dict[str, dict[str, np.ndarray]]:
+    """Columns for :func:`svt_figure`.
+
+    Parameters
+    ----------
+    n_queries : int
+        Number of queries given (the x range).
+    outcomes : array of bool
+        One per examined query (⊤ = True).
+    threshold : float or array
+        The public threshold (scalar or per query).
+    answers : array, optional
+        Values allowed on screen for every query (true answers in teaching mode, public
+        stand-in in a preview); ``None`` after an analyst release.
+    noisy_threshold : array, optional
+        The noisy threshold per examined query (teaching and previews only: secret state).
+    above_values : array, optional
+        Published noisy values of the ⊤ queries (a DP output), in the order of the ⊤'s.
+    true_top : array of int, optional
+        Indices of the true top-c (teaching only).
+    """
+    outcomes = np.asarray(outcomes, dtype=bool)
+    examined = outcomes.size
+    above = np.flatnonzero(outcomes)
+    thr = np.broadcast_to(np.asarray(threshold, dtype=float), (n_queries,))
+    if noisy_threshold is not None:
+        full = np.asarray(noisy_threshold, dtype=float)[:examined]
+    else:
+        full = thr
+    # A step line needs only the points where the level changes (and the last one): the
+    # threshold of standard SVT is one constant, so 10,000 points shrink to 2.
+    keep = np.flatnonzero(np.r_[True, full[1:] != full[:-1]]) if full.size else full
+    if full.size:
+        keep = np.unique(np.r_[keep, np.maximum(keep - 1, 0)[1:], full.size - 1])
+    thr_x, level = keep.astype(int), full[keep] if full.size else full
+    if answers is not None:
+        answers = np.asarray(answers, dtype=float)
+        above_y = answers[above]
+        ys = np.concatenate([answers, level])
+    elif above_values is not None:
+        above_y = np.asarray(above_values, dtype=float)
+        ys = np.concatenate([above_y, level])
+    else:
+        above_y = full[above]
+        ys = level
+    y_lo = float(np.min(ys)) if ys.size else 0.0
+    y_hi = float(np.max(ys)) if ys.size else 1.0
+    data: dict[str, dict[str, np.ndarray]] = {
+        "answers": (
+            {"x": np.arange(n_queries), "y": answers}
+            if answers is not None
+            else {"x": np.zeros(0), "y": np.zeros(0)}
+        ),
+        "threshold": {"x": thr_x, "y": level},
+        "above": {"x": above, "y": above_y},
+        "examined": {
+            "left": np.array([-0.5]),
+            "right": np.array([examined - 0.5]),
+            "bottom": np.array([y_lo]),
+            "top": np.array([y_hi]),
+        },
+        "stop": (
+            {"x": np.array([examined - 1]), "y0": np.array([y_lo]), "y1": np.array([y_hi])}
+            if examined < n_queries
+            else {"x": np.zeros(0), "y0": np.zeros(0), "y1": np.zeros(0)}
+        ),
+        "true_top": (
+            {"x": np.asarray(true_top), "y": np.asarray(answers)[np.asarray(true_top)]}
+            if true_top is not None and answers is not None
+            else {"x": np.zeros(0), "y": np.zeros(0)}
+        ),
+    }
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# Budget split (analytic; 001 §4.2, eq. 12)
+# --------------------------------------------------------------------------------------------
+def comparison_noise_std(share, c: int, monotonic: bool = False) -> np.ndarray:
+    """Standard deviation of the noise in standard SVT's comparison, in units of Δ/ε.
+
+    With ε1 = share·ε and ε2 = (1 − share)·ε, the threshold noise Lap(Δ/ε1) and the query
+    noise Lap(kcΔ/ε2) (k = 2, or 1 for monotonic queries) have variance 2(Δ/ε1)² + 2(kcΔ/ε2)²;
+    its minimum over the share is 001 eq. 12's ε1:ε2 = 1:(kc)^(2/3).
+    """
+    share = np.asarray(share, dtype=float)
+    k = 1.0 if monotonic else 2.0
+    return np.sqrt(2.0 / share**2 + 2.0 * (k * c / (1.0 - share)) ** 2)
+
+
+def split_figure(*, width: int = 360, height: int = 240) -> FigureHandle:
+    """Noise of the SVT comparison against ε1's share of ε, with the optimum and the choice."""
+    p = figure(
+        width=width,
+        height=height,
+        tools="",
+        toolbar_location=None,
+        y_axis_type="log",
+        x_axis_label="ε1 / ε",
+        y_axis_label="comparison noise s.d. (Δ/ε)",
+        title="Budget split ε1:ε2",
+    )
+    sources = {
+        "curve": _source(x=[], y=[]),
+        "optimum": _source(x=[], y=[]),
+        "current": _source(x=[], y=[]),
+    }
+    p.line("x", "y", source=sources["curve"], color="#555", line_width=2)
+    p.scatter(
+        "x", "y", source=sources["optimum"], marker="star", size=14, color="#2ca02c",
+        legend_label="optimum (001 eq. 12)",
+    )
+    p.scatter(
+        "x", "y", source=sources["current"], marker="circle", size=9, color="#d62728",
+        legend_label="your split",
+    )
+    p.legend.location = "top_center"
+    p.legend.label_text_font_size = "9pt"
+    return FigureHandle(p, sources)
+
+
+def split_plot_data(c: int, monotonic: bool, share: float) -> dict[str, dict[str, np.ndarray]]:
+    """Columns for :func:`split_figure`: the curve, its optimum, and ``share`` on it."""
+    from ..engine.svt import default_ratio
+
+    xs = np.linspace(0.01, 0.99, 197)
+    optimum = 1.0 / (1.0 + default_ratio(c, monotonic))
+    return {
+        "curve": {"x": xs, "y": comparison_noise_std(xs, c, monotonic)},
+        "optimum": {
+            "x": np.array([optimum]),
+            "y": np.atleast_1d(comparison_noise_std(optimum, c, monotonic)),
+        },
+        "current": {
+            "x": np.array([share]),
+            "y": np.atleast_1d(comparison_noise_std(share, c, monotonic)),
+        },
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Top-c selection: SVT vs the exponential mechanism (001 §5-6)
+# --------------------------------------------------------------------------------------------
+TOPC_METHODS = ("SVT (this run)", "SVT-ReTr", "EM")
+
+
+def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
+    """False negative rate and score error rate of top-c selection, per method."""
+    p = figure(
+        x_range=FactorRange(*TOPC_METHODS),
+        y_range=(0, 1.05),
+        width=width,
+        height=height,
+        tools="",
+        toolbar_location=None,
+        title="Top-c selection: SVT vs exponential mechanism",
+        y_axis_label="rate (lower is better)",
+    )
+    sources = {"rates": _source(method=[], fnr=[], ser=[])}
+    p.vbar(
+        x=dodge("method", -0.17, range=p.x_range), top="fnr", width=0.3, source=sources["rates"],
+        color="#1f77b4", legend_label="FNR",
+    )
+    p.vbar(
+        x=dodge("method", 0.17, range=p.x_range), top="ser", width=0.3, source=sources["rates"],
+        color="#ff7f0e", legend_label="SER",
+    )
+    p.add_tools(HoverTool(tooltips=[("method", "@method"), ("FNR", "@fnr{0.000}"),
+                                    ("SER", "@ser{0.000}")]))
+    p.legend.location = "top_right"
+    p.xaxis.major_label_text_font_size = "9pt"
+    return FigureHandle(p, sources)
+
+
+def topc_plot_data(rates: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, list]]:
+    """Columns for :func:`topc_figure` from ``{method: (fnr, ser)}``."""
+    methods = [m for m in TOPC_METHODS if m in rates]
+    return {
+        "rates": {
+            "method": methods,
+            "fnr": [float(rates[m][0]) for m in methods],
+            "ser": [float(rates[m][1]) for m in methods],
+        }
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Reconstruction attack (000 Alg. 6-7)
+# --------------------------------------------------------------------------------------------
+ATTACK_METHODS = ("GPTT attack", "standard SVT")
+
+
+def attack_figure(*, width: int = 760, height: int = 280) -> FigureHandle:
+    """True vs reconstructed counts per cell, and the success rates of both mechanisms.
+
+    Sources
+    -------
+    cells : x, true, attack, svt
+        Per cell of the shown window: the true count, the attack's reconstruction, and what
+        the correct mechanism lets the same attacker reconstruct.
+    rates : method, overall, small
+        Fraction of cells recovered exactly, overall and among counts <= ``small_max``.
+    """
+    cells = figure(
+        width=width,
+        height=height,
+        tools=_TOOLS,
+        x_axis_label="cell",
+        y_axis_label="count",
+        title="True counts and what each mechanism lets an attacker reconstruct",
+    )
+    cells.add_layout(Legend(click_policy="hide"), "right")
+    sources = {
+        "cells": _source(x=[], true=[], attack=[], svt=[]),
+        "rates": _source(method=[], overall=[], small=[]),
+    }
+    cells.vbar(
+        x="x", top="true", width=0.9, source=sources["cells"], fill_color="#cccccc",
+        line_color="#888888", legend_label="true count",
+    )
+    cells.scatter(
+        "x", "attack", source=sources["cells"], marker="x", size=9, color="#d62728",
+        line_width=2, legend_label="GPTT reconstruction",
+    )
+    cells.scatter(
+        "x", "svt", source=sources["cells"], marker="circle", size=6, color="#1f77b4",
+        legend_label="standard SVT reconstruction",
+    )
+    cells.add_tools(HoverTool(tooltips=[("cell", "@x"), ("true", "@true"),
+                                        ("GPTT", "@attack"), ("SVT", "@svt")]))
+    rates = figure(
+        x_range=FactorRange(*ATTACK_METHODS),
+        y_range=(0, 1.05),
+        width=380,
+        height=height,
+        tools="",
+        toolbar_location=None,
+        title="Cells recovered exactly",
+    )
+    rates.vbar(
+        x=dodge("method", -0.17, range=rates.x_range), top="overall", width=0.3,
+        source=sources["rates"], color="#7f7f7f", legend_label="all cells",
+    )
+    rates.vbar(
+        x=dodge("method", 0.17, range=rates.x_range), top="small", width=0.3,
+        source=sources["rates"], color="#9467bd", legend_label="small counts",
+    )
+    rates.legend.location = "top_right"
+    return FigureHandle(row(cells, rates), sources)
+
+
+def attack_plot_data(
+    *,
+    true: np.ndarray,
+    attack: np.ndarray,
+    svt: np.ndarray,
+    rates: Mapping[str, tuple[float, float]],
+    window: tuple[int, int] = (0, 128),
+) -> dict[str, dict]:
+    """Columns for :func:`attack_figure`; ``window`` selects the cells drawn."""
+    lo, hi = max(0, window[0]), min(len(true), window[1])
+    idx = np.arange(lo, hi)
+    methods = [m for m in ATTACK_METHODS if m in rates]
+    return {
+        "cells": {
+            "x": idx,
+            "true": np.asarray(true, dtype=float)[idx],
+            "attack": np.asarray(attack, dtype=float)[idx],
+            "svt": np.asarray(svt, dtype=float)[idx],
+        },
+        "rates": {
+            "method": methods,
+            "overall": [float(rates[m][0]) for m in methods],
+            "small": [float(rates[m][1]) for m in methods],
+        },
+    }
+
+
+def stack(*handles: FigureHandle) -> FigureHandle:
+    """One column layout of several handles, their sources merged (names must not clash)."""
+    sources: dict[str, ColumnDataSource] = {}
+    for h in handles:
+        clash = sources.keys() & h.sources.keys()
+        if clash:
+            raise ValueError(f"source names clash: {sorted(clash)}")
+        sources.update(h.sources)
+    return FigureHandle(column(*(h.layout for h in handles)), sources)

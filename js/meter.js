@@ -1,0 +1,105 @@
+// dpwidgets budget meter (anywidget ES module).
+// Draws the traits set by dpwidgets/widgets/meter.py; computes nothing private: every number
+// it shows (epsilons, labels, times) is already public ledger information.
+
+function fmt(x) {
+  return Number(x).toPrecision(3).replace(/\.?0+$/, "");
+}
+
+function renderBudget(b, warnFraction, active) {
+  const row = document.createElement("div");
+  row.className = "dpw-meter-row" + (b.dataset === active ? " dpw-meter-active" : "");
+  row.dataset.dataset = b.dataset;
+
+  const head = document.createElement("div");
+  head.className = "dpw-meter-head";
+  head.textContent =
+    `${b.dataset}: spent ε = ${fmt(b.spent)} of ${fmt(b.total)}, remaining ε = ${fmt(b.remaining)}`;
+  row.appendChild(head);
+
+  const bar = document.createElement("div");
+  bar.className = "dpw-meter-bar";
+  const scale = Math.max(b.total, b.spent + b.overdraft);
+  for (const s of b.segments) {
+    const seg = document.createElement("div");
+    seg.className = "dpw-meter-segment" + (s.overdraft ? " dpw-meter-overdraft" : "");
+    seg.style.width = `${(100 * s.epsilon) / scale}%`;
+    seg.title = `${s.label}\nε = ${fmt(s.epsilon)}\n${s.time}` +
+      (s.overdraft ? "\n(past the cap: analyst mode would refuse this)" : "");
+    seg.textContent = s.epsilon / scale > 0.08 ? s.label : "";
+    bar.appendChild(seg);
+  }
+  const rest = document.createElement("div");
+  rest.className = "dpw-meter-remaining";
+  rest.style.width = `${(100 * b.remaining) / scale}%`;
+  rest.title = `remaining ε = ${fmt(b.remaining)}`;
+  bar.appendChild(rest);
+  row.appendChild(bar);
+
+  const odds = document.createElement("div");
+  odds.className = "dpw-meter-odds";
+  odds.textContent = `Remaining budget: ${b.odds}.`;
+  row.appendChild(odds);
+
+  if (b.warning) {
+    const warn = document.createElement("div");
+    warn.className = "dpw-meter-warning";
+    warn.textContent =
+      `Warning: ${Math.round(100 * b.fraction)}% of the budget is spent ` +
+      `(warns at ${Math.round(100 * warnFraction)}%).`;
+    row.appendChild(warn);
+  }
+  if (b.overdraft > 0) {
+    const over = document.createElement("div");
+    over.className = "dpw-meter-overdraft-note";
+    over.textContent =
+      `Teaching mode: runs worth ε = ${fmt(b.overdraft)} went past the cap; ` +
+      `on confidential data they would have been refused.`;
+    row.appendChild(over);
+  }
+  return row;
+}
+
+function render({ model, el }) {
+  const root = document.createElement("div");
+  root.className = "dpw-meter";
+  el.appendChild(root);
+
+  function draw() {
+    root.replaceChildren();
+    root.dataset.mode = model.get("mode");
+    const title = document.createElement("div");
+    title.className = "dpw-meter-title";
+    title.textContent = `Privacy budget (${model.get("mode")} mode)`;
+    root.appendChild(title);
+    const budgets = model.get("budgets") || [];
+    if (budgets.length === 0) {
+      const empty = document.createElement("div");
+      empty.className = "dpw-meter-empty";
+      empty.textContent = "No dataset yet.";
+      root.appendChild(empty);
+    }
+    for (const b of budgets) {
+      root.appendChild(renderBudget(b, model.get("warn_fraction"), model.get("active")));
+    }
+    const message = model.get("message");
+    if (message) {
+      const msg = document.createElement("div");
+      msg.className = "dpw-meter-message";
+      msg.textContent = message;
+      root.appendChild(msg);
+    }
+  }
+
+  draw();
+  for (const name of ["budgets", "active", "message", "mode", "warn_fraction"]) {
+    model.on(`change:${name}`, draw);
+  }
+  return () => {
+    for (const name of ["budgets", "active", "message", "mode", "warn_fraction"]) {
+      model.off(`change:${name}`, draw);
+    }
+  };
+}
+
+export default { render };

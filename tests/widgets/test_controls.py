@@ -1,0 +1,79 @@
+"""Controls: the log epsilon slider, its guardrails, the split presets, the debouncer."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+
+from dpwidgets.widgets.controls import (
+    Debouncer,
+    EpsilonSlider,
+    SplitControl,
+    epsilon_guardrail,
+    split_presets,
+)
+
+
+def test_epsilon_slider_is_logarithmic_and_clamped():
+    s = EpsilonSlider(0.5)
+    assert s.value == pytest.approx(0.5) and s.base == 10
+    assert (s.min, s.max) == (pytest.approx(-3), pytest.approx(1))
+    s.value = 1e6
+    assert s.value == pytest.approx(10.0)
+    s.value = 1e-9
+    assert s.value == pytest.approx(1e-3)
+
+
+def test_guardrails():
+    assert epsilon_guardrail(0.5) == ""
+    assert "weak" in epsilon_guardrail(3.0)
+    assert "refused" in epsilon_guardrail(0.5, remaining=0.2)
+    assert epsilon_guardrail(0.2, remaining=0.2) == ""
+
+
+def test_split_presets_and_control():
+    presets = split_presets(8)
+    assert next(iter(presets)).endswith("(optimum)")
+    assert next(iter(presets.values())) == pytest.approx(16 ** (2 / 3))
+    ctl = SplitControl(c=8)
+    assert ctl.ratio == pytest.approx(16 ** (2 / 3), rel=1e-2)
+    ctl.preset.value = "1:1"
+    assert ctl.share.value == pytest.approx(0.5)
+    ctl.share.value = 0.3
+    assert ctl.preset.value == "custom"
+    ctl.preset.value = next(iter(split_presets(8)))
+    ctl.set_c(1, monotonic=True)  # the optimum for c=1, monotonic is 1:1
+    assert ctl.ratio == pytest.approx(1.0, rel=1e-2)
+
+
+def test_debouncer_runs_at_once_without_a_loop_and_coalesces_inside_one():
+    calls = []
+    d = Debouncer(lambda: calls.append(1), delay=0.05)
+    d.trigger()
+    assert calls == [1]
+
+    async def burst():
+        for _ in range(5):
+            d.trigger()
+        assert calls == [1]  # nothing yet: scheduled
+        await asyncio.sleep(0.15)
+
+    asyncio.run(burst())
+    assert calls == [1, 1]  # five triggers, one call
+
+
+def test_sliders_ignore_the_browser_snapping_their_value_to_the_step():
+    from dpwidgets.widgets.controls import FloatSlider
+
+    eps = EpsilonSlider(0.5)
+    # The browser shows 10^round(log10(0.5), 2) = 10^-0.30 and sends it back: not a move.
+    eps.set_state({"value": 10 ** -0.30})
+    assert eps.value == 0.5
+    eps.set_state({"value": 10 ** -0.29})  # one real step
+    assert eps.value == pytest.approx(10 ** -0.29)
+    share = FloatSlider(min=0.01, max=0.99, step=0.005, value=0.17543)
+    share.set_state({"value": 0.01 + round((0.17543 - 0.01) / 0.005) * 0.005})
+    assert share.value == 0.17543
+    share.set_state({"value": 0.5})
+    assert share.value == 0.5

@@ -1,0 +1,58 @@
+"""Figure builders are plain functions: build, compute columns, assign."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bokeh.models import ColumnDataSource
+
+from dpwidgets.widgets import figures
+
+
+def test_svt_plot_data_teaching():
+    answers = np.array([1.0, 5.0, 2.0, 9.0, 3.0, 8.0])
+    data = figures.svt_plot_data(
+        n_queries=6,
+        outcomes=np.array([False, True, False, True]),
+        threshold=4.0,
+        answers=answers,
+        noisy_threshold=np.array([4.2, 4.2, 4.2, 4.2]),
+        true_top=np.array([3, 5]),
+    )
+    np.testing.assert_array_equal(data["above"]["x"], [1, 3])
+    np.testing.assert_array_equal(data["above"]["y"], [5.0, 9.0])
+    np.testing.assert_array_equal(data["answers"]["y"], answers)
+    assert set(data["threshold"]["y"]) == {4.2}
+    np.testing.assert_array_equal(data["stop"]["x"], [3])
+    np.testing.assert_array_equal(data["true_top"]["y"], [9.0, 8.0])
+
+
+def test_svt_plot_data_release_has_no_answers():
+    data = figures.svt_plot_data(
+        n_queries=5, outcomes=np.array([True, False, True]), threshold=7.5
+    )
+    assert data["answers"]["y"].size == 0 and data["true_top"]["x"].size == 0
+    np.testing.assert_array_equal(data["above"]["y"], [7.5, 7.5])
+    np.testing.assert_array_equal(data["threshold"]["y"], [7.5, 7.5])
+
+
+def test_split_curve_minimum_is_the_marked_optimum():
+    for c, mono in ((1, False), (10, False), (25, True)):
+        data = figures.split_plot_data(c, mono, share=0.5)
+        curve = data["curve"]
+        best = curve["x"][np.argmin(curve["y"])]
+        assert data["optimum"]["x"][0] == pytest.approx(best, abs=0.01)
+        assert data["current"]["x"][0] == 0.5
+
+
+def test_builders_return_named_sources_and_update_assigns():
+    for build in (figures.svt_figure, figures.split_figure, figures.topc_figure,
+                  figures.attack_figure):
+        handle = build()
+        assert handle.sources and all(
+            isinstance(s, ColumnDataSource) for s in handle.sources.values()
+        )
+    handle = figures.topc_figure()
+    figures.update(handle, figures.topc_plot_data({"EM": (0.1, 0.05), "SVT-ReTr": (0.3, 0.2)}))
+    assert handle.sources["rates"].data["method"] == ["SVT-ReTr", "EM"]
+    assert handle.sources["rates"].data["fnr"] == [0.3, 0.1]

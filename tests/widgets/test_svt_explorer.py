@@ -1,0 +1,166 @@
+"""SVTExplorer, headless: set a control, assert on the plotted data and on the ledger."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpwidgets import Session
+from dpwidgets.engine.svt import VARIANTS
+from dpwidgets.widgets import SVTExplorer
+from dpwidgets.widgets.svt_explorer import default_threshold
+
+from .conftest import leaked, secret_scores, zipf_scores
+
+
+def data(explorer, name):
+    return explorer.figure.sources[name].data
+
+
+# -- teaching mode ---------------------------------------------------------------------------
+def test_teaching_reruns_live_and_charges_the_teaching_ledger(teaching_session):
+    e = SVTExplorer(teaching_session, epsilon=0.5, c=10, debounce=0)
+    spent = teaching_session.spent("items")
+    assert spent == pytest.approx(0.5)
+    sources_before = dict(e.figure.sources)
+    e.epsilon.value = 1.0
+    assert teaching_session.spent("items") == pytest.approx(1.5)
+    assert teaching_session.meter.budget("items")["spent"] == pytest.approx(1.5)
+    # Redrawn by replacing data in the same sources, not by re-creating figures.
+    assert all(e.figure.sources[k] is v for k, v in sources_before.items())
+    scores = teaching_session.public_view("items")
+    np.testing.assert_array_equal(data(e, "answers")["y"], scores)
+    above = data(e, "above")
+    assert 0 < len(above["x"]) <= 10
+    np.testing.assert_array_equal(above["y"], scores[above["x"]])
+    assert len(data(e, "true_top")["x"]) == 10
+
+
+def test_teaching_c_moves_threshold_truth_and_split(teaching_session):
+    e = SVTExplorer(teaching_session, epsilon=2.0, c=5, debounce=0)
+    e.c.value = 40
+    scores = teaching_session.public_view("items")
+    assert e.threshold.value == pytest.approx(default_threshold(scores, 40))
+    assert len(data(e, "true_top")["x"]) == 40
+    assert 0 < len(data(e, "above")["x"]) <= 40
+    assert data(e, "optimum")["x"][0] == pytest.approx(1 / (1 + 40 ** (2 / 3)))  # monotonic
+    e.show_truth.value = False
+    assert len(data(e, "true_top")["x"]) == 0
+
+
+def test_teaching_threshold_and_split_controls_reach_the_engine(teaching_session):
+    e = SVTExplorer(teaching_session, epsilon=1.0, c=5, debounce=0)
+    e.threshold.value = float(teaching_session.public_view("items").max()) + 1e4
+    assert e.auto_threshold.value is False
+    # No answer reaches a threshold 10^4 above the maximum (noise s.d. is far smaller).
+    assert len(data(e, "above")["x"]) == 0
+    assert len(data(e, "stop")["x"]) == 0  # examined everything, never stopped
+    e.split.preset.value = "1:1"
+    assert e.params["ratio"] == pytest.approx(1.0)
+    assert data(e, "current")["x"][0] == pytest.approx(0.5)
+
+
+def test_teaching_broken_variant_shows_banner_with_audited_loss(teaching_session):
+    e = SVTExplorer(teaching_session, epsilon=0.5, c=3, debounce=0)
+    assert "NOT PRIVATE" not in e.banner.value
+    e.variant.value = "roth2011"
+    assert "NOT PRIVATE" in e.banner.value and "Claimed ε = 0.5" in e.banner.value
+    assert "actual bound: ∞" in e.banner.value
+    # The audited loss on 001 §9.1's counterexample exceeds the claimed ε.
+    audited = float(e.banner.value.split("audited privacy loss ≥ ")[1].split(" ")[0])
+    assert audited > 0.5
+    assert e.split.share.disabled  # roth2011 fixes its split
+    e.variant.value = "lee_clifton"
+    loss = VARIANTS["lee_clifton"].privacy_loss(0.5, 3, True)
+    assert f"actual bound: {loss:.3g}" in e.banner.value
+
+
+def test_topc_panel_compares_svt_with_em(teaching_session):
+    e = SVTExplorer(teaching_session, epsilon=5.0, c=10, debounce=0, topc_runs=2)
+    rates = data(e, "rates")
+    assert rates["method"] == ["SVT (this run)", "SVT-ReTr", "EM"]
+    assert all(0.0 <= r <= 1.0 for r in rates["fnr"] + rates["ser"])
+
+
+def test_rerun_button_draws_fresh_noise_and_charges(teaching_session):
+    e = SVTExplorer(teaching_session, epsilon=0.5, c=5, debounce=0)
+    e.release_button.click()
+    assert teaching_session.spent("items") == pytest.approx(1.0)
+
+
+def test_default_teaching_dataset_is_the_zipf_setup():
+    s = Session(mode="teaching", seed=0)
+    e = SVTExplorer(s, debounce=0)
+    assert e.n_queries == 10_000 and s.datasets == ["zipf_items"]
+
+
+# -- analyst mode ----------------------------------------------------------------------------
+def test_analyst_controls_preview_for_free(analyst_session):
+    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, debounce=0)
+    assert set(e.variant.options) == {
+        (VARIANTS[v].title, v) for v in VARIANTS if VARIANTS[v].private
+    }
+    e.epsilon.value = 0.3
+    e.c.value = 8
+    assert analyst_session.spent("items") == 0.0
+    assert "PREVIEW" in e.status.value
+    np.testing.assert_array_equal(
+        data(e, "answers")["y"], analyst_session.stand_in("items")
+    )
+    assert len(data(e, "true_top")["x"]) == 0
+
+
+def test_analyst_release_charges_once_and_replay_is_free(analyst_session):
+    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, debounce=0)
+    e.release_button.click()
+    assert analyst_session.spent("items") == pytest.approx(0.2)
+    assert analyst_session.meter.budget("items")["spent"] == pytest.approx(0.2)
+    assert "charged ε = 0.2" in e.message.value
+    # The release shows DP output only: no answers, the public threshold, ⊤ positions.
+    assert len(data(e, "answers")["y"]) == 0
+    assert set(data(e, "threshold")["y"]) == {e.threshold.value}
+    above = data(e, "above")["x"]
+    e.c.value = 6  # back to a preview ...
+    e.c.value = 5
+    e.threshold.value = default_threshold(analyst_session.stand_in("items"), 5)
+    assert "replays them for free" in e.status.value
+    e.release_button.click()  # ... and the same parameters again: a replay
+    assert analyst_session.spent("items") == pytest.approx(0.2)
+    assert "nothing spent" in e.message.value
+    np.testing.assert_array_equal(data(e, "above")["x"], above)
+
+
+def test_analyst_over_budget_release_shows_message_and_charges_nothing(analyst_session):
+    e = SVTExplorer(analyst_session, epsilon=0.8, c=5, debounce=0)
+    e.release_button.click()
+    e.epsilon.value = 0.5
+    assert "refused" in e.epsilon_note.value  # guardrail before the click
+    e.release_button.click()
+    assert "Over budget" in e.message.value and "Nothing was charged" in e.message.value
+    assert analyst_session.spent("items") == pytest.approx(0.8)
+    assert "exceeded" in analyst_session.meter.message
+
+
+def test_analyst_refuses_broken_variant_at_construction(analyst_session):
+    with pytest.raises(ValueError, match="not available in analyst mode"):
+        SVTExplorer(analyst_session, variant="roth2011")
+
+
+def test_analyst_state_never_contains_raw_data(tmp_path):
+    raw = secret_scores(2000)
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=3)
+    s.add_dataset("items", raw, total_epsilon=1.0, stand_in=zipf_scores(2000, seed=3))
+    e = SVTExplorer(s, epsilon=0.3, c=5, debounce=0)
+    s.meter  # noqa: B018 - the meter's state is part of what crosses to the browser
+    e.epsilon.value = 0.25
+    assert leaked(raw) == []
+    e.release_button.click()
+    e.variant.value = "dpbook"
+    e.release_button.click()
+    assert s.spent("items") == pytest.approx(0.5)
+    assert leaked(raw) == []
+    # The check can fail: a teaching explorer on the same values does put them in the state.
+    t = Session(mode="teaching")
+    t.add_dataset("items", raw, total_epsilon=5.0)
+    SVTExplorer(t, epsilon=0.3, c=5, debounce=0)
+    assert len(leaked(raw)) > 0
