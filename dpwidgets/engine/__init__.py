@@ -1,11 +1,14 @@
 """The DP engine: pure numpy/scipy, no UI imports.
 
-Modules: :mod:`.budget` (the privacy ledger), :mod:`.mechanisms` (Laplace, exponential
-mechanism, smooth-sensitivity median), :mod:`.svt` (the Sparse Vector Technique family, correct
-and broken, and top-c selection), :mod:`.attacks` (the reconstruction attack and the empirical
-privacy-loss audit).
+| module | what |
+|---|---|
+| :mod:`.budget` | the privacy ledger (SQLite, shared by processes, never exceedable) |
+| :mod:`.mechanisms` | the one Laplace sampler, the exponential mechanism, the smooth-sensitivity median |
+| :mod:`.svt` | the Sparse Vector Technique family, correct and broken; top-c selection; FNR/SER |
+| :mod:`.attacks` | the GPTT reconstruction attack; the empirical privacy-loss audit (from :mod:`.audit`) |
 """
 
 from .budget import BudgetExceededError, PrivacyLedger
+from .svt import VARIANTS, sparse_vector, top_c
 
-__all__ = ["BudgetExceededError", "PrivacyLedger"]
+__all__ = ["BudgetExceededError", "PrivacyLedger", "VARIANTS", "sparse_vector", "top_c"]

@@ -14,8 +14,9 @@ With the query noise switched off (epsilon_2 = infinity, as in the attack) every
 counts and one number: :func:`gptt_partition` computes the partition of Alg. 6 by sorting,
 without materialising a single pair.
 
-The other instrument of SPEC §3.2, the empirical privacy-loss audit, is
-:mod:`dpwidgets.engine.audit`.
+The other instrument of SPEC §3.2, the empirical privacy-loss audit, lives in
+:mod:`dpwidgets.engine.audit` and is re-exported here (``audit_privacy_loss``, ``audit_svt``,
+``svt_counterexample``), so both instruments are reached as ``dpwidgets.engine.attacks``.
 """
 
 from __future__ import annotations
@@ -33,14 +34,29 @@ from ._validation import (
     check_probability,
     check_rng,
 )
+from .audit import (
+    COUNTEREXAMPLES,
+    AuditResult,
+    Counterexample,
+    audit_privacy_loss,
+    audit_svt,
+    svt_counterexample,
+)
 from .mechanisms import laplace
 
 __all__ = [
+    "AuditResult",
+    "COUNTEREXAMPLES",
+    "Counterexample",
+    "audit_privacy_loss",
+    "audit_svt",
+    "svt_counterexample",
     "ReconstructionResult",
     "AttackSuccess",
     "gptt_threshold",
     "gptt_partition",
     "reconstruct_histogram",
+    "reconstruct_histogram_with_svt",
     "attack_success",
 ]
 
@@ -253,6 +269,70 @@ def reconstruct_histogram(
         delta=delta,
         n_queries=int(x.size) * (int(x.size) - 1),
     )
+
+
+def reconstruct_histogram_with_svt(
+    counts,
+    epsilon: float,
+    delta: float = 0.05,
+    rng: np.random.Generator | None = None,
+    *,
+    c: int = 10,
+    max_queries: int = 200_000,
+) -> np.ndarray:
+    """The same attacker as :func:`reconstruct_histogram`, facing *standard* SVT instead of GPTT.
+
+    The counterfactual the teaching widget shows next to the attack: the same budget split
+    (epsilon_1 = epsilon_2 = epsilon/2), the same threshold ``theta`` and the same difference
+    queries ``x_u - x_v`` (at most ``max_queries`` of them, pairs drawn uniformly at random --
+    the order is public and data independent), but phase 1 is answered by standard SVT
+    (001 Alg. 1 / Alg. 7, query noise Lap(2c/epsilon_1)) which stops after ``c`` positives. All
+    the attacker can then do is split the cells into those seen as the larger side of a
+    positive pair and the rest; phase 2 is unchanged (noisy part totals with Lap(2/epsilon_2),
+    rounded averages).
+
+    Returns
+    -------
+    numpy.ndarray of int
+        The reconstructed count of every cell.
+
+    Notes
+    -----
+    Guarantee: epsilon-DP under add/remove-one neighbours. Phase 1 is epsilon_1-DP standard SVT
+    (001 Thm 3.3) because each difference query has sensitivity 1 (000 Def. 5); phase 2 is
+    epsilon_2-DP given the partition, which phase 1 released (one total moves by 1; the
+    Lap(2/epsilon_2) of Alg. 7 even covers replace-one).
+
+    References
+    ----------
+    000 §3.2.4, Alg. 6-7; 001 Alg. 1, Thm 3.3.
+    """
+    from .svt import sparse_vector  # svt imports nothing from here; avoid a cycle at import time
+
+    x = _as_int_counts(counts)
+    epsilon = check_epsilon(epsilon)
+    delta = check_probability(delta, "delta")
+    c = check_positive_int(c, "c")
+    max_queries = check_positive_int(max_queries, "max_queries")
+    if x.size < 2:
+        raise ValueError("counts must have at least 2 cells for difference queries")
+    rng = check_rng(rng)
+
+    d = x.size
+    epsilon_1 = epsilon_2 = epsilon / 2.0
+    m = int(min(max_queries, d * (d - 1)))
+    u = rng.integers(d, size=m)
+    v = (u + rng.integers(1, d, size=m)) % d  # v != u, uniform over the other cells
+    run = sparse_vector(
+        x[u] - x[v], gptt_threshold(epsilon_1, delta), epsilon_1, variant="standard", c=c, rng=rng
+    )
+    labels = np.zeros(d, dtype=np.int64)
+    labels[u[run.positives]] = 1
+    sizes = np.bincount(labels, minlength=2)
+    totals = np.bincount(labels, weights=x, minlength=2)
+    noisy = totals + laplace(2.0 / epsilon_2, 2, rng=rng)
+    per_part = np.rint(noisy / np.maximum(sizes, 1))
+    return per_part[labels].astype(np.int64)
 
 
 @dataclass(frozen=True)

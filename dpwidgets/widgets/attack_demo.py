@@ -41,62 +41,6 @@ def _default_histogram(session: Session) -> str:
     return DEFAULT_DATASET
 
 
-def svt_reconstruction(
-    counts: np.ndarray,
-    epsilon: float,
-    *,
-    c: int = 10,
-    delta: float = 0.05,
-    max_queries: int = 200_000,
-    rng: np.random.Generator,
-) -> np.ndarray:
-    """The attack of 000 Alg. 6-7 with its first phase answered by *standard* SVT.
-
-    Same budget split (ε1 = ε2 = ε/2), same θ, same difference queries x_u − x_v (Δ = 1, in a
-    public random order of at most ``max_queries`` pairs) -- but standard SVT (001 Alg. 1)
-    adds query noise Lap(2cΔ/ε) and stops after c ⊤. The attacker can only split the cells
-    into "seen larger in a ⊤ pair" and the rest; phase 2 is unchanged (noisy part totals with
-    Lap(2/ε2), rounded averages). Every step is an engine call; the widget only wires them.
-
-    Returns
-    -------
-    numpy.ndarray
-        The reconstructed count per cell.
-    """
-    from ..engine.attacks import gptt_threshold
-    from ..engine.mechanisms import laplace
-    from ..engine.svt import sparse_vector
-
-    counts = np.asarray(counts, dtype=float)
-    d = counts.size
-    eps1 = eps2 = epsilon / 2.0
-    m = int(min(max_queries, d * (d - 1)))
-    u = rng.integers(d, size=m)
-    v = (u + rng.integers(1, d, size=m)) % d  # v != u
-    run = sparse_vector(
-        counts[u] - counts[v], gptt_threshold(eps1, delta), eps1, variant="standard", c=c,
-        rng=rng,
-    )
-    labels = np.zeros(d, dtype=np.int64)
-    labels[u[run.positives]] = 1
-    sizes = np.bincount(labels, minlength=2)
-    totals = np.bincount(labels, weights=counts, minlength=2)
-    noisy = totals + laplace(2.0 / eps2, 2, rng=rng)
-    per_part = np.rint(noisy / np.maximum(sizes, 1))
-    return per_part[labels]
-
-
-def _rates(success) -> tuple[float, float]:
-    """(overall, small-count) exact-recovery rates from the engine's success summary."""
-    if isinstance(success, dict):
-        return float(success["overall"]), float(success["small"])
-    for overall, small in (("overall", "small"), ("rate", "small_rate"),
-                           ("accuracy", "small_accuracy")):
-        if hasattr(success, overall) and hasattr(success, small):
-            return float(getattr(success, overall)), float(getattr(success, small))
-    raise TypeError(f"unrecognised attack_success result: {success!r}")
-
-
 class AttackDemo(OfflineBokehMixin, w.VBox):
     """Reconstruct a histogram with the GPTT attack and compare with standard SVT.
 
@@ -204,8 +148,10 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
 
     def _compare_svt(self, counts: np.ndarray, epsilon: float) -> np.ndarray | None:
         """What the same attacker reconstructs through standard SVT at the same ε."""
-        return svt_reconstruction(
-            counts, epsilon, c=int(self.c.value), delta=float(self.delta.value), rng=self._rng
+        from ..engine.attacks import reconstruct_histogram_with_svt
+
+        return reconstruct_histogram_with_svt(
+            counts, epsilon, float(self.delta.value), self._rng, c=int(self.c.value)
         )
 
     def _recompute(self) -> None:
@@ -236,9 +182,11 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
         counts = self.session.public_view(self.dataset)
         estimate = release.output["estimate"]
         small = int(self.small_max.value)
-        rates = {"GPTT attack": _rates(attack_success(counts, estimate, small_max=small))}
+        gptt = attack_success(counts, estimate, small_max=small)
+        rates = {"GPTT attack": (gptt.overall, gptt.small)}
         if svt is not None:
-            rates["standard SVT"] = _rates(attack_success(counts, svt, small_max=small))
+            standard = attack_success(counts, svt, small_max=small)
+            rates["standard SVT"] = (standard.overall, standard.small)
         figures.update(
             self.figure,
             figures.attack_plot_data(

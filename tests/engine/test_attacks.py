@@ -217,3 +217,37 @@ def test_attack_success_validation():
         attack_success([1, -2], [1, 2])
     with pytest.raises(ValueError, match="small_max"):
         attack_success([1, 2], [1, 2], small_max=-1)
+
+
+def test_the_same_attacker_facing_standard_svt_learns_little():
+    """Seed 11, one 4096-cell Zipf histogram at epsilon = 1.
+
+    GPTT gives away most cells exactly (> 90 %); standard SVT stops after c = 10 positives, so
+    the attacker's partition has only two parts and recovers only the cells whose count happens
+    to equal a part's rounded average -- the zero cells of a sparse histogram at best. The
+    margin (40 points) is far beyond what one run's randomness moves either rate.
+    """
+    from dpwidgets.engine.attacks import reconstruct_histogram_with_svt
+
+    rng = np.random.default_rng(11)
+    counts = zipf_histogram(domain=4096, rng=rng)
+    gptt = attack_success(counts, reconstruct_histogram(counts, 1.0, rng=rng).estimate)
+    svt = attack_success(counts, reconstruct_histogram_with_svt(counts, 1.0, rng=rng, c=10))
+    assert gptt.overall > 0.9
+    assert svt.overall < gptt.overall - 0.4
+
+
+def test_svt_counterfactual_validates_before_any_randomness():
+    from dpwidgets.engine.attacks import reconstruct_histogram_with_svt
+
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    for kwargs, match in [
+        ({"counts": [1, -1, 2], "epsilon": 1.0}, "counts"),
+        ({"counts": [1, 2], "epsilon": 0.0}, "epsilon"),
+        ({"counts": [1, 2], "epsilon": 1.0, "c": 0}, "c"),
+        ({"counts": [3], "epsilon": 1.0}, "2 cells"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            reconstruct_histogram_with_svt(rng=rng, **kwargs)
+    assert rng.bit_generator.state == state

@@ -1,0 +1,840 @@
+"""The empirical privacy-loss audit (SPEC §3.2), and ready-to-run SVT counterexamples.
+
+An epsilon-DP mechanism M satisfies ``P[M(D) ∈ E] <= exp(epsilon) P[M(D') ∈ E]`` for every pair
+of neighbours D, D' and every output event E. The audit fixes D, D' and E, estimates both
+probabilities by Monte Carlo and turns Clopper-Pearson bounds on them into a lower confidence
+bound on the privacy loss: if that bound exceeds the epsilon a mechanism claims, the claim is
+refuted (with the stated confidence). A bound at or below the claim proves nothing: an audit
+can refute a guarantee, never establish one.
+
+Where things are
+----------------
+- :func:`audit_privacy_loss` — the generic audit of any mechanism vectorised over trials.
+- :class:`AuditResult` — every number a view needs; :meth:`AuditResult.from_counts` turns hit
+  counts into bounds (no sampling) and :meth:`AuditResult.summary` into one sentence.
+- :func:`svt_counterexample` / :class:`Counterexample` — the neighbouring query answers and
+  the output event that break each broken SVT variant (001 Thm 3.5, §9.1, §9.2; 000 Thm 4).
+- :func:`audit_svt` — runs a variant of :mod:`.svt` on a counterexample and audits it.
+
+Sources: "001" is Lyu, Su, Li, *Understanding the Sparse Vector Technique for Differential
+Privacy*, VLDB 2017; "000" is the thesis chapter on GPTT (Ch. 3). The SVT noise is drawn only
+by :func:`dpwidgets.engine.svt.sparse_vector_trials`; nothing here knows a variant's scales.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from numbers import Integral, Real
+from typing import Any
+
+import numpy as np
+from scipy import stats
+
+from ._validation import (
+    check_epsilon,
+    check_positive_int,
+    check_probability,
+    check_rng,
+)
+from .svt import VARIANTS, SVTTrials, sparse_vector_trials
+
+__all__ = [
+    "AuditResult",
+    "audit_privacy_loss",
+    "Counterexample",
+    "COUNTEREXAMPLES",
+    "svt_counterexample",
+    "audit_svt",
+]
+
+#: An audited mechanism: ``mechanism(data, trials, rng)`` -> a batch of ``trials`` outputs.
+Mechanism = Callable[[Any, int, np.random.Generator], Any]
+#: An output event: ``event(outputs)`` -> bool array of shape ``(trials,)``.
+Event = Callable[[Any], np.ndarray]
+
+# The four likelihood ratios checked, by the index pairs of the one-sided bounds they use
+# (see AuditResult.from_counts). Written once, so that the names and the arithmetic agree.
+_WITNESSES = (
+    "P[M(D) ∈ E] / P[M(D') ∈ E]",
+    "P[M(D') ∈ E] / P[M(D) ∈ E]",
+    "P[M(D) ∉ E] / P[M(D') ∉ E]",
+    "P[M(D') ∉ E] / P[M(D) ∉ E]",
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Statistics: from hit counts to a lower confidence bound on the privacy loss
+# --------------------------------------------------------------------------------------------
+
+
+def _check_count(value, name: str, trials: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, Integral | np.integer):
+        raise ValueError(f"{name} must be an integer in [0, trials={trials}], got {value!r}")
+    if not 0 <= value <= trials:
+        raise ValueError(f"{name} must be in [0, trials={trials}], got {value!r}")
+    return int(value)
+
+
+def _clopper_pearson(hits: int, trials: int, alpha: float) -> tuple[float, float]:
+    """One-sided Clopper-Pearson bounds, each holding with probability >= 1 - ``alpha``."""
+    lower = float(stats.beta.ppf(alpha, hits, trials - hits + 1)) if hits > 0 else 0.0
+    upper = float(stats.beta.ppf(1 - alpha, hits + 1, trials - hits)) if hits < trials else 1.0
+    return lower, upper
+
+
+def _log_ratio(numerator: float, denominator: float) -> float:
+    """ln(a/b) with 0/b = -inf (no evidence) and a/0 = +inf for a > 0."""
+    if numerator <= 0:
+        return -math.inf
+    if denominator <= 0:
+        return math.inf
+    return math.log(numerator / denominator)
+
+
+def _format_loss(value: float) -> str:
+    return "∞" if math.isinf(value) else f"{value:.3g}"
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    """The outcome of an empirical privacy-loss audit: what was observed and what it proves.
+
+    Attributes
+    ----------
+    epsilon_lower : float
+        Lower confidence bound on the privacy loss, ``max(0, ·)`` over the four ratios of
+        ``witness``; finite whenever ``trials`` is (a zero count has a positive upper bound).
+    epsilon_estimate : float
+        Plug-in estimate: the largest of the four log-ratios of the observed frequencies
+        (``inf`` when the event was hit on one input and never on the other; 0 if never hit).
+    witness : str
+        The ratio that attains ``epsilon_lower``, e.g. ``"P[M(D) ∈ E] / P[M(D') ∈ E]"``.
+    hits, hits_neighbour : int
+        Trials whose output fell in E, on D and on D'.
+    trials : int
+        Trials per input (the same number on D and on D').
+    probability, probability_neighbour : float
+        The observed frequencies ``hits / trials`` and ``hits_neighbour / trials``.
+    interval, interval_neighbour : tuple of float
+        Clopper-Pearson intervals for the two probabilities, each end a one-sided bound at
+        level ``1 - alpha_per_bound``; all four ends hold together with probability
+        >= ``confidence`` (Bonferroni).
+    confidence : float
+        The simultaneous confidence level, e.g. 0.95.
+    claimed_epsilon : float or None
+        The epsilon the mechanism claims, if one was given.
+    label : str
+        What was audited, for views.
+    pilot_trials : int
+        Trials per input spent (and discarded) choosing the event among candidates; 0 if the
+        event was fixed in advance.
+    event_index : int or None
+        Index of the chosen candidate event, when several were given.
+    """
+
+    epsilon_lower: float
+    epsilon_estimate: float
+    witness: str
+    hits: int
+    hits_neighbour: int
+    trials: int
+    probability: float
+    probability_neighbour: float
+    interval: tuple[float, float]
+    interval_neighbour: tuple[float, float]
+    confidence: float
+    claimed_epsilon: float | None = None
+    label: str = ""
+    pilot_trials: int = 0
+    event_index: int | None = None
+
+    @property
+    def alpha_per_bound(self) -> float:
+        """Error level of each of the four one-sided bounds: ``(1 - confidence) / 4``."""
+        return (1.0 - self.confidence) / 4.0
+
+    @property
+    def exceeds_claim(self) -> bool | None:
+        """True iff ``epsilon_lower > claimed_epsilon`` (the claim is refuted); None if no claim."""
+        if self.claimed_epsilon is None:
+            return None
+        return self.epsilon_lower > self.claimed_epsilon
+
+    def summary(self) -> str:
+        """One sentence a widget can show, e.g. ``"audited privacy loss ≥ 2.3 with 95%
+        confidence; claimed ε = 1 — refuted"``."""
+        text = (
+            f"audited privacy loss ≥ {_format_loss(self.epsilon_lower)} with "
+            f"{100 * self.confidence:g}% confidence"
+        )
+        if self.claimed_epsilon is not None:
+            verdict = "refuted" if self.exceeds_claim else "not refuted"
+            text += f"; claimed ε = {self.claimed_epsilon:g} — {verdict}"
+        text += (
+            f" (bound from {self.witness}; point estimate {_format_loss(self.epsilon_estimate)};"
+            f" E hit {self.hits:,} times on D and {self.hits_neighbour:,} on D' in"
+            f" {self.trials:,} trials each)"
+        )
+        return text
+
+    @classmethod
+    def from_counts(
+        cls,
+        hits: int,
+        hits_neighbour: int,
+        trials: int,
+        *,
+        confidence: float = 0.95,
+        claimed_epsilon: float | None = None,
+        label: str = "",
+        pilot_trials: int = 0,
+        event_index: int | None = None,
+    ) -> AuditResult:
+        """Bound the privacy loss from the hit counts of one event on D and on D'.
+
+        Parameters
+        ----------
+        hits, hits_neighbour : int
+            Trials (out of ``trials``) whose output was in E, on D and on D'.
+        trials : int
+            Trials per input, >= 1.
+        confidence : float
+            Simultaneous confidence level in (0, 1).
+        claimed_epsilon : float, optional
+            The epsilon to test (>= 0).
+        label, pilot_trials, event_index :
+            Stored as given (see :class:`AuditResult`).
+
+        Returns
+        -------
+        AuditResult
+
+        Raises
+        ------
+        ValueError
+            Counts outside ``[0, trials]``, ``trials < 1``, ``confidence`` outside (0, 1),
+            ``claimed_epsilon`` negative or not finite.
+
+        Notes
+        -----
+        With ``alpha = 1 - confidence``, four one-sided Clopper-Pearson bounds are computed at
+        level ``1 - alpha/4`` each: ``p >= lo``, ``p <= hi``, ``p' >= lo'``, ``p' <= hi'``. By
+        the union bound all four hold together with probability >= ``confidence``, and then
+        each of ``ln(lo/hi')``, ``ln(lo'/hi)``, ``ln((1-hi)/(1-lo'))``, ``ln((1-hi')/(1-lo))``
+        is below the true log-ratio it bounds (E and its complement, both directions), hence
+        below epsilon for an epsilon-DP mechanism. Their maximum is reported. If E is never
+        hit on D', ``hi' = 1 - (alpha/4)^(1/trials) > 0``, so the bound stays finite and
+        grows like ``ln(trials)``: for a mechanism with unbounded loss, more trials prove more.
+        """
+        trials = check_positive_int(trials, "trials")
+        hits = _check_count(hits, "hits", trials)
+        hits_neighbour = _check_count(hits_neighbour, "hits_neighbour", trials)
+        confidence = check_probability(confidence, "confidence")
+        if claimed_epsilon is not None:
+            claimed_epsilon = check_epsilon(claimed_epsilon, "claimed_epsilon", allow_zero=True)
+
+        alpha = (1.0 - confidence) / 4.0
+        lo, hi = _clopper_pearson(hits, trials, alpha)
+        lo2, hi2 = _clopper_pearson(hits_neighbour, trials, alpha)
+        p, p2 = hits / trials, hits_neighbour / trials
+        lower = (
+            _log_ratio(lo, hi2),
+            _log_ratio(lo2, hi),
+            _log_ratio(1 - hi, 1 - lo2),
+            _log_ratio(1 - hi2, 1 - lo),
+        )
+        estimate = (
+            _log_ratio(p, p2),
+            _log_ratio(p2, p),
+            _log_ratio(1 - p, 1 - p2),
+            _log_ratio(1 - p2, 1 - p),
+        )
+        best = int(np.argmax(lower))
+        return cls(
+            epsilon_lower=max(0.0, lower[best]),
+            epsilon_estimate=max(0.0, *estimate),
+            witness=_WITNESSES[best],
+            hits=hits,
+            hits_neighbour=hits_neighbour,
+            trials=trials,
+            probability=p,
+            probability_neighbour=p2,
+            interval=(lo, hi),
+            interval_neighbour=(lo2, hi2),
+            confidence=confidence,
+            claimed_epsilon=claimed_epsilon,
+            label=label,
+            pilot_trials=pilot_trials,
+            event_index=event_index,
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# The generic audit
+# --------------------------------------------------------------------------------------------
+
+
+def _event_mask(event: Event, outputs, size: int) -> np.ndarray:
+    mask = np.asarray(event(outputs))
+    if mask.dtype != bool or mask.shape != (size,):
+        raise ValueError(
+            f"event must return a boolean array of shape ({size},) (one entry per trial), "
+            f"got dtype {mask.dtype} and shape {mask.shape}"
+        )
+    return mask
+
+
+def _count_hits(
+    mechanism: Mechanism,
+    data,
+    events: Sequence[Event],
+    trials: int,
+    batch_size: int,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """Hits of each event in ``trials`` runs of ``mechanism(data)``, drawn in batches."""
+    hits = np.zeros(len(events), dtype=np.int64)
+    done = 0
+    while done < trials:
+        size = min(batch_size, trials - done)
+        outputs = mechanism(data, size, rng)
+        for j, event in enumerate(events):
+            hits[j] += np.count_nonzero(_event_mask(event, outputs, size))
+        done += size
+    return hits
+
+
+def audit_privacy_loss(
+    mechanism: Mechanism,
+    data,
+    neighbour,
+    event: Event | Sequence[Event],
+    *,
+    trials: int = 100_000,
+    confidence: float = 0.95,
+    claimed_epsilon: float | None = None,
+    rng: np.random.Generator | None = None,
+    batch_size: int | None = None,
+    pilot_trials: int | None = None,
+    label: str = "",
+) -> AuditResult:
+    """Audit a mechanism's privacy loss on two neighbouring inputs and an output event.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(data, trials, rng)`` returns ``trials`` independent outputs at once (any
+        object the events understand: an array with one row per trial, an
+        :class:`~dpwidgets.engine.svt.SVTTrials`, ...), drawing all randomness from ``rng``.
+    data, neighbour : object
+        The two neighbouring inputs D and D', passed to ``mechanism`` as they are.
+    event : callable or sequence of callables
+        ``event(outputs)`` returns a bool array of shape ``(trials,)``: which outputs lie in E.
+        E must be fixed before sampling. Several candidates may be given: then a separate
+        *pilot* batch picks the one with the largest pilot lower bound, the pilot samples are
+        discarded, and only the chosen event is evaluated on fresh samples — so the reported
+        bound keeps its confidence level.
+    trials : int
+        Runs per input (>= 1). The bound tightens like 1/sqrt(trials) for an event with a
+        bounded ratio, and grows like ln(trials) when E is impossible under D'.
+    confidence : float
+        Simultaneous confidence level in (0, 1) of the four one-sided Clopper-Pearson bounds,
+        each at ``1 - (1 - confidence)/4`` (see :meth:`AuditResult.from_counts`).
+    claimed_epsilon : float, optional
+        The epsilon the mechanism claims; sets ``result.exceeds_claim``.
+    rng : numpy.random.Generator, optional
+        Source of randomness, passed to every ``mechanism`` call (default: fresh, unseeded).
+    batch_size : int, optional
+        Largest number of trials per ``mechanism`` call, to bound memory (default: all).
+    pilot_trials : int, optional
+        Runs per input of the pilot batch when several events are given (default
+        ``max(1, trials // 4)``); must not be given for a single event.
+    label : str
+        What is audited, stored in the result.
+
+    Returns
+    -------
+    AuditResult
+
+    Raises
+    ------
+    ValueError
+        ``trials``, ``batch_size`` or ``pilot_trials`` not a positive integer; ``confidence``
+        outside (0, 1); ``claimed_epsilon`` negative or not finite; no event; ``pilot_trials``
+        with a single event; an event that does not return a bool array of shape (trials,).
+    TypeError
+        ``mechanism`` or an event not callable; ``rng`` not a ``numpy.random.Generator``.
+
+    Notes
+    -----
+    If M is epsilon-DP (for the neighbour relation that D, D' belong to), then
+    ``result.epsilon_lower <= epsilon`` with probability at least ``confidence``. The audit
+    touches no confidential data and spends no budget: it is run on chosen, public inputs.
+
+    References
+    ----------
+    SPEC §3.2; Clopper & Pearson 1934 (exact binomial intervals).
+    """
+    if not callable(mechanism):
+        raise TypeError(f"mechanism must be callable as mechanism(data, trials, rng), got {mechanism!r}")
+    events = list(event) if isinstance(event, Sequence) else [event]
+    if not events:
+        raise ValueError("event must be a callable or a non-empty sequence of callables")
+    for candidate in events:
+        if not callable(candidate):
+            raise TypeError(f"event must be callable as event(outputs), got {candidate!r}")
+    trials = check_positive_int(trials, "trials")
+    confidence = check_probability(confidence, "confidence")
+    if claimed_epsilon is not None:
+        claimed_epsilon = check_epsilon(claimed_epsilon, "claimed_epsilon", allow_zero=True)
+    batch_size = trials if batch_size is None else check_positive_int(batch_size, "batch_size")
+    if len(events) == 1 and pilot_trials is not None:
+        raise ValueError("pilot_trials is only used to choose among several events; pass one event")
+    if len(events) > 1:
+        pilot_trials = (
+            max(1, trials // 4)
+            if pilot_trials is None
+            else check_positive_int(pilot_trials, "pilot_trials")
+        )
+    rng = check_rng(rng)
+
+    chosen, used_pilot = 0, 0
+    if len(events) > 1:
+        pilot = _count_hits(mechanism, data, events, pilot_trials, batch_size, rng)
+        pilot2 = _count_hits(mechanism, neighbour, events, pilot_trials, batch_size, rng)
+        scores = [
+            AuditResult.from_counts(int(a), int(b), pilot_trials, confidence=confidence)
+            for a, b in zip(pilot, pilot2, strict=True)
+        ]
+        chosen = max(
+            range(len(events)), key=lambda j: (scores[j].epsilon_lower, scores[j].epsilon_estimate)
+        )
+        used_pilot = pilot_trials
+
+    hits = _count_hits(mechanism, data, events[chosen : chosen + 1], trials, batch_size, rng)
+    hits2 = _count_hits(mechanism, neighbour, events[chosen : chosen + 1], trials, batch_size, rng)
+    return AuditResult.from_counts(
+        int(hits[0]),
+        int(hits2[0]),
+        trials,
+        confidence=confidence,
+        claimed_epsilon=claimed_epsilon,
+        label=label,
+        pilot_trials=used_pilot,
+        event_index=chosen if len(events) > 1 else None,
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# SVT counterexamples
+# --------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Counterexample:
+    """Neighbouring query answers and an output event that expose a broken SVT variant.
+
+    The event is "the run's output agrees with ``pattern`` on at least ``min_agree``
+    queries": query i agrees if it was examined, its outcome is ``pattern[i]`` and, when
+    ``pattern[i]`` is ⊤ and ``value_at_most`` is set, its released numeric value (if the
+    variant releases one) is at most ``value_at_most``. With ``min_agree = len(pattern)`` this
+    is the output vector ``a`` of the text.
+
+    Attributes
+    ----------
+    name : str
+        The broken variant the inputs were built against (a key of :data:`COUNTEREXAMPLES`).
+    answers, answers_neighbour : numpy.ndarray
+        q(D) and q(D'); every query differs by at most Δ = 1 (sensitivity 1).
+    threshold : float
+        The public threshold T (0 in all the texts' examples).
+    pattern : numpy.ndarray of bool
+        The output vector of the text, True for ⊤.
+    c : int
+        Cutoff to run with: the number of ⊤ in ``pattern``, the smallest cutoff under which
+        the pattern can occur (the variants without cutoff ignore it; ``standard`` and
+        ``dpbook`` need it to be able to produce the pattern at all).
+    min_agree : int
+        Queries that must agree with ``pattern`` for the event to occur.
+    value_at_most : float or None
+        Bound on the numeric output of a ⊤ query (``roth2011``), or None.
+    trials : int
+        Runs per input that expose the variant with a lower bound well above epsilon = 1.
+    source : str
+        Where the construction comes from.
+    description : str
+        The construction in one line, for views.
+    """
+
+    name: str
+    answers: np.ndarray = field(repr=False)
+    answers_neighbour: np.ndarray = field(repr=False)
+    threshold: float
+    pattern: np.ndarray = field(repr=False)
+    c: int
+    min_agree: int
+    value_at_most: float | None
+    trials: int
+    source: str
+    description: str
+
+    @property
+    def n_queries(self) -> int:
+        return int(self.pattern.size)
+
+    def agreement(self, runs: SVTTrials) -> np.ndarray:
+        """Number of queries agreeing with ``pattern`` in each run, shape ``(trials,)``."""
+        n = self.n_queries
+        agree = runs.outcomes[:, :n] == self.pattern
+        agree &= np.arange(n) < runs.examined[:, None]  # an unexamined query agrees with nothing
+        if self.value_at_most is not None:
+            # "not above" rather than "<=": a ⊤ released without a value (NaN) passes.
+            too_high = runs.values[:, :n] > self.value_at_most
+            agree &= ~(too_high & self.pattern)
+        return agree.sum(axis=1)
+
+    def event(self, runs: SVTTrials) -> np.ndarray:
+        """The output event E: at least ``min_agree`` queries agree with ``pattern``."""
+        return self.agreement(runs) >= self.min_agree
+
+    def event_at_least(self, k: int) -> Event:
+        """The event "at least ``k`` queries agree", for other choices of ``min_agree``."""
+        k = check_positive_int(k, "k")
+        return lambda runs: self.agreement(runs) >= k
+
+
+def _stoddard(m, c, value_at_most):
+    # 001 Proof 3.6: q(D) = <0,1>, q(D') = <1,0>, T = 0, a = <⊥,⊤>.
+    return (
+        np.array([0.0, 1.0]),
+        np.array([1.0, 0.0]),
+        np.array([False, True]),
+        None,
+        20_000,
+        "001 Thm 3.5 (Proof 3.6)",
+        "q(D)=⟨0,1⟩, q(D')=⟨1,0⟩, T=0, a=⟨⊥,⊤⟩: possible on D, impossible on D' without query noise",
+    )
+
+
+def _roth2011(m, c, value_at_most):
+    # 001 Proof 9.12 with c = 1: q(D) = 0^m Δ, q(D') = Δ^m 0, a = ⊥^m 0. An exact value has
+    # probability 0, so "a_{m+1} = 0" becomes "a_{m+1} <= value_at_most": the released value
+    # still caps the noisy threshold, which is the leak.
+    m = 8 if m is None else m
+    value_at_most = 1.5 if value_at_most is None else value_at_most
+    return (
+        np.r_[np.zeros(m), 1.0],
+        np.r_[np.ones(m), 0.0],
+        np.r_[np.zeros(m, dtype=bool), True],
+        value_at_most,
+        200_000,
+        "001 §9.1 (Thm 9.11, Proof 9.12)",
+        f"q(D)=0^{m}·1, q(D')=1^{m}·0, T=0, c=1, a=⊥^{m} then a numeric output ≤ "
+        f"{value_at_most:g}: the value reveals that the noisy threshold is below it, after "
+        "which every ⊥ costs again",
+    )
+
+
+def _chen2015(m, c, value_at_most):
+    # 001 Proof 9.14: q(D) = 0^{2m}, q(D') = 1^m (-1)^m, a = ⊥^m ⊤^m.
+    m = 4 if m is None else m
+    return (
+        np.zeros(2 * m),
+        np.r_[np.ones(m), -np.ones(m)],
+        np.r_[np.zeros(m, dtype=bool), np.ones(m, dtype=bool)],
+        None,
+        200_000,
+        "001 §9.2 (Thm 9.13, Proof 9.14)",
+        f"q(D)=0^{2 * m}, q(D')=1^{m}·(−1)^{m}, T=0, a=⊥^{m}⊤^{m}: the loss grows like "
+        "m·ε2 with the number of queries",
+    )
+
+
+def _gptt(m, c, value_at_most):
+    # 000 Thm 4 (finite eps2): q(D1) = 0^t 1^t, q(D2) = 1^t 0^t, o = ⊥^t ⊤^t, with t = m.
+    m = 5 if m is None else m
+    return (
+        np.r_[np.zeros(m), np.ones(m)],
+        np.r_[np.ones(m), np.zeros(m)],
+        np.r_[np.zeros(m, dtype=bool), np.ones(m, dtype=bool)],
+        None,
+        100_000,
+        "000 Thm 4 inputs (its proof is flawed, 001 §9.3); ratio ≥ exp(m·ε2) by the "
+        "pointwise argument of 001 §9.2",
+        f"q(D)=0^{m}·1^{m}, q(D')=1^{m}·0^{m}, T=0, a=⊥^{m}⊤^{m}",
+    )
+
+
+def _lee_clifton(m, c, value_at_most):
+    # Built here (001 gives the bound, not an input): 000 Thm 4's straddling inputs with c ⊤
+    # queries, so the run stops right after them. m ⊥ queries pin the noisy threshold; each ⊤
+    # then costs up to 2·eps2 instead of 2·eps2/c, so the loss approaches ((1+6c)/4)·eps.
+    m = 6 if m is None else m
+    c = 2 if c is None else c
+    return (
+        np.r_[np.zeros(m), np.ones(c)],
+        np.r_[np.ones(m), np.zeros(c)],
+        np.r_[np.zeros(m, dtype=bool), np.ones(c, dtype=bool)],
+        None,
+        100_000,
+        "001 §3.2 (Alg. 4 is only ((1+6c)/4)ε-DP); inputs in the style of 000 Thm 4",
+        f"q(D)=0^{m}·1^{c}, q(D')=1^{m}·0^{c}, T=0, cutoff c={c}, a=⊥^{m}⊤^{c}",
+    )
+
+
+#: The broken variants that have a counterexample, and the builder of each.
+COUNTEREXAMPLES: dict[str, Callable[..., tuple]] = {
+    "stoddard": _stoddard,
+    "roth2011": _roth2011,
+    "chen2015": _chen2015,
+    "gptt": _gptt,
+    "lee_clifton": _lee_clifton,
+}
+
+
+def svt_counterexample(
+    variant: str,
+    *,
+    m: int | None = None,
+    c: int | None = None,
+    min_agree: int | None = None,
+    value_at_most: float | None = None,
+) -> Counterexample:
+    """The inputs and the event that expose a broken SVT variant (001 §3, §9; 000 Thm 4).
+
+    Parameters
+    ----------
+    variant : str
+        ``"stoddard"``, ``"roth2011"``, ``"chen2015"``, ``"gptt"`` or ``"lee_clifton"``.
+    m : int, optional
+        Size of the construction: the ⊥ queries before the numeric output (``roth2011``,
+        default 8), the pairs ⊥/⊤ (``chen2015``, default 4; ``gptt``, default 5 — the t of
+        000), the ⊥ queries before the c ⊤ (``lee_clifton``, default 6). ``stoddard`` has
+        none (two queries).
+    c : int, optional
+        ``lee_clifton`` only: its cutoff and number of ⊤ queries (default 2).
+    min_agree : int, optional
+        Queries that must agree with the pattern (default: all, the text's event). Fewer
+        turns the rare exact pattern into a likelier event whose loss keeps growing with
+        ``m``; choose it in advance, or let :func:`audit_svt` choose it on a pilot batch.
+    value_at_most : float, optional
+        ``roth2011`` only: the bound on the released value (default 1.5).
+
+    Returns
+    -------
+    Counterexample
+
+    Raises
+    ------
+    ValueError
+        Unknown variant; ``m``, ``c``, ``min_agree`` out of range; a parameter given to a
+        variant it does not apply to.
+
+    Notes
+    -----
+    The defaults were sized (by numerical integration of the event probabilities, not on
+    audit samples) so that at epsilon = 1, ``trials`` runs give a lower bound of about 2.5-2.8
+    (6.8 for ``stoddard``), i.e. well above 1.5 × the claim; it takes 0.01-0.2 s. At much
+    smaller epsilon the per-query loss shrinks with epsilon: use a larger ``m`` and
+    ``min_agree="pilot"`` in :func:`audit_svt` (chen2015 / gptt at epsilon = 0.1 with m = 30:
+    bound about 0.55).
+
+    GPTT: 000 Thm 4 proves non-privacy with these inputs, but its proof is flawed (001 §9.3):
+    it bounds the integrand ratio κ(z) on an interval [−δ, δ] whose width grows with t, so
+    κ shrinks as t grows, and the same argument would "prove" Alg. 1 non-private. GPTT is
+    nevertheless not private (with eps1 = eps2 it *is* Alg. 6, 001 §9.2), and for Laplace query
+    noise 000's inputs do work: splitting κ(z) as in 001 Proof 9.14 gives κ(z) >= exp(eps2)
+    for every z (the ⊥ factor for z <= 0, the ⊤ factor for z >= 1, both in between), hence a
+    ratio >= exp(t·eps2). (001 §9.3's remark that κ(z) -> 1 as |z| -> ∞ does not hold for
+    Laplace noise, whose tail ratio stays exp(eps2).) The audit shows the ratio empirically.
+
+    References
+    ----------
+    001 Thm 3.5 and Proof 3.6 (Alg. 5), §9.1 Thm 9.11 (Alg. 3), §9.2 Thm 9.13 (Alg. 6),
+    §9.3 and §3.3 (GPTT), §3.2 (Alg. 4's ((1+6c)/4)·epsilon); 000 Alg. 5 and Thm 4.
+    """
+    if not isinstance(variant, str) or variant not in COUNTEREXAMPLES:
+        raise ValueError(f"variant must be one of {sorted(COUNTEREXAMPLES)}, got {variant!r}")
+    if m is not None:
+        if variant == "stoddard":
+            raise ValueError("m does not apply to 'stoddard' (its counterexample has two queries)")
+        m = check_positive_int(m, "m")
+    if c is not None:
+        if variant != "lee_clifton":
+            raise ValueError(
+                f"c applies to 'lee_clifton' only; for {variant!r} the cutoff is the number of "
+                "⊤ in the pattern"
+            )
+        c = check_positive_int(c, "c")
+    if value_at_most is not None:
+        if variant != "roth2011":
+            raise ValueError("value_at_most applies to 'roth2011' only (the one emitting values)")
+        if isinstance(value_at_most, bool) or not isinstance(value_at_most, Real) or not (
+            math.isfinite(value_at_most)
+        ):
+            raise ValueError(f"value_at_most must be a finite number, got {value_at_most!r}")
+        value_at_most = float(value_at_most)
+
+    answers, neighbour, pattern, bound, trials, source, description = COUNTEREXAMPLES[variant](
+        m, c, value_at_most
+    )
+    n = int(pattern.size)
+    if min_agree is None:
+        min_agree = n
+    else:
+        min_agree = check_positive_int(min_agree, "min_agree")
+        if min_agree > n:
+            raise ValueError(f"min_agree must be in [1, {n}] (the number of queries), got {min_agree}")
+    for array in (answers, neighbour, pattern):
+        array.setflags(write=False)
+    return Counterexample(
+        name=variant,
+        answers=answers,
+        answers_neighbour=neighbour,
+        threshold=0.0,
+        pattern=pattern,
+        c=max(1, int(pattern.sum())),
+        min_agree=min_agree,
+        value_at_most=bound,
+        trials=trials,
+        source=source,
+        description=description,
+    )
+
+
+def audit_svt(
+    variant: str,
+    epsilon: float = 1.0,
+    *,
+    counterexample: str | Counterexample | None = None,
+    trials: int | None = None,
+    confidence: float = 0.95,
+    rng: np.random.Generator | None = None,
+    ratio: float | None = None,
+    min_agree: int | str | None = None,
+    pilot_trials: int | None = None,
+    batch_size: int | None = None,
+) -> AuditResult:
+    """Run an SVT variant on a counterexample and audit its privacy loss against ``epsilon``.
+
+    Parameters
+    ----------
+    variant : str
+        A key of :data:`dpwidgets.engine.svt.VARIANTS`.
+    epsilon : float
+        The nominal budget given to the variant, which is also the claim tested: each source
+        claims epsilon-DP (``lee_clifton`` is proven only ((1+6c)/4)·epsilon-DP, 001 §3.2).
+    counterexample : str or Counterexample, optional
+        The inputs and event; a name means ``svt_counterexample(name)``. Defaults to the
+        variant's own; required for variants without one (``standard``, ``dpbook``,
+        ``generalized``), which can be run on any broken variant's counterexample.
+    trials : int, optional
+        Runs per input (default: the counterexample's recommended ``trials``).
+    confidence : float
+        Simultaneous confidence level in (0, 1).
+    rng : numpy.random.Generator, optional
+        Source of randomness (default: a fresh unseeded generator).
+    ratio : float, optional
+        ``epsilon2/epsilon1`` for the variants that accept it (``standard``, ``gptt``).
+    min_agree : int or "pilot", optional
+        Overrides the counterexample's ``min_agree``; ``"pilot"`` tries every value on a
+        separate pilot batch of ``pilot_trials`` runs and audits the best on fresh runs.
+    pilot_trials : int, optional
+        Pilot runs per input with ``min_agree="pilot"`` (default ``trials // 4``).
+    batch_size : int, optional
+        Runs per call of the simulator (default: as many as keep about 4 million query slots
+        in memory).
+
+    Returns
+    -------
+    AuditResult
+        With ``claimed_epsilon = epsilon`` and a label naming variant and counterexample.
+
+    Raises
+    ------
+    ValueError
+        Unknown variant or counterexample, no counterexample for a private variant, bad
+        ``epsilon``, ``trials``, ``confidence``, ``ratio``, ``min_agree`` — all before any
+        noise is drawn.
+    TypeError
+        ``rng`` not a ``numpy.random.Generator``.
+
+    Notes
+    -----
+    The noise is drawn by :func:`dpwidgets.engine.svt.sparse_vector_trials` with sensitivity
+    1, the counterexample's threshold and cutoff, and non-monotonic queries.
+    For ``standard`` and ``dpbook`` (epsilon-DP) the lower bound is <= epsilon with
+    probability >= ``confidence``; on the ``roth2011`` inputs their point estimate comes
+    close to epsilon (about 0.99 at epsilon = 1): these inputs are nearly worst-case for them.
+
+    References
+    ----------
+    SPEC §3.2; 001 §3, §9; 000 Thm 4.
+    """
+    if not isinstance(variant, str) or variant not in VARIANTS:
+        raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
+    epsilon = check_epsilon(epsilon)
+    if counterexample is None:
+        if variant not in COUNTEREXAMPLES:
+            raise ValueError(
+                f"variant {variant!r} has no counterexample of its own (it is claimed private); "
+                f"pass counterexample= one of {sorted(COUNTEREXAMPLES)} to audit it on one"
+            )
+        counterexample = variant
+    if isinstance(counterexample, str):
+        counterexample = svt_counterexample(counterexample)
+    elif not isinstance(counterexample, Counterexample):
+        raise ValueError(
+            f"counterexample must be a name in {sorted(COUNTEREXAMPLES)} or a Counterexample, "
+            f"got {counterexample!r}"
+        )
+    ex = counterexample
+    trials = ex.trials if trials is None else check_positive_int(trials, "trials")
+    n = ex.n_queries
+    if batch_size is None:
+        batch_size = max(1, 4_000_000 // n)
+
+    events: list[Event]
+    if min_agree is None:
+        events = [ex.event]
+    elif isinstance(min_agree, str):
+        if min_agree != "pilot":
+            raise ValueError(f"min_agree must be an integer in [1, {n}] or 'pilot', got {min_agree!r}")
+        events = [ex.event_at_least(k) for k in range(1, n + 1)]
+    else:
+        k = check_positive_int(min_agree, "min_agree")
+        if k > n:
+            raise ValueError(f"min_agree must be in [1, {n}] (the number of queries), got {k}")
+        events = [ex.event_at_least(k)]
+    # Validate the SVT parameters now, before any noise is drawn.
+    VARIANTS[variant].noise(epsilon, c=ex.c, ratio=ratio)
+
+    def mechanism(answers: np.ndarray, size: int, generator: np.random.Generator) -> SVTTrials:
+        return sparse_vector_trials(
+            answers,
+            ex.threshold,
+            epsilon,
+            variant=variant,
+            c=ex.c,
+            sensitivity=1.0,
+            monotonic=False,
+            ratio=ratio,
+            trials=size,
+            rng=generator,
+        )
+
+    return audit_privacy_loss(
+        mechanism,
+        ex.answers,
+        ex.answers_neighbour,
+        events,
+        trials=trials,
+        confidence=confidence,
+        claimed_epsilon=epsilon,
+        rng=rng,
+        batch_size=batch_size,
+        pilot_trials=pilot_trials,
+        label=f"{variant} on the {ex.name} counterexample ({ex.source})",
+    )
