@@ -14,7 +14,9 @@ Where things are
   counts into bounds (no sampling) and :meth:`AuditResult.summary` into one sentence.
 - :func:`svt_counterexample` / :class:`Counterexample` — the neighbouring query answers and
   the output event that break each broken SVT variant (001 Thm 3.5, §9.1, §9.2; 000 Thm 4).
-- :func:`audit_svt` — runs a variant of :mod:`.svt` on a counterexample and audits it.
+- :func:`audit_svt` — runs a variant of :mod:`.svt` on a counterexample and audits it; by
+  default on the variant's counterexample sized for the audited epsilon (the rule is in
+  :func:`svt_counterexample`'s Notes).
 
 Sources: "001" is Lyu, Su, Li, *Understanding the Sparse Vector Technique for Differential
 Privacy*, VLDB 2017; "000" is the thesis chapter on GPTT (Ch. 3). The SVT noise is drawn only
@@ -170,7 +172,12 @@ class AuditResult:
             f"{100 * self.confidence:g}% confidence"
         )
         if self.claimed_epsilon is not None:
-            verdict = "refuted" if self.exceeds_claim else "not refuted"
+            verdict = (
+                "refuted"
+                if self.exceeds_claim
+                else "not refuted: no violation found at this size (an audit can refute a "
+                "claim, never establish it)"
+            )
             text += f"; claimed ε = {self.claimed_epsilon:g} — {verdict}"
         text += (
             f" (bound from {self.witness}; point estimate {_format_loss(self.epsilon_estimate)};"
@@ -461,11 +468,15 @@ class Counterexample:
     value_at_most : float or None
         Bound on the numeric output of a ⊤ query (``roth2011``), or None.
     trials : int
-        Runs per input that expose the variant with a lower bound well above epsilon = 1.
+        Runs per input that expose the variant with a lower bound well above the claim, at
+        epsilon = 1 or at the epsilon the construction was sized for.
     source : str
         Where the construction comes from.
     description : str
         The construction in one line, for views.
+    pilot : bool
+        Whether :func:`audit_svt` should choose ``min_agree`` on a pilot batch by default
+        (the epsilon-sized ``chen2015`` / ``gptt`` constructions, see :func:`svt_counterexample`).
     """
 
     name: str
@@ -479,6 +490,7 @@ class Counterexample:
     trials: int
     source: str
     description: str
+    pilot: bool = False
 
     @property
     def n_queries(self) -> int:
@@ -594,9 +606,68 @@ COUNTEREXAMPLES: dict[str, Callable[..., tuple]] = {
 }
 
 
+# Sizing a counterexample for a given epsilon (the rule of svt_counterexample(epsilon=...)).
+# Two regimes bound what n trials can prove, with z ~ 2.2 the one-sided normal quantile at
+# level (1 - 0.95)/4 and E a fixed event of exact log-ratio L:
+#  - small epsilon: L = lam * epsilon for a shape whose probabilities p, p' hardly depend on
+#    epsilon (every scale is proportional to 1/epsilon and the sensitivity 1 is a small shift),
+#    and the bound is L - z * sqrt(1/(n p) + 1/(n p')): n must grow like A / epsilon^2;
+#  - large epsilon: E is (nearly) impossible on one input, and the bound is about
+#    ln(n q / ln(4/0.05)) for the probability q of E on the other: n must grow like
+#    K * exp(1.5 epsilon).
+# A and K (per variant) come from the exact event probabilities, computed by numerical
+# integration over the noisy threshold, as the trials at which a pessimistic draw (hits 2 SD
+# off) still gives a bound >= 1.65 epsilon (1.1 x the 1.5 epsilon aimed for). The trials are
+# capped so that a call simulates at most _SLOTS query answers per input (about 1-2 s on two
+# cores); where the cap binds, the variant may not be exposed (see svt_counterexample).
+_SLOTS = 10_000_000
+_PILOT_SLOTS = 4_000_000  # chen2015 / gptt: up to 2m candidate events, plus a pilot batch
+_LN_ALPHA = math.log(4 / 0.05)  # ln(1/alpha) of each one-sided bound at 95% confidence
+
+
+def _epsilon_sizes(variant: str, epsilon: float, base_trials: int) -> dict:
+    """Sizes of ``variant``'s counterexample for ``epsilon`` (see the comment above)."""
+    if variant == "stoddard":
+        # E = <⊥,⊤> is impossible on D' (001 Proof 3.6): the bound is ln(n p / ln(1/alpha))
+        # with p = P[0 < rho <= 1] = (1 - exp(-epsilon/2)) / 2, rho ~ Lap(2/epsilon).
+        p = (1.0 - math.exp(-epsilon / 2.0)) / 2.0
+        wanted = _LN_ALPHA * math.exp(1.5 * epsilon + 1.0) / p
+        return {"trials": _trials(base_trials, wanted, 2)}
+    if variant == "roth2011":
+        # m ⊥ each worth epsilon/2 while the released value caps the noisy threshold; the cap
+        # sits half a noise scale (1/epsilon) above the ⊤ query's answer, where the exact
+        # loss is about 2.5-2.8 epsilon with m = 6; m = 5 below epsilon = 0.2, where trials
+        # are the bottleneck and the likelier pattern helps. A = 65,000, K = 700.
+        m = 6 if epsilon >= 0.2 else 5
+        wanted = max(65_000 / epsilon**2, 700 * math.exp(1.5 * epsilon))
+        return {"m": m, "value_at_most": 1.0 + 1.0 / epsilon, "trials": _trials(base_trials, wanted, m + 1)}
+    if variant in ("chen2015", "gptt"):
+        # The loss grows like t * epsilon2 = t * epsilon/2 with the number t of agreeing ⊥/⊤
+        # pairs (001 §9.2), so t = 3/epsilon pairs give a loss of several epsilon on the
+        # event "at least k agree", k chosen on a pilot batch (the exact pattern is too rare
+        # for large t). Its probabilities are not small, so few trials suffice (K = 130).
+        default = 4 if variant == "chen2015" else 5
+        m = min(64, max(default, math.ceil(3.0 / epsilon)))
+        wanted = 130 * math.exp(1.5 * epsilon)
+        trials = min(max(base_trials, math.ceil(wanted)), _PILOT_SLOTS // (2 * m))
+        return {"m": m, "trials": trials, "pilot": True}
+    if variant == "lee_clifton":
+        # With c = 2 the proven loss is 3.25 epsilon (001 §3.2); m = 3 ⊥ queries already push
+        # the threshold into the tail where the event's exact loss is 2.66 epsilon, with the
+        # likeliest pattern (p about 0.01 at every small epsilon). A = 9,500, K = 110.
+        wanted = max(9_500 / epsilon**2, 110 * math.exp(1.5 * epsilon))
+        return {"m": 3, "c": 2, "trials": _trials(base_trials, wanted, 5)}
+    raise ValueError(f"variant must be one of {sorted(COUNTEREXAMPLES)}, got {variant!r}")
+
+
+def _trials(base: int, wanted: float, n_queries: int) -> int:
+    return int(min(max(base, math.ceil(wanted)), _SLOTS // n_queries))
+
+
 def svt_counterexample(
     variant: str,
     *,
+    epsilon: float | None = None,
     m: int | None = None,
     c: int | None = None,
     min_agree: int | None = None,
@@ -621,6 +692,10 @@ def svt_counterexample(
         ``m``; choose it in advance, or let :func:`audit_svt` choose it on a pilot batch.
     value_at_most : float, optional
         ``roth2011`` only: the bound on the released value (default 1.5).
+    epsilon : float, optional
+        Size the construction for this epsilon instead of epsilon = 1: every size not given
+        explicitly, and ``trials``, follow the rule in the Notes (this is what
+        :func:`audit_svt` uses by default).
 
     Returns
     -------
@@ -637,9 +712,39 @@ def svt_counterexample(
     The defaults were sized (by numerical integration of the event probabilities, not on
     audit samples) so that at epsilon = 1, ``trials`` runs give a lower bound of about 2.5-2.8
     (6.8 for ``stoddard``), i.e. well above 1.5 × the claim; it takes 0.01-0.2 s. At much
-    smaller epsilon the per-query loss shrinks with epsilon: use a larger ``m`` and
-    ``min_agree="pilot"`` in :func:`audit_svt` (chen2015 / gptt at epsilon = 0.1 with m = 30:
-    bound about 0.55).
+    smaller epsilon the per-query loss shrinks with epsilon, and at larger epsilon the bound,
+    which grows only like ln(trials) once E is (nearly) impossible on one input, falls below
+    epsilon: pass ``epsilon=`` to size the construction for it.
+
+    Sizing rule (``epsilon`` given). Every noise scale is proportional to 1/epsilon, so at
+    small epsilon a shape's event probabilities hardly depend on epsilon while its loss is
+    ``lam * epsilon``: the trials that resolve the loss grow like ``A / epsilon**2``. At large
+    epsilon E is nearly impossible on one input and the bound is about
+    ``ln(trials * q / ln(80))`` for E's probability q on the other: trials grow like
+    ``K * exp(1.5 epsilon)``. A, K and the shapes were read off the exact event probabilities
+    (numerical integration over the noisy threshold) as the trials at which a draw 2 SD off
+    still gives 1.65 epsilon; trials never go below the epsilon = 1 defaults and are capped at
+    10 million simulated query answers per input (4 million for chen2015 / gptt, which
+    evaluate up to 2m candidate events), about 1-2 s on two cores.
+
+    - ``stoddard``: the same two queries; trials ``ln(80) e^(1.5 eps + 1) / p`` with
+      ``p = (1 - e^(-eps/2))/2`` the probability of E on D (E is impossible on D').
+    - ``roth2011``: m = 6 (m = 5 below epsilon = 0.2), ``value_at_most = 1 + 1/epsilon`` (half
+      the noise scale 2/epsilon above the ⊤ query's answer), trials ``max(65,000/eps^2,
+      700 e^(1.5 eps))``; exact loss about 2.5-2.8 epsilon.
+    - ``chen2015`` / ``gptt``: ``m = ceil(3/epsilon)`` pairs (at least the defaults 4 / 5, at most
+      64), since the loss grows like m * epsilon2 = m * epsilon/2; ``min_agree`` chosen on a
+      pilot batch (``pilot=True``); trials ``130 e^(1.5 eps)``.
+    - ``lee_clifton``: m = 3, c = 2 (proven bound 3.25 epsilon, the event's exact loss 2.66
+      epsilon); trials ``max(9,500/eps^2, 110 e^(1.5 eps))``.
+
+    Measured (seeded): every broken variant's bound is >= 1.5 epsilon for epsilon in
+    {0.05, 0.1, 0.2, 0.3, 0.5, 1, 2, 3, 5}, in 0.01-2 s per audit. Where the cap binds (epsilon
+    below about 0.05 for ``roth2011`` and ``lee_clifton``, whose trials grow like
+    1/epsilon^2; chen2015 / gptt below about 3/64; every variant above about 6, where the
+    bound grows only like ln(trials)) the audit may find no violation: its summary then says
+    "no violation found at this size", which is no evidence of privacy — these variants are
+    not private at any epsilon (001 Thm 3.5, §9.1, §9.2) or not at the claimed one (§3.2).
 
     GPTT: 000 Thm 4 proves non-privacy with these inputs, but its proof is flawed (001 §9.3):
     it bounds the integrand ratio κ(z) on an interval [−δ, δ] whose width grows with t, so
@@ -677,9 +782,22 @@ def svt_counterexample(
             raise ValueError(f"value_at_most must be a finite number, got {value_at_most!r}")
         value_at_most = float(value_at_most)
 
+    pilot = False
+    if epsilon is not None:
+        epsilon = check_epsilon(epsilon)
+        base_trials = COUNTEREXAMPLES[variant](None, None, None)[4]
+        sizes = _epsilon_sizes(variant, epsilon, base_trials)
+        m = sizes.get("m") if m is None else m
+        c = sizes.get("c") if c is None else c
+        if value_at_most is None:
+            value_at_most = sizes.get("value_at_most")
+        pilot = sizes.get("pilot", False) and min_agree is None
     answers, neighbour, pattern, bound, trials, source, description = COUNTEREXAMPLES[variant](
         m, c, value_at_most
     )
+    if epsilon is not None:
+        trials = sizes["trials"]
+        source += f"; sized for ε = {epsilon:g}"
     n = int(pattern.size)
     if min_agree is None:
         min_agree = n
@@ -701,6 +819,7 @@ def svt_counterexample(
         trials=trials,
         source=source,
         description=description,
+        pilot=pilot,
     )
 
 
@@ -727,9 +846,12 @@ def audit_svt(
         The nominal budget given to the variant, which is also the claim tested: each source
         claims epsilon-DP (``lee_clifton`` is proven only ((1+6c)/4)·epsilon-DP, 001 §3.2).
     counterexample : str or Counterexample, optional
-        The inputs and event; a name means ``svt_counterexample(name)``. Defaults to the
-        variant's own; required for variants without one (``standard``, ``dpbook``,
-        ``generalized``), which can be run on any broken variant's counterexample.
+        The inputs and event; a name means ``svt_counterexample(name)`` (sized for
+        epsilon = 1). Defaults to the variant's own, sized for ``epsilon``:
+        ``svt_counterexample(variant, epsilon=epsilon)`` (see its Notes for the rule and where
+        it cannot expose the variant). Required for variants without one (``standard``,
+        ``dpbook``, ``generalized``), which can be run on any broken variant's counterexample,
+        e.g. ``svt_counterexample("roth2011", epsilon=epsilon)`` for the same shape.
     trials : int, optional
         Runs per input (default: the counterexample's recommended ``trials``).
     confidence : float
@@ -740,7 +862,8 @@ def audit_svt(
         ``epsilon2/epsilon1`` for the variants that accept it (``standard``, ``gptt``).
     min_agree : int or "pilot", optional
         Overrides the counterexample's ``min_agree``; ``"pilot"`` tries every value on a
-        separate pilot batch of ``pilot_trials`` runs and audits the best on fresh runs.
+        separate pilot batch of ``pilot_trials`` runs and audits the best on fresh runs
+        (the default for a counterexample with ``pilot=True``).
     pilot_trials : int, optional
         Pilot runs per input with ``min_agree="pilot"`` (default ``trials // 4``).
     batch_size : int, optional
@@ -765,6 +888,8 @@ def audit_svt(
     -----
     The noise is drawn by :func:`dpwidgets.engine.svt.sparse_vector_trials` with sensitivity
     1, the counterexample's threshold and cutoff, and non-monotonic queries.
+    A bound at or below ``epsilon`` means no violation was found at this size (see
+    :meth:`AuditResult.summary`), never that the variant is private.
     For ``standard`` and ``dpbook`` (epsilon-DP) the lower bound is <= epsilon with
     probability >= ``confidence``; on the ``roth2011`` inputs their point estimate comes
     close to epsilon (about 0.99 at epsilon = 1): these inputs are nearly worst-case for them.
@@ -782,7 +907,7 @@ def audit_svt(
                 f"variant {variant!r} has no counterexample of its own (it is claimed private); "
                 f"pass counterexample= one of {sorted(COUNTEREXAMPLES)} to audit it on one"
             )
-        counterexample = variant
+        counterexample = svt_counterexample(variant, epsilon=epsilon)
     if isinstance(counterexample, str):
         counterexample = svt_counterexample(counterexample)
     elif not isinstance(counterexample, Counterexample):
@@ -796,13 +921,23 @@ def audit_svt(
     if batch_size is None:
         batch_size = max(1, 4_000_000 // n)
 
+    if min_agree is None and ex.pilot:
+        min_agree = "pilot"
     events: list[Event]
     if min_agree is None:
         events = [ex.event]
     elif isinstance(min_agree, str):
         if min_agree != "pilot":
             raise ValueError(f"min_agree must be an integer in [1, {n}] or 'pilot', got {min_agree!r}")
-        events = [ex.event_at_least(k) for k in range(1, n + 1)]
+        # One agreement count per batch, shared by the n candidate events.
+        memo: dict[str, Any] = {}
+
+        def agreement(runs: SVTTrials) -> np.ndarray:
+            if memo.get("runs") is not runs:
+                memo["runs"], memo["agree"] = runs, ex.agreement(runs)
+            return memo["agree"]
+
+        events = [lambda runs, k=k: agreement(runs) >= k for k in range(1, n + 1)]
     else:
         k = check_positive_int(min_agree, "min_agree")
         if k > n:

@@ -52,10 +52,11 @@ def audited_loss(variant: str, epsilon: float) -> float | None:
     """Empirical lower bound on the privacy loss of a variant, cached per (variant, ε).
 
     The audit (:func:`dpwidgets.engine.audit.audit_svt`) runs on the variant's public
-    counterexample from 001 / 000 (never on the user's data) with its recommended number of
-    runs (fewer find no evidence) and a fixed seed, so the banner is reproducible. Callers
-    round ε to one significant digit (:func:`audit_epsilon`), so dragging the slider costs one
-    audit (~0.1-0.2 s) per new grid value, not per pixel. ``None`` if the variant has no
+    counterexample from 001 / 000 (never on the user's data), sized for this ε (more queries
+    and runs at small ε), with a fixed seed, so the banner is reproducible. Callers round ε
+    to one significant digit (:func:`audit_epsilon`), so dragging the slider costs one audit
+    (0.01-2 s) per new grid value, not per pixel. A value <= ε means no violation was found
+    at that size, not that the variant is private. ``None`` if the variant has no
     counterexample of its own or the audit module is missing.
     """
     try:
@@ -349,11 +350,19 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         loss = spec.privacy_loss(eps, c, bool(self.monotonic.value))
         eps_audit = audit_epsilon(eps)
         audited = audited_loss(spec.name, eps_audit)
-        audit_txt = (
-            f"audited privacy loss ≥ {_fmt(audited)} at ε = {eps_audit:g} on the source's "
-            f"counterexample (public inputs, not your data)"
-            if audited is not None else "audit unavailable"
-        )
+        if audited is None:
+            audit_txt = "audit unavailable"
+        elif audited > eps_audit:
+            audit_txt = (
+                f"audited privacy loss ≥ {_fmt(audited)} at ε = {eps_audit:g} on the source's "
+                f"counterexample (public inputs, not your data)"
+            )
+        else:  # the audit found nothing at this size; the variant is still not private
+            audit_txt = (
+                f"the audit on the source's counterexample found no violation at ε = "
+                f"{eps_audit:g} with its feasible size (an audit can refute a claim, never "
+                f"establish it; the proof above still applies)"
+            )
         self.banner.value = (
             "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
             "padding:6px;border-radius:3px'>"
