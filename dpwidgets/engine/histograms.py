@@ -1,0 +1,1224 @@
+"""Histogram publishers: one interface for releasing 1-D and 2-D count vectors under DP.
+
+Every algorithm that needs a private histogram (PriRP's 2-D grid, PriROC's one-sided range
+counts, PriBRP, DSAT, DPCopula's margins) goes through :func:`publish`::
+
+    release = publish(counts, epsilon, method="dawa", workload="prefix", rng=rng)
+    release.counts          # float array, same shape as ``counts``: the estimate of every cell
+    release.epsilon         # exactly what was spent (== epsilon)
+    release.epsilon_parts   # what each stage spent, e.g. {"partition": 0.025, "measure": 0.075}
+
+:data:`PUBLISHERS` maps each method name to a :class:`Publisher` record (title, paper, supported
+dimensions, guarantee, and -- for a simplified variant -- what was simplified).
+
+Neighbouring datasets (all methods): add or remove one record, so exactly one cell changes by
+exactly 1. Under replace-one neighbours two cells change by 1 each; every sensitivity below
+doubles, so a release made with ``epsilon`` here is ``2 * epsilon``-DP under replace-one (or,
+equivalently, call with ``epsilon / 2`` to get ``epsilon``-DP under replace-one).
+
+All Laplace noise is drawn through :func:`dpwidgets.engine.mechanisms.laplace`; every random
+choice uses the explicit ``rng``; inputs are validated before any randomness is consumed.
+
+References
+----------
+000 §4.2.2 (PriRP uses DAWA on a Hilbert-ordered grid), §4.3 (PriROC's one-sided range
+queries), Tables 4.2 and 4.4 (regret of the publishers inside PriRP and PriROC).
+Hay, Machanavajjhala, Miklau, Chen, Zhang, Bhattacharya, Hay 2016, "Principled evaluation of
+differentially private algorithms using DPBench" (the regret measure and the method zoo).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+import numpy as np
+
+from ._validation import check_counts, check_epsilon, check_rng
+from .mechanisms import laplace
+
+__all__ = [
+    "NEIGHBOURS",
+    "PUBLISHERS",
+    "Publisher",
+    "PublishedHistogram",
+    "publish",
+    "workload_matrix",
+]
+
+#: The neighbour relation every publisher in this module assumes.
+NEIGHBOURS = "add/remove one record (one cell changes by 1)"
+
+
+# ---------------------------------------------------------------------------------------------
+# Result object and registry
+# ---------------------------------------------------------------------------------------------
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array = np.array(array, dtype=float, copy=True)
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True)
+class PublishedHistogram:
+    """A private histogram release and what it cost.
+
+    Attributes
+    ----------
+    counts : numpy.ndarray of float
+        The estimate of every cell, same shape as the input counts; may be negative or
+        fractional (post-process with :meth:`nonnegative` if a display needs whole counts).
+    epsilon : float
+        The total privacy budget spent (add/remove-one neighbours); equals the sum of
+        ``epsilon_parts``.
+    method : str
+        The :data:`PUBLISHERS` key of the publisher that made it.
+    epsilon_parts : dict of str to float
+        What each stage spent, e.g. ``{"partition": ..., "measure": ...}`` for DAWA.
+    details : dict
+        Method-specific, data-dependent but *private* by-products (the partition DAWA found,
+        the branching HB used, the grid sizes AG chose, ...). Everything here is a function of
+        the DP output only, so it may be shown freely.
+    """
+
+    counts: np.ndarray
+    epsilon: float
+    method: str
+    epsilon_parts: Mapping[str, float]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "counts", _readonly(self.counts))
+        object.__setattr__(self, "epsilon_parts", MappingProxyType(dict(self.epsilon_parts)))
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Shape of the histogram."""
+        return self.counts.shape
+
+    @property
+    def total(self) -> float:
+        """The estimated total count (sum of the cell estimates)."""
+        return float(np.sum(self.counts))
+
+    def prefix_sums(self) -> np.ndarray:
+        """Estimated prefix sums: ``out[i] = counts[:i+1].sum()`` (1-D), or the 2-D cumulative
+        sums ``out[i, j] = counts[:i+1, :j+1].sum()`` (post-processing, free)."""
+        out = np.cumsum(self.counts, axis=0)
+        if out.ndim == 2:
+            out = np.cumsum(out, axis=1)
+        return out
+
+    def range_sum(self, lo, hi) -> float:
+        """Estimated count of the half-open range ``[lo, hi)``; for 2-D, ``lo`` and ``hi`` are
+        ``(row, col)`` pairs and the range is the rectangle ``[lo[0], hi[0]) x [lo[1], hi[1])``."""
+        if self.counts.ndim == 1:
+            return float(np.sum(self.counts[int(lo) : int(hi)]))
+        (r0, c0), (r1, c1) = lo, hi
+        return float(np.sum(self.counts[int(r0) : int(r1), int(c0) : int(c1)]))
+
+    def nonnegative(self, *, rounded: bool = True) -> np.ndarray:
+        """The estimate with negatives set to 0 and (by default) rounded to whole counts, as
+        PriRP post-processes its grid (000 §4.2.2). Post-processing: costs nothing."""
+        out = np.clip(self.counts, 0.0, None)
+        return np.round(out) if rounded else out
+
+
+#: (counts, epsilon, rng, workload, options) -> (estimate, epsilon_parts, details)
+PublisherFunction = Callable[..., tuple[np.ndarray, dict[str, float], dict[str, Any]]]
+
+
+@dataclass(frozen=True)
+class Publisher:
+    """What :data:`PUBLISHERS` knows about one histogram publisher.
+
+    Attributes
+    ----------
+    name : str
+        Registry key (the ``method=`` of :func:`publish`).
+    title : str
+        Human-readable name.
+    source : str
+        The paper the algorithm comes from.
+    dims : tuple of int
+        Supported numbers of dimensions (1, 2 or both).
+    guarantee : str
+        The privacy statement, with the neighbour relation.
+    simplification : str or None
+        ``None`` when the paper's algorithm is implemented as published; otherwise what was
+        simplified (and the name then differs from the original's).
+    workload_aware : bool
+        Whether the ``workload`` argument changes what the publisher does.
+    function : callable
+        The implementation, called by :func:`publish` after validation.
+    """
+
+    name: str
+    title: str
+    source: str
+    dims: tuple[int, ...]
+    guarantee: str
+    simplification: str | None
+    workload_aware: bool
+    function: PublisherFunction = field(repr=False)
+
+
+_GUARANTEE = (
+    "epsilon-DP for add/remove-one neighbours (one cell changes by 1); "
+    "2*epsilon-DP under replace-one"
+)
+
+_REGISTRY: dict[str, Publisher] = {}
+#: method name -> :class:`Publisher`, read-only. Aliases (``"lm"``) map to the same record.
+PUBLISHERS: Mapping[str, Publisher] = MappingProxyType(_REGISTRY)
+
+
+def _register(
+    name: str,
+    *,
+    title: str,
+    source: str,
+    dims: tuple[int, ...],
+    simplification: str | None = None,
+    workload_aware: bool = False,
+    aliases: tuple[str, ...] = (),
+    guarantee: str = _GUARANTEE,
+) -> Callable[[PublisherFunction], PublisherFunction]:
+    def decorate(function: PublisherFunction) -> PublisherFunction:
+        record = Publisher(
+            name=name,
+            title=title,
+            source=source,
+            dims=dims,
+            guarantee=guarantee,
+            simplification=simplification,
+            workload_aware=workload_aware,
+            function=function,
+        )
+        for key in (name, *aliases):
+            _REGISTRY[key] = record
+        return function
+
+    return decorate
+
+
+# ---------------------------------------------------------------------------------------------
+# Workloads
+# ---------------------------------------------------------------------------------------------
+
+_NAMED_WORKLOADS = ("identity", "prefix", "range")
+
+
+def workload_matrix(
+    workload, shape: tuple[int, ...], *, rng: np.random.Generator | None = None, max_queries: int = 2000
+) -> np.ndarray:
+    """The query matrix (queries x cells, cells in C order) of a workload.
+
+    Parameters
+    ----------
+    workload : None, "identity", "prefix", "range" or array_like
+        ``None``/``"identity"``: one query per cell. ``"prefix"``: all prefix sums
+        ``x[:i+1].sum()`` (PriROC's one-sided range queries; in 2-D the dominance rectangles
+        ``[0, i] x [0, j]``). ``"range"``: all ranges ``[i, j]`` when there are at most
+        ``max_queries`` of them, else ``max_queries`` random ranges (random rectangles in 2-D).
+        An array: an explicit query matrix with one column per cell.
+    shape : tuple of int
+        Shape of the histogram.
+    rng : numpy.random.Generator, optional
+        Used only to sample random ranges (the workload is public: this spends no budget).
+    max_queries : int
+        Cap on the number of range queries.
+
+    Returns
+    -------
+    numpy.ndarray
+        A dense ``(n_queries, n_cells)`` 0/1 (or explicit) matrix.
+    """
+    n = int(np.prod(shape))
+    if workload is None or (isinstance(workload, str) and workload == "identity"):
+        return np.eye(n)
+    if isinstance(workload, str):
+        if workload not in _NAMED_WORKLOADS:
+            raise ValueError(f"workload must be None, one of {_NAMED_WORKLOADS} or a matrix, got {workload!r}")
+        if len(shape) == 1:
+            idx = np.arange(n)
+            if workload == "prefix":
+                return (idx[None, :] <= idx[:, None]).astype(float)
+            lo, hi = np.triu_indices(n)
+            if lo.size > max_queries:
+                pick = check_rng(rng).choice(lo.size, size=max_queries, replace=False)
+                lo, hi = lo[pick], hi[pick]
+            return ((idx[None, :] >= lo[:, None]) & (idx[None, :] <= hi[:, None])).astype(float)
+        rows, cols = shape
+        r = np.arange(rows)[:, None]
+        c = np.arange(cols)[None, :]
+        if workload == "prefix":
+            i, j = np.meshgrid(np.arange(rows), np.arange(cols), indexing="ij")
+            i, j = i.ravel(), j.ravel()
+            if i.size > max_queries:
+                pick = check_rng(rng).choice(i.size, size=max_queries, replace=False)
+                i, j = i[pick], j[pick]
+            mats = (r[None] <= i[:, None, None]) & (c[None] <= j[:, None, None])
+            return mats.reshape(i.size, n).astype(float)
+        gen = check_rng(rng)
+        r0, r1 = np.sort(gen.integers(0, rows, size=(2, max_queries)), axis=0)
+        c0, c1 = np.sort(gen.integers(0, cols, size=(2, max_queries)), axis=0)
+        mats = (
+            (r[None] >= r0[:, None, None])
+            & (r[None] <= r1[:, None, None])
+            & (c[None] >= c0[:, None, None])
+            & (c[None] <= c1[:, None, None])
+        )
+        return mats.reshape(max_queries, n).astype(float)
+    matrix = np.asarray(workload, dtype=float)
+    if matrix.ndim != 2 or matrix.shape[1] != n or not np.all(np.isfinite(matrix)):
+        raise ValueError(
+            f"workload must be a finite (n_queries, {n}) query matrix, got shape {matrix.shape}"
+        )
+    return matrix
+
+
+def _check_workload(workload) -> None:
+    """Validate a workload's *kind* before any randomness (its shape is checked later)."""
+    if workload is None or isinstance(workload, np.ndarray):
+        return
+    if isinstance(workload, str):
+        if workload not in _NAMED_WORKLOADS:
+            raise ValueError(f"workload must be None, one of {_NAMED_WORKLOADS} or a matrix, got {workload!r}")
+        return
+    np.asarray(workload, dtype=float)
+
+
+# ---------------------------------------------------------------------------------------------
+# The entry point
+# ---------------------------------------------------------------------------------------------
+
+
+def publish(
+    counts,
+    epsilon: float,
+    method: str = "dawa",
+    *,
+    rng: np.random.Generator | None = None,
+    workload=None,
+    **options,
+) -> PublishedHistogram:
+    """Release a 1-D or 2-D histogram with ``epsilon``-differential privacy.
+
+    Parameters
+    ----------
+    counts : array_like, 1-D or 2-D
+        Non-negative whole counts (one cell per bin). Validated before any randomness.
+    epsilon : float
+        The total budget of the whole release (all stages together).
+    method : str
+        A key of :data:`PUBLISHERS`: ``"identity"`` (alias ``"lm"``), ``"uniform"``, ``"hb"``,
+        ``"dawa"``, ``"ahp"``, ``"ag"`` (2-D only), ``"mwem"``.
+    rng : numpy.random.Generator, optional
+        Source of all randomness (default: a fresh unseeded generator).
+    workload : None, "identity", "prefix", "range" or array_like, optional
+        The queries the release should answer well; used by the workload-aware publishers
+        (DAWA's second stage, MWEM), ignored by the others. See :func:`workload_matrix`.
+    **options
+        Method-specific tuning (e.g. ``rho`` for DAWA, ``rounds`` for MWEM, ``branching`` for
+        HB); unknown options raise ``TypeError``.
+
+    Returns
+    -------
+    PublishedHistogram
+
+    Raises
+    ------
+    ValueError
+        Bad ``counts`` (negative, fractional, NaN/inf, empty, or a dimension the method does
+        not support), bad ``epsilon``, unknown ``method`` or malformed ``workload``.
+
+    Notes
+    -----
+    Privacy: each publisher is ``epsilon``-DP for add/remove-one neighbours (one cell changes
+    by 1), by sequential composition of its stages (``epsilon_parts``); under replace-one
+    neighbours the same release is ``2 * epsilon``-DP.
+    """
+    if not isinstance(method, str) or method not in _REGISTRY:
+        raise ValueError(f"method must be one of {sorted(_REGISTRY)}, got {method!r}")
+    publisher = _REGISTRY[method]
+    values = check_counts(counts, "counts", ndim=None)
+    if values.ndim not in publisher.dims:
+        raise ValueError(
+            f"counts must be {' or '.join(f'{d}-D' for d in publisher.dims)} for method "
+            f"{publisher.name!r}, got shape {values.shape}"
+        )
+    epsilon = check_epsilon(epsilon)
+    _check_workload(workload)
+    if workload is not None and not isinstance(workload, str):
+        workload_matrix(workload, values.shape)  # shape check, deterministic
+    rng = check_rng(rng)
+    estimate, parts, details = publisher.function(values, epsilon, rng, workload, **options)
+    spent = math.fsum(parts.values())
+    if not math.isclose(spent, epsilon, rel_tol=1e-9, abs_tol=0.0):  # pragma: no cover
+        raise AssertionError(f"{publisher.name} spent {spent}, expected {epsilon}")
+    return PublishedHistogram(
+        counts=np.asarray(estimate, dtype=float).reshape(values.shape),
+        epsilon=epsilon,
+        method=publisher.name,
+        epsilon_parts=parts,
+        details=details,
+    )
+
+
+def _split(epsilon: float, fraction: float) -> tuple[float, float]:
+    """Split ``epsilon`` into ``fraction*epsilon`` and the exact remainder."""
+    first = fraction * epsilon
+    return first, epsilon - first
+
+
+def _no_options(name: str, options: dict) -> None:
+    if options:
+        raise TypeError(f"{name} got unexpected option(s): {', '.join(sorted(options))}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Identity (LM) and Uniform
+# ---------------------------------------------------------------------------------------------
+
+
+@_register(
+    "identity",
+    title="Identity (Laplace per cell, LM)",
+    source="Dwork, McSherry, Nissim, Smith 2006, 'Calibrating noise to sensitivity in private data analysis'",
+    dims=(1, 2),
+    aliases=("lm",),
+)
+def _identity(x: np.ndarray, epsilon: float, rng: np.random.Generator, workload, **options):
+    """Identity / Laplace mechanism: every cell plus Lap(1/epsilon).
+
+    Privacy: the histogram has L1 sensitivity 1 under add/remove-one neighbours (2 under
+    replace-one), so Lap(1/epsilon) per cell is epsilon-DP. Error: variance 2/epsilon^2 per cell.
+
+    References: Dwork, McSherry, Nissim, Smith 2006.
+    """
+    _no_options("identity", options)
+    return x + laplace(1.0 / epsilon, x.shape, rng=rng), {"measure": epsilon}, {}
+
+
+@_register(
+    "uniform",
+    title="Uniform (noisy total spread evenly)",
+    source="DPBench baseline (Hay et al. 2016); the Laplace mechanism on the total (Dwork et al. 2006)",
+    dims=(1, 2),
+)
+def _uniform(x: np.ndarray, epsilon: float, rng: np.random.Generator, workload, **options):
+    """Uniform: release the total with Lap(1/epsilon) and spread it evenly over the cells.
+
+    Privacy: the total has sensitivity 1 under add/remove-one (0 under replace-one),
+    so this is epsilon-DP.
+
+    References: Hay et al. 2016 (DPBench's UNIFORM baseline).
+    """
+    _no_options("uniform", options)
+    total = float(np.sum(x)) + float(laplace(1.0 / epsilon, rng=rng))
+    return np.full(x.shape, total / x.size), {"measure": epsilon}, {"noisy_total": total}
+
+
+# ---------------------------------------------------------------------------------------------
+# Shared machinery: private total, tree least squares, Hilbert order
+# ---------------------------------------------------------------------------------------------
+
+
+def _public_or_private_total(
+    x: np.ndarray, epsilon: float, total, share: float, rng: np.random.Generator
+) -> tuple[float, dict[str, float], float]:
+    """The record count n: public if ``total`` is given, else Lap(1/(share*epsilon)).
+
+    Returns (n estimate, the part spent, the budget left for the rest of the algorithm).
+    """
+    if total is not None:
+        n = check_epsilon(total, "total", allow_zero=True)
+        return n, {}, epsilon
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"total_share must be in (0, 1), got {share!r}")
+    eps_total, rest = _split(epsilon, share)
+    n = float(np.sum(x)) + float(laplace(1.0 / eps_total, rng=rng))
+    return max(n, 1.0), {"total": eps_total}, rest
+
+
+def _tree_least_squares(
+    measured: list[np.ndarray], variances: list[np.ndarray], fanout: int
+) -> np.ndarray:
+    """Best linear unbiased leaf estimates from noisy counts of every node of a complete tree.
+
+    ``measured[l]`` holds the noisy counts of the ``fanout**l`` nodes of level ``l`` (level 0
+    is the root, the last level the leaves; leading axes are a batch), children of a node
+    contiguous; ``variances[l]`` their noise variances (``inf``: not measured; 0 at a leaf:
+    known exactly, e.g. padding). Two passes, as Hay, Rastogi, Miklau, Suciu 2010 §4 but
+    with per-node variances: bottom-up, each node's own measurement is combined with the sum
+    of its children's subtree estimates by inverse-variance weighting; top-down, each
+    parent's final estimate minus the sum of its children's estimates is shared among the
+    children in proportion to their variances. For equal variances this is Hay et al.'s
+    constrained inference; in general it is the generalised least-squares solution (the
+    Gaussian upward-downward recursion on a tree). Post-processing: costs no budget.
+    """
+    depth = len(measured) - 1
+    z: list[np.ndarray] = [np.empty(0)] * (depth + 1)
+    v: list[np.ndarray] = [np.empty(0)] * (depth + 1)
+    z[depth] = np.asarray(measured[depth], dtype=float)
+    v[depth] = np.asarray(variances[depth], dtype=float)
+    for level in range(depth - 1, -1, -1):
+        child = z[level + 1]
+        s = child.reshape(*child.shape[:-1], -1, fanout).sum(axis=-1)
+        vs = v[level + 1].reshape(-1, fanout).sum(axis=-1)
+        var = np.asarray(variances[level], dtype=float)
+        own = np.isfinite(var)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            weight = np.where(own, vs / (var + vs), 0.0)
+            v[level] = np.where(own, var * vs / (var + vs), vs)
+        weight = np.nan_to_num(weight)
+        v[level] = np.nan_to_num(v[level])
+        y = np.nan_to_num(np.asarray(measured[level], dtype=float))
+        z[level] = weight * y + (1.0 - weight) * s
+    estimate = z[0]
+    for level in range(depth):
+        zc = z[level + 1].reshape(*z[level + 1].shape[:-1], -1, fanout)
+        vc = v[level + 1].reshape(-1, fanout)
+        tot = vc.sum(axis=-1, keepdims=True)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            share = np.where(tot > 0, vc / tot, 1.0 / fanout)
+        estimate = zc + share * (estimate - zc.sum(axis=-1))[..., None]
+        estimate = estimate.reshape(*estimate.shape[:-2], -1)
+    return estimate
+
+
+def _level_sums(leaves: np.ndarray, fanout: int, depth: int) -> list[np.ndarray]:
+    """True counts of every level of the complete tree over ``leaves`` (root first)."""
+    levels = [leaves]
+    for _ in range(depth):
+        levels.append(levels[-1].reshape(-1, fanout).sum(axis=-1))
+    return levels[::-1]
+
+
+def hilbert_d2xy(order: int, d) -> tuple[np.ndarray, np.ndarray]:
+    """Cell ``(x, y)`` at position ``d`` of the Hilbert curve on a ``2**order`` square (vectorised).
+
+    Consecutive positions are neighbouring cells (distance 1). Inverse of :func:`hilbert_xy2d`.
+    """
+    t = np.asarray(d, dtype=np.int64).copy()
+    x = np.zeros_like(t)
+    y = np.zeros_like(t)
+    s = 1
+    side = 1 << order
+    while s < side:
+        rx = 1 & (t // 2)
+        ry = 1 & (t ^ rx)
+        flip = (ry == 0) & (rx == 1)
+        x = np.where(flip, s - 1 - x, x)
+        y = np.where(flip, s - 1 - y, y)
+        swap = ry == 0
+        x, y = np.where(swap, y, x), np.where(swap, x, y)
+        x = x + s * rx
+        y = y + s * ry
+        t //= 4
+        s *= 2
+    return x, y
+
+
+def hilbert_xy2d(order: int, x, y) -> np.ndarray:
+    """Position on the Hilbert curve of cell ``(x, y)`` of a ``2**order`` square (vectorised)."""
+    x = np.asarray(x, dtype=np.int64).copy()
+    y = np.asarray(y, dtype=np.int64).copy()
+    d = np.zeros(np.broadcast(x, y).shape, dtype=np.int64)
+    s = (1 << order) // 2
+    while s > 0:
+        rx = ((x & s) > 0).astype(np.int64)
+        ry = ((y & s) > 0).astype(np.int64)
+        d += s * s * ((3 * rx) ^ ry)
+        flip = (ry == 0) & (rx == 1)
+        x = np.where(flip, s - 1 - x, x)
+        y = np.where(flip, s - 1 - y, y)
+        swap = ry == 0
+        x, y = np.where(swap, y, x), np.where(swap, x, y)
+        s //= 2
+    return d
+
+
+def hilbert_order(shape: tuple[int, int]) -> np.ndarray:
+    """C-order flat indices of a ``rows x cols`` grid listed along a Hilbert curve.
+
+    The grid is embedded in the smallest ``2**k`` square; cells outside the grid are skipped,
+    so for a ``2**k`` square every step is to an adjacent cell.
+    """
+    rows, cols = shape
+    order = max(0, math.ceil(math.log2(max(rows, cols, 1))))
+    x, y = hilbert_d2xy(order, np.arange(1 << (2 * order)))
+    inside = (x < rows) & (y < cols)
+    return (x[inside] * cols + y[inside]).astype(np.int64)
+
+
+__all__ += ["hilbert_d2xy", "hilbert_order", "hilbert_xy2d"]
+
+
+class _Workload:
+    """A workload answered without forming a dense matrix for the named kinds.
+
+    ``answer(x)`` returns all query answers of a flat (C-order) vector; ``row(i)`` the i-th
+    query as a flat vector; ``sensitivity`` the largest change of any answer when one cell
+    changes by 1.
+    """
+
+    def __init__(self, workload, shape: tuple[int, ...], rng: np.random.Generator, max_queries: int = 2000):
+        self.shape = shape
+        self.n = int(np.prod(shape))
+        self.kind = "matrix"
+        self.sensitivity = 1.0
+        if workload is None or (isinstance(workload, str) and workload == "identity"):
+            self.kind = "identity"
+            self.size = self.n
+        elif isinstance(workload, str) and workload == "prefix":
+            self.kind = "prefix"
+            self.size = self.n
+        elif isinstance(workload, str) and workload == "range":
+            self.kind = "range"
+            if len(shape) == 1:
+                lo, hi = np.triu_indices(self.n)
+                if lo.size > max_queries:
+                    pick = rng.choice(lo.size, size=max_queries, replace=False)
+                    lo, hi = lo[pick], hi[pick]
+                self.bounds = (lo, hi)
+            else:
+                rows, cols = shape
+                r = np.sort(rng.integers(0, rows, size=(2, max_queries)), axis=0)
+                c = np.sort(rng.integers(0, cols, size=(2, max_queries)), axis=0)
+                self.bounds = (r[0], r[1], c[0], c[1])
+            self.size = self.bounds[0].size
+        else:
+            self.matrix = workload_matrix(workload, shape)
+            self.size = self.matrix.shape[0]
+            self.sensitivity = float(np.max(np.abs(self.matrix))) or 1.0
+
+    def answer(self, flat: np.ndarray) -> np.ndarray:
+        if self.kind == "identity":
+            return flat
+        if self.kind == "matrix":
+            return self.matrix @ flat
+        if len(self.shape) == 1:
+            cs = np.concatenate(([0.0], np.cumsum(flat)))
+            if self.kind == "prefix":
+                return cs[1:]
+            lo, hi = self.bounds
+            return cs[hi + 1] - cs[lo]
+        grid = flat.reshape(self.shape)
+        cs = np.zeros((self.shape[0] + 1, self.shape[1] + 1))
+        cs[1:, 1:] = grid.cumsum(0).cumsum(1)
+        if self.kind == "prefix":
+            return cs[1:, 1:].ravel()
+        r0, r1, c0, c1 = self.bounds
+        return cs[r1 + 1, c1 + 1] - cs[r0, c1 + 1] - cs[r1 + 1, c0] + cs[r0, c0]
+
+    def row(self, i: int) -> np.ndarray:
+        if self.kind == "matrix":
+            return self.matrix[i]
+        q = np.zeros(self.shape)
+        if self.kind == "identity":
+            q.flat[i] = 1.0
+        elif len(self.shape) == 1:
+            if self.kind == "prefix":
+                q[: i + 1] = 1.0
+            else:
+                q[self.bounds[0][i] : self.bounds[1][i] + 1] = 1.0
+        elif self.kind == "prefix":
+            r, c = divmod(i, self.shape[1])
+            q[: r + 1, : c + 1] = 1.0
+        else:
+            r0, r1, c0, c1 = (b[i] for b in self.bounds)
+            q[r0 : r1 + 1, c0 : c1 + 1] = 1.0
+        return q.ravel()
+
+
+# ---------------------------------------------------------------------------------------------
+# HB: hierarchical histograms with a chosen branching factor
+# ---------------------------------------------------------------------------------------------
+
+
+def hb_branching(n_cells: int, ndim: int = 1, *, max_branching: int = 1024) -> tuple[int, int]:
+    """HB's (branching b, height h) for a domain of ``n_cells`` cells (per side in 2-D).
+
+    1-D: minimise ``(b - 1) * h**3`` with ``h = ceil(log_b n)``, Qardaji, Yang, Li 2013's
+    proxy for the average variance of a random range query under constrained inference
+    (about ``(b-1)`` nodes per level, ``h`` levels, each with variance ``~h**2``); it gives
+    b = 16 for n = 4096 as the paper recommends. 2-D (fanout ``b*b``, ``n_cells`` = side):
+    minimise ``(b - 1) * h**2``, our analogue -- a rectangle's boundary dominates and its
+    node count grows like ``(b-1)`` times the side, while each node's variance is ``~h**2``.
+    """
+    best = (math.inf, 2, 1)
+    for b in range(2, max(2, min(max_branching, n_cells)) + 1):
+        h = max(1, math.ceil(math.log(n_cells) / math.log(b) - 1e-12))
+        cost = (b - 1) * h ** (3 if ndim == 1 else 2)
+        if cost < best[0]:
+            best = (cost, b, h)
+    return best[1], best[2]
+
+
+def _interleave(padded: np.ndarray, b: int, h: int) -> np.ndarray:
+    """Flatten a ``b**h x b**h`` grid so that each quadtree-like node's cells are contiguous."""
+    axes = padded.reshape((b,) * h + (b,) * h)
+    perm = [a for pair in zip(range(h), range(h, 2 * h), strict=True) for a in pair]
+    return axes.transpose(perm).reshape(-1)
+
+
+def _deinterleave(flat: np.ndarray, b: int, h: int) -> np.ndarray:
+    perm = [a for pair in zip(range(h), range(h, 2 * h), strict=True) for a in pair]
+    inverse = np.argsort(perm)
+    return flat.reshape((b,) * (2 * h)).transpose(inverse).reshape(b**h, b**h)
+
+
+@_register(
+    "hb",
+    title="HB (hierarchical histogram, chosen branching, constrained inference)",
+    source=(
+        "Qardaji, Yang, Li, 'Understanding hierarchical methods for differentially private "
+        "histograms', PVLDB 6(14), 2013; Hay, Rastogi, Miklau, Suciu, 'Boosting the accuracy of "
+        "differentially private histograms through consistency', PVLDB 3(1), 2010"
+    ),
+    dims=(1, 2),
+)
+def _hb(x: np.ndarray, epsilon: float, rng: np.random.Generator, workload, *, branching: int | None = None):
+    """HB: a b-ary tree of counts, ``epsilon/h`` per level, constrained inference.
+
+    Every level below the root is measured with Lap(h/epsilon) per node (the root is not
+    measured); the leaf estimates are the least-squares consistent solution (Hay et al. 2010).
+    1-D: a b-ary tree over the cells, b from :func:`hb_branching`. 2-D: a quadtree-like
+    hierarchy (each node has ``b x b`` children), not a Hilbert flattening. The domain is
+    padded to ``b**h`` (per side) with public zero cells, which are neither noised nor
+    estimated.
+
+    Privacy: a record lies in exactly one node per level, so under add/remove-one the ``h``
+    levels compose to ``epsilon`` (2*epsilon under replace-one).
+
+    References: Qardaji, Yang, Li 2013; Hay, Rastogi, Miklau, Suciu 2010.
+    """
+    if x.ndim == 1:
+        if branching is None:
+            b, h = hb_branching(x.size, 1)
+        else:
+            b = int(branching)
+            h = max(1, math.ceil(math.log(x.size) / math.log(b) - 1e-12))
+        fanout, size = b, b**h
+        leaves = np.zeros(size)
+        leaves[: x.size] = x
+        real = np.zeros(size, dtype=bool)
+        real[: x.size] = True
+    else:
+        side = max(x.shape)
+        if branching is None:
+            b, h = hb_branching(side, 2)
+        else:
+            b = int(branching)
+            h = max(1, math.ceil(math.log(side) / math.log(b) - 1e-12))
+        fanout = b * b
+        grid = np.zeros((b**h, b**h))
+        grid[: x.shape[0], : x.shape[1]] = x
+        mask = np.zeros((b**h, b**h), dtype=bool)
+        mask[: x.shape[0], : x.shape[1]] = True
+        leaves, real = _interleave(grid, b, h), _interleave(mask, b, h)
+    if b < 2:
+        raise ValueError(f"branching must be an integer >= 2, got {branching!r}")
+    eps_level = epsilon / h
+    var = 2.0 / eps_level**2
+    truth = _level_sums(leaves, fanout, h)
+    reals = [r > 0 for r in _level_sums(real.astype(float), fanout, h)]
+    measured, variances = [np.zeros(1)], [np.full(1, np.inf)]
+    for level in range(1, h + 1):
+        noisy = truth[level] + laplace(1.0 / eps_level, truth[level].shape, rng=rng)
+        if level == h:
+            noisy = np.where(reals[level], noisy, 0.0)
+            variances.append(np.where(reals[level], var, 0.0))
+        else:
+            variances.append(np.where(reals[level], var, np.inf))
+        measured.append(noisy)
+    est = _tree_least_squares(measured, variances, fanout)
+    if x.ndim == 1:
+        out = est[: x.size]
+    else:
+        out = _deinterleave(est, b, h)[: x.shape[0], : x.shape[1]]
+    parts = {f"level_{level}": eps_level for level in range(1, h)}
+    parts[f"level_{h}"] = epsilon - eps_level * (h - 1)
+    return out, parts, {"branching": b, "height": h, "hierarchy": "b-ary" if x.ndim == 1 else "quadtree-like (b x b)"}
+
+
+# ---------------------------------------------------------------------------------------------
+# DAWA: private L1 partition + workload-aware measurement of the buckets
+# ---------------------------------------------------------------------------------------------
+
+
+def dyadic_l1_partition(
+    x: np.ndarray, epsilon: float, bucket_penalty: float, rng: np.random.Generator
+) -> tuple[np.ndarray, float]:
+    """DAWA stage 1 on aligned dyadic intervals: a private least-cost partition of ``x``.
+
+    The candidate buckets are the aligned dyadic intervals ``[j 2^k, (j+1) 2^k)`` of the
+    domain padded with public zeros to ``2^L`` cells. A bucket's cost is its L1 deviation
+    from its mean, ``dev(B) = sum_{i in B} |x_i - mean_B(x)|``, plus ``bucket_penalty`` (the
+    expected absolute error of the bucket's noisy total, ``1/epsilon2``), as in Li et al.
+    2014 §3. Every cost of a bucket of >= 2 cells gets Laplace noise (singletons have
+    ``dev = 0`` whatever the data, so they need none), the noisy deviation is floored at 0
+    (post-processing), and the least-cost partition is found exactly: dyadic intervals form
+    a tree, so the optimum is ``opt(B) = min(cost(B), opt(left) + opt(right))``, one
+    vectorised pass per level.
+
+    Privacy: adding or removing one record changes ``dev`` of a bucket of size s by at most
+    ``2(1 - 1/s)``; a cell lies in one aligned bucket per level, so the vector of all costs
+    has L1 sensitivity ``sum_k 2(1 - 2^-k) < 2L`` and Lap(that/epsilon) per cost is
+    epsilon-DP; the partition is post-processing of it.
+
+    Returns the bucket start offsets (ascending, first 0) in the *unpadded* domain and the
+    noise scale used.
+    """
+    n = x.size
+    depth = max(1, math.ceil(math.log2(n)))
+    size = 1 << depth
+    padded = np.zeros(size)
+    padded[:n] = x
+    sensitivity = sum(2.0 * (1.0 - 2.0**-k) for k in range(1, depth + 1))
+    scale = sensitivity / epsilon
+    best = np.full(size, bucket_penalty)  # level 0: singletons
+    merge_flags = []
+    for k in range(1, depth + 1):
+        blocks = padded.reshape(-1, 1 << k)
+        dev = np.abs(blocks - blocks.mean(axis=1, keepdims=True)).sum(axis=1)
+        noisy = np.maximum(dev + laplace(scale, dev.shape, rng=rng), 0.0) + bucket_penalty
+        split = best.reshape(-1, 2).sum(axis=1)
+        merge = noisy <= split
+        best = np.where(merge, noisy, split)
+        merge_flags.append(merge)
+    # Top-down: a node is a bucket if it merges and no ancestor is a bucket.
+    covered = np.zeros(1, dtype=bool)
+    starts = []
+    for k in range(depth, 0, -1):
+        flags = merge_flags[k - 1]
+        is_bucket = flags & ~covered
+        starts.append(np.flatnonzero(is_bucket) << k)
+        covered = np.repeat(covered | flags, 2)
+    starts.append(np.flatnonzero(~covered))
+    start = np.sort(np.concatenate(starts))
+    start = start[start < n]
+    return start, scale
+
+
+def _bucket_hierarchy_design(
+    k: int, workload_kind: str, bucket_workload: np.ndarray | None
+) -> tuple[int, int, np.ndarray, str]:
+    """Choose the level weights of a hierarchy over ``k`` bucket totals for the workload.
+
+    Candidates: all budget on the bucket totals ("identity"), or a b-ary tree (b from
+    :func:`hb_branching`) with per-level budget proportional to ``gamma**depth``,
+    gamma in {0.5, 1, 2}. Each candidate's expected total squared error on the workload is
+    computed exactly (data-independent) from the least-squares estimator's response to every
+    unit of noise; the cheapest wins. Above 1024 buckets the uniform tree is taken untested.
+    Returns (branching, height, weights over levels 1..h summing to 1, label).
+    """
+    b, h = hb_branching(max(k, 2), 1)
+    if workload_kind == "identity":
+        return b, h, np.eye(h)[-1], "identity"
+    candidates = {"identity": np.eye(h)[-1]}
+    for gamma in (0.5, 1.0, 2.0):
+        w = gamma ** np.arange(h, dtype=float)
+        candidates[f"tree(gamma={gamma:g})"] = w / w.sum()
+    if k > 1024:
+        return b, h, candidates["tree(gamma=1)"], "tree(gamma=1)"
+    best_label, best_err = "identity", math.inf
+    for label, weights in candidates.items():
+        measured, variances, index = [np.zeros((0, 1))], [np.full(1, np.inf)], []
+        for level in range(1, h + 1):
+            nodes = b**level
+            real = np.arange(nodes) * (b ** (h - level)) < k
+            if weights[level - 1] > 0:
+                var = np.where(real, 2.0 / weights[level - 1] ** 2, np.inf if level < h else 0.0)
+            else:
+                var = np.where(real, np.inf, np.inf if level < h else 0.0)
+            variances.append(var)
+            index.append(np.flatnonzero(np.isfinite(var) & (var > 0)))
+        total = sum(i.size for i in index)
+        offset = 0
+        for level in range(1, h + 1):
+            block = np.zeros((total, b**level))
+            rows = np.arange(offset, offset + index[level - 1].size)
+            block[rows, index[level - 1]] = np.sqrt(variances[level][index[level - 1]])
+            measured.append(block)
+            offset += index[level - 1].size
+        measured[0] = np.zeros((total, 1))
+        response = _tree_least_squares(measured, variances, b)[:, :k]  # noise -> bucket totals
+        if workload_kind == "prefix":
+            err = float(np.sum(np.cumsum(response, axis=1) ** 2))
+        elif workload_kind == "range":
+            p = np.concatenate([np.zeros((total, 1)), np.cumsum(response, axis=1)], axis=1)
+            err = float(np.sum((k + 1) * np.sum(p**2, axis=1) - np.sum(p, axis=1) ** 2))
+        else:
+            err = float(np.sum((bucket_workload @ response.T) ** 2))
+        if err < best_err:
+            best_label, best_err = label, err
+    return b, h, candidates[best_label], best_label
+
+
+@_register(
+    "dawa_dyadic",
+    title="DAWA on aligned dyadic buckets (private L1 partition + workload-aware measurement)",
+    source=(
+        "Li, Hay, Miklau, Wang, 'A data- and workload-aware algorithm for range queries under "
+        "differential privacy', PVLDB 7(5), 2014"
+    ),
+    dims=(1, 2),
+    workload_aware=True,
+    aliases=("dawa",),
+    simplification=(
+        "Stage 1 considers only *aligned* dyadic intervals (the paper: every interval whose "
+        "length is a power of 2), and calibrates the cost noise to the L1 sensitivity of the "
+        "whole cost vector, about 2*log2(n)/epsilon1, instead of the paper's 2/epsilon1 per "
+        "interval (a proof we could check). Stage 2 picks among an identity measurement and "
+        "three level-weight profiles of a hierarchy over the buckets by exact expected "
+        "workload error, instead of the paper's GreedyH strategy search; inference is least "
+        "squares on that tree. 2-D: cells in Hilbert order."
+    ),
+)
+def _dawa(
+    x: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+    workload,
+    *,
+    rho: float = 0.25,
+):
+    """DAWA (two stages, after Li, Hay, Miklau, Wang 2014), on aligned dyadic buckets.
+
+    Stage 1 (``rho * epsilon``): :func:`dyadic_l1_partition` groups contiguous cells of
+    similar counts into buckets. Stage 2 (``(1 - rho) * epsilon``): the bucket totals are
+    measured with a strategy chosen for the workload (Laplace on every bucket total for the
+    identity workload; for prefix/range/explicit workloads the best of a few hierarchies
+    over the buckets, see :func:`_bucket_hierarchy_design`), least-squares inference makes
+    them consistent, and each bucket's total is spread uniformly over its cells. 2-D
+    histograms are flattened along a Hilbert curve (:func:`hilbert_order`), as 000 §4.2.2
+    describes for PriRP, and unflattened at the end; a 2-D workload is then matched by its
+    1-D analogue over the Hilbert order (an explicit matrix is permuted accordingly).
+
+    Privacy: sequential composition of an ``rho*epsilon``-DP partition and an
+    ``(1-rho)*epsilon``-DP measurement (each record is in one bucket, and in one node per
+    measured level of the bucket hierarchy), under add/remove-one neighbours; 2*epsilon-DP
+    under replace-one.
+
+    References: Li, Hay, Miklau, Wang, PVLDB 7(5) 2014; 000 §4.2.2; Hilbert 1891 (the curve).
+    """
+    if not 0.0 < rho < 1.0:
+        raise ValueError(f"rho must be in (0, 1), got {rho!r}")
+    shape = x.shape
+    order = hilbert_order(shape) if x.ndim == 2 else None
+    flat = x.ravel()[order] if order is not None else x
+    eps1, eps2 = _split(epsilon, rho)
+    start, scale = dyadic_l1_partition(flat, eps1, 1.0 / eps2, rng)
+    n, k = flat.size, start.size
+    sizes = np.diff(np.append(start, n))
+    totals = np.add.reduceat(flat, start)
+    if workload is None or (isinstance(workload, str) and workload == "identity"):
+        kind, bucket_workload = "identity", None
+    elif isinstance(workload, str):
+        kind, bucket_workload = workload, None
+    else:
+        kind = "matrix"
+        matrix = workload_matrix(workload, shape)
+        if order is not None:
+            matrix = matrix[:, order]
+        bucket_workload = np.add.reduceat(matrix, start, axis=1) / sizes
+    b, h, weights, label = _bucket_hierarchy_design(k, kind, bucket_workload)
+    if label == "identity":
+        bucket_est = totals + laplace(1.0 / eps2, k, rng=rng)
+    else:
+        leaves = np.zeros(b**h)
+        leaves[:k] = totals
+        truth = _level_sums(leaves, b, h)
+        measured, variances = [np.zeros(1)], [np.full(1, np.inf)]
+        for level in range(1, h + 1):
+            real = np.arange(b**level) * (b ** (h - level)) < k
+            eps_l = weights[level - 1] * eps2  # every tree profile has all weights > 0
+            noisy = truth[level] + laplace(1.0 / eps_l, truth[level].shape, rng=rng)
+            var = np.where(real, 2.0 / eps_l**2, np.inf if level < h else 0.0)
+            measured.append(np.where(real, noisy, 0.0))
+            variances.append(var)
+        bucket_est = _tree_least_squares(measured, variances, b)[:k]
+    cells = np.repeat(bucket_est / sizes, sizes)
+    if order is not None:
+        out = np.empty(n)
+        out[order] = cells
+        cells = out.reshape(shape)
+    details = {
+        "n_buckets": int(k),
+        "bucket_starts": start,
+        "partition_noise_scale": scale,
+        "strategy": label,
+        "cell_order": "hilbert" if order is not None else "natural",
+    }
+    return cells, {"partition": eps1, "measure": eps2}, details
+
+
+# ---------------------------------------------------------------------------------------------
+# AHP: noisy counts, threshold, sort, cluster, re-measure the clusters
+# ---------------------------------------------------------------------------------------------
+
+
+def _greedy_sorted_clusters(sorted_values: np.ndarray, noise_var: float, measure_var: float) -> np.ndarray:
+    """Cut a sorted sequence of noisy counts into clusters by a greedy left-to-right scan.
+
+    A cluster C's estimated squared error is ``max(SSE(C) - |C| noise_var, 0) + measure_var /
+    |C|`` (its within-cluster spread, corrected for the first-stage noise, plus the error of
+    its re-measured total spread over |C| cells); the next value joins the current cluster
+    when that is cheaper than opening a new one. Inherently sequential; O(n) with running
+    sums. Returns the cluster label of every sorted position.
+    """
+    labels = np.empty(sorted_values.size, dtype=np.int64)
+    label, count, s, ss = 0, 0, 0.0, 0.0
+    for i, v in enumerate(sorted_values.tolist()):
+        if count:
+            c2, s2, ss2 = count + 1, s + v, ss + v * v
+            old = max(ss - s * s / count - count * noise_var, 0.0) + measure_var / count
+            new = max(ss2 - s2 * s2 / c2 - c2 * noise_var, 0.0) + measure_var / c2
+            if new <= old + measure_var:
+                count, s, ss = c2, s2, ss2
+                labels[i] = label
+                continue
+            label += 1
+        count, s, ss = 1, v, v * v
+        labels[i] = label
+    return labels
+
+
+@_register(
+    "ahp_greedy",
+    title="AHP with a greedy sorted clustering",
+    source=(
+        "Zhang, Chen, Xu, Meng, Xie, 'Towards accurate histogram publication under "
+        "differential privacy', SDM 2014"
+    ),
+    dims=(1, 2),
+    simplification=(
+        "AHP's structure (noisy counts with epsilon1, thresholding of small counts, sorting, "
+        "greedy clustering of the sorted noisy values, Laplace on the cluster totals with "
+        "epsilon2, uniform spreading); the threshold (2/epsilon1 by default) and the greedy "
+        "merge criterion (estimated squared error) are our choices, not the paper's."
+    ),
+)
+def _ahp(
+    x: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+    workload,
+    *,
+    rho: float = 0.5,
+    threshold: float | None = None,
+):
+    """AHP-style publication: cluster cells by their noisy counts, then re-measure clusters.
+
+    Stage 1 (``rho * epsilon``): every cell + Lap(1/epsilon1); noisy counts below
+    ``threshold`` (default ``2/epsilon1``) are set to 0; the values are sorted and cut into
+    clusters by :func:`_greedy_sorted_clusters`. Stage 2 (``(1 - rho) * epsilon``): the true
+    total of each cluster (a set of cells, not necessarily contiguous) + Lap(1/epsilon2),
+    spread evenly over its cells.
+
+    Privacy: stage 1 is the Laplace mechanism on the histogram (sensitivity 1); the clusters
+    are a function of its output; each record lies in one cluster, so stage 2 has
+    sensitivity 1. Sequential composition: epsilon-DP under add/remove-one (2*epsilon under
+    replace-one).
+
+    References: Zhang, Chen, Xu, Meng, Xie, SDM 2014.
+    """
+    if not 0.0 < rho < 1.0:
+        raise ValueError(f"rho must be in (0, 1), got {rho!r}")
+    eps1, eps2 = _split(epsilon, rho)
+    flat = x.ravel()
+    noisy = flat + laplace(1.0 / eps1, flat.size, rng=rng)
+    theta = 2.0 / eps1 if threshold is None else float(threshold)
+    noisy = np.where(noisy < theta, 0.0, noisy)
+    order = np.argsort(noisy, kind="stable")
+    labels_sorted = _greedy_sorted_clusters(noisy[order], 2.0 / eps1**2, 2.0 / eps2**2)
+    labels = np.empty(flat.size, dtype=np.int64)
+    labels[order] = labels_sorted
+    n_clusters = int(labels_sorted[-1]) + 1
+    totals = np.bincount(labels, weights=flat, minlength=n_clusters)
+    sizes = np.bincount(labels, minlength=n_clusters)
+    est = (totals + laplace(1.0 / eps2, n_clusters, rng=rng)) / sizes
+    return est[labels].reshape(x.shape), {"cluster": eps1, "measure": eps2}, {
+        "n_clusters": n_clusters,
+        "threshold": theta,
+    }
+
+
+# ---------------------------------------------------------------------------------------------
+# AG: adaptive grids (2-D)
+# ---------------------------------------------------------------------------------------------
+
+
+def _edges(length: int, parts: int) -> np.ndarray:
+    """Block index of each of ``length`` positions when cut into ``parts`` near-equal blocks."""
+    parts = max(1, min(parts, length))
+    return (np.arange(length) * parts) // length
+
+
+@_register(
+    "ag",
+    title="AG (adaptive grids, 2-D)",
+    source=(
+        "Qardaji, Yang, Li, 'Differentially private grids for geospatial data', ICDE 2013"
+    ),
+    dims=(2,),
+)
+def _ag(
+    x: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+    workload,
+    *,
+    alpha: float = 0.5,
+    c: float = 10.0,
+    c2: float = 5.0,
+    total: float | None = None,
+    total_share: float = 0.05,
+):
+    """AG: a coarse m1 x m1 grid, then an m2 x m2 grid inside every coarse cell.
+
+    ``m1 = max(10, ceil(sqrt(N epsilon / c) / 4))`` with c = 10; the coarse counts get
+    ``alpha * epsilon`` (alpha = 0.5); each coarse cell with noisy count N' is cut into
+    ``m2 = ceil(sqrt(N' (1 - alpha) epsilon / c2))`` per side (c2 = 5) fine cells measured with
+    ``(1 - alpha) * epsilon``; constrained inference combines each coarse count with the sum
+    of its fine counts by inverse-variance weighting and spreads the difference equally over
+    the fine cells; every fine cell's estimate is spread uniformly over its grid cells. On a
+    discrete grid m1 and m2 are capped by the number of cells available (blocks of
+    near-equal size). N is the public ``total`` if given, else estimated with
+    ``total_share * epsilon`` (Lap noise) -- the paper takes N as known; we spend for it.
+
+    Privacy: each record is in one coarse and one fine cell; N (if private), the coarse and
+    the fine counts compose sequentially to epsilon (add/remove-one; 2*epsilon replace-one).
+
+    References: Qardaji, Yang, Li, ICDE 2013.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise ValueError(f"alpha must be in (0, 1), got {alpha!r}")
+    n_records, parts, rest = _public_or_private_total(x, epsilon, total, total_share, rng)
+    eps_coarse, eps_fine = _split(rest, alpha)
+    rows, cols = x.shape
+    m1 = max(10, math.ceil(math.sqrt(n_records * rest / c) / 4))
+    ri, ci = _edges(rows, m1), _edges(cols, m1)
+    m1r, m1c = int(ri[-1]) + 1, int(ci[-1]) + 1
+    coarse_id = ri[:, None] * m1c + ci[None, :]
+    n_coarse = m1r * m1c
+    coarse_true = np.bincount(coarse_id.ravel(), weights=x.ravel(), minlength=n_coarse)
+    coarse_noisy = coarse_true + laplace(1.0 / eps_coarse, n_coarse, rng=rng)
+    m2 = np.ceil(np.sqrt(np.maximum(coarse_noisy, 0.0) * eps_fine / c2)).astype(np.int64)
+    m2 = np.maximum(m2, 1)
+    # Position of every grid cell inside its coarse block, and the block's size.
+    r_start = np.searchsorted(ri, np.arange(m1r))
+    c_start = np.searchsorted(ci, np.arange(m1c))
+    r_len = np.bincount(ri, minlength=m1r)
+    c_len = np.bincount(ci, minlength=m1c)
+    local_r = np.arange(rows) - r_start[ri]
+    local_c = np.arange(cols) - c_start[ci]
+    m2_cell = m2[coarse_id]
+    m2r = np.minimum(m2_cell, r_len[ri][:, None])
+    m2c = np.minimum(m2_cell, c_len[ci][None, :])
+    fr = (local_r[:, None] * m2r) // r_len[ri][:, None]
+    fc = (local_c[None, :] * m2c) // c_len[ci][None, :]
+    big = int(m2.max()) + 1
+    fine_key = (coarse_id * big + fr) * big + fc
+    keys, fine_id = np.unique(fine_key.ravel(), return_inverse=True)
+    n_fine = keys.size
+    fine_true = np.bincount(fine_id, weights=x.ravel(), minlength=n_fine)
+    fine_noisy = fine_true + laplace(1.0 / eps_fine, n_fine, rng=rng)
+    fine_coarse = keys // (big * big)
+    per_coarse = np.bincount(fine_coarse, minlength=n_coarse)
+    fine_sum = np.bincount(fine_coarse, weights=fine_noisy, minlength=n_coarse)
+    var_c, var_f = 2.0 / eps_coarse**2, 2.0 / eps_fine**2
+    combined = (coarse_noisy * per_coarse * var_f + fine_sum * var_c) / (var_c + per_coarse * var_f)
+    fine_est = fine_noisy + ((combined - fine_sum) / per_coarse)[fine_coarse]
+    cell_count = np.bincount(fine_id, minlength=n_fine)
+    out = (fine_est / cell_count)[fine_id].reshape(x.shape)
+    parts = {**parts, "coarse": eps_coarse, "fine": eps_fine}
+    return out, parts, {"m1": (m1r, m1c), "n_fine_cells": int(n_fine), "n_estimate": n_records}
+
+
+# ---------------------------------------------------------------------------------------------
+# MWEM
+# ---------------------------------------------------------------------------------------------
+
+
+@_register(
+    "mwem",
+    title="MWEM (multiplicative weights + exponential mechanism)",
+    source=(
+        "Hardt, Ligett, McSherry, 'A simple and practical algorithm for differentially private "
+        "data release', NeurIPS 2012"
+    ),
+    dims=(1, 2),
+    workload_aware=True,
+)
+def _mwem(
+    x: np.ndarray,
+    epsilon: float,
+    rng: np.random.Generator,
+    workload,
+    *,
+    rounds: int = 10,
+    replays: int = 20,
+    total: float | None = None,
+    total_share: float = 0.05,
+):
+    """MWEM: T rounds of (select the worst query, measure it, multiplicative-weights update).
+
+    The total n is the public ``total`` if given, else estimated with ``total_share *
+    epsilon`` (default; the paper treats n as public). Each of the ``rounds`` rounds spends
+    half of its share choosing, by the exponential mechanism
+    (:func:`~dpwidgets.engine.mechanisms.exponential_mechanism`) with quality
+    ``|q . A - q . x|``, the query the current estimate A answers worst, and half measuring
+    it with the Laplace mechanism; A (initially uniform with total n) is then updated by
+    ``A_i <- A_i exp(q_i (m - q . A) / (2n))`` over all measurements so far, ``replays``
+    times (the paper's repeated passes), and renormalised to total n. The output is the
+    final A. Without a workload the identity workload is used.
+
+    Privacy: the quality and the query have sensitivity ``max |q_i|`` (1 for counting
+    queries) under add/remove-one; 2T mechanisms of ``epsilon'/(2T)`` each plus the total
+    compose to epsilon (2*epsilon under replace-one).
+
+    References: Hardt, Ligett, McSherry 2012; McSherry, Talwar 2007.
+    """
+    from .mechanisms import exponential_mechanism
+
+    rounds = int(rounds)
+    if rounds < 1:
+        raise ValueError(f"rounds must be an integer >= 1, got {rounds!r}")
+    n_records, parts, rest = _public_or_private_total(x, epsilon, total, total_share, rng)
+    work = _Workload(workload, x.shape, rng)
+    flat = x.ravel()
+    true_answers = work.answer(flat)
+    estimate = np.full(flat.size, n_records / flat.size)
+    eps_round = rest / rounds
+    eps_select = eps_round / 2.0
+    chosen: list[int] = []
+    rows: list[np.ndarray] = []
+    values: list[float] = []
+    for _ in range(rounds):
+        quality = np.abs(work.answer(estimate) - true_answers)
+        i = int(exponential_mechanism(quality, eps_select, work.sensitivity, rng=rng)[0])
+        q = work.row(i)
+        m = float(true_answers[i]) + float(laplace(work.sensitivity / (eps_round - eps_select), rng=rng))
+        chosen.append(i)
+        rows.append(q)
+        values.append(m)
+        for _ in range(replays):
+            for q_j, m_j in zip(rows, values, strict=True):
+                error = m_j - float(q_j @ estimate)
+                estimate = estimate * np.exp(np.clip(q_j * error / (2.0 * n_records), -50, 50))
+                estimate *= n_records / estimate.sum()
+    parts = {**parts}
+    for t in range(rounds):
+        parts[f"select_{t + 1}"] = eps_select
+        parts[f"measure_{t + 1}"] = eps_round - eps_select
+    return estimate.reshape(x.shape), parts, {"queries": chosen, "n_estimate": n_records}
