@@ -23,11 +23,19 @@ $(VENV)/.installed-demo: pyproject.toml | $(BIN)/python
 
 venv: $(VENV)/.installed-test
 
-# The UI tests drive Debian's Chromium (Playwright never downloads a browser here).
+# The UI tests drive Debian's Chromium (Playwright never downloads a browser here), plus a
+# font so that screenshots are legible on minimal images. DPW_CHROMIUM=/path/to/chromium
+# points the tests at another binary and skips the install.
 browser:
-	@command -v chromium >/dev/null 2>&1 || { \
-	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
-	  $$SUDO apt-get update -qq && $$SUDO apt-get install -y -qq chromium >/dev/null; }
+	@if [ -n "$$DPW_CHROMIUM" ]; then exit 0; fi; \
+	command -v chromium >/dev/null 2>&1 && \
+	  [ -e /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf ] && exit 0; \
+	command -v apt-get >/dev/null 2>&1 || { \
+	  echo "make browser: no apt-get; install Chromium and set DPW_CHROMIUM=/path/to/it" >&2; \
+	  exit 1; }; \
+	SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	$$SUDO apt-get update -qq && \
+	  $$SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
 
 demo: $(VENV)/.installed-demo
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."

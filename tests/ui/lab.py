@@ -1,0 +1,206 @@
+"""Page helpers for the browser tests: open a notebook, run it, find and poke its widgets.
+
+Every wait is on a DOM condition (or, for "the figure changed", on a condition re-checked until
+a deadline); nothing sleeps a fixed time and hopes.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlparse
+
+from playwright.sync_api import Locator, Page
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
+from playwright.sync_api import expect as pw_expect
+
+# What ipywidgets / JupyterLab show instead of a widget that failed to render.
+WIDGET_ERRORS = ("Error displaying widget", "Click to show javascript error", "Model not found")
+
+RUN_TIMEOUT_MS = 120_000
+
+# Counts a notebook's code cells, how many have an execution count and how many are queued or
+# running ("[*]"). A cell that raised keeps its execution count; the cells queued after it go
+# back to "[ ]".
+_CELL_STATE_JS = """
+(scope) => {
+  const root = document.querySelector(scope);
+  if (!root) return null;
+  const text = [...root.querySelectorAll('.jp-CodeCell .jp-InputArea-prompt')]
+    .map(p => p.textContent.trim());
+  return {
+    cells: text.length,
+    done: text.filter(t => /^\\[\\d+\\]:?$/.test(t)).length,
+    running: text.filter(t => t.includes('*')).length,
+  };
+}
+"""
+
+
+@dataclass
+class PageLog:
+    """What the page complained about: console errors, uncaught exceptions, off-host requests."""
+
+    allowed_host: str
+    console_errors: list[str] = field(default_factory=list)
+    page_errors: list[str] = field(default_factory=list)
+    external_requests: list[str] = field(default_factory=list)
+    failed_requests: list[str] = field(default_factory=list)
+
+    @classmethod
+    def attach(cls, page: Page, allowed_host: str) -> PageLog:
+        log = cls(allowed_host)
+
+        def on_request(request):
+            if urlparse(request.url).hostname not in (allowed_host, None):
+                if not request.url.startswith(("data:", "blob:")):
+                    log.external_requests.append(request.url)
+
+        page.on("request", on_request)
+        page.on("console", lambda m: log.console_errors.append(m.text)
+                if m.type == "error" else None)
+        page.on("pageerror", lambda e: log.page_errors.append(str(e)))
+        page.on("requestfailed", lambda r: log.failed_requests.append(
+            f"{r.url} ({r.failure})"))
+        return log
+
+    def summary(self) -> str:
+        parts = [
+            ("console errors", self.console_errors),
+            ("page errors", self.page_errors),
+            ("requests to other hosts", self.external_requests),
+            ("failed requests", self.failed_requests),
+        ]
+        return "\n".join(f"{name}:\n  " + "\n  ".join(items or ["(none)"])
+                         for name, items in parts)
+
+
+def screenshot(page: Page, folder: Path, name: str) -> Path:
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+# -- JupyterLab --------------------------------------------------------------------------------
+NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
+
+
+def open_notebook(page: Page, url: str) -> Locator:
+    """Open a notebook in JupyterLab and wait until its kernel is idle; return the notebook."""
+    page.goto(url)
+    notebook = page.locator(NOTEBOOK)
+    pw_expect(notebook.locator(".jp-Cell").first).to_be_visible(timeout=60_000)
+    pw_expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(
+        1, timeout=60_000)
+    return notebook
+
+
+def cell_state(page: Page) -> dict:
+    return page.evaluate(_CELL_STATE_JS, NOTEBOOK)
+
+
+def _start_run_all(page: Page, attempts: int = 3) -> None:
+    """Click Run > Run All Cells until the notebook shows a queued or finished cell.
+
+    Right after the page loads, the notebook may not be JupyterLab's current widget yet and
+    the menu item is then disabled (or the click is lost): focus a cell, check the item is
+    enabled, and confirm on the DOM that the run started; else close the menu and retry.
+    """
+    started = f"""() => {{
+      const s = ({_CELL_STATE_JS})({NOTEBOOK!r});
+      return s && (s.done > 0 || s.running > 0);
+    }}"""
+    item = page.locator(".lm-Menu-item:not(.lm-mod-disabled)").filter(
+        has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")))
+    for _ in range(attempts):
+        page.locator(f"{NOTEBOOK} .jp-CodeCell .jp-InputArea-prompt").first.click()
+        page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
+        try:
+            item.click(timeout=5_000)
+            page.wait_for_function(started, timeout=10_000, polling=100)
+            return
+        except PlaywrightTimeoutError:
+            page.keyboard.press("Escape")
+    raise AssertionError(f"Run All Cells did not start after {attempts} attempts")
+
+
+def run_all_cells(page: Page, timeout_ms: int = RUN_TIMEOUT_MS) -> dict:
+    """Run > Run All Cells from the menu bar; wait until the queue is empty.
+
+    Returns the final cell state; fails (quoting the traceback) if a cell raised, i.e. if the
+    queue stopped before every code cell had an execution count.
+    """
+    state = cell_state(page)
+    assert state and state["cells"] > 0, f"no code cells in {NOTEBOOK}: {state}"
+    assert state["done"] == 0, (
+        f"the notebook was saved with execution counts ({state}); strip its outputs")
+    _start_run_all(page)
+    # Finished: something ran and nothing is queued any more.
+    page.wait_for_function(
+        f"""() => {{
+          const s = ({_CELL_STATE_JS})({NOTEBOOK!r});
+          return s && s.done > 0 && s.running === 0;
+        }}""",
+        timeout=timeout_ms,
+        polling=250,
+    )
+    state = cell_state(page)
+    if state["done"] < state["cells"]:
+        stderr = page.locator(
+            f'{NOTEBOOK} [data-mime-type="application/vnd.jupyter.stderr"]').all_inner_texts()
+        tracebacks = [t for t in stderr if "Traceback" in t or "Error" in t] or stderr
+        raise AssertionError(
+            f"Run All Cells stopped early ({state}):\n" + "\n---\n".join(tracebacks)[-4000:])
+    return state
+
+
+# -- widgets, in any page (JupyterLab or Voila) -------------------------------------------------
+def assert_no_widget_errors(scope: Locator) -> None:
+    text = scope.inner_text()
+    found = [e for e in WIDGET_ERRORS if e in text]
+    assert not found, f"widget errors on the page: {found}"
+
+
+def wait_for_bokeh(scope: Locator, count: int = 1, timeout_ms: int = 60_000) -> Locator:
+    """Wait until ``count`` Bokeh canvases are visible in ``scope``; return them.
+
+    BokehJS 3 renders into shadow roots; Playwright's CSS engine pierces them.
+    """
+    canvases = scope.locator(".bk-Canvas")
+    pw_expect(canvases.nth(count - 1)).to_be_visible(timeout=timeout_ms)
+    return canvases
+
+
+def wait_until_changed(locator: Locator, before: bytes, timeout_s: float = 30.0) -> bytes:
+    """Re-screenshot ``locator`` until it differs from ``before``; return the new image."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = locator.screenshot(animations="disabled")
+        if now != before:
+            return now
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{locator} did not change within {timeout_s}s")
+        locator.page.wait_for_timeout(200)  # the re-check interval of a condition, not a sync
+
+
+def nudge_slider(slider: Locator, presses: int = 3, key: str = "ArrowRight") -> None:
+    """Move an ipywidgets slider (``.widget-slider``) with the keyboard on its handle."""
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    for _ in range(presses):
+        handle.press(key)
+
+
+def readout(slider: Locator) -> str:
+    return slider.locator(".widget-readout").first.inner_text().strip()
+
+
+def type_into_readout(slider: Locator, text: str) -> None:
+    """Set an ipywidgets slider by typing into its editable readout, then Enter."""
+    box = slider.locator(".widget-readout").first
+    box.click()
+    box.press("Control+A")
+    box.press_sequentially(text)
+    box.press("Enter")
