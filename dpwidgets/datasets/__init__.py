@@ -23,3 +23,30 @@ __all__ = [
     "zipf_histogram",
     "zipf_item_scores",
 ]
+
+# Regression-diagnostics scenarios (000 Ch. 4; 002) and the models under diagnosis.
+from .regression import (  # noqa: E402
+    RESIDUAL_SCENARIOS,
+    FittedModel,
+    RegressionData,
+    binormal_scores,
+    discriminatory_scenario,
+    fit_model,
+    load_breast_cancer_data,
+    load_diabetes_data,
+    logistic_scenario,
+    residual_scenario,
+)
+
+__all__ += [
+    "RESIDUAL_SCENARIOS",
+    "FittedModel",
+    "RegressionData",
+    "binormal_scores",
+    "discriminatory_scenario",
+    "fit_model",
+    "load_breast_cancer_data",
+    "load_diabetes_data",
+    "logistic_scenario",
+    "residual_scenario",
+]

@@ -1,0 +1,350 @@
+"""Tests for dpwidgets.engine.diagnostics: private bounds, PriRP, PriROC, PriBRP and metrics.
+
+Every seed is fixed, so each test is deterministic; the statistical tests state n, epsilon,
+the number of repetitions and why the bound is what it is (measured margins are in comments).
+The accuracy tests use the default publisher ("dawa") and the default (replace-one) neighbours.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpwidgets.datasets import binormal_scores, fit_model, logistic_scenario, residual_scenario
+from dpwidgets.engine.diagnostics import (
+    auc_error,
+    binned_residuals,
+    discriminatory_power,
+    private_binned_residual_plot,
+    private_bounds,
+    private_residual_plot,
+    private_roc_curve,
+    regret,
+    residual_plot_similarity,
+    roc_auc,
+    roc_fixed_laplace,
+    s_recursive_medians,
+    shape_distance,
+    symmetric_difference,
+)
+
+
+def _budget_exact(result) -> None:
+    assert math.fsum(result.epsilon_parts.values()) == result.epsilon
+    assert all(v >= 0 for v in result.epsilon_parts.values())
+
+
+# ---------------------------------------------------------------------------------------------
+# Private bounds (000 Alg. 10)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_private_bounds_covers_about_theta():
+    # n = 10,000, eps = 0.5 (n·eps = 5000 >> 470): Thm 9 gives coverage >= θ - 0.1 w.p. 0.95;
+    # N(0, 10) has 95% inside ±19.6, so the answer is ±32 (covers 99.9%) or ±16 (89%).
+    x = np.random.default_rng(0).normal(0, 10, 10_000)
+    for seed in range(5):
+        b = private_bounds(x, 0.5, rng=np.random.default_rng(seed))
+        assert b.half_width == 2.0**b.doublings and not b.capped
+        assert b.lower == -b.upper
+        assert np.mean((x >= b.lower) & (x <= b.upper)) >= 0.85
+        assert b.half_width in (16.0, 32.0)
+
+
+def test_private_bounds_centre_unit_and_cap():
+    x = np.random.default_rng(1).uniform(990, 1010, 5000)
+    b = private_bounds(x, 1.0, mu=2.0, center=1000.0, rng=np.random.default_rng(2))
+    assert b.center == 1000.0 and b.half_width in (8.0, 16.0) and b.mu == 2.0
+    capped = private_bounds(x, 1.0, max_doublings=3, rng=np.random.default_rng(2))
+    assert capped.capped and capped.half_width == 8.0  # nothing near 0: the cap is returned
+
+
+# ---------------------------------------------------------------------------------------------
+# PriRP (000 Alg. 9)
+# ---------------------------------------------------------------------------------------------
+
+
+def _residual_fit(name: str, n: int, seed: int) -> np.ndarray:
+    data = residual_scenario(name, n, np.random.default_rng(seed))
+    fit = fit_model(data.X, data.y, "ols")
+    return np.column_stack((fit.predictions, fit.residuals))
+
+
+@pytest.mark.slow
+def test_prirp_separates_ideal_from_violations():
+    # 000 Fig. 4.3: Sim(true Ideal plot, noisy plot) for noisy plots of Ideal, Heteroscedastic
+    # and Nonlinear data. n = 5000, eps = 1 (n·eps = 5000; published TVD > 0.95 from 1000),
+    # 5 noisy plots each. Measured: Sim(I) ≈ 0.09-0.13, Sim(H), Sim(N) ≈ 0.6: the samples must
+    # not overlap (TVD 1) — a PriRP that lost the fan or the hook would fail.
+    truth = {name: _residual_fit(name, 5000, seed)
+             for seed, name in enumerate(("ideal", "heteroscedastic", "nonlinear"))}
+    sims = {
+        name: [residual_plot_similarity(truth["ideal"], private_residual_plot(
+            pts[:, 0], pts[:, 1], 1.0, np.random.default_rng(10 + rep)).points)
+               for rep in range(5)]
+        for name, pts in truth.items()
+    }
+    assert max(sims["ideal"]) < 0.25
+    for bad in ("heteroscedastic", "nonlinear"):
+        assert min(sims[bad]) > max(sims["ideal"]) + 0.2
+        assert discriminatory_power(sims["ideal"], sims[bad], value_range=(0, 1)) == 1.0
+
+
+def test_prirp_invariants_and_budget():
+    pts = _residual_fit("heteroscedastic", 2000, 3)
+    res = private_residual_plot(pts[:, 0], pts[:, 1], 0.5, np.random.default_rng(4))
+    _budget_exact(res)
+    eps1 = min(0.3 * 0.5, 470 / 2000)
+    assert res.epsilon_parts["bounds_predicted"] == pytest.approx(eps1 / 2)
+    assert res.epsilon_parts["histogram"] == pytest.approx(0.5 - eps1)
+    assert res.grid == round(math.sqrt(0.95**2 * 2000 * (0.5 - eps1) / 10))  # N0 = θ² n
+    (xlo, xhi), (rlo, rhi) = res.bounds
+    assert res.points.shape == (res.counts.sum(), 2)
+    assert np.all((res.points[:, 0] >= xlo) & (res.points[:, 0] <= xhi))
+    assert np.all((res.points[:, 1] >= rlo) & (res.points[:, 1] <= rhi))
+    assert np.all(res.counts >= 0) and np.all(res.counts == np.round(res.counts))
+    assert res.counts.shape == (res.grid, res.grid) and res.edges_predicted.size == res.grid + 1
+    again = private_residual_plot(pts[:, 0], pts[:, 1], 0.5, np.random.default_rng(4))
+    np.testing.assert_array_equal(res.points, again.points)  # seeded: bit for bit
+
+
+def test_prirp_other_publishers_and_overrides():
+    pts = _residual_fit("ideal", 1000, 5)
+    for publisher in ("identity", "hb", "ag"):
+        res = private_residual_plot(pts[:, 0], pts[:, 1], 1.0, np.random.default_rng(0),
+                                    publisher=publisher, grid=8, epsilon1=0.2,
+                                    center_predicted=25.0, neighbours="add/remove")
+        assert res.grid == 8 and res.epsilon_parts["histogram"] == pytest.approx(0.8)
+        assert res.bounds_predicted.center == 25.0
+        _budget_exact(res)
+
+
+# ---------------------------------------------------------------------------------------------
+# s-RecursiveMedians (000 Alg. 12)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("s", [1, 3, 6])
+def test_s_recursive_medians_shape_and_order(s):
+    x = np.random.default_rng(0).beta(2, 5, 3000)
+    t = s_recursive_medians(x, 1.0, s, rng=np.random.default_rng(s))
+    assert t.shape == (2**s - 1,)
+    assert np.all(np.diff(t) > 0) and t[0] > 0 and t[-1] < 1
+
+
+def test_s_recursive_medians_splits_evenly_and_honours_bounds():
+    # n = 50,000, eps1 = 2, s = 3: γ/2 = 1/3 per median; the smooth sensitivity of a median
+    # of >= 6000 dense points is ~1e-4, so each split lands within a few % of the quantile.
+    x = np.random.default_rng(1).normal(5, 1, 50_000).clip(0, 10)
+    t = s_recursive_medians(x, 2.0, 3, 0.0, 10.0, rng=np.random.default_rng(2))
+    assert np.max(np.abs(np.searchsorted(np.sort(x), t) / x.size - np.arange(1, 8) / 8)) < 0.03
+    thesis = s_recursive_medians(x, 2.0, 3, 0.0, 10.0, rng=np.random.default_rng(2),
+                                 variant="thesis")
+    assert thesis.shape == (7,)
+    with pytest.raises(ValueError, match="values must lie in"):
+        s_recursive_medians(x, 1.0, 2, rng=np.random.default_rng(0))  # default domain [0, 1]
+
+
+# ---------------------------------------------------------------------------------------------
+# PriROC (000 Alg. 11) and the Laplace baseline
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.slow
+def test_priroc_auc_error_small_and_beats_laplace_baseline():
+    # n = 10,000 binormal scores with AUC 0.85. eps = 1, 4 runs: measured mean |ΔAUC| ≈ 0.006,
+    # max 0.013; bound 0.02. eps = 0.1, 6 runs: PriROC ≈ 0.05 vs the naive Laplace baseline
+    # (sensitivity 2·1024 + 1) ≈ 0.27, whose AUC is essentially noise: PriROC must be at
+    # most half the baseline's error.
+    y, p = binormal_scores(10_000, 0.85, np.random.default_rng(0))
+    err1 = [auc_error(y, p, private_roc_curve(y, p, 1.0, np.random.default_rng(r)).auc)
+            for r in range(4)]
+    assert np.mean(err1) < 0.02
+    err01 = [auc_error(y, p, private_roc_curve(y, p, 0.1, np.random.default_rng(r)).auc)
+             for r in range(6)]
+    base = [auc_error(y, p, roc_fixed_laplace(y, p, 0.1, np.random.default_rng(r)).auc)
+            for r in range(6)]
+    assert np.mean(err01) < 0.5 * np.mean(base)
+
+
+@pytest.mark.parametrize("strategy", ["recursive_medians", "fixed"])
+def test_priroc_invariants(strategy):
+    y, p = binormal_scores(3000, 0.8, np.random.default_rng(1))
+    roc = private_roc_curve(y, p, 0.5, np.random.default_rng(2), thresholds=strategy)
+    assert roc.fpr[0] == roc.tpr[0] == 0 and roc.fpr[-1] == roc.tpr[-1] == 1
+    assert np.all(np.diff(roc.fpr) >= 0) and np.all(np.diff(roc.tpr) >= 0)
+    assert np.all((roc.fpr >= 0) & (roc.fpr <= 1) & (roc.tpr >= 0) & (roc.tpr <= 1))
+    assert roc.s == 10 and roc.thresholds.size == 2**10 + 1  # min(10, floor(log2 3000)) = 10
+    assert roc.thresholds[0] == 1 and roc.thresholds[-1] == 0
+    assert np.all(np.diff(roc.thresholds) < 0)
+    assert roc.auc == pytest.approx(roc_auc(roc.fpr, roc.tpr))
+    _budget_exact(roc)
+    expected_eps1 = 0.1 if strategy == "recursive_medians" else 0.0
+    assert roc.epsilon_parts["thresholds"] == pytest.approx(expected_eps1)
+    assert roc.epsilon_parts["tp"] == pytest.approx(roc.epsilon_parts["fp"])
+
+
+def test_priroc_public_score_bounds_and_small_n():
+    y, p = binormal_scores(200, 0.9, np.random.default_rng(3))
+    z = 10 * p - 5  # scores on a public [-5, 5] scale
+    roc = private_roc_curve(y, z, 1.0, np.random.default_rng(4), bounds=(-5, 5), s=4,
+                            publisher="hb")
+    assert roc.thresholds[0] == 5 and roc.thresholds[-1] == -5 and roc.thresholds.size == 17
+    assert private_roc_curve(y, p, 1.0, np.random.default_rng(4)).s == 7  # 2^7 <= 200
+
+
+def test_laplace_baseline_is_a_valid_curve():
+    y, p = binormal_scores(2000, 0.8, np.random.default_rng(5))
+    roc = roc_fixed_laplace(y, p, 1.0, np.random.default_rng(6), n_thresholds=64)
+    assert roc.strategy == "fixed_laplace_baseline" and roc.thresholds.size == 65
+    assert np.all(np.diff(roc.tpr) >= 0) and roc.tpr[-1] == 1 and roc.fpr[0] == 0
+    _budget_exact(roc)
+
+
+# ---------------------------------------------------------------------------------------------
+# PriBRP (000 Alg. 13-14)
+# ---------------------------------------------------------------------------------------------
+
+
+def _logistic_fit(model: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    data = logistic_scenario(model, n, np.random.default_rng(seed))
+    fit = fit_model(data.X, data.y, "logistic")
+    return data.y, fit.predictions
+
+
+@pytest.mark.slow
+def test_pribrp_tells_m1_from_m2():
+    # 000 Fig. 4.14: ShapeD(real M1 plot, noisy plot) for noisy plots of M1 and M2 data,
+    # n = 20,000, eps = 1 (n·eps = 20000; published TVD > 0.9), 20 noisy plots each.
+    # Measured (50 plots): TVD 1.0 with the text's add/remove scales, 0.84 with the default
+    # replace-one calibration (twice the noise in Alg. 14 and in the sums). Bounds: 0.9, 0.7.
+    fits = {m: _logistic_fit(m, 20_000, seed) for m, seed in (("M1", 7), ("M2", 8))}
+    ref = binned_residuals(*fits["M1"])
+    for neighbours, bound in (("add/remove", 0.9), ("replace-one", 0.7)):
+        shaped = {
+            m: [shape_distance(r.mean_predicted, r.mean_residual, *ref)
+                for r in (private_binned_residual_plot(y, p, 1.0, np.random.default_rng(100 + k),
+                                                       neighbours=neighbours)
+                          for k in range(20))]
+            for m, (y, p) in fits.items()
+        }
+        assert np.median(shaped["M2"]) > 2 * np.median(shaped["M1"])
+        assert discriminatory_power(shaped["M1"], shaped["M2"]) >= bound
+
+
+def test_pribrp_invariants_and_budget():
+    y, p = _logistic_fit("M2", 5000, 9)
+    res = private_binned_residual_plot(y, p, 0.5, np.random.default_rng(10))
+    _budget_exact(res)
+    assert res.epsilon_parts["bins"] == pytest.approx(0.075)
+    assert res.epsilon_parts["averages"] == pytest.approx(0.35)
+    assert res.s == 6  # 2^6 = 64 <= sqrt(5000) = 70.7 < 128
+    assert res.initial_bins.size == 2**6 + 1
+    assert res.bins[0] == 0 and res.bins[-1] == 1 and np.all(np.diff(res.bins) > 0)
+    assert set(res.bins) <= set(res.initial_bins)
+    k = res.bins.size - 1
+    assert res.mean_predicted.shape == res.mean_residual.shape == res.noisy_sizes.shape == (k,)
+    lo, hi = res.bins[:-1], res.bins[1:]
+    assert np.all((res.mean_predicted >= lo) & (res.mean_predicted <= hi))  # eq. 4.11
+    assert np.all((res.mean_residual >= -hi) & (res.mean_residual <= 1 - lo))  # eq. 4.12
+    # θ = n / (2^s · 2) + 2b ln(2/γ), b = 2 / (ε2/2) under replace-one.
+    b = 2 / (0.075 / 2)
+    assert res.threshold == pytest.approx(5000 / 128 + 2 * b * math.log(2 / 0.9))
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation: before any randomness (the generator's state is unchanged after the error)
+# ---------------------------------------------------------------------------------------------
+
+_Y = np.array([0, 1, 0, 1, 1, 0, 1, 0] * 4)
+_P = np.linspace(0.05, 0.95, _Y.size)
+
+_BAD_CALLS = [
+    (private_roc_curve, (_Y * 2, _P, 1.0), {}, "labels"),
+    (private_roc_curve, (_Y, _P + 0.5, 1.0), {}, "scores"),
+    (private_roc_curve, (_Y, np.where(_P > 0.5, np.nan, _P), 1.0), {}, "scores"),
+    (private_roc_curve, (_Y, _P[:-1], 1.0), {}, "same length"),
+    (private_roc_curve, (_Y[:1], _P[:1], 1.0), {}, "at least 2"),
+    (private_roc_curve, (_Y, _P, 1.0), {"publisher": "nope"}, "publisher"),
+    (private_roc_curve, (_Y, _P, 1.0), {"rho": 1.0}, "rho"),
+    (private_roc_curve, (_Y, _P, 1.0), {"thresholds": "quantiles"}, "thresholds"),
+    (private_roc_curve, (_Y, _P, -1.0), {}, "epsilon"),
+    (private_binned_residual_plot, (_Y, -_P, 1.0), {}, "probabilities"),
+    (private_binned_residual_plot, (_Y + 0.5, _P, 1.0), {}, "labels"),
+    (private_binned_residual_plot, (_Y[:3], _P[:3], 1.0), {}, "at least 4"),
+    (private_binned_residual_plot, (_Y, _P, 1.0), {"split": (0.5, 0.5, 0.5)}, "split"),
+    (private_binned_residual_plot, (_Y, _P, 1.0), {"neighbours": "swap"}, "neighbours"),
+    (private_residual_plot, (_P, _P[:-1], 1.0), {}, "same length"),
+    (private_residual_plot, (_P, np.full(_P.size, np.inf), 1.0), {}, "residuals"),
+    (private_residual_plot, (_P[:1], _P[:1], 1.0), {}, "at least 2"),
+    (private_residual_plot, (_P, _P, 1.0), {"epsilon1": 1.0}, "epsilon1"),
+    (private_residual_plot, (_P, _P, 1.0), {"theta": 0.0}, "theta"),
+    (private_bounds, (_P, 1.0), {"mu": 0.0}, "mu"),
+    (private_bounds, ([], 1.0), {}, "values"),
+]
+
+
+@pytest.mark.parametrize(("func", "args", "kwargs", "match"), _BAD_CALLS)
+def test_validation_raises_before_randomness(func, args, kwargs, match):
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match=match):
+        func(*args, rng=rng, **kwargs)
+    assert rng.bit_generator.state == before
+
+
+def test_ag_is_refused_for_one_dimensional_roc():
+    with pytest.raises(ValueError, match="does not publish 1-D"):
+        private_roc_curve(_Y, _P, 1.0, np.random.default_rng(0), publisher="ag")
+
+
+# ---------------------------------------------------------------------------------------------
+# Metrics
+# ---------------------------------------------------------------------------------------------
+
+
+def test_similarity_extremes():
+    pts = np.random.default_rng(0).normal(size=(500, 2))
+    assert residual_plot_similarity(pts, pts) == 0.0
+    assert residual_plot_similarity(pts, pts + 100) == 1.0  # all mass outside the grid
+    assert residual_plot_similarity(pts, np.empty((0, 2))) == 1.0
+    # Half the private points are the first half of the truth, half lie far outside: the
+    # in-grid differences sum to 0.5 (the missing second half) and the missing mass is 0.5.
+    half = np.vstack((pts[:250], pts[:250] + 100))
+    assert residual_plot_similarity(pts, half) == pytest.approx(0.5)
+
+
+def test_symmetric_difference_known_areas():
+    diag = (np.array([0.0, 1.0]), np.array([0.0, 1.0]))
+    perfect = (np.array([0.0, 0.0, 1.0]), np.array([0.0, 1.0, 1.0]))  # vertical step at 0
+    assert symmetric_difference(*diag, *diag) == 0.0
+    assert symmetric_difference(*diag, *perfect) == pytest.approx(0.5)
+    assert roc_auc(*perfect) == 1.0 and roc_auc(*diag) == 0.5
+    # Same breakpoints, |difference| a tent of height 0.5 at fpr 0.5: area 0.25.
+    a = (np.array([0.0, 0.5, 1.0]), np.array([0.0, 0.75, 1.0]))
+    b = (np.array([0.0, 0.5, 1.0]), np.array([0.0, 0.25, 1.0]))
+    assert symmetric_difference(*a, *b) == pytest.approx(0.25)
+    c = (np.array([0.0, 0.25, 0.75, 1.0]), np.array([0.0, 0.5, 0.5, 1.0]))
+    # c crosses the diagonal at fpr 0.5 inside a segment: compare with fine quadrature.
+    grid = np.linspace(0, 1, 200_001)
+    exact = np.trapezoid(np.abs(np.interp(grid, *c) - grid), grid)
+    assert symmetric_difference(*c, *diag) == pytest.approx(exact, abs=1e-6)
+
+
+def test_shape_distance_regret_and_power():
+    p = np.linspace(0.05, 0.95, 20)
+    r = np.where(p <= 0.5, 0.2 * p, -0.4 * p)
+    assert shape_distance(p, r) == pytest.approx(0.6)
+    assert shape_distance(p, r, p, r) == 0.0
+    assert shape_distance(p, np.zeros_like(p)) == 0.0
+    reg = regret({"dawa": [1.0, 2.0], "lm": [2.0, 2.0]})
+    assert reg == {"dawa": 1.0, "lm": 1.5}
+    assert discriminatory_power([0.1, 0.2, 0.3], [0.1, 0.2, 0.3]) == 0.0
+    assert discriminatory_power([0.1, 0.2], [0.8, 0.9], value_range=(0, 1)) == 1.0
+    y, p = _logistic_fit("M1", 2000, 0)
+    mp, mr = binned_residuals(y, p)
+    assert mp.size == 32 and np.all(np.diff(mp) > 0)  # 2^5 <= sqrt(2000) < 2^6
+    # A logistic fit with intercept has residuals summing to ~0 (exactly, for the plain MLE).
+    assert abs(np.mean(mr)) < 0.01
