@@ -27,13 +27,7 @@ DEFAULT_DATASET = "zipf_histogram"
 def _default_histogram(session: Session) -> str:
     from .. import datasets
 
-    maker = getattr(datasets, "zipf_histogram", None)
-    if maker is None:
-        raise RuntimeError(
-            "dpwidgets.datasets.zipf_histogram is not available; add a histogram with "
-            "session.add_dataset(name, counts) and pass dataset=name"
-        )
-    counts = np.asarray(maker(domain=4096, rng=np.random.default_rng(0)), dtype=float)
+    counts = np.asarray(datasets.zipf_histogram(domain=4096, rng=np.random.default_rng(0)), dtype=float)
     session.add_dataset(
         DEFAULT_DATASET, counts, total_epsilon=10.0,
         description="Zipf histogram, domain 4096 (000 Table 3.2 setup)",
@@ -49,8 +43,8 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
     session : Session
         A teaching session (the attack is refused in analyst mode).
     dataset : str, optional
-        A histogram (non-negative integer counts). Default: the session's first dataset, or
-        in an empty teaching session the 000 §3.2.4 setup (Zipf histogram, domain 4096).
+        A histogram (non-negative integer counts). Default: the 000 §3.2.4 setup (a Zipf
+        histogram over 4096 cells), added to the session as ``"zipf_histogram"`` if missing.
     epsilon : float
         Initial ε of the attack (split ε1 = ε2 = ε/2 as in 000 Alg. 6-7).
     delta : float
@@ -114,7 +108,10 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
             return
 
         if dataset is None:
-            dataset = session.datasets[0] if session.datasets else _default_histogram(session)
+            dataset = (
+                DEFAULT_DATASET if DEFAULT_DATASET in session.datasets
+                else _default_histogram(session)
+            )
         self.dataset = dataset
         n = session.size(dataset)
         self.window = w.IntRangeSlider(

@@ -181,7 +181,9 @@ class SplitControl(w.VBox):
 
     @property
     def ratio(self) -> float:
-        """ε2/ε1."""
+        """ε2/ε1: the preset's exact ratio while a preset is selected, else the slider's."""
+        if self.preset.value in self._presets:
+            return self._presets[self.preset.value]
         return ratio_of(self.share.value)
 
     def set_c(self, c: int, monotonic: bool = False) -> None:
@@ -211,6 +213,13 @@ class SplitControl(w.VBox):
 
     def _on_share(self, change) -> None:
         if self._syncing:
+            return
+        # The browser rounds a preset's share (e.g. 0.2554) to the slider's step and sends it
+        # back; a value within half a step of the selected preset is that echo, not a choice.
+        label = self.preset.value
+        if label in self._presets and abs(
+            change["new"] - share_of(self._presets[label])
+        ) <= self.share.step / 2 + 1e-12:
             return
         self._syncing = True
         try:

@@ -19,7 +19,7 @@ def test_attack_plots_true_vs_reconstructed_and_rates():
     s = Session(mode="teaching", seed=1)
     counts = small_histogram()
     s.add_dataset("hist", counts, total_epsilon=10.0)
-    a = AttackDemo(s, debounce=0)
+    a = AttackDemo(s, dataset="hist", debounce=0)
     cells = a.figure.sources["cells"].data
     np.testing.assert_array_equal(cells["true"], counts[:128])
     assert len(cells["attack"]) == len(cells["svt"]) == 128
@@ -42,3 +42,13 @@ def test_attack_is_refused_in_analyst_mode(tmp_path):
     assert "Refused in analyst mode" in a.banner.value
     assert a.release_button.disabled
     assert s.spent("hist") == 0.0
+
+
+def test_default_is_the_attack_setup_not_the_first_dataset():
+    """The lesson's session holds Zipf item scores first; attacking those would be meaningless."""
+    s = Session(mode="teaching", seed=2)
+    s.add_dataset("items", np.arange(1000, 0, -1), total_epsilon=10.0)
+    a = AttackDemo(s, debounce=0)
+    assert a.dataset == "zipf_histogram"
+    small = a.figure.sources["rates"].data["small"]
+    assert np.all(np.isfinite(small)) and small[0] > 0.9

@@ -77,3 +77,17 @@ def test_sliders_ignore_the_browser_snapping_their_value_to_the_step():
     assert share.value == 0.17543
     share.set_state({"value": 0.5})
     assert share.value == 0.5
+
+
+@pytest.mark.parametrize("c", [5, 25])
+def test_split_keeps_its_preset_when_the_browser_rounds_the_share(c):
+    """Seen in Chromium: displaying the control flipped it to "custom" (0.2554 came back as 0.255)."""
+    ctl = SplitControl(c=c)
+    optimum = next(iter(split_presets(c)))
+    exact = split_presets(c)[optimum]
+    rounded = round(ctl.share.value / ctl.share.step) * ctl.share.step
+    ctl.share.set_state({"value": rounded})  # what the front end sends back
+    assert ctl.preset.value == optimum
+    assert ctl.ratio == exact  # the preset's exact ratio, not the rounded slider's
+    ctl.share.set_state({"value": rounded + 2 * ctl.share.step})  # a real move
+    assert ctl.preset.value == "custom"
