@@ -6,6 +6,8 @@
 | :mod:`.mechanisms` | the one Laplace sampler, the exponential mechanism, the smooth-sensitivity median |
 | :mod:`.svt` | the Sparse Vector Technique family, correct and broken; top-c selection; FNR/SER |
 | :mod:`.attacks` | the GPTT reconstruction attack; the empirical privacy-loss audit (from :mod:`.audit`) |
+| :mod:`.histograms` | 1-D/2-D histogram publishers behind one ``publish()`` |
+| :mod:`.diagnostics` | private bounds, PriRP, PriROC, PriBRP, their metrics |
 """
 
 from .budget import BudgetExceededError, PrivacyLedger
