@@ -111,7 +111,7 @@ def _write_settings(folder: Path) -> None:
 _SERVER: LabServer | None = None
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")
 def lab_server(tmp_path_factory) -> LabServer:
     """A JupyterLab server on a temp copy of ``notebooks/``, killed at the end of the session."""
     global _SERVER
@@ -176,7 +176,10 @@ def lab_server(tmp_path_factory) -> LabServer:
         _SERVER = None
 
 
-@pytest.fixture(scope="session")
+# Package scope, not session: Playwright's sync API keeps an asyncio loop marked as running in
+# the main thread while it is alive, which would make every later test (the widget tests'
+# debouncers among them) believe it runs inside a kernel's event loop.
+@pytest.fixture(scope="package")
 def playwright_driver():
     if not CHROMIUM.exists():
         pytest.fail(f"no Chromium at {CHROMIUM}: run `make browser` (Debian: apt-get install "
