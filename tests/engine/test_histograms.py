@@ -77,12 +77,17 @@ def test_registry_records_are_complete():
     assert PUBLISHERS["ag"].dims == (2,)
 
 
-@pytest.mark.parametrize("method", METHODS)
-@pytest.mark.parametrize("shape", [(37,), (256,), (5, 9), (16, 16)])
+@pytest.mark.parametrize(
+    ("method", "shape"),
+    [
+        (m, shape)
+        for m in METHODS
+        for shape in [(37,), (256,), (5, 9), (16, 16)]
+        if len(shape) in PUBLISHERS[m].dims
+    ],
+)
 def test_every_method_keeps_shape_and_spends_exactly_epsilon(method, shape):
     pub = PUBLISHERS[method]
-    if len(shape) not in pub.dims:
-        pytest.skip(f"{method} does not support {len(shape)}-D")
     rng = np.random.default_rng(5)
     x = rng.integers(0, 30, size=shape).astype(float)
     out = publish(x, 0.7, method, rng=rng)
