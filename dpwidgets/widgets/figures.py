@@ -327,7 +327,7 @@ def topc_plot_data(rates: Mapping[str, tuple[float, float]]) -> dict[str, dict[s
 ATTACK_METHODS = ("GPTT attack", "standard SVT")
 
 
-def attack_figure(*, width: int = 760, height: int = 280) -> FigureHandle:
+def attack_figure(*, width: int = 560, height: int = 280) -> FigureHandle:
     """True vs reconstructed counts per cell, and the success rates of both mechanisms.
 
     Sources
@@ -346,7 +346,9 @@ def attack_figure(*, width: int = 760, height: int = 280) -> FigureHandle:
         y_axis_label="count",
         title="True counts and what each mechanism lets an attacker reconstruct",
     )
-    cells.add_layout(Legend(click_policy="hide"), "right")
+    # Legend inside the frame: the two plots side by side must fit a notebook's output area
+    # (about 900 px), or the success-rate bars of the second mechanism are cut off.
+    cells.add_layout(Legend(click_policy="hide", location="top_right"), "center")
     sources = {
         "cells": _source(x=[], true=[], attack=[], svt=[]),
         "rates": _source(method=[], overall=[], small=[]),
@@ -368,7 +370,7 @@ def attack_figure(*, width: int = 760, height: int = 280) -> FigureHandle:
     rates = figure(
         x_range=FactorRange(*ATTACK_METHODS),
         y_range=(0, 1.05),
-        width=380,
+        width=320,
         height=height,
         tools="",
         toolbar_location=None,
