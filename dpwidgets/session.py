@@ -11,6 +11,14 @@ output of a named mechanism. A release
 4. runs the engine, charges the ledger, stores the DP output, and tells every observer (the
    budget meter) what happened.
 
+Regression diagnostics (000 Ch. 4) run on a *table* dataset -- feature columns, then the
+outcome -- through the mechanisms ``"fit_model"`` (a DP fit with diffprivlib: its coefficients
+are a release of their own), ``"residual_plot"`` (PriRP), ``"roc_curve"`` (PriROC) and
+``"binned_residuals"`` (PriBRP). The model under diagnosis is a parameter: ``model="ordinary"``
+fits it inside the session (its predictions are as confidential as the data, and the
+diagnostic's guarantee is given the model), ``model="public"`` applies public coefficients
+such as a ``"fit_model"`` release's. See :func:`model_predictions`.
+
 Modes
 -----
 ``"teaching"``
@@ -68,10 +76,14 @@ from .engine.budget import BudgetExceededError, PrivacyLedger, default_ledger_pa
 
 __all__ = [
     "MECHANISMS",
+    "MODELS",
+    "OUTCOMES",
     "Overdraft",
     "PrivacyPolicyError",
     "Release",
     "Session",
+    "model_predictions",
+    "table_stand_in",
 ]
 
 Mode = Literal["teaching", "analyst"]
@@ -149,6 +161,9 @@ class _Mechanism:
     outputs: Callable[[Any, dict], dict]
     private: Callable[[dict], bool]
     label: Callable[[dict], str]
+    # False: runs on a 1-D array and ``validate`` gets the public size n. True: runs on a table
+    # (n, p + 1) -- p feature columns, then the outcome -- and ``validate`` gets its public shape.
+    table: bool = False
 
 
 def _svt_module():
@@ -267,6 +282,342 @@ def _recon_outputs(result, p: dict) -> dict:
     return {"estimate": np.asarray(result.estimate, dtype=float)}
 
 
+# --------------------------------------------------------------------------------------------
+# Regression diagnostics (000 Ch. 4; SPEC §3.4). They run on a table whose last column is the
+# outcome; the model under diagnosis is part of the parameters: either an ordinary fit made
+# inside the session on the data itself, or public coefficients (a "fit_model" release).
+# --------------------------------------------------------------------------------------------
+#: Public transformations of the outcome before fitting (000 §4.2.3's CPS example: log income).
+OUTCOMES: dict[str, str] = {"y": "the outcome as recorded", "log": "its natural logarithm"}
+MODELS = ("ordinary", "public")
+_FIT_CACHE: dict[tuple, np.ndarray] = {}
+_FIT_CACHE_SIZE = 8
+
+
+def _transform_outcome(y: np.ndarray, outcome: str) -> np.ndarray:
+    if outcome == "log":
+        if np.any(y <= 0):
+            raise ValueError(
+                "outcome='log' needs a positive outcome; this dataset has values <= 0 "
+                "(choose outcome='y')"
+            )
+        return np.log(y)
+    return y
+
+
+def model_predictions(
+    table: np.ndarray,
+    *,
+    kind: str = "ols",
+    outcome: str = "y",
+    model: str = "ordinary",
+    coef=None,
+    intercept: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Predictions, residuals and (transformed) outcome of the model under diagnosis.
+
+    Parameters
+    ----------
+    table : numpy.ndarray, shape (n, p + 1)
+        Features, then the outcome (0/1 labels for ``kind="logistic"``).
+    kind : {"ols", "logistic"}
+        Linear regression (predictions ŷ) or logistic regression (probabilities P(y = 1 | x)).
+    outcome : {"y", "log"}
+        Public transformation of the outcome before fitting (see :data:`OUTCOMES`).
+    model : {"ordinary", "public"}
+        ``"ordinary"``: fit the model to ``table`` itself (scikit-learn, through
+        :func:`dpwidgets.datasets.fit_model`; cached per table and specification).
+        ``"public"``: apply the given public coefficients (e.g. the output of a
+        ``"fit_model"`` release: a DP fit).
+    coef, intercept :
+        The public coefficients for ``model="public"``.
+
+    Returns
+    -------
+    predictions, residuals, outcome : numpy.ndarray
+        ``residuals = outcome - predictions``.
+
+    Notes
+    -----
+    Whatever the model, the predictions and residuals on a confidential table are themselves
+    confidential; an *ordinary* fit is moreover a function of every record, so only the DP
+    diagnostics that the session releases may show anything about them.
+    """
+    X, y = table[:, :-1], _transform_outcome(table[:, -1], outcome)
+    if model == "public":
+        eta = X @ np.asarray(coef, dtype=float) + float(intercept)
+        predictions = eta if kind == "ols" else 1.0 / (1.0 + np.exp(-eta))
+    else:
+        key = (hashlib.blake2b(table.tobytes(), digest_size=16).hexdigest(), table.shape, kind,
+               outcome)
+        predictions = _FIT_CACHE.get(key)
+        if predictions is None:
+            from .datasets.regression import fit_model
+
+            predictions = fit_model(X, y, kind).predictions
+            predictions.setflags(write=False)
+            if len(_FIT_CACHE) >= _FIT_CACHE_SIZE:
+                _FIT_CACHE.pop(next(iter(_FIT_CACHE)))
+            _FIT_CACHE[key] = predictions
+    return predictions, y - predictions, y
+
+
+def _model_validate(p: dict, shape: tuple, kind: str | None = None) -> dict:
+    """Pop and check the model specification (shared by the diagnostics and the DP fit).
+
+    ``kind`` given: the diagnostic needs that kind of model (PriRP: OLS; PriROC and PriBRP:
+    logistic); ``None``: the caller chooses (the DP fit)."""
+    if shape[1] < 2:
+        raise ValueError(
+            f"a diagnostics table needs at least one feature column before the outcome, got "
+            f"shape {shape}"
+        )
+    given = p.pop("kind", kind or "ols")
+    if given not in ("ols", "logistic"):
+        raise ValueError(f"kind must be 'ols' or 'logistic', got {given!r}")
+    if kind is not None and given != kind:
+        raise ValueError(f"this diagnostic needs kind={kind!r}, got {given!r}")
+    outcome = p.pop("outcome", "y")
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {sorted(OUTCOMES)}, got {outcome!r}")
+    if given == "logistic" and outcome != "y":
+        raise ValueError("a logistic model takes the 0/1 outcome as it is (outcome='y')")
+    return {"kind": given, "outcome": outcome}
+
+
+def _diagnosed_model(p: dict, shape: tuple, kind: str) -> dict:
+    out = _model_validate(p, shape, kind)
+    model = p.pop("model", "ordinary")
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    out["model"] = model
+    if model == "public":
+        if "coef" not in p:
+            raise ValueError("model='public' needs coef= (and intercept=): public coefficients")
+        coef = check_finite_array(np.atleast_1d(p.pop("coef")), "coef")
+        if coef.size != shape[1] - 1:
+            raise ValueError(
+                f"coef must hold one coefficient per feature ({shape[1] - 1}), got {coef.size}"
+            )
+        out["coef"] = coef
+        out["intercept"] = float(check_finite_array([p.pop("intercept", 0.0)], "intercept")[0])
+    elif "coef" in p or "intercept" in p:
+        raise ValueError("coef= and intercept= are for model='public' only")
+    return out
+
+
+def _publisher(name, ndim: int) -> str:
+    from .engine.histograms import PUBLISHERS
+
+    if not isinstance(name, str) or name not in PUBLISHERS:
+        raise ValueError(f"publisher must be one of {sorted(PUBLISHERS)}, got {name!r}")
+    if ndim not in PUBLISHERS[name].dims:
+        raise ValueError(f"publisher {name!r} does not publish {ndim}-D histograms")
+    return PUBLISHERS[name].name  # aliases ("dawa", "lm") share one cache key
+
+
+def _fraction(value, name: str, upper: float = 1.0) -> float:
+    from .engine._validation import check_probability
+
+    value = check_probability(value, name)
+    if value >= upper:
+        raise ValueError(f"{name} must be in the open interval (0, {upper:g}), got {value!r}")
+    return value
+
+
+def _optional_int(p: dict, name: str) -> int | None:
+    value = p.pop(name, None)
+    return None if value is None else check_positive_int(value, name)
+
+
+def _unknown(p: dict, mechanism: str) -> None:
+    if p:
+        raise ValueError(f"unknown parameter(s) for {mechanism!r}: {sorted(p)}")
+
+
+def _model_label(p: dict) -> str:
+    what = "log y" if p["outcome"] == "log" else "y"
+    fit = "ordinary fit" if p["model"] == "ordinary" else "public (DP-fit) coefficients"
+    return f"{p['kind'].upper() if p['kind'] == 'ols' else 'logistic'} of {what}, {fit}"
+
+
+def _model_of(p: dict) -> dict:
+    return {k: p[k] for k in ("kind", "outcome", "model", "coef", "intercept") if k in p}
+
+
+def _bounds_pair(value, name: str, n_features: int | None = None) -> list:
+    try:
+        lower, upper = value
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper), got {value!r}") from None
+    size = 1 if n_features is None else n_features
+    lo = np.broadcast_to(check_finite_array(np.atleast_1d(lower), f"{name} lower"), (size,))
+    hi = np.broadcast_to(check_finite_array(np.atleast_1d(upper), f"{name} upper"), (size,))
+    if np.any(lo >= hi):
+        raise ValueError(f"{name} must have lower < upper, got {value!r}")
+    if n_features is None:
+        return [float(lo[0]), float(hi[0])]
+    return [lo.astype(float).copy(), hi.astype(float).copy()]
+
+
+def _fit_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _model_validate(p, shape)
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    if out["kind"] == "ols":
+        if "bounds_X" not in p or "bounds_y" not in p:
+            raise ValueError(
+                "a DP OLS fit needs public bounds_X=(lower, upper) and bounds_y=(lower, upper) "
+                "(of the transformed outcome); diffprivlib would otherwise read them off the data"
+            )
+        out["bounds_X"] = _bounds_pair(p.pop("bounds_X"), "bounds_X", shape[1] - 1)
+        out["bounds_y"] = _bounds_pair(p.pop("bounds_y"), "bounds_y")
+    else:
+        if "data_norm" not in p:
+            raise ValueError("a DP logistic fit needs data_norm= (public bound on a row's L2 norm)")
+        out["data_norm"] = check_epsilon(p.pop("data_norm"), "data_norm")
+    _unknown(p, "fit_model")
+    return out
+
+
+def _fit_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from .datasets.regression import fit_model
+
+    X, y = table[:, :-1], _transform_outcome(table[:, -1], p["outcome"])
+    extra = (
+        {"bounds_X": (p["bounds_X"][0], p["bounds_X"][1]), "bounds_y": tuple(p["bounds_y"])}
+        if p["kind"] == "ols" else {"data_norm": p["data_norm"]}
+    )
+    return fit_model(X, y, p["kind"], private=True, epsilon=p["epsilon"], rng=rng, **extra)
+
+
+def _fit_outputs(result, p: dict) -> dict:
+    return {
+        "coef": np.asarray(result.coef, dtype=float),
+        "intercept": float(result.intercept),
+        "guarantee": result.guarantee,
+    }
+
+
+def _rp_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _diagnosed_model(p, shape, "ols")
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["publisher"] = _publisher(p.pop("publisher", "dawa"), 2)
+    rho = p.pop("rho", None)
+    out["rho"] = None if rho is None else _fraction(rho, "rho")
+    out["grid"] = _optional_int(p, "grid")
+    out["theta"] = _fraction(p.pop("theta", 0.95), "theta")
+    for name in ("mu_predicted", "mu_residual"):
+        out[name] = check_epsilon(p.pop(name, 1.0), name)
+    for name in ("center_predicted", "center_residual"):
+        out[name] = float(check_finite_array([p.pop(name, 0.0)], name)[0])
+    if shape[0] < 2:
+        raise ValueError(f"a residual plot needs at least 2 records, the table has {shape[0]}")
+    _unknown(p, "residual_plot")
+    return out
+
+
+def _rp_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from .engine.diagnostics import private_residual_plot
+
+    predicted, residuals, _ = model_predictions(table, **_model_of(p))
+    return private_residual_plot(
+        predicted, residuals, p["epsilon"], rng, publisher=p["publisher"], theta=p["theta"],
+        mu_predicted=p["mu_predicted"], mu_residual=p["mu_residual"],
+        center_predicted=p["center_predicted"], center_residual=p["center_residual"],
+        epsilon1=None if p["rho"] is None else p["rho"] * p["epsilon"], grid=p["grid"],
+    )
+
+
+def _rp_outputs(result, p: dict) -> dict:
+    (x0, x1), (r0, r1) = result.bounds
+    return {
+        "points": np.asarray(result.points, dtype=float),
+        "counts": np.asarray(result.counts, dtype=float),
+        "edges_predicted": np.asarray(result.edges_predicted, dtype=float),
+        "edges_residual": np.asarray(result.edges_residual, dtype=float),
+        "bounds": np.array([x0, x1, r0, r1], dtype=float),
+        "grid": int(result.grid),
+        "epsilon_parts": dict(result.epsilon_parts),
+        "guarantee": result.guarantee,
+    }
+
+
+def _roc_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _diagnosed_model(p, shape, "logistic")
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["rho"] = _fraction(p.pop("rho", 0.2), "rho")
+    out["s"] = _optional_int(p, "s")
+    thresholds = p.pop("thresholds", "recursive_medians")
+    if thresholds not in ("recursive_medians", "fixed"):
+        raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
+    out["thresholds"] = thresholds
+    out["publisher"] = _publisher(p.pop("publisher", "dawa"), 1)
+    if shape[0] < 2:
+        raise ValueError(f"a ROC curve needs at least 2 records, the table has {shape[0]}")
+    _unknown(p, "roc_curve")
+    return out
+
+
+def _roc_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from .engine.diagnostics import private_roc_curve
+
+    scores, _, labels = model_predictions(table, **_model_of(p))
+    return private_roc_curve(
+        labels, scores, p["epsilon"], rng, rho=p["rho"], s=p["s"],
+        thresholds=p["thresholds"], publisher=p["publisher"],
+    )
+
+
+def _roc_outputs(result, p: dict) -> dict:
+    return {
+        "fpr": np.asarray(result.fpr, dtype=float),
+        "tpr": np.asarray(result.tpr, dtype=float),
+        "thresholds": np.asarray(result.thresholds, dtype=float),
+        "auc": float(result.auc),
+        "noisy_tp": np.asarray(result.noisy_tp, dtype=float),
+        "noisy_fp": np.asarray(result.noisy_fp, dtype=float),
+        "epsilon_parts": dict(result.epsilon_parts),
+        "guarantee": result.guarantee,
+    }
+
+
+def _brp_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _diagnosed_model(p, shape, "logistic")
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (000 §4.4.3, Fig. 4.15).
+    out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
+    out["s"] = _optional_int(p, "s")
+    if shape[0] < 4:
+        raise ValueError(f"a binned residual plot needs at least 4 records, got {shape[0]}")
+    _unknown(p, "binned_residuals")
+    return out
+
+
+def _brp_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from .engine.diagnostics import private_binned_residual_plot
+
+    probabilities, _, labels = model_predictions(table, **_model_of(p))
+    rho = p["rho"]
+    return private_binned_residual_plot(
+        labels, probabilities, p["epsilon"], rng, split=(rho, rho, 1.0 - 2.0 * rho), s=p["s"],
+    )
+
+
+def _brp_outputs(result, p: dict) -> dict:
+    return {
+        "mean_predicted": np.asarray(result.mean_predicted, dtype=float),
+        "mean_residual": np.asarray(result.mean_residual, dtype=float),
+        "bins": np.asarray(result.bins, dtype=float),
+        "noisy_sizes": np.asarray(result.noisy_sizes, dtype=float),
+        "epsilon_parts": dict(result.epsilon_parts),
+        "guarantee": result.guarantee,
+    }
+
+
 MECHANISMS: dict[str, _Mechanism] = {
     "svt": _Mechanism(
         "svt",
@@ -296,6 +647,48 @@ MECHANISMS: dict[str, _Mechanism] = {
         outputs=_recon_outputs,
         private=lambda p: False,
         label=lambda p: "reconstruction attack (GPTT)",
+    ),
+    # Fitting a DP model on the data is a release of its own (its coefficients), charged once.
+    "fit_model": _Mechanism(
+        "fit_model",
+        _fit_validate,
+        cost=lambda p: p["epsilon"],
+        run=_fit_run,
+        outputs=_fit_outputs,
+        private=lambda p: True,
+        label=lambda p: f"DP {p['kind']} fit of {'log y' if p['outcome'] == 'log' else 'y'} "
+        "(diffprivlib)",
+        table=True,
+    ),
+    "residual_plot": _Mechanism(
+        "residual_plot",
+        _rp_validate,
+        cost=lambda p: p["epsilon"],
+        run=_rp_run,
+        outputs=_rp_outputs,
+        private=lambda p: True,
+        label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}",
+        table=True,
+    ),
+    "roc_curve": _Mechanism(
+        "roc_curve",
+        _roc_validate,
+        cost=lambda p: p["epsilon"],
+        run=_roc_run,
+        outputs=_roc_outputs,
+        private=lambda p: True,
+        label=lambda p: f"PriROC ({p['publisher']}) — {_model_label(p)}",
+        table=True,
+    ),
+    "binned_residuals": _Mechanism(
+        "binned_residuals",
+        _brp_validate,
+        cost=lambda p: p["epsilon"],
+        run=_brp_run,
+        outputs=_brp_outputs,
+        private=lambda p: True,
+        label=lambda p: f"PriBRP — {_model_label(p)}",
+        table=True,
     ),
 }
 """The mechanisms :meth:`Session.release` knows, by name."""
@@ -422,6 +815,28 @@ def _default_stand_in(n: int) -> np.ndarray:
     return np.random.default_rng(0).permutation(scores)
 
 
+def table_stand_in(n: int, n_features: int = 1, outcome: str = "continuous") -> np.ndarray:
+    """A public stand-in table (n, n_features + 1) that depends on nothing but the public shape.
+
+    ``"continuous"``: 000 §4.2.3's Ideal scenario, ``x ~ U[1, 50]`` per feature and
+    ``y = mean(x) + N(0, 1)`` -- a well-specified linear model. ``"binary"``: 000 §4.4.3's M1,
+    ``x ~ U[-1, 1]`` per feature and ``logit P(y = 1) = 2·mean(x)``. Seeded (0): a preview on it
+    is reproducible and says nothing about any confidential table.
+    """
+    n = check_positive_int(n, "n")
+    n_features = check_positive_int(n_features, "n_features")
+    rng = np.random.default_rng(0)
+    if outcome == "continuous":
+        X = rng.uniform(1.0, 50.0, (n, n_features))
+        y = X.mean(axis=1) + rng.normal(0.0, 1.0, n)
+    elif outcome == "binary":
+        X = rng.uniform(-1.0, 1.0, (n, n_features))
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-2.0 * X.mean(axis=1)))).astype(float)
+    else:
+        raise ValueError(f"outcome must be 'continuous' or 'binary', got {outcome!r}")
+    return np.column_stack((X, y))
+
+
 class Session:
     """Owns the datasets and their privacy ledgers; the only way widgets reach data.
 
@@ -509,15 +924,17 @@ class Session:
         name : str
             The name the ledger keys the budget by; reopening the same ledger file with the same
             name continues the same budget.
-        data : array_like, 1-D
+        data : array_like, 1-D or 2-D
             The data the mechanisms run on: query answers / item scores for SVT and top-c,
-            histogram counts for the reconstruction attack.
+            histogram counts for the reconstruction attack (1-D); for the regression
+            diagnostics a table (n, p + 1) of p feature columns and then the outcome (2-D).
         total_epsilon : float, optional
             The budget cap. May be ``None`` when the ledger already records one.
-        stand_in : array_like, optional
-            A *public* array of the same (public) length, used by previews in analyst mode.
-            Default: a Zipf(1) profile of that length (:func:`_default_stand_in`). Never derived
-            from ``data``.
+        stand_in : array_like or {"continuous", "binary"}, optional
+            A *public* array of the same (public) shape, used by previews in analyst mode.
+            Default: a Zipf(1) profile of that length (:func:`_default_stand_in`) for 1-D data;
+            a table must be given one -- ``"continuous"`` or ``"binary"`` (the outcome's type,
+            a public fact) picks :func:`table_stand_in`. Never derived from ``data``.
         description : str
             Shown in the meter.
         """
@@ -525,12 +942,26 @@ class Session:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if name in self._datasets:
             raise ValueError(f"dataset {name!r} is already in this session")
-        data = check_finite_array(data, "data")
+        data = check_finite_array(data, "data", ndim=None)
+        if data.ndim not in (1, 2) or (data.ndim == 2 and data.shape[1] < 2):
+            raise ValueError(
+                f"data must be 1-D, or a 2-D table of feature columns then the outcome; got "
+                f"shape {data.shape}"
+            )
         data.setflags(write=False)
+        if isinstance(stand_in, str):
+            if data.ndim != 2:
+                raise ValueError("stand_in='continuous'/'binary' is for tables (2-D data)")
+            stand_in = table_stand_in(data.shape[0], data.shape[1] - 1, stand_in)
         if stand_in is None:
+            if data.ndim == 2:
+                raise ValueError(
+                    f"a table needs a public stand_in of its shape {data.shape}: pass an array, "
+                    f"or stand_in='continuous' / 'binary' for a synthetic one (table_stand_in)"
+                )
             stand_in = _default_stand_in(data.size)
         else:
-            stand_in = check_finite_array(stand_in, "stand_in")
+            stand_in = check_finite_array(stand_in, "stand_in", ndim=None)
             if stand_in.shape != data.shape:
                 raise ValueError(
                     f"stand_in must have the dataset's public shape {data.shape}, "
@@ -560,8 +991,12 @@ class Session:
             ) from None
 
     def size(self, dataset: str | None = None) -> int:
-        """The public size (number of queries, items or cells) of a dataset."""
-        return int(self._dataset(dataset).data.size)
+        """The public size (number of queries, items or cells; rows of a table) of a dataset."""
+        return int(self._dataset(dataset).data.shape[0])
+
+    def shape(self, dataset: str | None = None) -> tuple[int, ...]:
+        """The public shape of a dataset: ``(n,)``, or ``(n, p + 1)`` for a table."""
+        return tuple(int(k) for k in self._dataset(dataset).data.shape)
 
     def public_view(self, dataset: str | None = None) -> np.ndarray:
         """The values a widget may draw: the data itself in teaching mode (it is public),
@@ -617,7 +1052,9 @@ class Session:
             callback(self, event)
 
     # -- releases --------------------------------------------------------------------------
-    def _validated(self, mechanism: str, params: dict, n: int) -> tuple[_Mechanism, dict]:
+    def _validated(
+        self, mechanism: str, params: dict, shape: tuple[int, ...]
+    ) -> tuple[_Mechanism, dict]:
         try:
             mech = MECHANISMS[mechanism]
         except KeyError:
@@ -628,18 +1065,23 @@ class Session:
             raise ValueError(f"{mechanism!r} needs epsilon=")
         if mechanism in ("svt",) and "threshold" not in params:
             raise ValueError("'svt' needs threshold= (a public number, or one per query)")
-        return mech, mech.validate(params, n)
+        if mech.table != (len(shape) == 2):
+            need = "a table (features, then the outcome)" if mech.table else "a 1-D array"
+            raise ValueError(
+                f"{mechanism!r} runs on {need}; this dataset has shape {tuple(shape)}"
+            )
+        return mech, mech.validate(params, tuple(shape) if mech.table else shape[0])
 
     def cost(self, mechanism: str, dataset: str | None = None, **params) -> float:
         """What a release with these parameters would charge (before any cache hit)."""
-        mech, p = self._validated(mechanism, params, self.size(dataset))
+        mech, p = self._validated(mechanism, params, self.shape(dataset))
         return float(mech.cost(p))
 
     def release_key(self, dataset: str | None, mechanism: str, **params) -> str:
         """The cache key of a release (it includes a fingerprint of the data; stays in Python)."""
         ds = self._dataset(dataset)
         run = params.pop("run", 0)
-        mech, p = self._validated(mechanism, params, ds.data.size)
+        mech, p = self._validated(mechanism, params, ds.data.shape)
         return self._key(ds, mech.name, p, run)
 
     @staticmethod
@@ -663,6 +1105,27 @@ class Session:
         assert self._store is not None
         return self._store.get(ds.name, key) is not None
 
+    def check_budget(self, dataset: str | None, epsilon: float, label: str) -> None:
+        """Refuse, before anything is charged, a group of releases costing ``epsilon`` in all.
+
+        For a widget that makes several releases for one click (a DP fit, then a diagnostic
+        of it): either all of them fit in the budget or none is made. Teaching mode never
+        refuses (runs past the cap are overdrafts).
+
+        Raises
+        ------
+        BudgetExceededError
+            Analyst mode and ``epsilon`` exceeds what is left (observers hear a refusal).
+        """
+        ds = self._dataset(dataset)
+        ledger = self._ledgers[ds.name]
+        remaining = ledger.remaining
+        if self.teaching or epsilon <= remaining * (1 + 1e-12):
+            return
+        exc = BudgetExceededError(ds.name, float(epsilon), remaining, ledger.total_epsilon, label)
+        self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
+        raise exc
+
     def preview(self, dataset: str | None, mechanism: str, *, rng=None, **params):
         """Run a mechanism on the public stand-in: free, never touches the data.
 
@@ -671,7 +1134,7 @@ class Session:
         """
         ds = self._dataset(dataset)
         params.pop("run", None)
-        mech, p = self._validated(mechanism, params, ds.data.size)
+        mech, p = self._validated(mechanism, params, ds.data.shape)
         return mech.run(ds.stand_in, p, check_rng(rng) if rng is not None else self.rng)
 
     def release(
@@ -685,7 +1148,9 @@ class Session:
         dataset : str or None
             The dataset name (``None``: the first one added).
         mechanism : str
-            A key of :data:`MECHANISMS`: ``"svt"``, ``"top_c"`` or ``"reconstruction"``.
+            A key of :data:`MECHANISMS`: ``"svt"``, ``"top_c"``, ``"reconstruction"`` (1-D
+            data); ``"fit_model"``, ``"residual_plot"``, ``"roc_curve"``,
+            ``"binned_residuals"`` (tables).
         label : str, optional
             The ledger label (default: derived from the parameters).
         run : int
@@ -709,7 +1174,7 @@ class Session:
         """
         ds = self._dataset(dataset)
         try:
-            mech, p = self._validated(mechanism, params, ds.data.size)
+            mech, p = self._validated(mechanism, params, ds.data.shape)
             if not self.teaching and not mech.private(p):
                 what = f"variant {p['variant']!r}" if "variant" in p else f"{mech.name!r}"
                 raise PrivacyPolicyError(

@@ -5,7 +5,15 @@ folder for the usage summary.
 """
 
 from .attack_demo import AttackDemo
+from .diagnostics import BinnedResidualWidget, ResidualPlotWidget, RocWidget
 from .meter import BudgetMeter
 from .svt_explorer import SVTExplorer
 
-__all__ = ["AttackDemo", "BudgetMeter", "SVTExplorer"]
+__all__ = [
+    "AttackDemo",
+    "BinnedResidualWidget",
+    "BudgetMeter",
+    "ResidualPlotWidget",
+    "RocWidget",
+    "SVTExplorer",
+]

@@ -112,10 +112,18 @@ def serialized_state() -> tuple[np.ndarray, list[str]]:
     return np.asarray(numbers, dtype=float), strings
 
 
-def leaked(raw: np.ndarray) -> list[float]:
-    """The raw values that appear, as numbers or as text, in any serialized state."""
+def leaked(*raw: np.ndarray) -> list[float]:
+    """The raw values that appear, as numbers or as text, in any serialized state.
+
+    Several arrays (of any shape: a table, predictions, residuals, scores) are checked at once;
+    the first 200 values of each are also searched for as text.
+    """
+    arrays = [np.asarray(a, dtype=float).ravel() for a in raw]
     numbers, strings = serialized_state()
-    hits = raw[np.isin(raw, numbers)]
+    values = np.concatenate(arrays)
+    hits = values[np.isin(values, numbers)]
     text = "\n".join(strings)
-    hits_text = [v for v in raw[:200] if f"{v:.6f}"[:-1] in text or repr(float(v)) in text]
+    hits_text = [
+        v for a in arrays for v in a[:200] if f"{v:.6f}"[:-1] in text or repr(float(v)) in text
+    ]
     return sorted(set(hits.tolist()) | set(hits_text))

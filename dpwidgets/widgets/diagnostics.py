@@ -1,0 +1,944 @@
+"""Private regression diagnostics: ResidualPlotWidget (PriRP), RocWidget (PriROC) and
+BinnedResidualWidget (PriBRP) -- 000 Ch. 4, SPEC §3.4.
+
+Each widget diagnoses a model fitted to a session's table (feature columns, then the outcome):
+
+- *the model*: ``model="ordinary"`` fits it inside the session on the data itself (free, but
+  its predictions and residuals -- and, for a logistic model, its scores -- are as confidential
+  as the data, and because the fit depends on every record the diagnostic's ε-DP guarantee
+  covers the (prediction, residual) records *given* the model, not the raw records);
+  ``model="dp"`` fits it with diffprivlib, which is a release of its own on the session
+  (``"fit_model"``, labelled, charged once; replays free), after which the diagnostic applies
+  the released, public coefficients: end to end the two cost ``fit ε + ε``.
+- *the diagnostic*: ``session.release(dataset, "residual_plot" | "roc_curve" |
+  "binned_residuals", ...)``, controlled by ``epsilon``, the budget ratio ``rho``, the
+  ``publisher`` of the noisy histogram and the grid size / number of thresholds.
+
+Teaching mode (public data): every control change is a live release (charged to the teaching
+ledger, so the meter shows what interactive use costs); the confidential plot is drawn beside
+the private one with its quality measure (Sim, AUC error and symmetric difference, ShapeD).
+Analyst mode (confidential data): controls drive a free preview on the dataset's public stand-in
+(same public size); only the Release button spends, through the session; a release draws the
+DP output only -- no record, prediction, residual, score or label, and no confidential plot.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import ipywidgets as w
+import numpy as np
+
+from ..engine import diagnostics as dx
+from ..engine.budget import BudgetExceededError
+from ..engine.histograms import PUBLISHERS
+from ..session import MECHANISMS, PrivacyPolicyError, Release, Session, model_predictions
+from . import figures, figures_diagnostics
+from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
+from .controls import Debouncer, EpsilonSlider, FloatSlider, epsilon_guardrail
+
+__all__ = [
+    "BinnedResidualWidget",
+    "ResidualPlotWidget",
+    "RocWidget",
+    "Scenario",
+]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A public data set a teaching widget can add to its session, with its public facts.
+
+    Attributes
+    ----------
+    title : str
+        Shown in the scenario dropdown.
+    make : callable ``(n, rng) -> table``
+        Builds the table (features, then the outcome).
+    fit_bounds : dict
+        Public bounds for a DP fit: ``bounds_X``/``bounds_y`` (OLS; ``bounds_y`` in the
+        outcome's recorded units) or ``data_norm`` (logistic).
+    public : dict
+        Per outcome transformation, the public units and centres of PriRP's bounds
+        (``mu_predicted``, ``mu_residual``, ``center_predicted``).
+    fixed_n : bool
+        The table has its own size (a real data set), ignoring the widget's ``n``.
+    """
+
+    title: str
+    make: Callable[[int, np.random.Generator], np.ndarray]
+    fit_bounds: dict
+    public: dict = field(default_factory=dict)
+    fixed_n: bool = False
+
+
+def _table(data) -> np.ndarray:
+    return np.column_stack((data.X, data.y))
+
+
+def _residual_scenarios() -> dict[str, Scenario]:
+    from ..datasets import regression as reg
+
+    # x ~ U[1, 50]: predictions of a sensible fit lie in about [0, 80]; the public centre 25 is
+    # the middle of x's range, so Alg. 10's doubling intervals do not waste half of the grid.
+    synthetic = {"y": {"mu_predicted": 1.0, "mu_residual": 1.0, "center_predicted": 25.0}}
+    out = {
+        name: Scenario(
+            f"{name.capitalize()} (000 §4.2.3): {reg.RESIDUAL_SCENARIOS[name]}",
+            lambda n, rng, name=name: _table(reg.residual_scenario(name, n, rng)),
+            {"bounds_X": (1.0, 50.0), "bounds_y": (-20.0, 110.0)},
+            synthetic,
+        )
+        for name in reg.RESIDUAL_SCENARIOS
+    }
+    # The diabetes outcome ranges over 25-346 (sklearn's documentation: public).
+    out["diabetes"] = Scenario(
+        "Diabetes (scikit-learn, n = 442): disease progression on 10 features",
+        lambda n, rng: _table(reg.load_diabetes_data()),
+        {"bounds_X": (-0.2, 0.2), "bounds_y": (25.0, 346.0)},
+        {
+            "y": {"mu_predicted": 10.0, "mu_residual": 10.0, "center_predicted": 185.0},
+            "log": {"mu_predicted": 0.1, "mu_residual": 0.1, "center_predicted": 4.5},
+        },
+        fixed_n=True,
+    )
+    return out
+
+
+def _logistic_scenarios() -> dict[str, Scenario]:
+    from ..datasets import regression as reg
+
+    return {
+        "M1": Scenario(
+            "M1 (000 §4.4.3): logit = 2x, x ~ U[-1, 1] (well specified)",
+            lambda n, rng: _table(reg.logistic_scenario("M1", n, rng)), {"data_norm": 1.0},
+        ),
+        "M2": Scenario(
+            "M2 (000 §4.4.3): logit = x² + 2x − 1, fitted linearly (misspecified)",
+            lambda n, rng: _table(reg.logistic_scenario("M2", n, rng)), {"data_norm": 1.0},
+        ),
+        "breast_cancer": Scenario(
+            "Breast cancer (scikit-learn, n = 569): 30 standardised features",
+            lambda n, rng: _table(reg.load_breast_cancer_data()), {"data_norm": 8.0},
+            fixed_n=True,
+        ),
+    }
+
+
+def _publisher_options(ndim: int) -> list[tuple[str, str]]:
+    seen: dict[str, str] = {}
+    for key, pub in PUBLISHERS.items():
+        if ndim in pub.dims and pub.name not in seen:
+            seen[pub.name] = pub.name if key == pub.name else f"{pub.name} ({key})"
+    return [(label, name) for name, label in seen.items()]
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
+    """What the three diagnostics widgets share: model choice, budget, modes, release."""
+
+    mechanism = ""
+    kind = "ols"
+    css = ""
+    source = ""
+    publisher_ndim: int | None = None
+    rho_range = (0.01, 0.9)
+    default_rho = 0.2
+
+    def __init__(
+        self,
+        session: Session,
+        dataset: str | None = None,
+        *,
+        scenario: str | None = None,
+        n: int = 5000,
+        epsilon: float = 1.0,
+        rho: float | None = None,
+        publisher: str = "dawa",
+        model: str = "ordinary",
+        fit_epsilon: float = 0.5,
+        fit_bounds: dict | None = None,
+        debounce: float = 0.15,
+    ):
+        if model not in ("ordinary", "dp"):
+            raise ValueError(f"model must be 'ordinary' or 'dp', got {model!r}")
+        self.session = session
+        self.n = int(n)
+        self._scenarios = self._scenario_table()
+        self._fit_bounds_given = fit_bounds
+        self._rng = np.random.default_rng(session.rng.integers(2**63))
+        self._run = 0
+        self._truth_cache: dict = {}
+        self._preview_fits: dict = {}
+        self._release: Release | None = None
+        self.quality_values: dict[str, float] = {}
+
+        options: list[tuple[str, str]] = []
+        if dataset is not None:
+            session.shape(dataset)  # unknown name -> ValueError now
+            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
+        elif session.teaching:
+            scenario = scenario or next(iter(self._scenarios))
+            if scenario not in self._scenarios:
+                raise ValueError(
+                    f"scenario must be one of {sorted(self._scenarios)}, got {scenario!r}"
+                )
+        else:
+            raise ValueError(
+                "an analyst session needs dataset= (a table added with session.add_dataset)"
+            )
+        if session.teaching:
+            options += [(sc.title, name) for name, sc in self._scenarios.items()]
+        self.scenario = w.Dropdown(
+            options=options, value=options[0][1] if dataset is not None else scenario,
+            description="data", disabled=not session.teaching,
+            style={"description_width": "initial"}, layout=w.Layout(width="640px"),
+        )
+        self.scenario.add_class("dpw-scenario")
+        self.model = w.Dropdown(
+            options=[("ordinary fit (confidential)", "ordinary"),
+                     ("DP fit (diffprivlib, charged)", "dp")],
+            value=model, description="model", style={"description_width": "initial"},
+        )
+        self.model.add_class("dpw-model")
+        self.fit_epsilon = EpsilonSlider(fit_epsilon, description="ε fit")
+        self.fit_epsilon.remove_class("dpw-epsilon")
+        self.fit_epsilon.add_class("dpw-fit-epsilon")
+        self.epsilon = EpsilonSlider(epsilon, description="ε plot")
+        self.epsilon_note = w.HTML()
+        self.epsilon_note.add_class("dpw-guardrail")
+        lo, hi = self.rho_range
+        self.rho = FloatSlider(
+            value=min(max(rho if rho is not None else self.default_rho, lo), hi), min=lo,
+            max=hi, step=0.01, description="ρ", readout_format=".2f", continuous_update=True,
+            style={"description_width": "initial"},
+        )
+        self.rho.add_class("dpw-rho")
+        self.publisher = w.Dropdown(
+            options=_publisher_options(self.publisher_ndim or 1), description="publisher",
+            style={"description_width": "initial"},
+            layout=w.Layout(display=None if self.publisher_ndim else "none"),
+        )
+        self.publisher.value = PUBLISHERS[publisher].name
+        self.publisher.add_class("dpw-publisher")
+        self.show_truth = w.Checkbox(
+            value=True, description="show the confidential plot", disabled=not session.teaching,
+            layout=w.Layout(display=None if session.teaching else "none"),
+        )
+        self.release_button = w.Button(
+            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
+            button_style="warning" if not session.teaching else "",
+            icon="lock-open" if not session.teaching else "refresh",
+        )
+        self.release_button.add_class("dpw-release")
+        self.banner = w.HTML()
+        self.banner.add_class("dpw-banner")
+        self.message = w.HTML()
+        self.message.add_class("dpw-message")
+        self.status = w.HTML()
+        self.status.add_class("dpw-status")
+        self.stats = w.HTML()
+        self.stats.add_class("dpw-stats")
+        self.quality = w.HTML()
+        self.quality.add_class("dpw-quality")
+
+        self._build_controls()
+        self._select_data()
+        self.figure = self._figure()
+        ensure_bokehjs()
+        self.plot = bokeh_widget(self.figure.layout)
+        controls = w.VBox([
+            self.scenario,
+            w.HBox([self.model, self.fit_epsilon]),
+            w.HBox([self.epsilon, self.epsilon_note]),
+            *self._extra_rows(),
+            w.HBox([self.show_truth, self.release_button, self.status]),
+        ])
+        controls.add_class("dpw-controls")
+        super().__init__([self.banner, controls, self.message, self.plot, self.quality,
+                          self.stats])
+        self.add_class("dpw-diagnostics")
+        self.add_class(self.css)
+        self.add_class(f"dpw-mode-{session.mode}")
+
+        self._debouncer = Debouncer(self._recompute, debounce)
+        for control in (self.model, self.fit_epsilon, self.epsilon, self.rho, self.publisher,
+                        self.show_truth, *self._extra_controls()):
+            control.observe(self._on_change, names="value")
+        self.scenario.observe(self._on_scenario, names="value")
+        self.release_button.on_click(self._on_release_clicked)
+        self._recompute()
+
+    # -- to be specialised -----------------------------------------------------------------
+    def _scenario_table(self) -> dict[str, Scenario]:
+        raise NotImplementedError
+
+    def _build_controls(self) -> None:
+        """Create the widget's own controls (grid size, thresholds, ...)."""
+
+    def _extra_rows(self) -> list:
+        return [w.HBox([self.rho, self.publisher])]
+
+    def _extra_controls(self) -> list:
+        return []
+
+    def _figure(self) -> figures_diagnostics.DiagnosticFigure:
+        raise NotImplementedError
+
+    def _mechanism_params(self) -> dict:
+        raise NotImplementedError
+
+    def _truth(self, table: np.ndarray, model: dict):
+        """The non-private reference computed from a *public* table (data or stand-in)."""
+        raise NotImplementedError
+
+    def _draw(self, output: dict, truth, *, where: str) -> None:
+        raise NotImplementedError
+
+    def _apply_public(self, facts: dict) -> None:
+        """Set the public units/centres a scenario or outcome comes with."""
+
+    # -- data and model --------------------------------------------------------------------
+    def _select_data(self) -> None:
+        value = self.scenario.value
+        if value.startswith("dataset:"):
+            self.dataset = value.split(":", 1)[1]
+            self._scenario_obj = None
+            return
+        sc = self._scenarios[value]
+        name = value if sc.fixed_n else f"{value}_{self.n}"
+        if name not in self.session.datasets:
+            table = sc.make(self.n, np.random.default_rng(zlib.crc32(name.encode())))
+            self.session.add_dataset(
+                name, table, total_epsilon=10.0, stand_in="binary" if self.kind == "logistic"
+                else "continuous", description=sc.title,
+            )
+        self.dataset = name
+        self._scenario_obj = sc
+        self._apply_public(sc.public)
+
+    @property
+    def outcome(self) -> str:
+        """The outcome transformation (``"y"``; the residual plot also offers ``"log"``)."""
+        return "y"
+
+    def _fit_bounds(self) -> dict:
+        bounds = self._fit_bounds_given
+        if bounds is None and self._scenario_obj is not None:
+            bounds = self._scenario_obj.fit_bounds
+        if bounds is None:
+            raise ValueError(
+                "a DP fit needs public bounds: pass fit_bounds={'bounds_X': (lo, hi), "
+                "'bounds_y': (lo, hi)} (OLS) or {'data_norm': r} (logistic) to the widget"
+            )
+        bounds = dict(bounds)
+        if self.outcome == "log" and "bounds_y" in bounds:
+            lo, hi = bounds["bounds_y"]
+            if lo <= 0:
+                raise ValueError("outcome 'log' needs a positive public lower bound of y")
+            bounds["bounds_y"] = (math.log(lo), math.log(hi))
+        return bounds
+
+    def fit_params(self) -> dict:
+        """Parameters of the ``"fit_model"`` release a DP fit makes (all public)."""
+        return {"kind": self.kind, "outcome": self.outcome,
+                "epsilon": float(self.fit_epsilon.value), **self._fit_bounds()}
+
+    @property
+    def params(self) -> dict:
+        """Parameters of the diagnostic release, without the model (all public)."""
+        return self._mechanism_params()
+
+    def _spec(self, model: dict) -> dict:
+        spec = {"outcome": self.outcome, **model}
+        return {**self._mechanism_params(), **spec}
+
+    def _teaching_model(self) -> dict:
+        if self.model.value == "ordinary":
+            return {"model": "ordinary"}
+        fit = self.session.release(self.dataset, "fit_model", **self.fit_params())
+        return {"model": "public", "coef": fit.output["coef"],
+                "intercept": fit.output["intercept"]}
+
+    def _preview_model(self) -> dict:
+        if self.model.value == "ordinary":
+            return {"model": "ordinary"}
+        params = self.fit_params()
+        key = repr(sorted((k, repr(v)) for k, v in params.items()))
+        if key not in self._preview_fits:
+            fitted = self.session.preview(self.dataset, "fit_model", rng=self._rng, **params)
+            self._preview_fits[key] = {"model": "public", "coef": np.asarray(fitted.coef),
+                                       "intercept": float(fitted.intercept)}
+        return self._preview_fits[key]
+
+    def _truth_of(self, table: np.ndarray, model: dict):
+        key = (id(table), self.outcome, model["model"],
+               tuple(np.atleast_1d(model.get("coef", ()))), model.get("intercept"))
+        if key not in self._truth_cache:
+            if len(self._truth_cache) > 16:
+                self._truth_cache.clear()
+            self._truth_cache[key] = self._truth(table, model)
+        return self._truth_cache[key]
+
+    # -- events ----------------------------------------------------------------------------
+    def _on_change(self, change=None) -> None:
+        self._release = None
+        self._debouncer.trigger()
+
+    def _on_scenario(self, change=None) -> None:
+        self._select_data()
+        self._on_change()
+
+    def _on_release_clicked(self, _button=None) -> None:
+        if self.session.teaching:
+            self._run += 1
+            self._recompute()
+        else:
+            self.release()
+
+    # -- actions ---------------------------------------------------------------------------
+    def release(self) -> Release | None:
+        """Analyst mode: release the diagnostic (and first the DP fit, if chosen).
+
+        Both releases are checked against the budget together before either is made; each is
+        charged once and replayed for free. Errors are shown in ``message`` and nothing is
+        charged; ``None`` is returned then.
+        """
+        ds = self.dataset
+        try:
+            total, parts = 0.0, []
+            model: dict | None = {"model": "ordinary"}
+            if self.model.value == "dp":
+                fit_params = self.fit_params()
+                self.session.cost("fit_model", ds, **fit_params)  # validates, charges nothing
+                if self.session.is_cached(ds, "fit_model", **fit_params):
+                    fit = self.session.release(ds, "fit_model", **fit_params)
+                    model = {"model": "public", "coef": fit.output["coef"],
+                             "intercept": fit.output["intercept"]}
+                else:
+                    total += float(fit_params["epsilon"])
+                    parts.append("DP fit")
+                    model = None
+            probe = model or {"model": "public", "coef": np.zeros(self.session.shape(ds)[1] - 1),
+                              "intercept": 0.0}
+            cost = self.session.cost(self.mechanism, ds, **self._spec(probe))
+            if model is None or not self.session.is_cached(ds, self.mechanism,
+                                                           **self._spec(model)):
+                total += cost
+                parts.append(self.source)
+            self.session.check_budget(ds, total, " + ".join(parts) or self.source)
+            notes = []
+            if model is None:
+                fit = self.session.release(ds, "fit_model", **self.fit_params())
+                notes.append(f"{fit.label}: charged ε = {fit.epsilon:.3g}")
+                model = {"model": "public", "coef": fit.output["coef"],
+                         "intercept": fit.output["intercept"]}
+            release = self.session.release(ds, self.mechanism, **self._spec(model))
+        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
+            self._show_error(exc)
+            return None
+        self._release = release
+        notes.append(
+            f"{release.label}: "
+            + (f"charged ε = {release.epsilon:.3g}" if release.charged
+               else "replayed a cached release, nothing spent")
+        )
+        self.message.value = (
+            "<div class='dpw-ok'>Released. " + html.escape("; ".join(notes)) + ".</div>"
+        )
+        self.quality_values = {}
+        self.quality.value = (
+            "<div>No quality measure on confidential data: it would need the confidential "
+            "plot.</div>"
+        )
+        self._draw(release.output, None, where="release")
+        self._stats(release.output, where="release")
+        self.status.value = "<span class='dpw-released'>Showing the released DP output.</span>"
+        return release
+
+    def _show_error(self, exc: Exception) -> None:
+        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
+        self.message.value = (
+            f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
+        )
+
+    def _recompute(self) -> None:
+        """Redraw from the controls: a live release (teaching) or a free preview (analyst)."""
+        self._update_banner()
+        remaining = None if self.session.teaching else self.session.remaining(self.dataset)
+        spend = float(self.epsilon.value) + (
+            float(self.fit_epsilon.value) if self.model.value == "dp" else 0.0)
+        note = epsilon_guardrail(spend, remaining)
+        self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
+        self.fit_epsilon.layout.display = None if self.model.value == "dp" else "none"
+        try:
+            if self.session.teaching:
+                model = self._teaching_model()
+                release = self.session.release(self.dataset, self.mechanism, run=self._run,
+                                               **self._spec(model))
+                truth = (self._truth_of(self.session.public_view(self.dataset), model)
+                         if self.show_truth.value else None)
+                self._draw(release.output, truth, where="teaching")
+                self._stats(release.output, where="teaching")
+                self.message.value = (
+                    "<div class='dpw-warn'>Past the cap: on confidential data this run would "
+                    "have been refused.</div>" if release.overdraft else ""
+                )
+                self.status.value = (
+                    f"<span>live run #{self._run}, ε = {release.epsilon:.3g} "
+                    f"{'charged' if release.charged else '(cached, free)'}</span>"
+                )
+            else:
+                self._preview()
+        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
+            self._show_error(exc)
+
+    def _preview(self) -> None:
+        model = self._preview_model()
+        result = self.session.preview(self.dataset, self.mechanism, rng=self._rng,
+                                      **self._spec(model))
+        output = MECHANISMS[self.mechanism].outputs(result, {})
+        truth = self._truth_of(self.session.stand_in(self.dataset), model)
+        self._draw(output, truth, where="preview")
+        self._stats(output, where="preview")
+        fit_note = ""
+        if self.model.value == "dp":
+            fit_params = self.fit_params()
+            if not self.session.is_cached(self.dataset, "fit_model", **fit_params):
+                fit_note = f" + ε = {fit_params['epsilon']:.3g} for the DP fit"
+        self.status.value = (
+            "<span class='dpw-preview'>PREVIEW on the public stand-in (same size) — nothing "
+            f"spent. Release would charge ε = {float(self.epsilon.value):.3g}{fit_note} "
+            "(nothing for what was already released).</span>"
+        )
+
+    # -- text ------------------------------------------------------------------------------
+    def _update_banner(self) -> None:
+        eps = float(self.epsilon.value)
+        if self.model.value == "ordinary":
+            model = (
+                "Model: an <b>ordinary fit</b> on the data. Its predictions and residuals are "
+                "themselves confidential and never leave the session; the plot is "
+                f"ε = {eps:.3g}-DP for the (prediction, residual) records <i>given</i> the "
+                "model. The fit depends on every record, so that is not an end-to-end "
+                "guarantee on the raw records: choose the DP fit for one."
+            )
+        else:
+            fit = float(self.fit_epsilon.value)
+            model = (
+                f"Model: a <b>DP fit</b> (diffprivlib, ε fit = {fit:.3g}, charged as its own "
+                f"release). End to end: ({fit:.3g} + {eps:.3g}) = {fit + eps:.3g}-DP."
+            )
+        self.banner.value = (
+            f"<div class='dpw-banner-ok'><b>{html.escape(self.source)}</b>. {model}</div>"
+        )
+
+    def _set_quality(self, values: dict[str, float], where: str) -> None:
+        self.quality_values = values
+        if not values:
+            self.quality.value = ""
+            return
+        on = "on the public stand-in" if where == "preview" else "against the confidential plot"
+        items = " · ".join(f"{html.escape(k)} = {v:.3f}" for k, v in values.items())
+        self.quality.value = f"<div class='dpw-quality-values'>Quality {on}: {items}</div>"
+
+    def _stats(self, output: dict, *, where: str) -> None:
+        parts = " + ".join(f"{k} {v:.3g}" for k, v in output["epsilon_parts"].items())
+        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
+                "release": "Released (DP output only)"}[where]
+        self.stats.value = (
+            f"<div>{head}: {html.escape(self._describe(output))}. Budget: {html.escape(parts)}. "
+            f"Guarantee: {html.escape(output['guarantee'])}.</div>"
+        )
+
+    def _describe(self, output: dict) -> str:
+        return ""
+
+
+class ResidualPlotWidget(_DiagnosticWidget):
+    """PriRP (000 Alg. 9): a private residual plot of a linear regression, beside the truth.
+
+    Parameters
+    ----------
+    session : Session
+        Holds the table (feature columns, then the outcome) and its budget.
+    dataset : str, optional
+        A table in the session. Required in analyst mode (its stand-in is what previews use).
+        In teaching mode without one, a scenario is added to the session.
+    scenario : {"ideal", "heteroscedastic", "nonlinear", "diabetes"}
+        Teaching mode: the public data set to start with (000 §4.2.3; scikit-learn's diabetes
+        data for the real-data lesson of 000 Fig. 4.5).
+    n : int
+        Size of the synthetic scenarios (000 uses 500-5000).
+    epsilon : float
+        The plot's budget.
+    rho : float, optional
+        ε1/ε, the share of the bounds (Alg. 10). ``None``: the text's
+        ``ε1 = min(0.3 ε, 470/n)`` (``auto_rho`` checked).
+    publisher : str
+        The 2-D histogram publisher (000 Table 4.2: DAWA has the least regret).
+    grid : int, optional
+        m of the m × m grid; ``None``/0: ``sqrt(θ² n ε2 / 10)`` (000 §4.2.2).
+    outcome : {"y", "log"}
+        Public transformation of the outcome (000 Fig. 4.5: log income).
+    model : {"ordinary", "dp"}
+        The model under diagnosis. An ordinary fit's predictions are themselves
+        confidential: they stay in the session, and the plot's guarantee is given the model;
+        a DP fit (diffprivlib) is charged as its own labelled release.
+    fit_epsilon : float
+        The DP fit's budget.
+    fit_bounds : dict, optional
+        Public ``bounds_X`` and ``bounds_y`` (recorded units) for the DP fit (scenarios bring
+        their own).
+    mu_predicted, mu_residual, center_predicted : float, optional
+        Public units and centre of the private bounds (scenarios bring their own).
+    debounce : float
+        Seconds of quiet before recomputing in a kernel.
+
+    Attributes
+    ----------
+    figure : DiagnosticFigure
+        Sources ``truth``, ``private``, ``region``.
+    quality_values : dict
+        Teaching / preview: ``{"Sim": TVD on the 10 × 10 grid}`` (000 §4.2.3; 0 is perfect).
+    """
+
+    mechanism = "residual_plot"
+    kind = "ols"
+    css = "dpw-residual-plot"
+    source = "PriRP — private residual plot (000 Alg. 9)"
+    publisher_ndim = 2
+    default_rho = 0.3
+
+    def __init__(
+        self,
+        session: Session,
+        dataset: str | None = None,
+        *,
+        grid: int | None = None,
+        outcome: str = "y",
+        mu_predicted: float | None = None,
+        mu_residual: float | None = None,
+        center_predicted: float | None = None,
+        **kwargs,
+    ):
+        if outcome not in ("y", "log"):
+            raise ValueError(f"outcome must be 'y' or 'log', got {outcome!r}")
+        self._init = {"grid": grid, "outcome": outcome, "mu_predicted": mu_predicted,
+                      "mu_residual": mu_residual, "center_predicted": center_predicted,
+                      "rho": kwargs.get("rho")}
+        super().__init__(session, dataset, **kwargs)
+
+    def _scenario_table(self) -> dict[str, Scenario]:
+        return _residual_scenarios()
+
+    def _build_controls(self) -> None:
+        init = self._init
+        self.auto_rho = w.Checkbox(value=init["rho"] is None,
+                                   description="ε1 = min(0.3ε, 470/n) (000)")
+        self.auto_rho.add_class("dpw-auto-rho")
+        self.grid = w.IntSlider(
+            value=init["grid"] or 0, min=0, max=200, description="grid m (0 = auto)",
+            style={"description_width": "initial"}, continuous_update=True,
+        )
+        self.grid.add_class("dpw-grid")
+        self.outcome_choice = w.Dropdown(
+            options=[("y", "y"), ("log y", "log")], value=init["outcome"],
+            description="outcome", style={"description_width": "initial"},
+        )
+        self.outcome_choice.add_class("dpw-outcome")
+        text = {"style": {"description_width": "initial"}, "layout": w.Layout(width="170px")}
+        self.mu_predicted = w.BoundedFloatText(value=init["mu_predicted"] or 1.0, min=1e-9,
+                                               max=1e12, description="μ ŷ", **text)
+        self.mu_residual = w.BoundedFloatText(value=init["mu_residual"] or 1.0, min=1e-9,
+                                              max=1e12, description="μ r", **text)
+        self.center_predicted = w.FloatText(value=init["center_predicted"] or 0.0,
+                                            description="centre ŷ", **text)
+        for c in (self.mu_predicted, self.mu_residual, self.center_predicted):
+            c.add_class("dpw-public-units")
+        self._explicit_units = any(init[k] is not None for k in
+                                   ("mu_predicted", "mu_residual", "center_predicted"))
+
+    def _extra_rows(self) -> list:
+        return [
+            w.HBox([self.rho, self.auto_rho, self.publisher]),
+            w.HBox([self.grid, self.outcome_choice]),
+            w.HBox([self.mu_predicted, self.mu_residual, self.center_predicted]),
+        ]
+
+    def _extra_controls(self) -> list:
+        return [self.auto_rho, self.grid, self.mu_predicted, self.mu_residual,
+                self.center_predicted]
+
+    def _on_outcome(self, change=None) -> None:
+        if self._scenario_obj is not None:
+            self._apply_public(self._scenario_obj.public)
+        self._on_change()
+
+    def _select_data(self) -> None:
+        super()._select_data()
+        if not getattr(self, "_outcome_wired", False):
+            self._outcome_wired = True
+            self.outcome_choice.observe(self._on_outcome, names="value")
+
+    def _apply_public(self, facts: dict) -> None:
+        if self._explicit_units:
+            return
+        units = facts.get(self.outcome) or facts.get("y")
+        if not units:
+            return
+        self._applying = True
+        try:
+            self.mu_predicted.value = units["mu_predicted"]
+            self.mu_residual.value = units["mu_residual"]
+            self.center_predicted.value = units["center_predicted"]
+        finally:
+            self._applying = False
+
+    def _on_change(self, change=None) -> None:
+        if getattr(self, "_applying", False):
+            return
+        self.rho.disabled = bool(self.auto_rho.value)
+        super()._on_change(change)
+
+    @property
+    def outcome(self) -> str:
+        return self.outcome_choice.value
+
+    def _figure(self):
+        return figures_diagnostics.residual_figure()
+
+    def _mechanism_params(self) -> dict:
+        return {
+            "epsilon": float(self.epsilon.value),
+            "publisher": self.publisher.value,
+            "rho": None if self.auto_rho.value else float(self.rho.value),
+            "grid": int(self.grid.value) or None,
+            "mu_predicted": float(self.mu_predicted.value),
+            "mu_residual": float(self.mu_residual.value),
+            "center_predicted": float(self.center_predicted.value),
+        }
+
+    def _truth(self, table: np.ndarray, model: dict) -> np.ndarray:
+        predicted, residuals, _ = model_predictions(table, kind="ols", outcome=self.outcome,
+                                                    **model)
+        return np.column_stack((predicted, residuals))
+
+    def _draw(self, output: dict, truth, *, where: str) -> None:
+        figures.update(self.figure, figures_diagnostics.residual_plot_data(
+            private_points=output["points"], bounds=output["bounds"], truth_points=truth,
+        ))
+        titles = {"teaching": "Confidential residual plot (public data, teaching)",
+                  "preview": "Public stand-in's residual plot (preview)",
+                  "release": "Confidential plot: not shown (analyst mode)"}
+        self.figure.set_titles(truth=titles[where], private=(
+            "Private residual plot (PriRP)" + (" — preview" if where == "preview" else "")))
+        values = {}
+        if truth is not None and where != "release":
+            values["Sim"] = dx.residual_plot_similarity(truth, output["points"])
+        self._set_quality(values, where)
+
+    def _describe(self, output: dict) -> str:
+        x0, x1, r0, r1 = output["bounds"]
+        m = output["grid"]
+        return (f"{m}×{m} grid over ŷ ∈ [{_fmt(x0)}, {_fmt(x1)}], r ∈ [{_fmt(r0)}, {_fmt(r1)}], "
+                f"{len(output['points']):,} points drawn from the noisy counts")
+
+
+class RocWidget(_DiagnosticWidget):
+    """PriROC (000 Alg. 11): a private ROC curve of a logistic model, beside the truth.
+
+    Parameters are those of :class:`ResidualPlotWidget` (``scenario`` in {"M1", "M2",
+    "breast_cancer"}; ``fit_bounds={"data_norm": r}``), and:
+
+    rho : float
+        ε1/ε spent on the thresholds by s-RecursiveMedians (0.2, 000 §4.3.3).
+    publisher : str
+        The 1-D publisher of the TP and FP interval counts (000 Table 4.4: DAWA).
+    s : int, optional
+        ``|Θ| - 1 = 2^s`` thresholds; default ``min(10, floor(log2 n))``.
+    thresholds : {"recursive_medians", "fixed"}
+        Data-dependent thresholds (Alg. 12) or N-FixedSpace (ε1 = 0).
+
+    Attributes
+    ----------
+    figure : DiagnosticFigure
+        Sources ``truth``, ``private``, ``thresholds``.
+    quality_values : dict
+        ``AUC error`` (|AUC − private AUC|), ``symmetric difference`` (area between the
+        curves), 000 §4.3.3; and both AUCs.
+    """
+
+    mechanism = "roc_curve"
+    kind = "logistic"
+    css = "dpw-roc"
+    source = "PriROC — private ROC curve (000 Alg. 11)"
+    publisher_ndim = 1
+    default_rho = 0.2
+
+    def __init__(self, session: Session, dataset: str | None = None, *, s: int | None = None,
+                 thresholds: str = "recursive_medians", **kwargs):
+        if thresholds not in ("recursive_medians", "fixed"):
+            raise ValueError(
+                f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
+        self._init = {"s": s, "thresholds": thresholds}
+        super().__init__(session, dataset, **kwargs)
+
+    def _scenario_table(self) -> dict[str, Scenario]:
+        return _logistic_scenarios()
+
+    def _build_controls(self) -> None:
+        self.s = w.IntSlider(value=self._init["s"] or 0, min=0, max=12,
+                             description="s: 2^s thresholds (0 = auto)",
+                             style={"description_width": "initial"})
+        self.s.add_class("dpw-grid")
+        self.thresholds = w.Dropdown(
+            options=[("s-RecursiveMedians (Alg. 12)", "recursive_medians"),
+                     ("N-FixedSpace (ε1 = 0)", "fixed")],
+            value=self._init["thresholds"], description="thresholds",
+            style={"description_width": "initial"},
+        )
+        self.thresholds.add_class("dpw-thresholds")
+
+    def _extra_rows(self) -> list:
+        return [w.HBox([self.rho, self.publisher]), w.HBox([self.s, self.thresholds])]
+
+    def _extra_controls(self) -> list:
+        return [self.s, self.thresholds]
+
+    def _figure(self):
+        return figures_diagnostics.roc_figure()
+
+    def _mechanism_params(self) -> dict:
+        return {
+            "epsilon": float(self.epsilon.value),
+            "rho": float(self.rho.value),
+            "s": int(self.s.value) or None,
+            "thresholds": self.thresholds.value,
+            "publisher": self.publisher.value,
+        }
+
+    def _truth(self, table: np.ndarray, model: dict):
+        from sklearn.metrics import roc_curve
+
+        scores, _, labels = model_predictions(table, kind="logistic", **model)
+        fpr, tpr, _ = roc_curve(labels, scores)
+        return {"fpr": fpr, "tpr": tpr, "labels": labels, "scores": scores,
+                "auc": dx.roc_auc(fpr, tpr)}
+
+    def _draw(self, output: dict, truth, *, where: str) -> None:
+        figures.update(self.figure, figures_diagnostics.roc_plot_data(
+            fpr=output["fpr"], tpr=output["tpr"], thresholds=output["thresholds"],
+            truth_fpr=None if truth is None else truth["fpr"],
+            truth_tpr=None if truth is None else truth["tpr"],
+        ))
+        self.figure.set_titles(roc={
+            "teaching": "ROC curve: confidential (public data) vs private (PriROC)",
+            "preview": "ROC curve on the public stand-in (preview)",
+            "release": "Private ROC curve (PriROC, released)"}[where])
+        values = {}
+        if truth is not None and where != "release":
+            values = {
+                "AUC error": abs(truth["auc"] - output["auc"]),
+                "symmetric difference": dx.symmetric_difference(
+                    truth["fpr"], truth["tpr"], output["fpr"], output["tpr"]),
+                "AUC": truth["auc"],
+                "private AUC": output["auc"],
+            }
+        self._set_quality(values, where)
+
+    def _describe(self, output: dict) -> str:
+        return f"{len(output['fpr'])} points, private AUC = {output['auc']:.3f}"
+
+
+class BinnedResidualWidget(_DiagnosticWidget):
+    """PriBRP (000 Alg. 13): a private binned residual plot of a logistic model.
+
+    Parameters are those of :class:`RocWidget`, and:
+
+    rho : float
+        ε1/ε = ε2/ε for the bins (Alg. 12) and their merging (Alg. 14); the averages get
+        ε3 = (1 − 2ρ)ε. 0.15 in 000 §4.4.3 (Fig. 4.15).
+    s : int, optional
+        2^s initial bins; default ``max{t : 2^t <= sqrt(n)}``.
+
+    Attributes
+    ----------
+    figure : DiagnosticFigure
+        Sources ``truth``, ``private``, ``edges``.
+    quality_values : dict
+        ``ShapeD`` (private vs confidential, 000 eq. 4.13) and each plot's ShapeD against the
+        flat ideal.
+    """
+
+    mechanism = "binned_residuals"
+    kind = "logistic"
+    css = "dpw-binned-residuals"
+    source = "PriBRP — private binned residual plot (000 Alg. 13)"
+    publisher_ndim = None
+    rho_range = (0.01, 0.49)
+    default_rho = 0.15
+
+    def __init__(self, session: Session, dataset: str | None = None, *, s: int | None = None,
+                 **kwargs):
+        self._init = {"s": s}
+        kwargs.pop("publisher", None)
+        super().__init__(session, dataset, **kwargs)
+
+    def _scenario_table(self) -> dict[str, Scenario]:
+        return _logistic_scenarios()
+
+    def _build_controls(self) -> None:
+        self.s = w.IntSlider(value=self._init["s"] or 0, min=0, max=10,
+                             description="s: 2^s initial bins (0 = auto)",
+                             style={"description_width": "initial"})
+        self.s.add_class("dpw-grid")
+
+    def _extra_rows(self) -> list:
+        return [w.HBox([self.rho, self.s])]
+
+    def _extra_controls(self) -> list:
+        return [self.s]
+
+    def _figure(self):
+        return figures_diagnostics.binned_residual_figure()
+
+    def _mechanism_params(self) -> dict:
+        return {"epsilon": float(self.epsilon.value), "rho": float(self.rho.value),
+                "s": int(self.s.value) or None}
+
+    def _truth(self, table: np.ndarray, model: dict):
+        probabilities, _, labels = model_predictions(table, kind="logistic", **model)
+        return dx.binned_residuals(labels, probabilities)
+
+    def _draw(self, output: dict, truth, *, where: str) -> None:
+        figures.update(self.figure, figures_diagnostics.binned_residual_plot_data(
+            mean_predicted=output["mean_predicted"], mean_residual=output["mean_residual"],
+            bins=output["bins"], noisy_sizes=output["noisy_sizes"],
+            truth_predicted=None if truth is None else truth[0],
+            truth_residual=None if truth is None else truth[1],
+        ))
+        self.figure.set_titles(brp={
+            "teaching": "Binned residuals: confidential (public data) vs private (PriBRP)",
+            "preview": "Binned residuals on the public stand-in (preview)",
+            "release": "Private binned residual plot (PriBRP, released)"}[where])
+        values = {}
+        if truth is not None and where != "release":
+            values = {
+                "ShapeD": dx.shape_distance(output["mean_predicted"], output["mean_residual"],
+                                            truth[0], truth[1]),
+                "ShapeD private vs flat": dx.shape_distance(output["mean_predicted"],
+                                                            output["mean_residual"]),
+                "ShapeD confidential vs flat": dx.shape_distance(truth[0], truth[1]),
+            }
+        self._set_quality(values, where)
+
+    def _describe(self, output: dict) -> str:
+        return f"{len(output['mean_predicted'])} bins after merging (Alg. 14)"

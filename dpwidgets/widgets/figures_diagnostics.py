@@ -1,0 +1,280 @@
+"""Bokeh figure builders of the regression-diagnostics widgets (000 Ch. 4): plain functions.
+
+Same contract as :mod:`.figures`: each ``*_figure()`` builds a layout once and returns a
+:class:`DiagnosticFigure` (a :class:`~.figures.FigureHandle` that also names its panels, so a
+widget can retitle them); each ``*_plot_data()`` turns already computed numbers into
+``{source name: column dict}`` for :func:`.figures.update`.
+
+What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
+public stand-in values only, and leave every ``truth`` source empty.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from bokeh.layouts import row
+from bokeh.models import HoverTool, Legend, Span
+from bokeh.plotting import figure
+
+from .figures import FigureHandle, _source
+
+__all__ = [
+    "MAX_POINTS",
+    "DiagnosticFigure",
+    "binned_residual_figure",
+    "binned_residual_plot_data",
+    "residual_figure",
+    "residual_plot_data",
+    "roc_figure",
+    "roc_plot_data",
+    "thin",
+]
+
+#: At most this many points of a residual plot are sent to the browser (per panel).
+MAX_POINTS = 20_000
+_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+_EMPTY = np.zeros(0)
+
+
+@dataclass
+class DiagnosticFigure(FigureHandle):
+    """A :class:`~.figures.FigureHandle` whose Bokeh figures are reachable by name."""
+
+    panels: dict = field(default_factory=dict)
+
+    def set_titles(self, **titles: str) -> None:
+        """Retitle panels by name (a small document patch each)."""
+        for name, text in titles.items():
+            self.panels[name].title.text = text
+
+
+def thin(points: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
+    """At most ``max_points`` rows of ``points``, a uniform sample without replacement.
+
+    Only drawing is thinned (the quality measures use every point). The sample is drawn with a
+    fixed seed: thinning is post-processing of what is already allowed on screen, and a fixed
+    seed makes a redraw of the same release look the same.
+    """
+    points = np.asarray(points, dtype=float)
+    if points.shape[0] <= max_points:
+        return points
+    keep = np.random.default_rng(0).choice(points.shape[0], max_points, replace=False)
+    return points[np.sort(keep)]
+
+
+# --------------------------------------------------------------------------------------------
+# Residual plots (PriRP, 000 Alg. 9, Fig. 4.1-4.5)
+# --------------------------------------------------------------------------------------------
+def _residual_panel(title: str, width: int, height: int, color: str):
+    p = figure(
+        width=width, height=height, tools=_TOOLS, title=title, output_backend="webgl",
+        x_axis_label="predicted value ŷ", y_axis_label="residual y − ŷ",
+    )
+    p.add_layout(Span(location=0, dimension="width", line_color="#444", line_dash="dashed"))
+    return p
+
+
+def residual_figure(*, width: int = 420, height: int = 340) -> DiagnosticFigure:
+    """The confidential residual plot beside the private one (PriRP).
+
+    Sources
+    -------
+    truth : x, y
+        The confidential plot (teaching mode; the public stand-in's in an analyst preview;
+        empty after an analyst release).
+    private : x, y
+        The PriRP points (sampled uniformly inside the cells of the noisy grid).
+    region : left, right, bottom, top
+        The privately bounded region the grid covers (000 Alg. 10).
+    """
+    truth = _residual_panel("Confidential residual plot", width, height, "#555")
+    private = _residual_panel("Private residual plot (PriRP)", width, height, "#1f77b4")
+    sources = {
+        "truth": _source(x=[], y=[]),
+        "private": _source(x=[], y=[]),
+        "region": _source(left=[], right=[], bottom=[], top=[]),
+    }
+    truth.scatter("x", "y", source=sources["truth"], size=2, color="#555", alpha=0.4)
+    private.quad(
+        source=sources["region"], left="left", right="right", bottom="bottom", top="top",
+        fill_alpha=0, line_color="#d62728", line_dash="dotted",
+    )
+    private.scatter("x", "y", source=sources["private"], size=2, color="#1f77b4", alpha=0.4)
+    # Same axes on both panels, so a fan or a hook reads the same on either side.
+    private.x_range = truth.x_range
+    private.y_range = truth.y_range
+    return DiagnosticFigure(row(truth, private), sources, {"truth": truth, "private": private})
+
+
+def residual_plot_data(
+    *,
+    private_points: np.ndarray,
+    bounds: np.ndarray | None = None,
+    truth_points: np.ndarray | None = None,
+    max_points: int = MAX_POINTS,
+) -> dict[str, dict[str, np.ndarray]]:
+    """Columns for :func:`residual_figure`.
+
+    Parameters
+    ----------
+    private_points : array (k, 2)
+        PriRP's (prediction, residual) points.
+    bounds : array of 4, optional
+        ``(pred_lo, pred_hi, resid_lo, resid_hi)``: the released region.
+    truth_points : array (n, 2), optional
+        Values allowed on screen as the "confidential" panel: the data's own plot in teaching
+        mode, the stand-in's in a preview; ``None`` after an analyst release.
+    max_points : int
+        Drawing cap per panel (:func:`thin`).
+    """
+    shown = thin(np.asarray(private_points, dtype=float).reshape(-1, 2), max_points)
+    data: dict[str, dict[str, np.ndarray]] = {
+        "private": {"x": shown[:, 0], "y": shown[:, 1]},
+        "truth": {"x": _EMPTY, "y": _EMPTY},
+        "region": {"left": _EMPTY, "right": _EMPTY, "bottom": _EMPTY, "top": _EMPTY},
+    }
+    if truth_points is not None:
+        t = thin(np.asarray(truth_points, dtype=float).reshape(-1, 2), max_points)
+        data["truth"] = {"x": t[:, 0], "y": t[:, 1]}
+    if bounds is not None:
+        x0, x1, r0, r1 = (float(v) for v in bounds)
+        data["region"] = {"left": np.array([x0]), "right": np.array([x1]),
+                          "bottom": np.array([r0]), "top": np.array([r1])}
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# ROC curves (PriROC, 000 Alg. 11, Fig. 4.7)
+# --------------------------------------------------------------------------------------------
+def roc_figure(*, width: int = 460, height: int = 400) -> DiagnosticFigure:
+    """The confidential ROC curve and the private one (PriROC), with the chance diagonal.
+
+    Sources
+    -------
+    truth : x, y
+        The confidential curve (FPR, TPR); empty in analyst mode after a release.
+    private : x, y
+        The private curve.
+    thresholds : x, y
+        The private curve's points (one per threshold of Θ), with the threshold in ``theta``.
+    """
+    p = figure(
+        width=width, height=height, tools=_TOOLS, x_range=(0, 1), y_range=(0, 1.02),
+        x_axis_label="false positive rate", y_axis_label="true positive rate",
+        title="ROC curve: confidential vs private (PriROC)",
+    )
+    p.add_layout(Legend(click_policy="hide"), "below")
+    sources = {
+        "truth": _source(x=[], y=[]),
+        "private": _source(x=[], y=[]),
+        "thresholds": _source(x=[], y=[], theta=[]),
+    }
+    p.line([0, 1], [0, 1], color="#aaa", line_dash="dotted", legend_label="chance")
+    p.line("x", "y", source=sources["truth"], color="#555", line_width=2,
+           legend_label="confidential")
+    p.line("x", "y", source=sources["private"], color="#1f77b4", line_width=2,
+           legend_label="private")
+    dots = p.scatter("x", "y", source=sources["thresholds"], size=3, color="#1f77b4")
+    p.add_tools(HoverTool(renderers=[dots], tooltips=[("θ", "@theta{0.000}"),
+                                                      ("FPR", "@x{0.000}"), ("TPR", "@y{0.000}")]))
+    p.legend.orientation = "horizontal"
+    return DiagnosticFigure(p, sources, {"roc": p})
+
+
+def roc_plot_data(
+    *,
+    fpr: np.ndarray,
+    tpr: np.ndarray,
+    thresholds: np.ndarray | None = None,
+    truth_fpr: np.ndarray | None = None,
+    truth_tpr: np.ndarray | None = None,
+) -> dict[str, dict[str, np.ndarray]]:
+    """Columns for :func:`roc_figure` (a private curve, optionally the confidential one)."""
+    fpr = np.asarray(fpr, dtype=float)
+    tpr = np.asarray(tpr, dtype=float)
+    theta = (np.asarray(thresholds, dtype=float) if thresholds is not None
+             else np.full(fpr.size, np.nan))
+    data = {
+        "private": {"x": fpr, "y": tpr},
+        "thresholds": {"x": fpr, "y": tpr, "theta": theta},
+        "truth": {"x": _EMPTY, "y": _EMPTY},
+    }
+    if truth_fpr is not None and truth_tpr is not None:
+        data["truth"] = {"x": np.asarray(truth_fpr, float), "y": np.asarray(truth_tpr, float)}
+    return data
+
+
+# --------------------------------------------------------------------------------------------
+# Binned residual plots (PriBRP, 000 Alg. 13, Fig. 4.12-4.14)
+# --------------------------------------------------------------------------------------------
+def binned_residual_figure(*, width: int = 640, height: int = 360) -> DiagnosticFigure:
+    """Mean residual against mean prediction per bin: confidential and private (PriBRP).
+
+    Sources
+    -------
+    truth : x, y
+        The confidential binned residual plot (equal-size bins; teaching / stand-in only).
+    private : x, y, size
+        One point per private bin (mean prediction, mean residual, noisy bin size).
+    edges : x
+        The private bin edges (DP output).
+    """
+    p = figure(
+        width=width, height=height, tools=_TOOLS,
+        x_axis_label="mean predicted probability in the bin",
+        y_axis_label="mean residual y − p in the bin",
+        title="Binned residual plot: confidential vs private (PriBRP)",
+    )
+    p.add_layout(Legend(click_policy="hide"), "right")
+    p.add_layout(Span(location=0, dimension="width", line_color="#444", line_dash="dashed"))
+    sources = {
+        "truth": _source(x=[], y=[]),
+        "private": _source(x=[], y=[], size=[]),
+        "edges": _source(x=[], y0=[], y1=[]),
+    }
+    p.segment(x0="x", x1="x", y0="y0", y1="y1", source=sources["edges"], color="#ccc",
+              legend_label="private bin edges")
+    p.line("x", "y", source=sources["truth"], color="#555", alpha=0.6)
+    p.scatter("x", "y", source=sources["truth"], size=6, color="#555",
+              legend_label="confidential")
+    dots = p.scatter("x", "y", source=sources["private"], size=8, marker="diamond",
+                     color="#1f77b4", legend_label="private")
+    p.add_tools(HoverTool(renderers=[dots], tooltips=[("mean p", "@x{0.000}"),
+                                                      ("mean residual", "@y{0.000}"),
+                                                      ("noisy size", "@size{0}")]))
+    return DiagnosticFigure(p, sources, {"brp": p})
+
+
+def binned_residual_plot_data(
+    *,
+    mean_predicted: np.ndarray,
+    mean_residual: np.ndarray,
+    bins: np.ndarray | None = None,
+    noisy_sizes: np.ndarray | None = None,
+    truth_predicted: np.ndarray | None = None,
+    truth_residual: np.ndarray | None = None,
+) -> dict[str, dict[str, np.ndarray]]:
+    """Columns for :func:`binned_residual_figure`."""
+    x = np.asarray(mean_predicted, dtype=float)
+    y = np.asarray(mean_residual, dtype=float)
+    size = (np.asarray(noisy_sizes, dtype=float) if noisy_sizes is not None
+            else np.full(x.size, np.nan))
+    data = {
+        "private": {"x": x, "y": y, "size": size},
+        "truth": {"x": _EMPTY, "y": _EMPTY},
+        "edges": {"x": _EMPTY, "y0": _EMPTY, "y1": _EMPTY},
+    }
+    ys = [y]
+    if truth_predicted is not None and truth_residual is not None:
+        tr = np.asarray(truth_residual, dtype=float)
+        data["truth"] = {"x": np.asarray(truth_predicted, float), "y": tr}
+        ys.append(tr)
+    if bins is not None:
+        inner = np.asarray(bins, dtype=float)[1:-1]
+        allys = np.concatenate(ys)
+        lo = float(allys.min()) if allys.size else -1.0
+        hi = float(allys.max()) if allys.size else 1.0
+        data["edges"] = {"x": inner, "y0": np.full(inner.size, lo), "y1": np.full(inner.size, hi)}
+    return data
