@@ -51,7 +51,7 @@ from ._validation import (
     check_probability,
     check_rng,
 )
-from .mechanisms import SMOOTH_MEDIAN_VARIANTS, laplace, smooth_sensitivity_median
+from .mechanisms import SMOOTH_MEDIAN_VARIANTS, _noisy_medians_of_runs, laplace
 from .svt import sparse_vector
 
 __all__ = [
@@ -70,6 +70,8 @@ __all__ = [
     "private_binned_residual_plot",
     "PriBRP",
     "residual_plot_similarity",
+    "SimilarityReference",
+    "similarity_reference",
     "roc_auc",
     "auc_error",
     "symmetric_difference",
@@ -114,6 +116,27 @@ def _publish(counts: np.ndarray, epsilon: float, publisher: str, rng, workload):
     from .histograms import publish
 
     return publish(counts, epsilon, method=publisher, rng=rng, workload=workload)
+
+
+def _uniform_bin(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Bin of each value in ``[edges[0], edges[-1]]`` for evenly spaced ``edges`` (a linspace).
+
+    The same bins as ``np.histogram``/``np.histogram2d`` with these edges (bin i is
+    ``[edges[i], edges[i+1])``, the last one closed), found by index arithmetic plus one
+    comparison each way against the actual edges, which absorbs the rounding of both the
+    division and of linspace: O(n) instead of a binary search per value. ``edges`` must be
+    non-decreasing and ``values`` inside ``[edges[0], edges[-1]]``.
+    """
+    m = edges.size - 1
+    scale = m / (edges[-1] - edges[0])
+    guess = np.clip(((values - edges[0]) * scale).astype(np.int64), 0, m - 1)
+    guess -= values < edges[guess]
+    guess += (values >= edges[guess + 1]) & (guess < m - 1)
+    # Only when an edge's rounding exceeds a bin (absurd ranges) can one step be too few.
+    wrong = (values < edges[guess]) | ((values >= edges[guess + 1]) & (guess < m - 1))
+    if wrong.any():
+        guess[wrong] = np.clip(np.searchsorted(edges, values[wrong], side="right") - 1, 0, m - 1)
+    return guess
 
 
 def _parts(epsilon: float, **parts: float) -> Mapping[str, float]:
@@ -480,7 +503,8 @@ def private_residual_plot(
     ex = np.linspace(bp.lower, bp.upper, m + 1)
     er = np.linspace(br.lower, br.upper, m + 1)
     inside = (x >= bp.lower) & (x <= bp.upper) & (r >= br.lower) & (r <= br.upper)
-    hist, _, _ = np.histogram2d(x[inside], r[inside], bins=(ex, er))
+    cell = _uniform_bin(x[inside], ex) * m + _uniform_bin(r[inside], er)
+    hist = np.bincount(cell, minlength=m * m).reshape(m, m).astype(float)
 
     release = _publish(hist, epsilon2 / factor, publisher, rng, workload)
     counts = release.nonnegative(rounded=True)
@@ -535,7 +559,9 @@ def s_recursive_medians(
     sensitivity of eq. 4.6; a noisy median outside ``(l, r)`` falls back to the midpoint),
     then recurses on ``{x < m~}`` in ``(l, m~)`` and ``{x > m~}`` in ``(m~, r)`` for ``s``
     levels. Here the recursion runs level by level: the values are sorted once and every
-    partition is a slice of the sorted array, so each level costs one pass over the records.
+    partition is a slice of the sorted array, and the medians of one level (independent given
+    the level) are computed together, so each level costs one batched pass over the records;
+    the values and the draws are those of one FINDMEDIANS call per partition, in order.
 
     Parameters
     ----------
@@ -587,19 +613,21 @@ def s_recursive_medians(
     rng = check_rng(rng)
 
     xs = np.sort(x)
-    # Each partition: (l, r, start, stop) with xs[start:stop] the values inside it.
-    partitions = [(lower, upper, 0, xs.size)]
+    # The partitions of a level: (l, r) and xs[start:stop], the values inside, in order. The
+    # medians of a level are independent given the level, so they are released together
+    # (same values and same draws as one smooth_sensitivity_median call per partition).
+    lo, hi = np.array([lower]), np.array([upper])
+    start, stop = np.array([0]), np.array([xs.size])
     found: list[float] = []
     for _level in range(s):
-        children = []
-        for lo, hi, start, stop in partitions:
-            med = smooth_sensitivity_median(xs[start:stop], per_median, lo, hi, rng=rng,
-                                            variant=variant, out_of_range="midpoint").value
-            found.append(med)
-            cut_lo = start + int(np.searchsorted(xs[start:stop], med, side="left"))
-            cut_hi = start + int(np.searchsorted(xs[start:stop], med, side="right"))
-            children += [(lo, med, start, cut_lo), (med, hi, cut_hi, stop)]
-        partitions = children
+        med = np.array(_noisy_medians_of_runs(xs, start, stop, lo, hi, per_median, variant, rng))
+        found += med.tolist()
+        cut_lo = np.clip(np.searchsorted(xs, med, side="left"), start, stop)
+        cut_hi = np.clip(np.searchsorted(xs, med, side="right"), start, stop)
+        # Children in order: (l, m~) holds {x < m~}, (m~, r) holds {x > m~}.
+        lo, hi = np.column_stack((lo, med)).ravel(), np.column_stack((med, hi)).ravel()
+        start = np.column_stack((start, cut_hi)).ravel()
+        stop = np.column_stack((cut_lo, stop)).ravel()
     return np.sort(np.asarray(found))
 
 
@@ -1073,8 +1101,52 @@ PriBRP = private_binned_residual_plot
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, eq=False)
+class SimilarityReference:
+    """The true plot's side of :func:`residual_plot_similarity`, computed once per plot.
+
+    Attributes
+    ----------
+    fractions : numpy.ndarray, shape (bins, bins)
+        ``P(c)``: the fraction of the true points in each cell.
+    edges_predicted, edges_residual : numpy.ndarray
+        The grid: ``bins`` equal cells over ``[min - margin, max + margin]`` of each column.
+    bins : int
+    margin : float
+    """
+
+    fractions: np.ndarray
+    edges_predicted: np.ndarray
+    edges_residual: np.ndarray
+    bins: int
+    margin: float
+
+
+def similarity_reference(true_points, *, bins: int = 10, margin: float = 0.1) -> SimilarityReference:
+    """The grid and cell fractions of the true residual plot that Sim compares against.
+
+    Pass it as ``reference=`` to :func:`residual_plot_similarity` to score many private plots
+    of the same true plot without re-binning the true points each time (the widgets do this
+    on every control change). Same validation as :func:`residual_plot_similarity`.
+    """
+    t = check_finite_array(true_points, "true_points", ndim=2)
+    if t.shape[1] != 2:
+        raise ValueError("true_points and private_points must have shape (k, 2)")
+    bins = check_positive_int(bins, "bins")
+    lo = t.min(axis=0) - margin
+    hi = t.max(axis=0) + margin
+    edges_p = np.linspace(lo[0], hi[0], bins + 1)  # what histogram2d builds from (bins, range)
+    edges_r = np.linspace(lo[1], hi[1], bins + 1)
+    p_true = np.histogram2d(t[:, 0], t[:, 1], bins=(edges_p, edges_r))[0] / t.shape[0]
+    for array in (p_true, edges_p, edges_r):
+        array.setflags(write=False)
+    return SimilarityReference(fractions=p_true, edges_predicted=edges_p, edges_residual=edges_r,
+                               bins=bins, margin=float(margin))
+
+
 def residual_plot_similarity(true_points, private_points, *, bins: int = 10,
-                             margin: float = 0.1) -> float:
+                             margin: float = 0.1,
+                             reference: SimilarityReference | None = None) -> float:
     """Sim(RP, PRP): total variation distance on a 10×10 grid over the true plot (000 §4.2.3).
 
     The grid covers ``[min ŷ - 0.1, max ŷ + 0.1] × [min r - 0.1, max r + 0.1]`` of the true
@@ -1085,20 +1157,27 @@ def residual_plot_similarity(true_points, private_points, *, bins: int = 10,
 
     Returns a value in [0, 1]; 0 means identical cell distributions, 1 when the private plot
     is empty or entirely outside. Inputs are (k, 2) arrays of (prediction, residual).
+    ``reference`` (from :func:`similarity_reference`) stands in for the true plot: then pass
+    ``true_points=None``; its own ``bins`` and ``margin`` are used, and the value is the same
+    as from the true points.
     """
-    t = check_finite_array(true_points, "true_points", ndim=2)
+    if reference is None:
+        reference = similarity_reference(true_points, bins=bins, margin=margin)
+    elif true_points is not None:
+        raise ValueError("give true_points or reference, not both")
     q = check_finite_array(private_points, "private_points", ndim=2, allow_empty=True)
-    if t.shape[1] != 2 or (q.size and q.shape[1] != 2):
+    if q.size and q.shape[1] != 2:
         raise ValueError("true_points and private_points must have shape (k, 2)")
-    bins = check_positive_int(bins, "bins")
-    lo = t.min(axis=0) - margin
-    hi = t.max(axis=0) + margin
-    rng_ = [(lo[0], hi[0]), (lo[1], hi[1])]
-    p_true = np.histogram2d(t[:, 0], t[:, 1], bins=bins, range=rng_)[0] / t.shape[0]
     if q.size == 0:
         return 1.0
-    p_priv = np.histogram2d(q[:, 0], q[:, 1], bins=bins, range=rng_)[0] / q.shape[0]
-    return float(0.5 * (np.abs(p_true - p_priv).sum() + (1.0 - p_priv.sum())))
+    ex, er = reference.edges_predicted, reference.edges_residual
+    m = reference.bins
+    # np.histogram2d(q[:, 0], q[:, 1], bins=(ex, er)), by index arithmetic (same counts).
+    inside = (q[:, 0] >= ex[0]) & (q[:, 0] <= ex[-1]) & (q[:, 1] >= er[0]) & (q[:, 1] <= er[-1])
+    cell = _uniform_bin(q[inside, 0], ex) * m + _uniform_bin(q[inside, 1], er)
+    counts = np.bincount(cell, minlength=m * m).reshape(m, m).astype(float)
+    p_priv = counts / q.shape[0]
+    return float(0.5 * (np.abs(reference.fractions - p_priv).sum() + (1.0 - p_priv.sum())))
 
 
 def roc_auc(fpr, tpr) -> float:

@@ -29,6 +29,7 @@ differentially private algorithms using DPBench" (the regret measure and the met
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -559,6 +560,14 @@ def hilbert_order(shape: tuple[int, int]) -> np.ndarray:
     return (x[inside] * cols + y[inside]).astype(np.int64)
 
 
+@functools.lru_cache(maxsize=64)
+def _hilbert_order_cached(shape: tuple[int, int]) -> np.ndarray:
+    """:func:`hilbert_order`, computed once per (public) grid shape; read-only."""
+    order = hilbert_order(shape)
+    order.setflags(write=False)
+    return order
+
+
 __all__ += ["hilbert_d2xy", "hilbert_order", "hilbert_xy2d"]
 
 
@@ -819,15 +828,111 @@ def _bucket_hierarchy_design(
     gamma in {0.5, 1, 2}. Each candidate's expected total squared error on the workload is
     computed exactly (data-independent) from the least-squares estimator's response to every
     unit of noise; the cheapest wins. Above 1024 buckets the uniform tree is taken untested.
-    Returns (branching, height, weights over levels 1..h summing to 1, label).
+    Returns (branching, height, weights over levels 1..h summing to 1, label). For the named
+    workloads the same choice is made from a closed form and cached per (k, kind)
+    (:func:`_named_workload_design`); an explicit matrix goes through the search.
     """
+    if workload_kind in ("identity", "prefix", "range"):
+        return _named_workload_design(k, workload_kind)
+    return _bucket_hierarchy_search(k, workload_kind, bucket_workload)
+
+
+def _design_candidates(k: int) -> tuple[int, int, dict[str, np.ndarray]]:
+    """(b, h, label -> level weights) of the hierarchies :func:`_bucket_hierarchy_design` tries."""
     b, h = hb_branching(max(k, 2), 1)
-    if workload_kind == "identity":
-        return b, h, np.eye(h)[-1], "identity"
     candidates = {"identity": np.eye(h)[-1]}
     for gamma in (0.5, 1.0, 2.0):
         w = gamma ** np.arange(h, dtype=float)
         candidates[f"tree(gamma={gamma:g})"] = w / w.sum()
+    return b, h, candidates
+
+
+@functools.lru_cache(maxsize=4096)
+def _named_workload_design(k: int, workload_kind: str) -> tuple[int, int, np.ndarray, str]:
+    """:func:`_bucket_hierarchy_design` for a named workload: a function of (k, kind) only.
+
+    No confidential value enters the key: k is the bucket count of the DP partition (released
+    in the details as ``n_buckets``) and the kind is public, so the design is cached. The expected errors come from :func:`_tree_workload_error`, a closed form that
+    costs O(k h); should two distinct candidates come within a relative 1e-6 of each other,
+    the choice is left to the matrix computation of :func:`_bucket_hierarchy_search`, so the
+    design is always the one that search picks.
+    """
+    b, h, candidates = _design_candidates(k)
+    if workload_kind == "identity":
+        design = (b, h, candidates["identity"], "identity")
+    elif k > 1024:
+        design = (b, h, candidates["tree(gamma=1)"], "tree(gamma=1)")
+    else:
+        errors = {label: _tree_workload_error(k, b, h, w, workload_kind)
+                  for label, w in candidates.items()}
+        best = min(errors, key=errors.__getitem__)  # first of equals, as the search's strict <
+        close = [label for label, err in errors.items() if label != best
+                 and not np.array_equal(candidates[label], candidates[best])
+                 and err <= errors[best] * (1 + 1e-6)]
+        if close or not all(math.isfinite(e) for e in errors.values()):
+            design = _bucket_hierarchy_search(k, workload_kind, None)
+        else:
+            design = (b, h, candidates[best], best)
+    design[2].setflags(write=False)
+    return design
+
+
+def _tree_workload_error(k: int, b: int, h: int, weights: np.ndarray, workload_kind: str) -> float:
+    """Expected total squared error, on all prefix or all range queries over ``k`` leaves, of
+    least squares on a b-ary tree whose level l is measured with variance ``2 / weights[l-1]**2``
+    (nan when the leaves are not measured; the caller then falls back to the matrix search).
+
+    The covariance of the least-squares leaf estimates is the inverse of the information
+    matrix ``F = sum_l B_l / v_l`` (``B_l`` joins leaves under the same level-l node; padding
+    leaves are known zeros and drop out). Built bottom-up, each measured node adds a term
+    ``a 1 1^T`` to a block-diagonal matrix, so by Sherman-Morrison
+    ``F^{-1} = v_h I - sum_A c_A w_A w_A^T`` with ``w_A`` the children's ``F^{-1} 1``
+    concatenated, ``c_A = a / (1 + a 1^T w_A)``, ``a = 1 / v_level(A)``. The error is then
+    ``trace(W^T W F^{-1})``, and ``w^T W^T W w`` of a vector held on one node's contiguous
+    leaves is a few sums of its running totals.
+    """
+    if not weights[h - 1] > 0:
+        return math.nan
+    v_leaf = 2.0 / weights[h - 1] ** 2
+    i = np.arange(k, dtype=float)
+    if workload_kind == "prefix":
+        trace = float(np.sum(k - i))  # leaf i is in the prefixes [0, t], t = i .. k-1
+    else:
+        trace = float(np.sum((i + 1) * (k - i)))  # ranges [a, c] with a <= i <= c
+    u = np.full(k, v_leaf)  # F_A^{-1} 1 of the current level's nodes, leaf by leaf
+    total = v_leaf * trace
+    for level in range(h - 1, 0, -1):
+        if not weights[level - 1] > 0:
+            continue  # an unmeasured level adds nothing to F
+        a = weights[level - 1] ** 2 / 2.0
+        size = b ** (h - level)
+        node = np.arange(k) // size
+        first = np.arange(0, k, size)
+        last = np.minimum(first + size, k)  # exclusive
+        sums = np.add.reduceat(u, first)
+        c = a / (1.0 + a * sums)
+        running = np.cumsum(u)
+        local = running - np.concatenate(([0.0], running))[first][node]  # totals within node
+        after = (k - last).astype(float)  # queries that end past the node hold all of it
+        sq = np.add.reduceat(local**2, first) + after * sums**2
+        if workload_kind == "prefix":
+            quad = sq
+        else:
+            lin = np.add.reduceat(local, first) + after * sums
+            quad = (k + 1) * sq - lin**2
+        total -= float(np.sum(c * quad))
+        u = u / (1.0 + a * sums)[node]
+    return total
+
+
+def _bucket_hierarchy_search(
+    k: int, workload_kind: str, bucket_workload: np.ndarray | None
+) -> tuple[int, int, np.ndarray, str]:
+    """:func:`_bucket_hierarchy_design` by the least-squares response to every unit of noise
+    (a ``(#measurements, k)`` matrix per candidate): any workload, O(k^2) per candidate."""
+    b, h, candidates = _design_candidates(k)
+    if workload_kind == "identity":
+        return b, h, candidates["identity"], "identity"
     if k > 1024:
         return b, h, candidates["tree(gamma=1)"], "tree(gamma=1)"
     best_label, best_err = "identity", math.inf
@@ -914,7 +1019,7 @@ def _dawa(
     if not 0.0 < rho < 1.0:
         raise ValueError(f"rho must be in (0, 1), got {rho!r}")
     shape = x.shape
-    order = hilbert_order(shape) if x.ndim == 2 else None
+    order = _hilbert_order_cached(tuple(shape)) if x.ndim == 2 else None
     flat = x.ravel()[order] if order is not None else x
     eps1, eps2 = _split(epsilon, rho)
     start, scale = dyadic_l1_partition(flat, eps1, 1.0 / eps2, rng)

@@ -167,43 +167,120 @@ def _check_median_values(values, lower: float, upper: float) -> np.ndarray:
 
 def _median_smooth_sensitivity_sorted(x: np.ndarray, beta: float, lower: float, upper: float) -> float:
     """Eq. 4.6 on an already sorted, validated array (see :func:`median_smooth_sensitivity`)."""
-    n = x.size
-    if n == 0:
+    if x.size == 0:
         return upper - lower
-    # y[0] = lower and y[n+1] = upper stand for every out-of-range index (NRS 2007 §3.1).
-    y = np.concatenate(([lower], x, [upper]))
-    m = (n + 1) // 2  # 1-based position of the (lower) median in y
-    # Eq. 4.6 rewritten over pairs: S* = max over i <= m <= j of (y_j - y_i) e^{-beta (j-i-1)},
-    # with k = j-i-1 and t = j-m. For fixed i the best j (largest on ties) is non-decreasing in i
-    # (if j' > j beats j for i, it beats it for every larger y_i), so the maximum is found by
-    # divide and conquer over i, one vectorised pass per level: O(n log n) work in total.
-    ilo = np.array([0])
-    ihi = np.array([m])
-    jlo = np.array([m])
-    jhi = np.array([n + 1])
-    best = -np.inf
+    one = np.zeros(1, dtype=np.int64)
+    return float(_median_smooth_sensitivities(x, one, one + x.size, beta, np.array([lower]),
+                                              np.array([upper]))[0])
+
+
+# Pruning slack (in log units): a search rectangle is dropped only when no pair in it can come
+# within 1e-9 of the best gain already known, far above the few ulps the search can be off by.
+_PRUNE_SLACK = 1e-9
+
+
+def _median_smooth_sensitivities(
+    xs: np.ndarray, starts: np.ndarray, stops: np.ndarray, beta: float, lowers: np.ndarray,
+    uppers: np.ndarray,
+) -> np.ndarray:
+    """Eq. 4.6 of every non-empty sorted run ``xs[starts[p]:stops[p]]`` in ``[lowers[p], uppers[p]]``.
+
+    Eq. 4.6 rewritten over pairs: ``S* = max over i <= m <= j of (y_j - y_i) e^{-beta (j-i-1)}``
+    with ``y = (lower, x_1, ..., x_n, upper)``, ``k = j-i-1`` and ``t = j-m``. For fixed i the
+    best j (largest on ties) is non-decreasing in i (if j' > j beats j for i, it beats it for
+    every larger y_i), so the maximum is found by divide and conquer over i: O(n log n) work.
+    All runs share each pass of the recursion (one vectorised pass per level for every run,
+    which is what makes a whole level of s-RecursiveMedians cheap), and a search rectangle is
+    dropped once an upper bound on its pairs falls below the best gain already seen; a row is
+    scanned past a short window only when its bound does not rule the rest out. Both only
+    skip pairs that cannot be the maximum (of the run, or of the row, so j_star is kept),
+    and the rectangles that remain are exactly those of the plain recursion, so the result
+    is the same float as without pruning.
+    """
+    n = (stops - starts).astype(np.int64)
+    runs = n.size
+    m = (n + 1) // 2  # 1-based position of the (lower) median in x, i.e. its index in y
+    # Concatenate the y of every run: run p occupies y[off[p] : off[p] + n[p] + 2], and its
+    # y[0] = lower, y[n+1] = upper stand for every out-of-range index (NRS 2007 §3.1).
+    off = np.concatenate(([0], np.cumsum(n + 2)[:-1])).astype(np.int64)
+    y = np.empty(int(np.sum(n + 2)))
+    y[off] = lowers
+    y[off + n + 1] = uppers
+    first = np.concatenate(([0], np.cumsum(n)[:-1]))
+    shift = np.repeat(off + 1 - first, n)
+    src = np.repeat(starts - first, n) + np.arange(shift.size)
+    y[shift + np.arange(shift.size)] = xs[src]
+
+    # A floor for pruning only: the gains of a few pairs centred on the median, k = 0, 1, 3,
+    # 7, ..., n (the result is still the maximum over the recursion's own pairs).
+    ks = np.minimum((1 << np.arange(int(n.max()).bit_length() + 1)) - 1, n[:, None])
+    ks = np.concatenate((ks, n[:, None]), axis=1)
+    i0 = np.maximum(m[:, None] - (ks + 1) // 2, 0)
+    j0 = np.minimum(i0 + ks + 1, (n + 1)[:, None])
+    with np.errstate(divide="ignore"):
+        floor = np.max(np.log(y[off[:, None] + j0] - y[off[:, None] + i0]) - beta * (j0 - i0 - 1),
+                       axis=1)
+
+    best = np.full(runs, -np.inf)
+    run = np.arange(runs)
+    ilo, ihi, jlo, jhi = np.zeros(runs, dtype=np.int64), m, m.copy(), n + 1
     while ilo.size:
         mid = (ilo + ihi) // 2
-        lengths = jhi - jlo + 1
-        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
-        seg = np.repeat(np.arange(ilo.size), lengths)
-        j = jlo[seg] + (np.arange(seg.size) - starts[seg])
-        i = mid[seg]
-        # In logs: e^{-beta k} underflows for k ~ 10^4, and zeros would break the tie rule.
-        with np.errstate(divide="ignore"):
-            gains = np.log(y[j] - y[i]) - beta * (j - i - 1)
-        seg_max = np.maximum.reduceat(gains, starts)
-        best = max(best, float(seg_max.max()))
-        j_star = np.maximum.reduceat(np.where(gains == seg_max[seg], j, -1), starts)
+        base = off[run]
+        # The row i = mid is scanned over a window [jlo, cut] first: a j beyond it has a
+        # larger k, and past ceil(log((y_jhi - y_i) / (y_jlo - y_i)) / beta) + 1 steps the
+        # penalty outweighs any possible gain in width over the pair (i, jlo). The rest of
+        # the row is scanned only where its bound does not rule it out, so every row yields
+        # the same maximum and the same j_star (largest on ties) as a full scan.
+        with np.errstate(divide="ignore", invalid="ignore"):
+            widest = np.log(y[base + jhi] - y[base + mid])
+            steps = np.ceil((widest - np.log(y[base + jlo] - y[base + mid])) / beta) + 1
+        steps = np.where(np.isfinite(steps), np.clip(steps, 0, jhi - jlo), jhi - jlo)
+        cut = jlo + steps.astype(np.int64)
+        seg_max, j_star = _row_maxima(y, base, mid, jlo, cut, beta)
+        with np.errstate(invalid="ignore"):
+            rest = (cut < jhi) & (widest - beta * (cut - mid) >= seg_max - _PRUNE_SLACK)
+        if rest.any():
+            more_max, more_star = _row_maxima(y, base[rest], mid[rest], cut[rest] + 1, jhi[rest],
+                                              beta)
+            later = more_max >= seg_max[rest]  # a tie goes to the larger j, as in a full scan
+            j_star[rest] = np.where(later, more_star, j_star[rest])
+            seg_max[rest] = np.maximum(seg_max[rest], more_max)
+        np.maximum.at(best, run, seg_max)
         left = ilo <= mid - 1
         right = mid + 1 <= ihi
-        ilo, ihi, jlo, jhi = (
+        ilo, ihi, jlo, jhi, run = (
             np.concatenate((ilo[left], mid[right] + 1)),
             np.concatenate((mid[left] - 1, ihi[right])),
             np.concatenate((jlo[left], j_star[right])),
             np.concatenate((j_star[left], jhi[right])),
+            np.concatenate((run[left], run[right])),
         )
-    return float(np.exp(best))
+        # Every pair of a rectangle has y_j - y_i <= y_jhi - y_ilo and k >= jlo - ihi - 1.
+        with np.errstate(divide="ignore"):
+            bound = (np.log(y[off[run] + jhi] - y[off[run] + ilo])
+                     - beta * np.maximum(jlo - ihi - 1, 0))
+        keep = bound >= np.maximum(best, floor)[run] - _PRUNE_SLACK
+        ilo, ihi, jlo, jhi, run = ilo[keep], ihi[keep], jlo[keep], jhi[keep], run[keep]
+    # One scalar exp per run, exactly as a single call computes it.
+    return np.array([float(np.exp(float(b))) for b in best])
+
+
+def _row_maxima(y: np.ndarray, base: np.ndarray, i: np.ndarray, jlo: np.ndarray, jhi: np.ndarray,
+                beta: float) -> tuple[np.ndarray, np.ndarray]:
+    """Per row r: the max over j in [jlo[r], jhi[r]] of the eq. 4.6 pair gain of (i[r], j) in
+    log units, and the largest j attaining it (indices local to the run starting at base[r])."""
+    lengths = jhi - jlo + 1
+    seg_start = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+    pos = np.arange(int(seg_start[-1] + lengths[-1]))
+    k = pos + np.repeat(jlo - seg_start - i - 1, lengths)  # j - i - 1
+    # In logs: e^{-beta k} underflows for k ~ 10^4, and zeros would break the tie rule.
+    with np.errstate(divide="ignore"):
+        gains = (np.log(y[pos + np.repeat(base + jlo - seg_start, lengths)]
+                        - np.repeat(y[base + i], lengths)) - beta * k)
+    seg_max = np.maximum.reduceat(gains, seg_start)
+    last = np.maximum.reduceat(np.where(gains == np.repeat(seg_max, lengths), pos, -1), seg_start)
+    return seg_max, last - seg_start + jlo
 
 
 def median_smooth_sensitivity(values, beta: float, lower: float, upper: float) -> float:
@@ -384,7 +461,7 @@ def smooth_sensitivity_median(
     median = float(x[(n + 1) // 2 - 1])
     s_star = _median_smooth_sensitivity_sorted(x, beta, lower, upper)
     scale = s_star / alpha
-    eta = float(np.tan(np.pi * (rng.random() - 0.5)))
+    eta = _cauchy(rng.random())
     noisy = median + scale * eta
     inside = lower < noisy < upper
     if inside or out_of_range == "keep":
@@ -399,3 +476,45 @@ def smooth_sensitivity_median(
         fell_back=not inside and out_of_range != "keep", variant=variant, n=int(n),
         guarantee=guarantee,
     )
+
+
+def _cauchy(u: float) -> float:
+    """The standard Cauchy variate ``tan(pi (u - 1/2))`` of one uniform draw ``u``."""
+    return float(np.tan(np.pi * (u - 0.5)))
+
+
+def _noisy_medians_of_runs(
+    xs: np.ndarray, starts: np.ndarray, stops: np.ndarray, lowers, uppers, epsilon: float,
+    variant: str, rng: np.random.Generator,
+) -> list[float]:
+    """The values of ``smooth_sensitivity_median(xs[a:b], epsilon, lo, hi, variant=variant,
+    out_of_range="midpoint")`` for every run ``(a, b, lo, hi)``, in order, from the same rng.
+
+    For s-RecursiveMedians, one level at a time: ``xs`` is sorted and validated, every run lies
+    in its ``[lo, hi]``, ``epsilon`` has been checked. The smooth sensitivities of all runs come
+    from one batched computation; the uniforms are one ``rng.random(count)`` over the non-empty
+    runs in order, which is the same stream as one ``rng.random()`` per call (an empty run
+    draws nothing and releases its midpoint, as a single call does).
+    """
+    alpha_frac, beta_frac = SMOOTH_MEDIAN_VARIANTS[variant]
+    alpha, beta = alpha_frac * epsilon, beta_frac * epsilon
+    starts = np.asarray(starts, dtype=np.int64)
+    stops = np.asarray(stops, dtype=np.int64)
+    lowers = np.asarray(lowers, dtype=float)
+    uppers = np.asarray(uppers, dtype=float)
+    flat = np.flatnonzero(~(lowers < uppers))
+    if flat.size:  # a zero-width run raises, as a single call would
+        _check_bounds(float(lowers[flat[0]]), float(uppers[flat[0]]))
+    busy = np.flatnonzero(stops > starts)
+    s_star = _median_smooth_sensitivities(xs, starts[busy], stops[busy], beta, lowers[busy],
+                                          uppers[busy]) if busy.size else np.empty(0)
+    u = rng.random(busy.size)
+    out = [0.5 * (float(lo) + float(hi)) for lo, hi in zip(lowers, uppers, strict=True)]
+    for r, p in enumerate(busy.tolist()):
+        lower, upper = float(lowers[p]), float(uppers[p])
+        n = int(stops[p] - starts[p])
+        median = float(xs[starts[p] + (n + 1) // 2 - 1])
+        noisy = median + (float(s_star[r]) / alpha) * _cauchy(float(u[r]))
+        if lower < noisy < upper:
+            out[p] = noisy
+    return out

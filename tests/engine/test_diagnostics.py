@@ -27,6 +27,7 @@ from dpwidgets.engine.diagnostics import (
     roc_fixed_laplace,
     s_recursive_medians,
     shape_distance,
+    similarity_reference,
     symmetric_difference,
 )
 
@@ -145,6 +146,49 @@ def test_s_recursive_medians_splits_evenly_and_honours_bounds():
     assert thesis.shape == (7,)
     with pytest.raises(ValueError, match="values must lie in"):
         s_recursive_medians(x, 1.0, 2, rng=np.random.default_rng(0))  # default domain [0, 1]
+
+
+def _recursive_medians_one_call_per_partition(values, epsilon, s, lower, upper, rng, variant):
+    """s-RecursiveMedians as it was first written (kept as the reference): one
+    smooth_sensitivity_median call per partition, partitions visited in order, level by level."""
+    from dpwidgets.engine.diagnostics import _median_cost_factor
+    from dpwidgets.engine.mechanisms import smooth_sensitivity_median
+
+    per_median = epsilon / s / 2 / _median_cost_factor(variant)
+    xs = np.sort(np.asarray(values, dtype=float))
+    partitions = [(lower, upper, 0, xs.size)]
+    found = []
+    for _level in range(s):
+        children = []
+        for lo, hi, start, stop in partitions:
+            med = smooth_sensitivity_median(xs[start:stop], per_median, lo, hi, rng=rng,
+                                            variant=variant, out_of_range="midpoint").value
+            found.append(med)
+            cut_lo = start + int(np.searchsorted(xs[start:stop], med, side="left"))
+            cut_hi = start + int(np.searchsorted(xs[start:stop], med, side="right"))
+            children += [(lo, med, start, cut_lo), (med, hi, cut_hi, stop)]
+        partitions = children
+    return np.sort(np.asarray(found))
+
+
+@pytest.mark.parametrize("variant", ["nrs", "thesis"])
+def test_s_recursive_medians_level_at_once_equals_one_median_at_a_time(variant):
+    # seed 21: 48 seeded cases (n from 1 to 20,000; continuous, rounded to 0.1 with many ties,
+    # U-shaped, constant; s = 1..10; eps1 from 0.01 to 20): the thresholds are bit-identical
+    # and the generator is left in the same state (same draws, in the same order).
+    rng = np.random.default_rng(21)
+    for case in range(48):
+        n = int(rng.choice([1, 2, 5, 17, 300, 4_000, 20_000]))
+        x = [rng.uniform(0, 1, n), np.round(rng.uniform(0, 1, n), 1), rng.beta(0.3, 0.3, n),
+             np.full(n, 0.5)][case % 4]
+        s = int(rng.integers(1, 11))
+        eps = float(rng.choice([0.01, 0.2, 1.0, 20.0]))
+        seed = int(rng.integers(2**31))
+        one, level = np.random.default_rng(seed), np.random.default_rng(seed)
+        expected = _recursive_medians_one_call_per_partition(x, eps, s, 0.0, 1.0, one, variant)
+        got = s_recursive_medians(x, eps, s, rng=level, variant=variant)
+        np.testing.assert_array_equal(got, expected)
+        assert one.random() == level.random()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -314,6 +358,59 @@ def test_similarity_extremes():
     # in-grid differences sum to 0.5 (the missing second half) and the missing mass is 0.5.
     half = np.vstack((pts[:250], pts[:250] + 100))
     assert residual_plot_similarity(pts, half) == pytest.approx(0.5)
+
+
+def test_similarity_reference_gives_the_same_value():
+    # seed 22: rounded truth (points on cell edges) and private plots partly outside the grid,
+    # on its edges and an ulp below them; the reference must change nothing, bit for bit.
+    rng = np.random.default_rng(22)
+    for scale in (0.01, 1.0, 300.0):
+        truth = np.round(rng.normal(size=(2_000, 2)) * scale, 1)
+        ref = similarity_reference(truth)
+        ex, er = ref.edges_predicted, ref.edges_residual
+        edges = np.column_stack((ex, er))
+        private = np.vstack((truth[:900] + rng.normal(scale=0.3 * scale, size=(900, 2)),
+                             rng.normal(size=(50, 2)) * 50 * scale, edges,
+                             np.nextafter(edges, -np.inf), np.nextafter(edges, np.inf)))
+        for q in (private, truth, private[:0]):
+            assert residual_plot_similarity(None, q, reference=ref) == \
+                _similarity_by_histogram2d(truth, q)
+    with pytest.raises(ValueError, match="not both"):
+        residual_plot_similarity(truth, truth, reference=ref)
+
+
+def _similarity_by_histogram2d(t, q, bins=10, margin=0.1):
+    """Sim as first written, with np.histogram2d on both sides (the reference)."""
+    lo, hi = t.min(axis=0) - margin, t.max(axis=0) + margin
+    rng_ = [(lo[0], hi[0]), (lo[1], hi[1])]
+    p_true = np.histogram2d(t[:, 0], t[:, 1], bins=bins, range=rng_)[0] / t.shape[0]
+    if q.size == 0:
+        return 1.0
+    p_priv = np.histogram2d(q[:, 0], q[:, 1], bins=bins, range=rng_)[0] / q.shape[0]
+    return float(0.5 * (np.abs(p_true - p_priv).sum() + (1.0 - p_priv.sum())))
+
+
+def test_uniform_bins_equal_histogram2d_including_edges():
+    # seed 23: 300 random grids (m = 1..400, offsets and widths from 1e-6 to 1e6) with
+    # uniform points, every edge, and its neighbouring floats; counts must equal
+    # np.histogram2d's exactly, the closed last bin included.
+    from dpwidgets.engine.diagnostics import _uniform_bin
+
+    rng = np.random.default_rng(23)
+    for _ in range(300):
+        m = int(rng.integers(1, 401))
+        lo = float(rng.choice([0.0, -1.0, -39.0, 1e-9, -1e5, 25.0]))
+        hi = lo + float(rng.choice([1e-6, 1.0, 3.7, 128.0, 2.0**20, 1e6]))
+        e = np.linspace(lo, hi, m + 1)
+        a = np.concatenate((rng.uniform(lo, hi, 500), e, np.nextafter(e, np.inf),
+                            np.nextafter(e, -np.inf)))
+        b = rng.permutation(np.concatenate((rng.uniform(lo, hi, 500), e, e[::-1],
+                                            np.nextafter(e, np.inf))))
+        keep = (a >= lo) & (a <= hi) & (b >= lo) & (b <= hi)
+        a, b = a[keep], b[keep]
+        expected = np.histogram2d(a, b, bins=(e, e))[0]
+        got = np.bincount(_uniform_bin(a, e) * m + _uniform_bin(b, e), minlength=m * m)
+        np.testing.assert_array_equal(got.reshape(m, m), expected)
 
 
 def test_symmetric_difference_known_areas():

@@ -197,6 +197,60 @@ def test_tree_least_squares_matches_weighted_least_squares():
     np.testing.assert_allclose(est, expected, rtol=1e-10, atol=1e-10)
 
 
+def _workload_error_by_matrix(k, b, h, weights, kind):
+    """Expected prefix/range workload error from the explicit GLS covariance (the reference):
+    information matrix over the k real leaves, inverted by numpy."""
+    info = np.zeros((k, k))
+    leaf = np.arange(k)
+    for level in range(1, h + 1):
+        if weights[level - 1] > 0:
+            node = leaf // b ** (h - level)
+            info += (node[:, None] == node[None, :]) / (2.0 / weights[level - 1] ** 2)
+    cov = np.linalg.inv(info)
+    lo, hi = np.minimum.outer(leaf, leaf), np.maximum.outer(leaf, leaf)
+    counts = (k - hi) if kind == "prefix" else (lo + 1) * (k - hi)  # queries holding both
+    return float(np.sum(counts * cov))
+
+
+@pytest.mark.parametrize("kind", ["prefix", "range"])
+def test_closed_form_workload_error_matches_the_gls_covariance(kind):
+    # Trees with full and partial last nodes, 1 to 10 levels, each level-weight profile the
+    # design tries plus unmeasured middle levels; agreement to 1e-10 relative (float sums).
+    from dpwidgets.engine.histograms import _tree_workload_error
+
+    for k, b in ((1, 2), (5, 2), (7, 3), (37, 4), (64, 4), (300, 2), (513, 23), (900, 30)):
+        h = max(1, math.ceil(math.log(max(k, 2)) / math.log(b) - 1e-12))
+        profiles = [np.eye(h)[-1], np.r_[np.zeros(h - 1), 1.0] + (np.arange(h) == 0)]
+        profiles += [g ** np.arange(h, dtype=float) for g in (0.5, 1.0, 2.0)]
+        for w in profiles:
+            w = w / w.sum()
+            expected = _workload_error_by_matrix(k, b, h, w, kind)
+            assert _tree_workload_error(k, b, h, w, kind) == pytest.approx(expected, rel=1e-10)
+
+
+@pytest.mark.parametrize("kind", ["identity", "prefix", "range"])
+def test_cached_bucket_design_is_the_matrix_search_choice(kind):
+    # The design for a named workload (closed form, cached on the public k) must pick what
+    # the response-matrix search picks, for every k the search tests (1..1024, sampled
+    # densely near powers of the branching factors) and above it.
+    from dpwidgets.engine.histograms import (
+        _bucket_hierarchy_design,
+        _bucket_hierarchy_search,
+        _named_workload_design,
+    )
+
+    _named_workload_design.cache_clear()  # compute each design afresh
+
+    ks = sorted({*range(1, 40), 63, 64, 65, 100, 127, 128, 129, 255, 256, 257, 400, 511, 512,
+                 513, 700, 841, 900, 1000, 1023, 1024, 1025, 3000})
+    for k in ks:
+        b, h, weights, label = _bucket_hierarchy_design(k, kind, None)
+        eb, eh, eweights, elabel = _bucket_hierarchy_search(k, kind, None)
+        assert (b, h, label) == (eb, eh, elabel), k
+        np.testing.assert_array_equal(weights, eweights)
+        assert not weights.flags.writeable  # shared by the cache: read-only
+
+
 @pytest.mark.parametrize("order", [1, 2, 3, 4, 5, 6])
 def test_hilbert_curve_is_a_bijection_through_adjacent_cells(order):
     side = 1 << order

@@ -333,3 +333,109 @@ def test_rng_must_be_a_generator():
         smooth_sensitivity_median([0.5], 1.0, 0, 1, rng=42)
     with pytest.raises(ValueError, match="beta"):
         median_smooth_sensitivity([0.5], 0.0, 0, 1)
+
+
+# ---------------------------------------------------------------------------------------------
+# The batched, pruned smooth sensitivity against the plain divide and conquer it replaced
+# ---------------------------------------------------------------------------------------------
+
+
+def _plain_divide_and_conquer(x, beta, lower, upper):
+    """The implementation before batching and pruning, kept verbatim as the reference: the
+    pair form of eq. 4.6 searched by divide and conquer over i, one run, no pruning."""
+    n = x.size
+    if n == 0:
+        return upper - lower
+    y = np.concatenate(([lower], x, [upper]))
+    m = (n + 1) // 2
+    ilo, ihi, jlo, jhi = np.array([0]), np.array([m]), np.array([m]), np.array([n + 1])
+    best = -np.inf
+    while ilo.size:
+        mid = (ilo + ihi) // 2
+        lengths = jhi - jlo + 1
+        starts = np.concatenate(([0], np.cumsum(lengths)[:-1]))
+        seg = np.repeat(np.arange(ilo.size), lengths)
+        j = jlo[seg] + (np.arange(seg.size) - starts[seg])
+        i = mid[seg]
+        with np.errstate(divide="ignore"):
+            gains = np.log(y[j] - y[i]) - beta * (j - i - 1)
+        seg_max = np.maximum.reduceat(gains, starts)
+        best = max(best, float(seg_max.max()))
+        j_star = np.maximum.reduceat(np.where(gains == seg_max[seg], j, -1), starts)
+        left = ilo <= mid - 1
+        right = mid + 1 <= ihi
+        ilo, ihi, jlo, jhi = (
+            np.concatenate((ilo[left], mid[right] + 1)),
+            np.concatenate((mid[left] - 1, ihi[right])),
+            np.concatenate((jlo[left], j_star[right])),
+            np.concatenate((j_star[left], jhi[right])),
+        )
+    return float(np.exp(best))
+
+
+def _awkward_samples(rng, n):
+    """Continuous, rounded (many ties), U-shaped, two-point and constant data in [0, 1]."""
+    return [
+        rng.uniform(0, 1, n),
+        np.round(rng.uniform(0, 1, n), 1),
+        rng.beta(0.2, 0.2, n),
+        np.r_[np.zeros(n // 2), np.ones(n - n // 2)],
+        np.full(n, 0.3),
+    ]
+
+
+@pytest.mark.parametrize("beta", [1e-4, 1 / 600, 0.01, 1 / 6, 1.0, 3.0])
+def test_pruned_smooth_sensitivity_is_bit_identical_to_the_plain_search(beta):
+    # seed 11: sizes 1..5,000; exact float equality, not approx: pruning may only drop pairs
+    # that cannot be the maximum, and the batched search must visit the same rectangles.
+    from dpwidgets.engine.mechanisms import _median_smooth_sensitivity_sorted
+
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 3, 4, 7, 10, 33, 257, 1000, 5000):
+        for x in _awkward_samples(rng, n):
+            x = np.sort(x)
+            assert _median_smooth_sensitivity_sorted(x, beta, 0.0, 1.0) == \
+                _plain_divide_and_conquer(x, beta, 0.0, 1.0), (n, x[:5])
+
+
+def test_batched_smooth_sensitivities_match_one_run_at_a_time():
+    # seed 12: 200 runs of a sorted sample cut at random points (empty runs left out, as the
+    # caller does), each run inside its own (l, r); the batch must equal run-by-run, exactly.
+    from dpwidgets.engine.mechanisms import _median_smooth_sensitivities
+
+    rng = np.random.default_rng(12)
+    xs = np.sort(np.r_[rng.uniform(0, 1, 15_000), np.round(rng.uniform(0, 1, 5_000), 2)])
+    cuts = np.sort(rng.choice(xs.size, 199, replace=False))
+    starts, stops = np.r_[0, cuts], np.r_[cuts, xs.size]
+    lowers = np.r_[0.0, xs[cuts] - 1e-3].clip(0, None)
+    uppers = np.r_[xs[cuts - 1] + 1e-3, 1.0].clip(None, 1)
+    busy = stops > starts
+    for beta in (1e-3, 0.05, 2.0):
+        got = _median_smooth_sensitivities(xs, starts[busy], stops[busy], beta, lowers[busy],
+                                           uppers[busy])
+        expected = [_plain_divide_and_conquer(xs[a:b], beta, lo, hi) for a, b, lo, hi
+                    in zip(starts[busy], stops[busy], lowers[busy], uppers[busy], strict=True)]
+        np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("variant", sorted(SMOOTH_MEDIAN_VARIANTS))
+def test_noisy_medians_of_runs_equal_one_call_per_run(variant):
+    # seed 13: runs of sizes 0..3,000 (empty ones release their midpoint and draw nothing);
+    # same values, and the generator ends in the same state as after one call per run.
+    from dpwidgets.engine.mechanisms import _noisy_medians_of_runs
+
+    rng = np.random.default_rng(13)
+    xs = np.sort(rng.beta(2, 5, 6_000))
+    edges = np.r_[0, 0, 10, 11, 11, 500, 3_500, 6_000]
+    starts, stops = edges[:-1], edges[1:]
+    lowers = np.r_[0.0, xs[edges[1:-1]] - 1e-4].clip(0, None)
+    uppers = np.r_[xs[edges[1:-1]], 1.0]
+    uppers = np.maximum(uppers, lowers + 1e-3)
+    for eps in (0.001, 0.1, 5.0):
+        one, batch = np.random.default_rng(7), np.random.default_rng(7)
+        expected = [smooth_sensitivity_median(xs[a:b], eps, lo, hi, rng=one, variant=variant,
+                                              out_of_range="midpoint").value
+                    for a, b, lo, hi in zip(starts, stops, lowers, uppers, strict=True)]
+        got = _noisy_medians_of_runs(xs, starts, stops, lowers, uppers, eps, variant, batch)
+        assert got == expected
+        assert one.random() == batch.random()
