@@ -18,6 +18,7 @@ from ..session import PrivacyPolicyError, Release, Session
 from . import figures
 from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
 from .controls import Debouncer, EpsilonSlider
+from .svt_explorer import _is_echo, redraw_when_displayed
 
 __all__ = ["AttackDemo"]
 
@@ -75,22 +76,27 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
         self.stats = w.HTML()
         self.stats.add_class("dpw-stats")
         self.epsilon = EpsilonSlider(epsilon, min_epsilon=0.01, max_epsilon=10.0)
-        self.delta = w.FloatLogSlider(
-            value=delta, base=10, min=-3, max=-0.5, step=0.05, description="δ",
-            readout_format=".3g",
-        )
+        # A log slider that ignores the browser snapping δ = 0.05 to 10^-1.3 = 0.0501 and
+        # sending it back (a plain FloatLogSlider took that echo for a move and reran the
+        # attack, charging the teaching ledger for a change nobody made).
+        self.delta = EpsilonSlider(delta, min_epsilon=1e-3, max_epsilon=10**-0.5,
+                                   description="δ")
+        self.delta.remove_class("dpw-epsilon")
+        self.delta.add_class("dpw-delta")
         self.small_max = w.IntSlider(value=small_max, min=0, max=50, description="small ≤")
         self.c = w.IntSlider(
             value=10, min=1, max=100, description="SVT cutoff c",
             style={"description_width": "initial"},
         )
-        self.run_button = w.Button(description="Run again (fresh noise)", icon="refresh")
+        self.run_button = w.Button(description="Run again (fresh noise)", icon="refresh",
+                                   layout=w.Layout(width="auto"))
         self.run_button.add_class("dpw-release")
         self.release_button = self.run_button
         handle = figures.attack_figure()
         self.figure = handle
         ensure_bokehjs()
         self.plot = bokeh_widget(handle.layout)
+        redraw_when_displayed(self.plot)
 
         if not session.teaching:
             self.dataset = dataset
@@ -134,10 +140,15 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
         self._last: tuple[Release, np.ndarray] | None = None
         self._debouncer = Debouncer(self._recompute, debounce)
         for control in (self.epsilon, self.delta, self.small_max, self.c):
-            control.observe(lambda change: self._debouncer.trigger(), names="value")
-        self.window.observe(lambda change: self._redraw(), names="value")
+            control.observe(self._on_change, names="value")
+        self.window.observe(lambda change: None if _is_echo(change) else self._redraw(),
+                            names="value")
         self.run_button.on_click(self._on_run)
         self._recompute()
+
+    def _on_change(self, change=None) -> None:
+        if not _is_echo(change):
+            self._debouncer.trigger()
 
     def _on_run(self, _button=None) -> None:
         self._run += 1

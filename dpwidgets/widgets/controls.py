@@ -100,7 +100,9 @@ class EpsilonSlider(w.FloatLogSlider):
                 f"need 0 < min_epsilon < max_epsilon, got {min_epsilon!r}, {max_epsilon!r}"
             )
         kwargs.setdefault("continuous_update", True)
-        kwargs.setdefault("readout_format", ".3g")
+        # Two significant digits, trailing zeros trimmed (d3: no type = "~g"): the browser snaps
+        # the slider to 10^(k/100), so ".3g" showed 0.5 as "0.501" and 1 as "1.00".
+        kwargs.setdefault("readout_format", ".2")
         kwargs.setdefault("style", {"description_width": "initial"})
         super().__init__(
             value=min(max(value, min_epsilon), max_epsilon),

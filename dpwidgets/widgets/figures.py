@@ -17,7 +17,17 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import ColumnDataSource, FactorRange, HoverTool, LayoutDOM, Legend
+from bokeh.models import (
+    ColumnDataSource,
+    FactorRange,
+    FixedTicker,
+    HoverTool,
+    LabelSet,
+    LayoutDOM,
+    Legend,
+    LegendItem,
+    NumeralTickFormatter,
+)
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
@@ -48,9 +58,41 @@ class FigureHandle:
 
 
 def update(handle: FigureHandle, data: Mapping[str, Mapping[str, Sequence]]) -> None:
-    """Replace the data of the named sources (one document patch per source)."""
+    """Replace the data of the named sources (one document patch per source).
+
+    A legend entry whose glyphs all draw from sources left empty is hidden (e.g. "answers" and
+    "true top-c" after an analyst release), so the legend never lists what is not on screen.
+    """
     for name, columns in data.items():
         handle.sources[name].data = dict(columns)
+    _sync_legends(handle)
+
+
+def _legend_items(handle: FigureHandle) -> list[tuple[LegendItem, list[ColumnDataSource]]]:
+    """Each legend item of the layout with the named sources its glyphs draw (cached)."""
+    cached = getattr(handle, "_legend_cache", None)
+    if cached is None:
+        named = {id(src) for src in handle.sources.values()}
+        cached = []
+        for item in handle.layout.select({"type": LegendItem}):
+            srcs = [r.data_source for r in item.renderers
+                    if id(getattr(r, "data_source", None)) in named]
+            # Items with a glyph on literal data (e.g. a reference line) are always shown.
+            if srcs and len(srcs) == len(item.renderers):
+                cached.append((item, srcs))
+        handle._legend_cache = cached
+    return cached
+
+
+def _has_rows(source: ColumnDataSource) -> bool:
+    return any(len(col) for col in source.data.values())
+
+
+def _sync_legends(handle: FigureHandle) -> None:
+    for item, srcs in _legend_items(handle):
+        visible = any(_has_rows(src) for src in srcs)
+        if item.visible != visible:
+            item.visible = visible
 
 
 def _source(**columns) -> ColumnDataSource:
@@ -90,6 +132,8 @@ def svt_figure(*, width: int = 760, height: int = 300) -> FigureHandle:
         output_backend="canvas",
     )
     p.add_layout(Legend(click_policy="hide"), "right")
+    # Counts read as "140,000", not "1.400e+5"; small or fractional answers keep two decimals.
+    p.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
     sources = {
         "examined": _source(left=[], right=[], bottom=[], top=[]),
         "answers": _source(**_EMPTY_XY),
@@ -182,6 +226,11 @@ def svt_plot_data(
         ys = level
     y_lo = float(np.min(ys)) if ys.size else 0.0
     y_hi = float(np.max(ys)) if ys.size else 1.0
+    if y_hi - y_lo < 1e-9 * max(1.0, abs(y_hi)):
+        # Only one level on screen (an analyst release: the ⊤'s sit on the public threshold):
+        # give the shaded examined range and the stop line a visible height around it.
+        pad = max(1.0, 0.05 * abs(y_hi))
+        y_lo, y_hi = y_lo - pad, y_hi + pad
     data: dict[str, dict[str, np.ndarray]] = {
         "answers": (
             {"x": np.arange(n_queries), "y": answers}
@@ -253,6 +302,15 @@ def split_figure(*, width: int = 360, height: int = 240) -> FigureHandle:
     )
     p.legend.location = "top_center"
     p.legend.label_text_font_size = "9pt"
+    # Bokeh's log ticker treats a range under two decades as linear, and then labels
+    # 100, 200, ..., 800 one on top of the other near the top of a log axis. 1-2-5 ticks are
+    # evenly spread on a log scale whatever c is; the other mantissas are minor ticks.
+    decades = [10.0**k for k in range(0, 8)]
+    p.yaxis.ticker = FixedTicker(
+        ticks=[m * d for d in decades for m in (1, 2, 5)],
+        minor_ticks=[m * d for d in decades for m in range(1, 10)],
+    )
+    p.yaxis.formatter = NumeralTickFormatter(format="0,0")
     return FigureHandle(p, sources)
 
 
@@ -285,7 +343,7 @@ def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
     """False negative rate and score error rate of top-c selection, per method."""
     p = figure(
         x_range=FactorRange(*TOPC_METHODS),
-        y_range=(0, 1.05),
+        y_range=(0, 1.15),  # room for the value printed above a bar of height 1
         width=width,
         height=height,
         tools="",
@@ -293,15 +351,15 @@ def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
         title="Top-c selection: SVT vs exponential mechanism",
         y_axis_label="rate (lower is better)",
     )
-    sources = {"rates": _source(method=[], fnr=[], ser=[])}
-    p.vbar(
-        x=dodge("method", -0.17, range=p.x_range), top="fnr", width=0.3, source=sources["rates"],
-        color="#1f77b4", legend_label="FNR",
-    )
-    p.vbar(
-        x=dodge("method", 0.17, range=p.x_range), top="ser", width=0.3, source=sources["rates"],
-        color="#ff7f0e", legend_label="SER",
-    )
+    p.yaxis.ticker = FixedTicker(ticks=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    sources = {"rates": _source(method=[], fnr=[], ser=[], fnr_text=[], ser_text=[])}
+    for col, offset, color, label in (("fnr", -0.17, "#1f77b4", "FNR"),
+                                         ("ser", 0.17, "#ff7f0e", "SER")):
+        x = dodge("method", offset, range=p.x_range)
+        p.vbar(x=x, top=col, width=0.3, source=sources["rates"], color=color,
+               legend_label=label)
+        # The value above each bar: a rate of 0 (perfect) reads "0.00", not as a missing bar.
+        p.add_layout(_bar_labels(x, col, f"{col}_text", sources["rates"]))
     p.add_tools(HoverTool(tooltips=[("method", "@method"), ("FNR", "@fnr{0.000}"),
                                     ("SER", "@ser{0.000}")]))
     p.legend.location = "top_right"
@@ -312,13 +370,25 @@ def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
 def topc_plot_data(rates: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, list]]:
     """Columns for :func:`topc_figure` from ``{method: (fnr, ser)}``."""
     methods = [m for m in TOPC_METHODS if m in rates]
+    fnr = [float(rates[m][0]) for m in methods]
+    ser = [float(rates[m][1]) for m in methods]
     return {
         "rates": {
             "method": methods,
-            "fnr": [float(rates[m][0]) for m in methods],
-            "ser": [float(rates[m][1]) for m in methods],
+            "fnr": fnr,
+            "ser": ser,
+            "fnr_text": [f"{v:.2f}" for v in fnr],
+            "ser_text": [f"{v:.2f}" for v in ser],
         }
     }
+
+
+def _bar_labels(x, top: str, text: str, source: ColumnDataSource) -> LabelSet:
+    """Values printed just above the bars ``x``/``top`` of ``source``."""
+    return LabelSet(
+        x=x, y=top, text=text, source=source, text_align="center", text_baseline="bottom",
+        y_offset=2, text_font_size="8pt", text_color="#333333",
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -346,12 +416,14 @@ def attack_figure(*, width: int = 560, height: int = 280) -> FigureHandle:
         y_axis_label="count",
         title="True counts and what each mechanism lets an attacker reconstruct",
     )
-    # Legend inside the frame: the two plots side by side must fit a notebook's output area
-    # (about 900 px), or the success-rate bars of the second mechanism are cut off.
-    cells.add_layout(Legend(click_policy="hide", location="top_right"), "center")
+    # Legend above the frame, in one row: the two plots side by side must fit a notebook's
+    # output area (about 900 px), and a legend inside the frame hid the tallest counts.
+    cells.add_layout(Legend(click_policy="hide", orientation="horizontal",
+                            label_text_font_size="9pt", spacing=12, padding=4,
+                            margin=0, border_line_alpha=0), "above")
     sources = {
         "cells": _source(x=[], true=[], attack=[], svt=[]),
-        "rates": _source(method=[], overall=[], small=[]),
+        "rates": _source(method=[], overall=[], small=[], overall_text=[], small_text=[]),
     }
     cells.vbar(
         x="x", top="true", width=0.9, source=sources["cells"], fill_color="#cccccc",
@@ -369,22 +441,23 @@ def attack_figure(*, width: int = 560, height: int = 280) -> FigureHandle:
                                         ("GPTT", "@attack"), ("SVT", "@svt")]))
     rates = figure(
         x_range=FactorRange(*ATTACK_METHODS),
-        y_range=(0, 1.05),
+        y_range=(0, 1.15),  # room for the value printed above a bar of height 1
         width=320,
         height=height,
         tools="",
         toolbar_location=None,
         title="Cells recovered exactly",
     )
-    rates.vbar(
-        x=dodge("method", -0.17, range=rates.x_range), top="overall", width=0.3,
-        source=sources["rates"], color="#7f7f7f", legend_label="all cells",
-    )
-    rates.vbar(
-        x=dodge("method", 0.17, range=rates.x_range), top="small", width=0.3,
-        source=sources["rates"], color="#9467bd", legend_label="small counts",
-    )
-    rates.legend.location = "top_right"
+    rates.add_layout(Legend(orientation="horizontal", label_text_font_size="9pt", spacing=12,
+                            padding=4, margin=0, border_line_alpha=0), "above")
+    rates.yaxis.ticker = FixedTicker(ticks=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    rates.yaxis.formatter = NumeralTickFormatter(format="0%")
+    for col, offset, color, label in (("overall", -0.17, "#7f7f7f", "all cells"),
+                                         ("small", 0.17, "#9467bd", "small counts")):
+        x = dodge("method", offset, range=rates.x_range)
+        rates.vbar(x=x, top=col, width=0.3, source=sources["rates"], color=color,
+                   legend_label=label)
+        rates.add_layout(_bar_labels(x, col, f"{col}_text", sources["rates"]))
     return FigureHandle(row(cells, rates), sources)
 
 
@@ -400,6 +473,8 @@ def attack_plot_data(
     lo, hi = max(0, window[0]), min(len(true), window[1])
     idx = np.arange(lo, hi)
     methods = [m for m in ATTACK_METHODS if m in rates]
+    overall = [float(rates[m][0]) for m in methods]
+    small = [float(rates[m][1]) for m in methods]
     return {
         "cells": {
             "x": idx,
@@ -409,10 +484,16 @@ def attack_plot_data(
         },
         "rates": {
             "method": methods,
-            "overall": [float(rates[m][0]) for m in methods],
-            "small": [float(rates[m][1]) for m in methods],
+            "overall": overall,
+            "small": small,
+            "overall_text": [_percent(v) for v in overall],
+            "small_text": [_percent(v) for v in small],
         },
     }
+
+
+def _percent(v: float) -> str:
+    return "–" if not np.isfinite(v) else f"{v:.0%}"
 
 
 def stack(*handles: FigureHandle) -> FigureHandle:

@@ -93,6 +93,53 @@ def _fmt(x: float) -> str:
     return "∞" if math.isinf(x) else f"{x:.3g}"
 
 
+def _nice_step(span: float, n: int = 2000) -> float:
+    """The largest 1-2-5 × 10^k step at most ``span / n`` (so typed round numbers stay round)."""
+    if not span > 0:
+        return 1e-6
+    target = span / n
+    decade = 10.0 ** math.floor(math.log10(target))
+    return max(m * decade for m in (1, 2, 5) if m * decade <= target * (1 + 1e-12))
+
+
+def _step_format(step: float) -> str:
+    """A readout format that shows every value on the step grid exactly, without exponents."""
+    return f".{max(0, -math.floor(math.log10(step) + 1e-9))}f"
+
+
+def _is_echo(change) -> bool:
+    """A notification that changed nothing but a slider's view sending back its snapped value.
+
+    Either the control's validator restored the old value (the observers still get old == new),
+    or the snapped value is the old one up to rounding (10^(-2 + 200·0.01) = 0.9999999999999994
+    for ε = 1), which the validator lets through.
+    """
+    if change is None:
+        return False
+    old, new = change.get("old"), change.get("new")
+    if isinstance(old, float) and isinstance(new, float):
+        return math.isclose(old, new, rel_tol=1e-9, abs_tol=0.0)
+    return old == new
+
+
+def redraw_when_displayed(plot) -> None:
+    """Resend a BokehModel's whole document each time a new view of it is displayed.
+
+    jupyter_bokeh builds a view from the document as it was when the BokehModel was created;
+    patches sent before the view exists (a widget's first draw, titles set in ``__init__``) are
+    lost. ``_view_count`` (ipywidgets: counts the displayed views once set to 0) tells us when
+    a view appears; the new render bundle carries the current document.
+    """
+    from jupyter_bokeh import BokehModel
+
+    def on_views(change) -> None:
+        if (change["new"] or 0) > (change["old"] or 0):
+            plot.render_bundle = BokehModel._model_to_traits(plot._model)
+
+    plot._view_count = 0
+    plot.observe(on_views, names="_view_count")
+
+
 class SVTExplorer(OfflineBokehMixin, w.VBox):
     """Interactive Sparse Vector Technique on a session's dataset of query answers.
 
@@ -166,12 +213,16 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         self.monotonic = w.Checkbox(value=monotonic, description="monotonic queries (counts)")
         self.split = SplitControl(self.c.value, monotonic)
         hi = float(np.max(public)) if public.size else 1.0
+        t_max = hi * 1.05 if hi > 0 else 1.0
+        # A round step on a grid through 0: a typed 5000 stays 5000 (a step of hi/2000 snapped
+        # it to 5010), and the readout shows plain digits (not 2.451e+4).
+        t_step = _nice_step(t_max - min(0.0, float(np.min(public)) if public.size else 0.0))
+        t_min = math.floor(min(0.0, float(np.min(public)) if public.size else 0.0) / t_step) * t_step
         self.threshold = FloatSlider(
             value=threshold if threshold is not None else default_threshold(public, self.c.value),
-            min=float(min(0.0, np.min(public))), max=hi * 1.05 if hi > 0 else 1.0,
-            step=max(hi / 2000, 1e-6), description="threshold",
+            min=t_min, max=t_max, step=t_step, description="threshold",
             continuous_update=True, style={"description_width": "initial"},
-            readout_format=".4g",
+            readout_format=_step_format(t_step),
         )
         self.threshold.add_class("dpw-threshold")
         self.auto_threshold = w.Checkbox(
@@ -185,6 +236,7 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
             description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
             button_style="warning" if not session.teaching else "",
             icon="lock-open" if not session.teaching else "refresh",
+            layout=w.Layout(width="auto"),  # the default 148 px cut the label ("Release (spen…")
         )
         self.release_button.add_class("dpw-release")
         self.banner = w.HTML()
@@ -204,8 +256,11 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         self.figure = figures.FigureHandle(
             layout, {**svt_handle.sources, **split_handle.sources, **topc_handle.sources}
         )
+        self._topc_plot = topc_handle.layout
+        self._topc_title = self._topc_plot.title.text
         ensure_bokehjs()
         self.plot = bokeh_widget(layout)
+        redraw_when_displayed(self.plot)
 
         controls = w.VBox(
             [
@@ -251,12 +306,14 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
 
     # -- events ----------------------------------------------------------------------------
     def _on_change(self, change=None) -> None:
-        if self._batching:
+        if self._batching or _is_echo(change):
             return
         self._release = None
         self._debouncer.trigger()
 
     def _on_c(self, change=None) -> None:
+        if _is_echo(change):
+            return
         # c moves the split presets and (auto) the threshold: one recompute for all three.
         self._batching = True
         try:
@@ -440,6 +497,7 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         self._draw_split(result)
         figures.update(self.figure, figures.topc_plot_data(
             self._topc_rates(scores, result.positives)))
+        self._topc_plot.title.text = self._topc_title
         self.stats.value = f"<div>{self._summary(result, scores)}</div>"
         self.status.value = (
             f"<span>live run #{self._run}, ε = {release.epsilon:.3g} "
@@ -460,6 +518,7 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         self._draw_split(result)
         figures.update(self.figure, figures.topc_plot_data(
             self._topc_rates(stand_in, result.positives)))
+        self._topc_plot.title.text = self._topc_title
         self.stats.value = (
             f"<div>Preview on the public stand-in: {self._summary(result, stand_in)}</div>"
         )
@@ -481,6 +540,7 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         )
         figures.update(self.figure, data)
         figures.update(self.figure, figures.topc_plot_data({}))
+        self._topc_plot.title.text = "Top-c selection: not shown after a release"
         self.stats.value = (
             f"<div>Released (DP output only): examined {out['n_examined']:,} of "
             f"{self.n_queries:,} queries, {len(out['above'])} ⊤ at positions "

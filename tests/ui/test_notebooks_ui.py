@@ -1,9 +1,10 @@
 """The committed notebooks in a real browser: JupyterLab (Run All Cells) and Voila.
 
 For each notebook: every cell runs, the Bokeh figures and the budget meter render, no widget
-shows an error, nothing is fetched from another host. Then the widgets are driven: a slider
-moves and the figure redraws; Release is clicked and the meter changes. In analyst mode
-(quickstart) moving a slider must NOT change the meter: previews are free.
+shows an error, no figure overflows the notebook's output area, nothing is fetched from another
+host. Then the widgets are driven: a slider moves and the figure redraws; Release is clicked and
+the meter changes. In analyst mode (quickstart, the end of the diagnostics lesson) moving a
+slider must NOT change the meter: previews are free.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ pytestmark = pytest.mark.ui
 
 QUICKSTART = "notebooks/00_quickstart.ipynb"
 LESSON = "notebooks/01_sparse_vector.ipynb"
+DIAGNOSTICS = "notebooks/02_regression_diagnostics.ipynb"
 WIDGET_TIMEOUT_MS = 60_000
 
 
@@ -49,6 +51,18 @@ def _check_rendered(page, scope, n_meters: int) -> None:
     expect(scope.locator(".dpw-meter .dpw-meter-head").first).to_be_visible()
     assert_no_widget_errors(scope)
     assert not page.dpw_log.page_errors, page.dpw_log.summary()
+
+
+def _assert_fits_output(scope) -> None:
+    """No Bokeh figure sticks out of its cell's output area (cut off or scrolled sideways)."""
+    overflow = scope.evaluate(
+        """(root) => [...root.querySelectorAll('.jp-OutputArea-output')].flatMap(out => {
+             const edge = out.getBoundingClientRect().right;
+             return [...out.querySelectorAll('.dpw-bokeh')]
+               .map(fig => Math.round(fig.getBoundingClientRect().right - edge))
+               .filter(px => px > 0);
+           })""")
+    assert not overflow, f"Bokeh figures overflow their output area by {overflow} px"
 
 
 def _release_changes_meter(panel) -> None:
@@ -87,6 +101,7 @@ def test_quickstart_in_jupyterlab(page, lab_server):
     notebook = page.locator(NOTEBOOK)
     # The meter alone (section 2) and beside the explorer (section 4).
     _check_rendered(page, notebook, n_meters=2)
+    _assert_fits_output(notebook)
     panel = _panel(page, "dpw-svt-explorer")
     expect(panel.locator(".dpw-mode-analyst")).to_have_count(1)
     panel.scroll_into_view_if_needed()
@@ -111,17 +126,21 @@ def test_lesson_in_jupyterlab(page, lab_server):
     notebook = page.locator(NOTEBOOK)
     # The meter beside the SVT explorer and beside the attack demo.
     _check_rendered(page, notebook, n_meters=2)
+    _assert_fits_output(notebook)
     screenshot(page, shots, "lesson-lab-ran")
 
     explorer = _panel(page, "dpw-svt-explorer")
     expect(explorer.locator(".dpw-mode-teaching")).to_have_count(1)
     explorer.scroll_into_view_if_needed()
+    screenshot(page, shots, "lesson-lab-explorer")
     _release_changes_meter(explorer)
     _slider_redraws(explorer, "5000")
 
     attack = _panel(page, "dpw-attack-demo")
     attack.scroll_into_view_if_needed()
     expect(attack.locator(".dpw-bokeh").first).to_be_visible()
+    # δ = 0.05 reads 0.05, not the slider's snapped 10^-1.3 = 0.0501.
+    expect(attack.locator(".dpw-delta .widget-readout").first).to_have_text("0.05")
     _release_changes_meter(attack)
     screenshot(page, shots, "lesson-lab-after")
     assert_no_widget_errors(notebook)
@@ -147,3 +166,61 @@ def test_lesson_as_voila_dashboard(page, lab_server):
     # and the widgets must not need any other host.
     assert not any("bokeh" in url for url in page.dpw_log.external_requests), (
         page.dpw_log.summary())
+
+
+def test_diagnostics_in_jupyterlab(page, lab_server):
+    shots = lab_server.screenshots
+    open_notebook(page, lab_server.lab(DIAGNOSTICS))
+    run_all_cells(page)
+    notebook = page.locator(NOTEBOOK)
+    # The teaching meter beside the synthetic fan, the analyst meter beside the last widget.
+    _check_rendered(page, notebook, n_meters=2)
+    for css in ("dpw-residual-plot", "dpw-roc", "dpw-binned-residuals"):
+        expect(notebook.locator(f".{css} .dpw-bokeh .bk-Canvas").first).to_be_visible(
+            timeout=WIDGET_TIMEOUT_MS)
+    expect(notebook.locator(".dpw-diagnostics")).to_have_count(5)
+    _assert_fits_output(notebook)
+
+    # Teaching: ε of the residual plot moves, PriRP reruns live (charged), the plot redraws.
+    fan = _panel(page, "dpw-residual-plot")
+    expect(fan.locator(".dpw-mode-teaching")).to_have_count(1)
+    fan.scroll_into_view_if_needed()
+    screenshot(page, shots, "diagnostics-lab-ran")
+    slider = fan.locator(".dpw-epsilon").first
+    figure = fan.locator(".dpw-bokeh").first
+    quality = fan.locator(".dpw-quality").first
+    before_meter, before_quality = _meter_text(fan), quality.inner_text()
+    before_value, before = readout(slider), figure.screenshot(animations="disabled")
+    type_into_readout(slider, "2")
+    expect(slider.locator(".widget-readout").first).to_have_text("2")
+    assert before_value == "0.5"
+    wait_until_changed(figure, before)
+    expect(quality).not_to_have_text(before_quality, timeout=WIDGET_TIMEOUT_MS)
+    expect(fan.locator(".dpw-meter").first).not_to_have_text(before_meter)
+    screenshot(page, shots, "diagnostics-lab-fan-moved")
+
+    for css, name in (("dpw-roc", "roc"), ("dpw-binned-residuals", "brp")):
+        notebook.locator(f".{css}").first.scroll_into_view_if_needed()
+        screenshot(page, shots, f"diagnostics-lab-{name}")
+
+    # Analyst: the notebook released ε = 3 of 4 from code. A smaller ε is a free preview; only
+    # Release spends it.
+    analyst = (page.locator(".widget-vbox").filter(has=page.locator(".dpw-mode-analyst"))
+               .filter(has=page.locator(".dpw-meter")).first)
+    analyst.scroll_into_view_if_needed()
+    screenshot(page, shots, "diagnostics-lab-analyst")
+    meter_before = _meter_text(analyst)
+    status = analyst.locator(".dpw-status").first
+    slider = analyst.locator(".dpw-epsilon").first
+    type_into_readout(slider, "0.8")
+    # The log slider snaps a typed 0.8 to 10^-0.1 = 0.794: that is the ε previewed and charged.
+    expect(slider.locator(".widget-readout").first).to_have_text("0.79")
+    expect(status.locator(".dpw-preview")).to_contain_text("charge ε = 0.794",
+                                                           timeout=WIDGET_TIMEOUT_MS)
+    assert _meter_text(analyst) == meter_before
+    _release_changes_meter(analyst)
+    expect(analyst.locator(".dpw-message .dpw-ok")).to_contain_text("charged ε = 0.794")
+    screenshot(page, shots, "diagnostics-lab-released")
+    assert_no_widget_errors(notebook)
+    assert not page.dpw_log.page_errors, page.dpw_log.summary()
+    assert not page.dpw_log.external_requests, page.dpw_log.summary()
