@@ -50,3 +50,43 @@ __all__ += [
     "logistic_scenario",
     "residual_scenario",
 ]
+
+# Counting streams shaped like 000 Ch. 5's WiFi traces (Table 5.1) and a public series.
+from .streams import (  # noqa: E402
+    DAY,
+    STREAM_SHAPES,
+    WEEK,
+    StreamShape,
+    load_sunspot_counts,
+    multi_state_streams,
+    wifi_stream,
+)
+
+__all__ += [
+    "DAY",
+    "STREAM_SHAPES",
+    "WEEK",
+    "StreamShape",
+    "load_sunspot_counts",
+    "multi_state_streams",
+    "wifi_stream",
+]
+
+# Dynamic histogram series (003 Ch. 4): census-like tuple replacement, moving objects.
+from .dynamic import (  # noqa: E402
+    CENSUS_ATTRIBUTES,
+    CENSUS_DOMAINS,
+    DynamicSeries,
+    census_distribution,
+    census_like_series,
+    moving_object_series,
+)
+
+__all__ += [
+    "CENSUS_ATTRIBUTES",
+    "CENSUS_DOMAINS",
+    "DynamicSeries",
+    "census_distribution",
+    "census_like_series",
+    "moving_object_series",
+]

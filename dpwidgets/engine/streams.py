@@ -1,0 +1,1391 @@
+"""Private release of counting streams in real time: PeGaSus, its smoothers, queries,
+hierarchies and the baselines it is compared with (000 Ch. 5).
+
+A stream is a sequence of counts ``c_1, c_2, ...`` (one per time step, e.g. the number of
+users seen at one WiFi access point in each five-minute interval). Every algorithm here is
+*real time*: the estimate released at step t uses only ``c_1..c_t``.
+
+Where things are
+----------------
+- :func:`pegasus` / :class:`PegasusStream` — 000 Alg. 15 (Perturb-Group-Smooth): the
+  Perturber (Laplace), the Deviation-Based Grouper :func:`deviation_grouper` (Alg. 16) and the
+  smoothers of §5.3.3 (:data:`SMOOTHERS`: median, average, James-Stein). The batch function
+  runs the online object, so both give bit-identical output for the same ``rng``.
+- Queries by post-processing (no extra budget, §5.4): :func:`window_sum_smoother` (WSS,
+  Alg. 17), :func:`sliding_window_sums`, :func:`jump_drop_events`, :func:`low_signal_events`,
+  :func:`event_roc`.
+- Hierarchies (§5.5): :class:`Hierarchy`, :func:`hs_pegasus` (HS-PGS), :func:`phs_pegasus`
+  (PHS-PGS, Alg. 18), :func:`hs_laplace` (HS-LM).
+- Baselines (§5.6): :func:`laplace_stream` (LM), :func:`backward_smoothing` (BS_k),
+  :func:`binary_tree_window_sums` (SW_w, the binary-tree sliding-window counter).
+- Quality: :func:`scaled_total_l1`, :func:`average_l1`.
+
+Privacy
+-------
+Neighbours are *event-level* (000 §5.2.3, Def. 7): two stream prefixes differ by adding or
+removing one tuple (user, state, time), so one count ``c_t`` of one state changes by 1 (and,
+in a hierarchy, every aggregate above that state). Every release here is ``epsilon``-DP under
+that relation; ``epsilon_parts`` says what each step spent and sums to ``epsilon``. All Laplace
+noise comes from :func:`.mechanisms.laplace`.
+
+Errata and readings (000 Ch. 5)
+-------------------------------
+- Eq. 5.7 (James-Stein) ends in ``+ c̃_t``; the text says the estimate "shrinks to the mean",
+  which is ``avg + (1 - (|G|-1)τ²/Σ(c̃_i - avg)²)(c̃_t - avg)``; that is implemented, with
+  ``τ² = 2/ε_p²`` (the Laplace noise variance) and no positive-part truncation (as written).
+- Thm 17's proof says "line (4)" and "line (7)"; the noise is drawn on Alg. 16 lines 8 and 11.
+- BS_k (§5.6.1: "for any t >= k, ĉ_k is updated as Σ_{i=t-k}^t ĉ_i^LM/(k+1)") is read as
+  the trailing mean of the last k+1 Laplace outputs, ĉ_t = mean(ĉ^LM_{t-k..t}).
+- Alg. 18's PRUNE compares ``c_t(agg) + Lap(2/ε_pr)`` with ``β + Lap(2/ε_pr)`` at every node
+  and Thm 20 calls this the Sparse Vector Technique. The tree's comparisons are not one SVT
+  run: fresh threshold noise per node does not give the SVT bound along a root-to-leaf path
+  (up to h comparisons there), and one threshold noise shared by the whole tree is not private
+  for the pruned nodes off the changed path. :func:`phs_pegasus` therefore prunes with
+  ``c_t(agg) + Lap(h/ε_pr) < β``: the Laplace mechanism, ``ε_pr/h`` per level, parallel within
+  a level (disjoint states) and sequential over the h levels — ``ε_pr``-DP with no SVT claim.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from numbers import Real
+from types import MappingProxyType
+
+import numpy as np
+
+from ._validation import (
+    check_counts,
+    check_epsilon,
+    check_finite_array,
+    check_positive_int,
+    check_rng,
+)
+from .mechanisms import laplace
+
+__all__ = [
+    "NEIGHBOURS",
+    "SMOOTHERS",
+    "PegasusResult",
+    "PegasusStream",
+    "pegasus",
+    "deviation_grouper",
+    "deviation",
+    "window_sum_smoother",
+    "sliding_window_sums",
+    "jump_drop_statistic",
+    "jump_drop_events",
+    "low_signal_events",
+    "EventRoc",
+    "event_roc",
+    "Hierarchy",
+    "HierarchyResult",
+    "hs_pegasus",
+    "phs_pegasus",
+    "hs_laplace",
+    "StreamRelease",
+    "WindowSums",
+    "laplace_stream",
+    "backward_smoothing",
+    "binary_tree_window_sums",
+    "scaled_total_l1",
+    "average_l1",
+]
+
+#: The neighbour relation of every function in this module.
+NEIGHBOURS = "event-level: add/remove one tuple (user, state, time), i.e. one c_t changes by 1"
+
+#: The smoothers of 000 §5.3.3 (post-processing of the Perturber and Grouper outputs).
+SMOOTHERS: Mapping[str, str] = MappingProxyType(
+    {
+        "median": "MedianSmoother, eq. 5.6: median of the noisy counts of the current group",
+        "average": "AverageSmoother, eq. 5.5: mean of the noisy counts of the current group",
+        "james_stein": "JSSmoother, eq. 5.7: James-Stein shrinkage of c̃_t to the group mean",
+    }
+)
+
+# Text defaults (000 §5.6.1): eps_p = 0.8 eps, eps_g = 0.2 eps, theta = 5 / eps_g.
+_PERTURBER_SHARE = 0.8
+_THETA_TIMES_EPS_G = 5.0
+# Alg. 16 / Thm 17: Delta(dev) = 2 (Lemma 16); threshold noise Lap(2 Delta / eps_g) = Lap(4/eps_g)
+# (line 8), deviation noise Lap(4 Delta / eps_g) = Lap(8/eps_g) (line 11).
+_THRESHOLD_NOISE = 4.0
+_DEVIATION_NOISE = 8.0
+# Below this size the open group's deviation is summed directly (faster than the tree).
+_TREE_MIN_GROUP = 32
+# Noise rows drawn at a time by the online form.
+_CHUNK = 4096
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation and budget helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def _check_stream(counts, name: str = "counts") -> np.ndarray:
+    """A non-empty 1-D stream of non-negative whole counts, as int64."""
+    return check_counts(counts, name).astype(np.int64)
+
+
+def _check_smoother(smoother: str) -> str:
+    if not isinstance(smoother, str) or smoother not in SMOOTHERS:
+        raise ValueError(f"smoother must be one of {sorted(SMOOTHERS)}, got {smoother!r}")
+    return smoother
+
+
+def _check_window(w, n: int | None = None) -> int:
+    w = check_positive_int(w, "w")
+    if n is not None and w > n:
+        raise ValueError(f"w must be <= the stream length {n}, got {w}")
+    return w
+
+
+def _budget_parts(epsilon: float, **parts: float) -> Mapping[str, float]:
+    """Freeze a budget split; the last part is the exact remainder so the fsum is ``epsilon``."""
+    names = list(parts)
+    values = [float(parts[k]) for k in names]
+    values[-1] = epsilon - math.fsum(values[:-1])
+    for _ in range(4):
+        gap = epsilon - math.fsum(values)
+        if gap == 0:
+            break
+        values[-1] = float(np.nextafter(values[-1], math.copysign(math.inf, gap)))
+    return MappingProxyType(dict(zip(names, values, strict=True)))
+
+
+def _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta) -> tuple[float, float, float, float]:
+    """Resolve (eps, eps_p, eps_g, theta); eps_p + eps_g must equal eps (000 Alg. 15)."""
+    epsilon = check_epsilon(epsilon)
+    if epsilon_p is None and epsilon_g is None:
+        epsilon_p = _PERTURBER_SHARE * epsilon
+        epsilon_g = epsilon - epsilon_p
+    elif epsilon_g is None:
+        epsilon_p = check_epsilon(epsilon_p, "epsilon_p")
+        epsilon_g = epsilon - epsilon_p
+        if not epsilon_g > 0:
+            raise ValueError(f"epsilon_p must be < epsilon = {epsilon}, got {epsilon_p}")
+    elif epsilon_p is None:
+        epsilon_g = check_epsilon(epsilon_g, "epsilon_g")
+        epsilon_p = epsilon - epsilon_g
+        if not epsilon_p > 0:
+            raise ValueError(f"epsilon_g must be < epsilon = {epsilon}, got {epsilon_g}")
+    else:
+        epsilon_p = check_epsilon(epsilon_p, "epsilon_p")
+        epsilon_g = check_epsilon(epsilon_g, "epsilon_g")
+        if not math.isclose(epsilon_p + epsilon_g, epsilon, rel_tol=1e-9, abs_tol=0.0):
+            raise ValueError(
+                f"epsilon_p + epsilon_g must equal epsilon (000 Alg. 15): "
+                f"{epsilon_p} + {epsilon_g} = {epsilon_p + epsilon_g} != {epsilon}; "
+                f"pass only one of them to have the other computed"
+            )
+    if theta is None:
+        theta = _THETA_TIMES_EPS_G / epsilon_g
+    elif isinstance(theta, bool) or not isinstance(theta, Real) or not math.isfinite(theta) or theta < 0:
+        raise ValueError(f"theta must be a finite number >= 0 (a deviation threshold), got {theta!r}")
+    return epsilon, float(epsilon_p), float(epsilon_g), float(theta)
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    array.setflags(write=False)
+    return array
+
+
+def deviation(values) -> float:
+    """``dev(C[G]) = Σ_i |c_i − mean(C[G])|`` (000 eq. 5.4); its sensitivity is 2 (Lemma 16)."""
+    values = check_finite_array(values, "values")
+    return float(np.abs(values - values.mean()).sum())
+
+
+# ---------------------------------------------------------------------------------------------
+# PeGaSus: the sequential core (000 Alg. 15-16, §5.3.3)
+# ---------------------------------------------------------------------------------------------
+
+
+class _GroupState:
+    """Incremental state of the Grouper and the smoothers for one stream.
+
+    Grouper (true counts of the open group): n, total, the values, and — once the group has
+    ``_TREE_MIN_GROUP`` members — a Fenwick tree over the integer values holding counts and
+    sums, so ``dev = m·k − s + (S − s) − m·(n − k)`` (k values <= the mean m, summing to s) costs
+    O(log V) per step. Smoothers (noisy counts of the current group): two heaps for the running
+    median, Welford's mean and sum of squares for the average and James-Stein.
+    """
+
+    __slots__ = (
+        "t", "open", "noisy_threshold", "gid", "start", "values", "n", "total", "cap",
+        "tree_n", "tree_s", "lo", "hi", "mean", "m2",
+    )
+
+    def __init__(self) -> None:
+        self.t = 0
+        self.open = False  # Alg. 16 line 2: at t = 1 the last group is "closed, empty"
+        self.noisy_threshold = math.nan
+        self.gid = -1
+        self.start = 0
+        self.values: list[int] = []
+        self.n = 0
+        self.total = 0
+        self.cap = 0
+        self.tree_n: list[int] | None = None
+        self.tree_s: list[int] | None = None
+        self.lo: list[float] = []
+        self.hi: list[float] = []
+        self.mean = 0.0
+        self.m2 = 0.0
+
+    def build_tree(self, at_least: int) -> None:
+        cap = max(self.cap, 64)
+        while cap <= at_least:
+            cap *= 2
+        tn = [0] * (cap + 1)
+        ts = [0] * (cap + 1)
+        for v in self.values:
+            i = v + 1
+            while i <= cap:
+                tn[i] += 1
+                ts[i] += v
+                i += i & -i
+        self.cap, self.tree_n, self.tree_s = cap, tn, ts
+
+
+def _run_core(
+    st: _GroupState,
+    counts: list[int],
+    zp: list[float],
+    zth: list[float],
+    zdev: list[float],
+    theta: float,
+    tau2: float,
+    out_noisy: list[float],
+    out_median: list[float],
+    out_average: list[float],
+    out_js: list[float],
+    out_gid: list[int],
+    out_start: list[int],
+) -> None:
+    """Feed ``counts`` (with their pre-drawn noise) through Perturber, Grouper and smoothers.
+
+    ``zp`` is the Perturber noise (already scaled, Lap(1/ε_p)); ``zth`` the threshold noise
+    Lap(4/ε_g), used only at steps that open a group; ``zdev`` the deviation noise Lap(8/ε_g),
+    used only at steps that test an open group. The loop is inherently sequential (Alg. 16
+    decides each step from the previous partition), so its body is kept small.
+    """
+    heappush, heappop = heapq.heappush, heapq.heappop
+    tree_min = _TREE_MIN_GROUP
+    for c, e_p, e_th, e_dev in zip(counts, zp, zth, zdev, strict=True):
+        x = c + e_p  # Alg. 15 line 2: Perturber
+        extend = False
+        if st.open:
+            # Alg. 16 line 11: dev(C_t[G ∪ {t}]) + Lap(8/eps_g) < theta~ ?
+            n1 = st.n + 1
+            s1 = st.total + c
+            m = s1 / n1
+            tn = st.tree_n
+            if tn is None:
+                dev = abs(c - m)
+                for v in st.values:
+                    dev += abs(v - m)
+            else:
+                i = min(int(m), st.cap - 1) + 1
+                k = 0
+                s = 0
+                ts = st.tree_s
+                while i > 0:
+                    k += tn[i]
+                    s += ts[i]
+                    i &= i - 1
+                if c <= m:
+                    k += 1
+                    s += c
+                dev = m * k - s + (s1 - s) - m * (n1 - k)
+            extend = dev + e_dev < st.noisy_threshold
+        if extend:
+            # Alg. 16 line 12: G <- G ∪ {t}, still open.
+            st.values.append(c)
+            st.n += 1
+            st.total += c
+            if st.tree_n is None:
+                if st.n >= tree_min:
+                    st.build_tree(max(st.values))
+            else:
+                if c >= st.cap:
+                    st.build_tree(c)
+                else:
+                    tn, ts, cap = st.tree_n, st.tree_s, st.cap
+                    i = c + 1
+                    while i <= cap:
+                        tn[i] += 1
+                        ts[i] += c
+                        i += i & -i
+            lo, hi = st.lo, st.hi
+            if x <= -lo[0]:
+                heappush(lo, -x)
+                if len(lo) > len(hi) + 1:
+                    heappush(hi, -heappop(lo))
+            else:
+                heappush(hi, x)
+                if len(hi) > len(lo):
+                    heappush(lo, -heappop(hi))
+            k = st.n
+            delta = x - st.mean
+            st.mean += delta / k
+            st.m2 += delta * (x - st.mean)
+        else:
+            # A new group {t}: open with a fresh noisy threshold (Alg. 16 lines 6-8) when the
+            # last group was closed; otherwise (line 14) G is closed and so is {t}.
+            st.gid += 1
+            st.start = st.t
+            if st.open:
+                st.open = False
+            else:
+                st.open = True
+                st.noisy_threshold = theta + e_th
+                st.values = [c]
+                st.n = 1
+                st.total = c
+                st.tree_n = st.tree_s = None
+            st.lo = [-x]
+            st.hi = []
+            st.mean = x
+            st.m2 = 0.0
+            k = 1
+        lo, hi = st.lo, st.hi
+        med = -lo[0] if len(lo) > len(hi) else (hi[0] - lo[0]) / 2.0
+        mean = st.mean
+        # eq. 5.7 (read as shrinkage towards the mean; see the module docstring)
+        if k > 1 and st.m2 > 0.0:
+            js = mean + (1.0 - (k - 1) * tau2 / st.m2) * (x - mean)
+        else:
+            js = x
+        out_noisy.append(x)
+        out_median.append(med)
+        out_average.append(mean)
+        out_js.append(js)
+        out_gid.append(st.gid)
+        out_start.append(st.start)
+        st.t += 1
+
+
+@dataclass(frozen=True, eq=False)
+class PegasusResult:
+    """A PeGaSus release of one stream and what it cost.
+
+    Attributes
+    ----------
+    estimates : numpy.ndarray
+        ĉ_t, one per step, from the chosen ``smoother`` (real time: ĉ_t uses only c_1..c_t).
+    smoothed : mapping
+        The estimates of every smoother in :data:`SMOOTHERS` (all post-processing of the same
+        Perturber and Grouper outputs, so comparing them costs nothing).
+    noisy : numpy.ndarray
+        The Perturber's output c̃_t = c_t + Lap(1/ε_p).
+    groups : numpy.ndarray of int
+        The Grouper's partition: the group id (0, 1, ...) of each step. Groups are contiguous;
+        a step's group never changes after the step (a group may only grow to the right).
+    group_starts : numpy.ndarray of int
+        Index of the first step of each step's group.
+    smoother : str
+    theta : float
+        The deviation threshold θ of Alg. 16.
+    epsilon : float
+        ``ε_p + ε_g``, the budget spent (== ``sum(epsilon_parts.values())``).
+    epsilon_parts : mapping
+        ``perturber`` (ε_p) and ``grouper`` (ε_g).
+    guarantee, neighbours : str
+    """
+
+    estimates: np.ndarray
+    smoothed: Mapping[str, np.ndarray]
+    noisy: np.ndarray
+    groups: np.ndarray
+    group_starts: np.ndarray
+    smoother: str
+    theta: float
+    epsilon: float
+    epsilon_parts: Mapping[str, float]
+    guarantee: str = ""
+    neighbours: str = NEIGHBOURS
+
+    @property
+    def n_groups(self) -> int:
+        return int(self.groups[-1]) + 1 if self.groups.size else 0
+
+    @property
+    def group_boundaries(self) -> np.ndarray:
+        """Start index of every group, increasing (the partition as boundaries)."""
+        return np.flatnonzero(np.diff(self.groups, prepend=-1))
+
+
+class PegasusStream:
+    """Online PeGaSus (000 Alg. 15): :meth:`push` one count, get its private estimate back.
+
+    Parameters
+    ----------
+    epsilon : float
+        Total budget ε = ε_p + ε_g, spent once for the whole (unbounded) stream.
+    smoother : {"median", "average", "james_stein"}
+        Which smoother gives the returned estimate (all three are kept in :meth:`result`).
+    rng : numpy.random.Generator, optional
+    epsilon_p, epsilon_g : float, optional
+        Perturber and Grouper budgets; defaults 0.8ε and 0.2ε (000 §5.6.1). Give one and the
+        other is the remainder; give both and they must sum to ε.
+    theta : float, optional
+        Deviation threshold θ of Alg. 16; default 5/ε_g (000 §5.6.1).
+
+    Raises
+    ------
+    ValueError
+        Bad budgets (ε_p + ε_g ≠ ε), θ, smoother; from :meth:`push`, a count that is negative,
+        fractional or not finite (nothing is drawn and the state is unchanged).
+
+    Notes
+    -----
+    Noise is drawn in rows of three per step (Perturber Lap(1/ε_p), threshold Lap(4/ε_g),
+    deviation Lap(8/ε_g)), a block of rows at a time; a row's unused entries are discarded.
+    Blocks concatenate to the same sequence as one large draw, so :func:`pegasus` on the same
+    ``rng`` gives identical estimates.
+
+    Privacy: ε_p-DP Perturber (Laplace, sensitivity 1 per step) + ε_g-DP Grouper (Thm 17:
+    SVT on the disjoint groups, Δ(dev) = 2), sequential composition (Thm 15); smoothing is
+    post-processing. Event-level neighbours (:data:`NEIGHBOURS`).
+
+    References
+    ----------
+    000 §5.3, Alg. 15-16, eq. 5.5-5.7, Thm 15, 17.
+    """
+
+    def __init__(
+        self,
+        epsilon: float,
+        smoother: str = "median",
+        rng: np.random.Generator | None = None,
+        *,
+        epsilon_p: float | None = None,
+        epsilon_g: float | None = None,
+        theta: float | None = None,
+    ) -> None:
+        eps, eps_p, eps_g, th = _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta)
+        self.smoother = _check_smoother(smoother)
+        self._rng = check_rng(rng)
+        self.epsilon = eps
+        self.epsilon_parts = _budget_parts(eps, perturber=eps_p, grouper=eps_g)
+        self.theta = th
+        self._scales = np.array([1.0 / eps_p, _THRESHOLD_NOISE / eps_g, _DEVIATION_NOISE / eps_g])
+        self._tau2 = 2.0 / eps_p**2
+        self._noise = np.empty((0, 3))
+        self._pos = 0
+        self._state = _GroupState()
+        self._out: dict[str, list] = {
+            k: [] for k in ("noisy", "median", "average", "james_stein", "gid", "start")
+        }
+
+    @property
+    def t(self) -> int:
+        """Number of counts pushed so far."""
+        return self._state.t
+
+    def _take_noise(self, k: int) -> np.ndarray:
+        available = self._noise.shape[0] - self._pos
+        if available < k:
+            fresh = laplace(self._scales, (max(_CHUNK, k - available), 3), rng=self._rng)
+            self._noise = np.concatenate([self._noise[self._pos :], fresh])
+            self._pos = 0
+        rows = self._noise[self._pos : self._pos + k]
+        self._pos += k
+        return rows
+
+    def _feed(self, counts: np.ndarray) -> None:
+        noise = self._take_noise(counts.size)
+        o = self._out
+        _run_core(
+            self._state, counts.tolist(), noise[:, 0].tolist(), noise[:, 1].tolist(),
+            noise[:, 2].tolist(), self.theta, self._tau2,
+            o["noisy"], o["median"], o["average"], o["james_stein"], o["gid"], o["start"],
+        )
+
+    def push(self, count) -> float:
+        """Release ĉ_t for the next count c_t (000 Alg. 15 lines 2-5)."""
+        if isinstance(count, int | np.integer) and not isinstance(count, bool) and count >= 0:
+            c = int(count)  # fast path for the common case; anything else is fully checked
+        else:
+            c = int(_check_stream([count], "count")[0])
+        zp, zth, zdev = self._take_noise(1)[0].tolist()
+        o = self._out
+        _run_core(
+            self._state, [c], [zp], [zth], [zdev], self.theta, self._tau2,
+            o["noisy"], o["median"], o["average"], o["james_stein"], o["gid"], o["start"],
+        )
+        return float(o[self.smoother][-1])
+
+    def extend(self, counts) -> np.ndarray:
+        """Push many counts; returns their estimates (same as pushing them one by one)."""
+        counts = _check_stream(counts)
+        start = self._state.t
+        self._feed(counts)
+        return np.asarray(self._out[self.smoother][start:], dtype=float)
+
+    def result(self) -> PegasusResult:
+        """Everything released so far as a :class:`PegasusResult`."""
+        if self._state.t == 0:
+            raise ValueError("no count has been pushed yet; push at least one count")
+        o = self._out
+        smoothed = {k: _readonly(np.asarray(o[k], dtype=float)) for k in SMOOTHERS}
+        eps_p, eps_g = self.epsilon_parts["perturber"], self.epsilon_parts["grouper"]
+        return PegasusResult(
+            estimates=smoothed[self.smoother],
+            smoothed=MappingProxyType(smoothed),
+            noisy=_readonly(np.asarray(o["noisy"], dtype=float)),
+            groups=_readonly(np.asarray(o["gid"], dtype=np.int64)),
+            group_starts=_readonly(np.asarray(o["start"], dtype=np.int64)),
+            smoother=self.smoother,
+            theta=self.theta,
+            epsilon=self.epsilon,
+            epsilon_parts=self.epsilon_parts,
+            guarantee=(
+                f"{self.epsilon:g}-DP (event-level): Perturber {eps_p:g}-DP + Grouper "
+                f"{eps_g:g}-DP (000 Thm 15, 17)"
+            ),
+        )
+
+
+def pegasus(
+    counts,
+    epsilon: float,
+    smoother: str = "median",
+    rng: np.random.Generator | None = None,
+    *,
+    epsilon_p: float | None = None,
+    epsilon_g: float | None = None,
+    theta: float | None = None,
+) -> PegasusResult:
+    """Release a counting stream in real time with PeGaSus (Perturb-Group-Smooth).
+
+    Perturber: c̃_t = c_t + Lap(1/ε_p). Grouper (Alg. 16): a new open group gets a noisy
+    threshold θ̃ = θ + Lap(4/ε_g); the open group G takes step t while
+    dev(C[G ∪ {t}]) + Lap(8/ε_g) < θ̃ (dev on the *true* counts, eq. 5.4), otherwise G is closed
+    and {t} is a closed singleton. Smoother: ĉ_t from the noisy counts of t's group as of t.
+
+    Parameters
+    ----------
+    counts : array_like of int, shape (n,)
+        The true stream c_1..c_n (non-negative whole counts).
+    epsilon : float
+        Total budget ε = ε_p + ε_g.
+    smoother : {"median", "average", "james_stein"}
+        Default "median" (000 §5.3.4: the most accurate in the text's experiments).
+    rng : numpy.random.Generator, optional
+    epsilon_p, epsilon_g, theta : float, optional
+        Defaults 0.8ε, 0.2ε, 5/ε_g (000 §5.6.1).
+
+    Returns
+    -------
+    PegasusResult
+        ``.estimates`` (length n), ``.smoothed`` (all smoothers), ``.noisy``, ``.groups``,
+        ``.epsilon``, ``.epsilon_parts``.
+
+    Raises
+    ------
+    ValueError
+        Empty stream, NaN/inf, negative or fractional counts, ε ≤ 0, ε_p + ε_g ≠ ε, θ < 0,
+        unknown smoother — before any noise is drawn.
+
+    Notes
+    -----
+    Privacy: ε-DP under event-level neighbours (one tuple; one c_t changes by 1): the
+    Perturber is the Laplace mechanism (ε_p), the Grouper the SVT per group (ε_g, Thm 17),
+    composed sequentially (Thm 15); smoothing is post-processing.
+
+    Runs :class:`PegasusStream` over the whole stream; identical to pushing the counts one by
+    one with the same ``rng``.
+
+    References
+    ----------
+    000 §5.3, Alg. 15 (PeGaSus), Alg. 16 (DBG), eq. 5.4-5.7, Thm 15, 17; defaults §5.6.1.
+    """
+    counts = _check_stream(counts)
+    stream = PegasusStream(
+        epsilon, smoother, rng, epsilon_p=epsilon_p, epsilon_g=epsilon_g, theta=theta
+    )
+    stream._feed(counts)
+    return stream.result()
+
+
+def deviation_grouper(
+    counts,
+    epsilon_g: float,
+    theta: float,
+    rng: np.random.Generator | None = None,
+) -> np.ndarray:
+    """The Deviation-Based Grouper alone (000 Alg. 16): the group id of every step.
+
+    ``epsilon_g = math.inf`` runs the noiseless rule of 000 Example 7 (not private).
+
+    Notes
+    -----
+    Privacy: ε_g-DP (event-level) for finite ε_g (000 Thm 17); Lap(4/ε_g) on each group's
+    threshold, Lap(8/ε_g) on each deviation test.
+
+    References
+    ----------
+    000 §5.3.2, Alg. 16, Example 7, Lemma 16, Thm 17.
+    """
+    counts = _check_stream(counts)
+    if isinstance(theta, bool) or not isinstance(theta, Real) or not math.isfinite(theta) or theta < 0:
+        raise ValueError(f"theta must be a finite number >= 0, got {theta!r}")
+    if isinstance(epsilon_g, Real) and not isinstance(epsilon_g, bool) and epsilon_g == math.inf:
+        zeros = [0.0] * counts.size
+        zth, zdev = zeros, zeros
+    else:
+        epsilon_g = check_epsilon(epsilon_g, "epsilon_g")
+        rng = check_rng(rng)
+        noise = laplace(
+            np.array([_THRESHOLD_NOISE / epsilon_g, _DEVIATION_NOISE / epsilon_g]),
+            (counts.size, 2),
+            rng=rng,
+        )
+        zth, zdev = noise[:, 0].tolist(), noise[:, 1].tolist()
+    outs: list[list] = [[] for _ in range(6)]
+    _run_core(_GroupState(), counts.tolist(), [0.0] * counts.size, zth, zdev, float(theta), 1.0, *outs)
+    return np.asarray(outs[4], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Queries by post-processing (000 §5.4): sliding windows and event monitoring
+# ---------------------------------------------------------------------------------------------
+
+
+def _trailing_sums(x: np.ndarray, w: int) -> np.ndarray:
+    """sw_t = Σ_{i=max(0,t-w+1)}^{t} x_i (partial windows at the start: counts before 0 are 0)."""
+    csum = np.concatenate([[0.0], np.cumsum(x, dtype=float)])
+    t = np.arange(x.size)
+    return csum[t + 1] - csum[np.maximum(t - w + 1, 0)]
+
+
+def _group_medians(noisy: np.ndarray, groups: np.ndarray) -> np.ndarray:
+    """Median of the noisy counts of each step's *final* group (vectorised, groups contiguous)."""
+    order = np.lexsort((noisy, groups))
+    sorted_noisy = noisy[order]
+    starts = np.flatnonzero(np.diff(groups, prepend=-1))
+    sizes = np.diff(np.append(starts, groups.size))
+    med = (sorted_noisy[starts + (sizes - 1) // 2] + sorted_noisy[starts + sizes // 2]) / 2.0
+    return np.repeat(med, sizes)
+
+
+def window_sum_smoother(result: PegasusResult, w: int) -> np.ndarray:
+    """Window Sum Smoother (WSS, 000 Alg. 17): private sliding-window sums from PeGaSus.
+
+    At step t every group G of P_t that meets the window ``[t-w+1, t]`` contributes
+    ``median{c̃_i : i ∈ G, i <= t} · |G ∩ window|``. A group other than t's own is closed by
+    time t, so its median is that of its final members; t's own group contributes the running
+    median ĉ_t of the MedianSmoother. Real time: step t uses only P_t and c̃_1..c̃_t.
+
+    Notes
+    -----
+    Post-processing of a :class:`PegasusResult`: no budget beyond ``result.epsilon``.
+
+    References
+    ----------
+    000 §5.4, Alg. 17.
+    """
+    if not isinstance(result, PegasusResult):
+        raise ValueError(f"result must be a PegasusResult (from pegasus), got {type(result).__name__}")
+    n = result.noisy.size
+    w = _check_window(w, n)
+    closed_median = _group_medians(result.noisy, result.groups)
+    csum = np.concatenate([[0.0], np.cumsum(closed_median)])
+    t = np.arange(n)
+    lo = np.maximum(t - w + 1, 0)
+    own = np.maximum(lo, result.group_starts)  # first window step inside t's own group
+    return csum[own] - csum[lo] + result.smoothed["median"] * (t - own + 1)
+
+
+def sliding_window_sums(released, w: int, *, method: str = "wss") -> np.ndarray:
+    """Sliding-window sums ``sw_t = Σ_{i=t-w+1}^{t} c_i`` from a release (post-processing).
+
+    Parameters
+    ----------
+    released : PegasusResult or array_like
+        A :class:`PegasusResult` (then ``method`` applies) or any released / true stream, whose
+        trailing sums are returned. Windows at the start are partial (counts before step 1
+        are 0), for the truth and the estimates alike.
+    w : int
+        Window size.
+    method : {"wss", "estimates"}
+        For a PeGaSus result: the Window Sum Smoother (Alg. 17, the text's PGS_WSS) or the sum
+        of the released estimates (PGS_MS with the median smoother).
+
+    References
+    ----------
+    000 §5.2.2 (sliding windows), §5.4, Alg. 17.
+    """
+    if isinstance(released, PegasusResult):
+        if method == "wss":
+            return window_sum_smoother(released, w)
+        if method != "estimates":
+            raise ValueError(f"method must be 'wss' or 'estimates', got {method!r}")
+        return _trailing_sums(released.estimates, _check_window(w, released.estimates.size))
+    x = check_finite_array(released, "released")
+    return _trailing_sums(x, _check_window(w, x.size))
+
+
+def jump_drop_statistic(released, w: int) -> np.ndarray:
+    """``|c_t − c_{t−w+1}|`` per step (NaN for t < w−1, where the window is incomplete)."""
+    x = released.estimates if isinstance(released, PegasusResult) else check_finite_array(released, "released")
+    w = _check_window(w, x.size)
+    out = np.full(x.size, np.nan)
+    out[w - 1 :] = np.abs(x[w - 1 :] - x[: x.size - w + 1])
+    return out
+
+
+def jump_drop_events(released, w: int, delta: float) -> np.ndarray:
+    """Jumping and dropping points ``b_t = |c_t − c_{t−w+1}| >= δ`` (000 §5.2.2).
+
+    ``released`` is a stream (true or private) or a :class:`PegasusResult` (its estimates, the
+    MedianSmoother in the text's experiment, §5.4). Steps t < w−1 are never events.
+
+    References
+    ----------
+    000 §5.2.2 (event monitoring), §5.4.
+    """
+    delta = _check_real(delta, "delta")
+    stat = jump_drop_statistic(released, w)
+    return np.nan_to_num(stat, nan=-np.inf) >= delta
+
+
+def _low_signal_statistic(released, w: int) -> np.ndarray:
+    sums = sliding_window_sums(released, w)
+    out = np.full(sums.size, np.nan)
+    out[w - 1 :] = sums[w - 1 :]
+    return out
+
+
+def low_signal_events(released, w: int, delta: float) -> np.ndarray:
+    """Low-signal points ``b_t = Σ_{i=t−w+1}^{t} c_i < δ`` (000 §5.2.2).
+
+    For a :class:`PegasusResult` the window sums come from the Window Sum Smoother (§5.4).
+    Steps t < w−1 (incomplete windows) are never events.
+
+    References
+    ----------
+    000 §5.2.2, §5.4, Alg. 17.
+    """
+    delta = _check_real(delta, "delta")
+    stat = _low_signal_statistic(released, w)
+    return np.nan_to_num(stat, nan=np.inf) < delta
+
+
+def _check_real(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+@dataclass(frozen=True, eq=False)
+class EventRoc:
+    """ROC of private event detection against the true events as the detection threshold moves.
+
+    Attributes
+    ----------
+    fpr, tpr : numpy.ndarray
+        One point per threshold, from (0, 0) to (1, 1).
+    thresholds : numpy.ndarray
+        Detection thresholds, from strictest to loosest (±inf at the ends).
+    auc : float
+    kind : str
+        ``"jump_drop"`` or ``"low_signal"``.
+    w : int
+    delta : float
+        The δ defining the true events.
+    positives, negatives : int
+        True events / non-events among the steps with a complete window.
+    """
+
+    fpr: np.ndarray
+    tpr: np.ndarray
+    thresholds: np.ndarray
+    auc: float
+    kind: str
+    w: int
+    delta: float
+    positives: int
+    negatives: int
+
+
+def event_roc(true_counts, released, w: int, delta: float, kind: str = "jump_drop") -> EventRoc:
+    """ROC of detecting the true events of ``true_counts`` from a private release.
+
+    The truth is the event stream of the true counts with threshold δ; the private detector
+    uses the same statistic on the release with a moving threshold τ (000 §5.6.3 varies τ over
+    0..1000 for jumps and −4000..4000 for low signal; here every distinct value is a point).
+    Only steps with a complete window (t >= w−1) are scored.
+
+    Parameters
+    ----------
+    true_counts : array_like
+    released : array_like or PegasusResult
+        Private estimates (for ``"low_signal"`` a PeGaSus result uses WSS, as in Fig. 5.7).
+    w : int
+    delta : float
+    kind : {"jump_drop", "low_signal"}
+
+    Notes
+    -----
+    Uses the true counts, so the ROC is an *evaluation* (teaching mode), not a release.
+
+    References
+    ----------
+    000 §5.6.3, Fig. 5.6-5.7.
+    """
+    truth_counts = check_finite_array(true_counts, "true_counts")
+    delta = _check_real(delta, "delta")
+    if kind == "jump_drop":
+        true_stat = jump_drop_statistic(truth_counts, w)
+        stat = jump_drop_statistic(released, w)
+        truth = true_stat >= delta
+        score = stat  # detection: score >= tau
+    elif kind == "low_signal":
+        true_stat = _low_signal_statistic(truth_counts, w)
+        stat = _low_signal_statistic(released, w)
+        truth = true_stat < delta
+        score = -stat  # detection: sum < tau  <=>  -sum > -tau
+    else:
+        raise ValueError(f"kind must be 'jump_drop' or 'low_signal', got {kind!r}")
+    if stat.size != true_stat.size:
+        raise ValueError(
+            f"true_counts and released must have the same length, got {true_stat.size} and {stat.size}"
+        )
+    valid = slice(w - 1, None)
+    truth, score = truth[valid], score[valid]
+    pos, neg = int(truth.sum()), int((~truth).sum())
+    order = np.argsort(-score, kind="stable")
+    s = score[order]
+    hits = truth[order]
+    last = np.r_[np.flatnonzero(np.diff(s)), s.size - 1]  # last index of each distinct score
+    tp = np.r_[0, np.cumsum(hits)[last]]
+    fp = np.r_[0, np.cumsum(~hits)[last]]
+    tpr = tp / pos if pos else np.zeros_like(tp, dtype=float)
+    fpr = fp / neg if neg else np.zeros_like(fp, dtype=float)
+    thr = np.r_[np.inf, s[last]]
+    if kind == "low_signal":
+        thr = -thr  # back to "window sum < tau" thresholds (tau just above each score)
+    auc = float(np.trapezoid(tpr, fpr)) if pos and neg else math.nan
+    return EventRoc(fpr, tpr, thr, auc, kind, int(w), delta, pos, neg)
+
+
+# ---------------------------------------------------------------------------------------------
+# Quality measures (000 §5.6)
+# ---------------------------------------------------------------------------------------------
+
+
+def scaled_total_l1(true_counts, estimates) -> float:
+    """Scaled total L1 error ``Σ_t |c_t − ĉ_t| / Σ_t c_t`` (000 §5.6.1, Fig. 5.3-5.4).
+
+    Works for a matrix of streams too (sums over everything).
+    """
+    c = check_finite_array(true_counts, "true_counts", ndim=None)
+    e = check_finite_array(estimates, "estimates", ndim=None)
+    if c.shape != e.shape:
+        raise ValueError(f"true_counts and estimates must have the same shape, got {c.shape} and {e.shape}")
+    total = c.sum()
+    if not total > 0:
+        raise ValueError("true_counts must have a positive total for the scaled L1 error")
+    return float(np.abs(c - e).sum() / total)
+
+
+def average_l1(true_values, estimates) -> float:
+    """Average L1 error ``mean_t |x_t − x̂_t|`` (000 §5.6.2 windows, §5.6.4 hierarchies)."""
+    c = check_finite_array(true_values, "true_values", ndim=None)
+    e = check_finite_array(estimates, "estimates", ndim=None)
+    if c.shape != e.shape:
+        raise ValueError(f"true_values and estimates must have the same shape, got {c.shape} and {e.shape}")
+    return float(np.abs(c - e).mean())
+
+
+# ---------------------------------------------------------------------------------------------
+# Baselines (000 §5.6): LM, BS_k, SW_w
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class StreamRelease:
+    """A baseline release of one stream: ``estimates`` (one per step) and what it cost."""
+
+    estimates: np.ndarray
+    method: str
+    epsilon: float
+    epsilon_parts: Mapping[str, float]
+    guarantee: str = ""
+    neighbours: str = NEIGHBOURS
+
+
+@dataclass(frozen=True, eq=False)
+class WindowSums:
+    """Private sliding-window sums of width ``w`` (one per step) and what they cost."""
+
+    sums: np.ndarray
+    w: int
+    method: str
+    epsilon: float
+    epsilon_parts: Mapping[str, float]
+    guarantee: str = ""
+    neighbours: str = NEIGHBOURS
+
+
+def laplace_stream(counts, epsilon: float, rng: np.random.Generator | None = None) -> StreamRelease:
+    """The Laplace mechanism per step (LM): ĉ_t = c_t + Lap(1/ε).
+
+    Notes
+    -----
+    Privacy: ε-DP (event-level): one tuple changes one c_t by 1, and each step is released
+    with sensitivity 1 (parallel composition over steps).
+
+    References
+    ----------
+    000 §5.6.1 ("LM", Fig. 5.3).
+    """
+    counts = _check_stream(counts)
+    epsilon = check_epsilon(epsilon)
+    rng = check_rng(rng)
+    est = counts + laplace(1.0 / epsilon, counts.size, rng=rng)
+    return StreamRelease(
+        _readonly(est), "LM", epsilon, _budget_parts(epsilon, perturber=epsilon),
+        f"{epsilon:g}-DP (event-level), Laplace mechanism per step",
+    )
+
+
+def backward_smoothing(
+    counts, epsilon: float, k: int, rng: np.random.Generator | None = None
+) -> StreamRelease:
+    """BS_k: the trailing mean of the last k+1 Laplace outputs, ĉ_t = mean(ĉ^LM_{t−k..t}).
+
+    At the start (t < k) the mean is over the outputs available. Real time.
+
+    Notes
+    -----
+    Privacy: ε-DP (event-level), post-processing of :func:`laplace_stream`.
+
+    References
+    ----------
+    000 §5.6.1 ("BS_k", Fig. 5.3); the text's formula is read as described in the module
+    docstring.
+    """
+    counts = _check_stream(counts)
+    epsilon = check_epsilon(epsilon)
+    k = check_positive_int(k, "k", minimum=0)
+    rng = check_rng(rng)
+    lm = counts + laplace(1.0 / epsilon, counts.size, rng=rng)
+    sums = _trailing_sums(lm, k + 1)
+    est = sums / np.minimum(np.arange(counts.size) + 1, k + 1)
+    return StreamRelease(
+        _readonly(est), f"BS_{k}", epsilon, _budget_parts(epsilon, perturber=epsilon),
+        f"{epsilon:g}-DP (event-level), post-processed Laplace mechanism",
+    )
+
+
+def _dyadic_nodes(lo: int, hi: int) -> list[tuple[int, int]]:
+    """Greedy decomposition of [lo, hi) into aligned dyadic intervals as (level, index)."""
+    out = []
+    while lo < hi:
+        j = 0
+        while lo % (1 << (j + 1)) == 0 and lo + (1 << (j + 1)) <= hi:
+            j += 1
+        out.append((j, lo >> j))
+        lo += 1 << j
+    return out
+
+
+def binary_tree_window_sums(
+    counts, epsilon: float, w: int, rng: np.random.Generator | None = None
+) -> WindowSums:
+    """SW_w: sliding-window sums of fixed width w from noisy binary trees over blocks of w steps.
+
+    The stream is cut into consecutive blocks of w steps; over each block sits a binary tree of
+    dyadic intervals (levels 0..L, L = ceil(log2 w)), every node released with Lap((L+1)/ε)
+    as soon as its interval has ended. The window ending at t is the suffix of the previous
+    block plus the prefix of the current one, each a union of at most ~L released nodes
+    (before the first block the stream is 0, known). Every step costs O(log w) node updates.
+
+    Notes
+    -----
+    Privacy: ε-DP (event-level): one count lies in exactly one node per level of one tree, so
+    the node vector has L1 sensitivity L+1, released with Lap((L+1)/ε).
+
+    References
+    ----------
+    000 §5.6.2 ("SW_w", Fig. 5.5, 5.7; ref. [8]): "binary trees on every consecutive window of
+    w counts ... any sliding window query with size w can be derived as the sum of the prefix
+    and suffix of any two neighboring binary trees". The dyadic (binary-tree) counter is that
+    of Chan, Shi, Song 2011 and Dwork, Naor, Pitassi, Rothblum 2010, applied per block.
+    """
+    counts = _check_stream(counts)
+    epsilon = check_epsilon(epsilon)
+    w = _check_window(w, counts.size)
+    rng = check_rng(rng)
+    n = counts.size
+    n_blocks = -(-n // w)
+    levels = max(int(math.ceil(math.log2(w))), 0)
+    size = 1 << levels
+    padded = np.zeros((n_blocks, size))
+    block_view = np.zeros(n_blocks * w)
+    block_view[:n] = counts
+    padded[:, :w] = block_view.reshape(n_blocks, w)
+    scale = (levels + 1) / epsilon
+    noisy_levels = []
+    for j in range(levels + 1):
+        node_sums = padded.reshape(n_blocks, size >> j, 1 << j).sum(axis=2)
+        noisy_levels.append(node_sums + laplace(scale, node_sums.shape, rng=rng))
+    sums = np.empty(n_blocks * w)
+    for m in range(1, w + 1):  # position within the block: prefix of length m
+        prefix = np.zeros(n_blocks)
+        for j, i in _dyadic_nodes(0, m):
+            prefix += noisy_levels[j][:, i]
+        suffix = np.zeros(n_blocks)
+        for j, i in _dyadic_nodes(m, w):
+            suffix[1:] += noisy_levels[j][:-1, i]
+        sums[m - 1 :: w] = prefix + suffix
+    return WindowSums(
+        _readonly(sums[:n]), w, f"SW_{w}", epsilon, _budget_parts(epsilon, tree=epsilon),
+        f"{epsilon:g}-DP (event-level), dyadic tree nodes with Lap({levels + 1}/eps)",
+    )
+
+
+# ---------------------------------------------------------------------------------------------
+# Hierarchies of aggregated states (000 §5.5): HS-LM, HS-PGS, PHS-PGS
+# ---------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, eq=False)
+class Hierarchy:
+    """A tree of aggregations (000 Def. 6): leaves are the states, every other node the union
+    of its children. Node ids are 0..m−1; ``parents[root] == -1``.
+
+    Attributes
+    ----------
+    parents : numpy.ndarray of int
+    levels : numpy.ndarray of int
+        ``level(agg)``: 1 at the root, parent's level + 1 below (000 §5.2.2).
+    height : int
+        h, the number of levels (8 for a binary tree over 128 states, 000 §5.6.4).
+    leaves : numpy.ndarray of int
+        The states, in increasing node id: row i of ``leaf_counts`` is state ``leaves[i]``.
+    order : numpy.ndarray of int
+        Nodes top-down (breadth first from the root).
+    """
+
+    parents: np.ndarray
+    levels: np.ndarray
+    height: int
+    leaves: np.ndarray
+    order: np.ndarray
+    children: tuple[tuple[int, ...], ...] = field(repr=False)
+
+    @classmethod
+    def from_parents(cls, parents: Sequence[int]) -> Hierarchy:
+        """Build and validate a tree from a parent array (one root, no cycles)."""
+        try:
+            arr = np.asarray(parents)
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"parents must be a 1-D array of node ids ({exc})") from None
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"parents must be a non-empty 1-D array, got shape {arr.shape}")
+        if not np.issubdtype(arr.dtype, np.integer):
+            raise ValueError(f"parents must hold integer node ids (-1 for the root), got dtype {arr.dtype}")
+        m = arr.size
+        arr = arr.astype(np.int64)
+        if np.any((arr < -1) | (arr >= m)):
+            raise ValueError(f"parents must be node ids in [0, {m}) or -1 for the root")
+        roots = np.flatnonzero(arr == -1)
+        if roots.size != 1:
+            raise ValueError(f"a hierarchy must have exactly one root (parent -1), found {roots.size}")
+        if np.any(arr == np.arange(m)):
+            raise ValueError("a node cannot be its own parent")
+        children: list[list[int]] = [[] for _ in range(m)]
+        for node, parent in enumerate(arr.tolist()):
+            if parent >= 0:
+                children[parent].append(node)
+        levels = np.zeros(m, dtype=np.int64)
+        order = [int(roots[0])]
+        levels[roots[0]] = 1
+        for node in order:  # breadth first; grows while iterating
+            for child in children[node]:
+                levels[child] = levels[node] + 1
+                order.append(child)
+        if len(order) != m:
+            raise ValueError(
+                f"parents do not form a tree: {m - len(order)} node(s) are not reachable from the "
+                f"root (they lie on a cycle)"
+            )
+        leaves = np.array([i for i in range(m) if not children[i]], dtype=np.int64)
+        return cls(
+            _readonly(arr), _readonly(levels), int(levels.max()), _readonly(leaves),
+            _readonly(np.array(order, dtype=np.int64)), tuple(tuple(c) for c in children),
+        )
+
+    @classmethod
+    def binary(cls, n_leaves: int) -> Hierarchy:
+        """A complete binary tree over ``n_leaves`` (a power of 2) states, in heap order.
+
+        ``Hierarchy.binary(128)`` is 000 §5.6.4's AGG: 255 nodes, height log2(128) + 1 = 8.
+        """
+        n_leaves = check_positive_int(n_leaves, "n_leaves")
+        if n_leaves & (n_leaves - 1):
+            raise ValueError(f"n_leaves must be a power of 2, got {n_leaves}")
+        m = 2 * n_leaves - 1
+        return cls.from_parents(np.r_[-1, (np.arange(1, m) - 1) // 2])
+
+    @property
+    def n_nodes(self) -> int:
+        return int(self.parents.size)
+
+    def aggregate(self, leaf_counts) -> np.ndarray:
+        """Counts of every node (shape (m, T)) from the states' counts (shape (n_leaves, T))."""
+        leaf_counts = check_counts(leaf_counts, "leaf_counts", ndim=2)
+        if leaf_counts.shape[0] != self.leaves.size:
+            raise ValueError(
+                f"leaf_counts must have one row per state (leaf): expected {self.leaves.size}, "
+                f"got {leaf_counts.shape[0]}"
+            )
+        out = np.zeros((self.n_nodes, leaf_counts.shape[1]), dtype=np.int64)
+        out[self.leaves] = leaf_counts.astype(np.int64)
+        for node in self.order[:0:-1]:  # bottom-up, root last
+            out[self.parents[node]] += out[node]
+        return out
+
+
+def _check_hierarchy(hierarchy) -> Hierarchy:
+    if isinstance(hierarchy, Hierarchy):
+        return hierarchy
+    return Hierarchy.from_parents(hierarchy)
+
+
+@dataclass(frozen=True, eq=False)
+class HierarchyResult:
+    """Private streams for every node of a hierarchy and what they cost.
+
+    Attributes
+    ----------
+    estimates : numpy.ndarray, shape (m, T)
+        ĉ_t(agg) for every node (row = node id).
+    method : str
+        ``"HS-LM"``, ``"HS-PGS"`` or ``"PHS-PGS"``.
+    hierarchy : Hierarchy
+    pruned : numpy.ndarray of bool, shape (m, T), or None
+        PHS-PGS only: which node-steps were pruned (released as 0).
+    epsilon : float
+    epsilon_parts : mapping
+        What each step spent along any root-to-leaf path at any time step.
+    guarantee, neighbours : str
+    """
+
+    estimates: np.ndarray
+    method: str
+    hierarchy: Hierarchy
+    pruned: np.ndarray | None
+    epsilon: float
+    epsilon_parts: Mapping[str, float]
+    guarantee: str = ""
+    neighbours: str = NEIGHBOURS
+
+
+def _hierarchy_inputs(leaf_counts, hierarchy) -> tuple[Hierarchy, np.ndarray]:
+    h = _check_hierarchy(hierarchy)
+    return h, h.aggregate(leaf_counts)
+
+
+def hs_laplace(
+    leaf_counts, hierarchy, epsilon: float, rng: np.random.Generator | None = None
+) -> HierarchyResult:
+    """HS-LM: the Laplace mechanism on every aggregated stream with ε/h.
+
+    Parameters
+    ----------
+    leaf_counts : array_like, shape (n_states, T)
+        The states' streams, rows in the order of ``hierarchy.leaves``.
+    hierarchy : Hierarchy or parent array
+    epsilon : float
+
+    Notes
+    -----
+    Privacy: ε-DP (event-level): one tuple changes one count at one step in one node per
+    level; parallel composition within a level, sequential over the h levels.
+
+    References
+    ----------
+    000 §5.6.4 ("HS-LM", Fig. 5.8).
+    """
+    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
+    epsilon = check_epsilon(epsilon)
+    rng = check_rng(rng)
+    est = counts + laplace(h.height / epsilon, counts.shape, rng=rng)
+    return HierarchyResult(
+        _readonly(est), "HS-LM", h, None, epsilon, _budget_parts(epsilon, perturber=epsilon),
+        f"{epsilon:g}-DP (event-level): Lap(h/eps) per node, h = {h.height} levels",
+    )
+
+
+def _pegasus_rows(
+    counts: np.ndarray,
+    active: np.ndarray | None,
+    perturber_eps: np.ndarray | float,
+    epsilon_g: float,
+    theta: float,
+    smoother: str,
+    rng: np.random.Generator,
+) -> np.ndarray:
+    """PeGaSus on every row of ``counts``; steps where ``active`` is False are skipped (the
+    Grouper and the smoother never see them, 000 §5.5.2) and released as 0."""
+    m, T = counts.shape
+    est = np.zeros((m, T))
+    for node in range(m):
+        idx = np.arange(T) if active is None else np.flatnonzero(active[node])
+        if idx.size == 0:
+            continue
+        eps_p = perturber_eps if np.ndim(perturber_eps) == 0 else perturber_eps[node, idx]
+        scales = np.empty((idx.size, 3))
+        scales[:, 0] = 1.0 / np.asarray(eps_p, dtype=float)
+        scales[:, 1] = _THRESHOLD_NOISE / epsilon_g
+        scales[:, 2] = _DEVIATION_NOISE / epsilon_g
+        noise = laplace(scales, scales.shape, rng=rng)
+        tau2 = 2.0 * float(np.mean(scales[:, 0] ** 2))
+        outs: list[list] = [[] for _ in range(6)]
+        _run_core(
+            _GroupState(), counts[node, idx].tolist(), noise[:, 0].tolist(), noise[:, 1].tolist(),
+            noise[:, 2].tolist(), theta, tau2, *outs,
+        )
+        est[node, idx] = outs[{"median": 1, "average": 2, "james_stein": 3}[smoother]]
+    return est
+
+
+def hs_pegasus(
+    leaf_counts,
+    hierarchy,
+    epsilon: float,
+    smoother: str = "median",
+    rng: np.random.Generator | None = None,
+    *,
+    theta: float | None = None,
+) -> HierarchyResult:
+    """HS-PGS: PeGaSus(C(agg), ε/h) on every aggregated stream of the hierarchy.
+
+    Parameters
+    ----------
+    leaf_counts : array_like, shape (n_states, T)
+        Rows in the order of ``hierarchy.leaves``.
+    hierarchy : Hierarchy or parent array
+    epsilon : float
+    smoother : str
+    theta : float, optional
+        Default 5/ε_g with ε_g = 0.2ε/h (each node runs PeGaSus with ε/h).
+
+    Notes
+    -----
+    Privacy: ε-DP (event-level), 000 Thm 19: PeGaSus is ε/h-DP per stream (Thm 15), parallel
+    within a level, sequential over the h levels.
+
+    References
+    ----------
+    000 §5.5.1, Thm 19; Fig. 5.8.
+    """
+    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
+    smoother = _check_smoother(smoother)
+    epsilon = check_epsilon(epsilon)
+    _, eps_p, eps_g, theta = _split_pegasus_budget(epsilon / h.height, None, None, theta)
+    rng = check_rng(rng)
+    est = _pegasus_rows(counts, None, eps_p, eps_g, theta, smoother, rng)
+    return HierarchyResult(
+        _readonly(est), "HS-PGS", h, None, epsilon,
+        _budget_parts(epsilon, perturber=eps_p * h.height, grouper=eps_g * h.height),
+        f"{epsilon:g}-DP (event-level): PeGaSus with eps/h per node, h = {h.height} (Thm 19)",
+    )
+
+
+def phs_pegasus(
+    leaf_counts,
+    hierarchy,
+    epsilon: float,
+    smoother: str = "median",
+    rng: np.random.Generator | None = None,
+    *,
+    epsilon_pr: float | None = None,
+    beta: float | None = None,
+    theta: float | None = None,
+) -> HierarchyResult:
+    """PHS-PGS (000 Alg. 18): HS-PGS that prunes small aggregates top-down at every step and
+    gives the budget its pruned descendants would have spent to the node that pruned them.
+
+    At each step t, PRUNE visits the levels top-down: a node whose parent was pruned is pruned;
+    otherwise if ``c_t(agg) + Lap(h/ε_pr) < β`` its children are pruned and it gets
+    ``ε_agg = h − level + 1`` shares, else ``ε_agg = 1`` (Alg. 18 lines 3-15). A pruned node
+    releases 0; an unpruned one runs PeGaSus with Perturber budget
+    ``ε_agg(ε_p + ε_g)/h − ε_g/h`` and Grouper budget ``ε_g/h`` (lines 20-25); its Grouper and
+    smoother skip the steps at which it was pruned (§5.5.2, last paragraph).
+
+    Parameters
+    ----------
+    leaf_counts : array_like, shape (n_states, T)
+    hierarchy : Hierarchy or parent array
+    epsilon : float
+        Total ε = ε_pr + ε_p + ε_g.
+    epsilon_pr : float, optional
+        Pruning budget; default 0.1ε (the text gives no value; 0.05ε-0.2ε perform alike on
+        Multi_5-shaped data).
+        The rest is split ε_p : ε_g = 0.8 : 0.2 as in PeGaSus.
+    beta : float, optional
+        Pruning threshold β; default ``2h/ε_pr`` (twice the pruning noise scale; the text
+        gives no value). A larger β prunes more: in the limit every release is 0.
+    theta : float, optional
+        Grouper threshold; default 5/(ε_g/h).
+
+    Notes
+    -----
+    Privacy: ε-DP (event-level). One tuple changes one state's count at one step, i.e. one
+    node per level (a root-to-leaf path). PRUNE: Laplace with ε_pr/h per level, parallel within a
+    level, sequential over h levels: ε_pr (not the text's SVT argument, see the module docstring).
+    Release: along the path, if the node at level i has its children pruned, the levels above
+    spend (ε_p+ε_g)/h each and it spends (h−i+1)(ε_p+ε_g)/h, the levels below nothing: ε_p + ε_g
+    in total (000 Thm 21). Steps are disjoint (parallel composition; the Grouper's SVT per
+    group as in Thm 17).
+
+    References
+    ----------
+    000 §5.5.2, Alg. 18, Thm 20-21; Fig. 5.8.
+    """
+    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
+    smoother = _check_smoother(smoother)
+    epsilon = check_epsilon(epsilon)
+    if epsilon_pr is None:
+        epsilon_pr = 0.1 * epsilon
+    epsilon_pr = check_epsilon(epsilon_pr, "epsilon_pr")
+    if not epsilon_pr < epsilon:
+        raise ValueError(f"epsilon_pr must be < epsilon = {epsilon}, got {epsilon_pr}")
+    height = h.height
+    if beta is None:
+        beta = 2.0 * height / epsilon_pr
+    beta = _check_real(beta, "beta")
+    rest = epsilon - epsilon_pr
+    _, eps_p, eps_g, theta_node = _split_pegasus_budget(rest / height, None, None, theta)
+    rng = check_rng(rng)
+
+    m, T = counts.shape
+    # PRUNE (Alg. 18 lines 1-17), vectorised over time, one level after another.
+    prune_noise = laplace(height / epsilon_pr, counts.shape, rng=rng)
+    below = counts + prune_noise < beta
+    pruned = np.zeros((m, T), dtype=bool)
+    shares = np.ones((m, T))
+    for node in h.order:
+        parent = h.parents[node]
+        if parent >= 0:
+            pruned[node] = pruned[parent] | below[parent]
+        shares[node] = np.where(below[node], height - h.levels[node] + 1, 1.0)
+    shares[pruned] = 0.0
+    active = ~pruned
+    # Alg. 18 line 23: eps_agg (eps_p + eps_g)/h - eps_g/h, with eps_p, eps_g the totals.
+    perturber_eps = shares * (eps_p + eps_g) - eps_g
+    est = _pegasus_rows(counts, active, perturber_eps, eps_g, theta_node, smoother, rng)
+    return HierarchyResult(
+        _readonly(est), "PHS-PGS", h, _readonly(pruned), epsilon,
+        _budget_parts(epsilon, prune=epsilon_pr, perturber=eps_p * height, grouper=eps_g * height),
+        f"{epsilon:g}-DP (event-level): PRUNE {epsilon_pr:g} + PeGaSus {rest:g} (000 Thm 21)",
+    )

@@ -1,0 +1,369 @@
+"""Tests for dpwidgets.engine.dynamic (003 Ch. 4: DSFT, DSAT, w-event DSAT, baselines).
+
+Fast tests use small seeded series; the accuracy claims of 003 §4.5 are checked in the
+``slow`` tests on the census-like and moving-object generators (seeds, sizes and the reason
+for each tolerance are stated in each test).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from dpwidgets.datasets.dynamic import census_like_series, moving_object_series
+from dpwidgets.engine.dynamic import (
+    DSAT_DEFAULTS,
+    budget_absorption_release,
+    budget_distribution_release,
+    dsat,
+    dsat_w_event,
+    dsft,
+    dsft_k,
+    empirical_update_rate,
+    fixed_sampling_release,
+    l1_sensitivity,
+    normalised_l1,
+    random_range_queries,
+    range_query_error,
+    uniform_budget_release,
+    update_ratio,
+)
+
+
+@pytest.fixture(scope="module")
+def census():
+    # N = 120 snapshots of n = 50,000 tuples over age x income (288 bins); seed 11.
+    return census_like_series(120, 50_000, population=300_000, attributes=("age", "income"),
+                              rng=np.random.default_rng(11))
+
+
+@pytest.fixture(scope="module")
+def grid():
+    # N = 150 steps of 5,000 objects on a 12 x 12 grid; seed 12.
+    return moving_object_series(150, 5_000, grid=(12, 12), rng=np.random.default_rng(12))
+
+
+def _repeats_between_releases(result) -> bool:
+    rel, pts = result.releases, result.release_points
+    return bool(pts[0]) and all(np.array_equal(rel[t], rel[t - 1]) for t in range(1, len(pts)) if not pts[t])
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget accounting
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["dsft", "dsat"])
+@pytest.mark.parametrize("threshold", [0.0, 0.3, 2.0])
+def test_user_level_spends_exactly_epsilon_with_at_most_c_releases(census, method, threshold):
+    h, eps, c = census.histograms, 0.7, 6
+    if method == "dsft":
+        r = dsft(h, eps, c, threshold, np.random.default_rng(1))
+    else:
+        r = dsat(h, eps, c, np.random.default_rng(1), threshold=threshold)
+    assert math.isclose(math.fsum(r.epsilon_parts.values()), eps, rel_tol=1e-12)
+    assert math.isclose(math.fsum(r.release_epsilons) + r.epsilon_parts["decision"], eps, rel_tol=1e-12)
+    assert 1 <= r.n_releases <= c
+    assert np.all(r.release_epsilons[~r.release_points] == 0)
+    assert _repeats_between_releases(r)
+    # Either all C releases were used or the last time point spent what was left.
+    assert r.n_releases == c or r.release_points[-1]
+
+
+def test_dsft_unreachable_threshold_releases_first_and_last_point_only(census):
+    # T = 2 is the largest possible distance; with Delta ~ 4e-5 the noise cannot reach it.
+    h, eps, c = census.histograms, 1.0, 5
+    r = dsft(h, eps, c, 2.0, np.random.default_rng(3))
+    assert np.flatnonzero(r.release_points).tolist() == [0, h.shape[0] - 1]
+    eps2 = r.epsilon_parts["release"]
+    assert math.isclose(r.release_epsilons[0], eps2 / c)
+    assert math.isclose(r.release_epsilons[-1], eps2 - eps2 / c)
+
+
+def test_dsft_zero_threshold_spends_the_cutoff_then_repeats(census):
+    # T = 0: every (noisy) distance to a noisy release passes; C releases at t = 0..C-1.
+    r = dsft(census.histograms, 1.0, 4, 0.0, np.random.default_rng(4))
+    assert np.flatnonzero(r.release_points).tolist() == [0, 1, 2, 3]
+    assert np.all(r.releases[4:] == r.releases[3])
+
+
+def test_decision_noise_is_standard_svt_with_c_minus_one_positives(census):
+    h, eps, c = census.histograms, 1.0, 6
+    r = dsft(h, eps, c, 0.5, np.random.default_rng(0), k=0.1)
+    delta = l1_sensitivity(int(h.sum(axis=1).min()))
+    eps1 = r.epsilon_parts["decision"]
+    assert math.isclose(eps1, 0.1)
+    assert math.isclose(r.details["threshold_scale"], 2 * delta / eps1)  # the text's Lap(2Δ/ε1)
+    assert math.isclose(r.details["query_scale"], 4 * (c - 1) * delta / eps1)  # corrected
+    assert math.isclose(r.details["release_scale"], c / (eps - eps1))
+
+
+def test_k_of_theorem_4_3_4():
+    # Hand computation: n = 500,000, Delta = 2/(n-1), U = 27,648, C = 10, N = 500:
+    # cbrt(n^2 Delta^2 (8 + 3200) / (U * 100)) = cbrt(4.000016 * 3208 / 2,764,800) = 0.16685.
+    assert dsft_k(500_000, 27_648, 10, 500) == pytest.approx(0.16685, abs=5e-5)
+    assert dsft_k(500_000, 10, 10, 500) == pytest.approx(1 - 10 / 500)  # the cap binds
+    assert dsft_k(1000, 100, 50, 50) == 0.0  # C = N: nothing left for decisions
+
+
+def test_cutoff_equal_to_n_releases_every_point(census):
+    h = census.histograms[:20]
+    r = dsat(h, 1.0, 20, np.random.default_rng(0))
+    assert r.release_points.all() and r.epsilon_parts["decision"] == 0
+    assert np.allclose(r.release_epsilons, 1.0 / 20)
+
+
+def test_baselines_budget(census):
+    h, eps = census.histograms, 1.0
+    u = uniform_budget_release(h, eps, np.random.default_rng(0))
+    assert u.release_points.all() and math.isclose(u.release_epsilons.sum(), eps)
+    f = fixed_sampling_release(h, eps, 8, np.random.default_rng(0))
+    assert f.n_releases == 8 and math.isclose(f.release_epsilons.sum(), eps)
+    assert np.flatnonzero(f.release_points).tolist() == [0, 15, 30, 45, 60, 75, 90, 105]
+    assert _repeats_between_releases(f)
+
+
+# ---------------------------------------------------------------------------------------------
+# w-event privacy: every window of w time points is charged at most epsilon
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("w", [1, 7, 30, 200])
+def test_w_event_windows_never_exceed_epsilon(grid, w):
+    h, eps = grid.histograms, 0.8
+    results = [
+        budget_distribution_release(h, eps, w, np.random.default_rng(w)),
+        budget_absorption_release(h, eps, w, np.random.default_rng(w)),
+        dsat_w_event(h, eps, w, cutoff=1, rng=np.random.default_rng(w), threshold=0.1),
+    ]
+    if w >= 7:
+        results.append(dsat_w_event(h, eps, w, cutoff=3, rng=np.random.default_rng(w), threshold=0.0))
+    for r in results:
+        assert r.window_epsilons.max() <= eps * (1 + 1e-12), r.method
+        # Independent recomputation of the publication half from the per-point budgets.
+        pub = r.release_epsilons
+        windows = [pub[s : s + w].sum() for s in range(max(len(pub) - w + 1, 1))]
+        limit = eps / 2 if r.method in ("bd", "ba") else r.epsilon_parts["release"]
+        assert max(windows) <= limit * (1 + 1e-12), r.method
+        assert _repeats_between_releases(r) or r.method in ("bd", "ba")
+    dsat_w = results[-1]
+    counts = [dsat_w.release_points[s : s + w].sum() for s in range(max(len(h) - w + 1, 1))]
+    assert max(counts) <= dsat_w.cutoff
+
+
+def test_budget_absorption_nullifies_after_absorbing(grid):
+    # A BA publication with k units of eps/(2w) is followed by k - 1 silent points.
+    w, eps = 10, 1.0
+    r = budget_absorption_release(grid.histograms, eps, w, np.random.default_rng(5))
+    unit = eps / (2 * w)
+    pts = np.flatnonzero(r.release_points)
+    assert pts.size >= 3
+    for a, b in zip(pts[:-1], pts[1:], strict=True):
+        units = round(r.release_epsilons[a] / unit)
+        assert 1 <= units <= w and b - a >= units
+
+
+# ---------------------------------------------------------------------------------------------
+# DSAT's threshold trajectory, reproducibility
+# ---------------------------------------------------------------------------------------------
+
+
+def test_dsat_threshold_stays_in_range_and_moves(census):
+    for theta in (0.05, 0.5, 3.0):
+        r = dsat(census.histograms, 1.0, 6, np.random.default_rng(2), theta=theta, burn_in=3)
+        assert np.all((r.thresholds >= 0) & (r.thresholds <= 2))
+        assert np.ptp(r.thresholds) > 0
+        assert np.all(r.thresholds[:3] == 0.5)  # burn-in: no adjustment
+
+
+def test_dsat_w_threshold_in_range(grid):
+    r = dsat_w_event(grid.histograms, 1.0, 40, cutoff=3, rng=np.random.default_rng(1))
+    assert np.all((r.thresholds >= 0) & (r.thresholds <= 2))
+
+
+def test_seeded_runs_are_reproducible(census):
+    a = dsat(census.histograms, 1.0, 5, np.random.default_rng(9))
+    b = dsat(census.histograms, 1.0, 5, np.random.default_rng(9))
+    assert np.array_equal(a.releases, b.releases) and np.array_equal(a.thresholds, b.thresholds)
+
+
+def test_result_is_read_only(census):
+    r = dsft(census.histograms, 1.0, 3, 0.5, np.random.default_rng(0))
+    with pytest.raises(ValueError):
+        r.releases[0, 0] = 1.0
+    assert "user level" in r.guarantee and "user" in r.neighbours
+
+
+# ---------------------------------------------------------------------------------------------
+# Quality measures
+# ---------------------------------------------------------------------------------------------
+
+
+def test_range_query_error_matches_brute_force():
+    rng = np.random.default_rng(0)
+    true = rng.integers(0, 20, size=(4, 3 * 4 * 5)).astype(float)
+    released = true + rng.normal(0, 3, size=true.shape)
+    shape = (3, 4, 5)
+    lo, hi = random_range_queries(shape, 50, np.random.default_rng(1))
+    expected = []
+    for t in range(4):
+        d = (released[t] - true[t]).reshape(shape)
+        for q in range(50):
+            box = d[lo[q, 0] : hi[q, 0], lo[q, 1] : hi[q, 1], lo[q, 2] : hi[q, 2]]
+            expected.append(abs(box.sum()))
+    got = range_query_error(true, released, shape=shape, queries=(lo, hi))
+    assert got == pytest.approx(np.mean(expected), rel=1e-12)
+    assert range_query_error(true, true, 10, np.random.default_rng(0)) == 0.0
+
+
+def test_update_ratio_and_empirical_rate():
+    assert update_ratio(np.array([True, False, True, False])).tolist() == [1.0, 0.5, 2 / 3, 0.5]
+    h = np.array([[5, 5], [4, 6], [4, 6]])
+    assert empirical_update_rate(h).tolist() == [0.2, 0.0]
+    assert normalised_l1([1, 0], [0, 3]) == 2.0
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation: ValueError naming the argument, before any randomness
+# ---------------------------------------------------------------------------------------------
+
+
+GOOD = np.array([[3, 4, 5], [4, 4, 4], [5, 3, 4]])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"histograms": [[1, 2, 3], [1, 2]]}, "histograms"),
+        ({"histograms": [1, 2, 3]}, "histograms"),
+        ({"histograms": np.ones((2, 2, 2))}, "histograms"),
+        ({"histograms": [[1, -2, 3], [1, 2, 3]]}, "histograms"),
+        ({"histograms": [[1, 2.5, 3], [1, 2, 3]]}, "histograms"),
+        ({"histograms": [[1, np.nan, 3], [1, 2, 3]]}, "histograms"),
+        ({"histograms": np.zeros((0, 3))}, "histograms"),
+        ({"histograms": [[1, 2, 3]]}, "histograms"),
+        ({"epsilon": 0}, "epsilon"),
+        ({"epsilon": -1.0}, "epsilon"),
+        ({"epsilon": float("nan")}, "epsilon"),
+        ({"cutoff": 0}, "cutoff"),
+        ({"cutoff": 4}, "cutoff"),
+        ({"cutoff": 1.5}, "cutoff"),
+        ({"threshold": 2.5}, "threshold"),
+        ({"threshold": -0.1}, "threshold"),
+        ({"k": 1.0}, "k"),
+        ({"cardinality": 100}, "cardinality"),
+        ({"publisher": "nope"}, "publisher"),
+    ],
+)
+def test_dsft_validation_before_randomness(kwargs, match):
+    args = {"histograms": GOOD, "epsilon": 1.0, "cutoff": 2, "threshold": 0.5, **kwargs}
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match=match):
+        dsft(args.pop("histograms"), args.pop("epsilon"), args.pop("cutoff"), args.pop("threshold"),
+             rng, **args)
+    assert rng.bit_generator.state == state
+
+
+@pytest.mark.parametrize(
+    ("call", "match"),
+    [
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, burn_in=3), "burn_in"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, theta=0), "theta"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, delta=-1), "delta"),
+        (lambda rng: dsat([[1, 2], [1, 2, 3]], 1.0, 1, rng), "histograms"),
+        (lambda rng: dsat_w_event(GOOD, 1.0, 0, rng=rng), "w"),
+        (lambda rng: dsat_w_event(GOOD, 1.0, 2.5, rng=rng), "w"),
+        (lambda rng: dsat_w_event(GOOD, 1.0, 3, cutoff=4, rng=rng), "cutoff"),
+        (lambda rng: dsat_w_event(GOOD, -1.0, 3, rng=rng), "epsilon"),
+        (lambda rng: budget_distribution_release(GOOD, 1.0, 0, rng), "w"),
+        (lambda rng: budget_absorption_release(GOOD, 0.0, 2, rng), "epsilon"),
+        (lambda rng: budget_absorption_release([[1, 2], [3]], 1.0, 2, rng), "histograms"),
+        (lambda rng: uniform_budget_release([[1, -1]], 1.0, rng), "histograms"),
+        (lambda rng: fixed_sampling_release(GOOD, 1.0, 0, rng), "cutoff"),
+        (lambda rng: fixed_sampling_release(GOOD, 1.0, 5, rng), "cutoff"),
+        (lambda rng: range_query_error(GOOD, GOOD, 5, rng, shape=(2, 2)), "shape"),
+    ],
+)
+def test_other_validation_before_randomness(call, match):
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match=match):
+        call(rng)
+    assert rng.bit_generator.state == state
+
+
+def test_defaults_are_the_texts():
+    assert DSAT_DEFAULTS["N"] == 500 and DSAT_DEFAULTS["cutoff_fraction"] == 0.01
+    assert DSAT_DEFAULTS["delta"] == 0.05 and DSAT_DEFAULTS["theta"] == 0.5
+    assert DSAT_DEFAULTS["update_rate"] == 0.5
+    r = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0))  # N = 200
+    assert r.cutoff == 2 and r.details["theta"] == 0.5 and r.details["delta"] == 0.05
+
+
+# ---------------------------------------------------------------------------------------------
+# Accuracy claims of 003 §4.5 (slow)
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def census_full():
+    # The text's setup scaled in N only: n = 500,000 tuples per snapshot, r = 0.5,
+    # sigma^2 = 100K, 10 periods, 3-D marginal (age, education, income; U = 3,456), N = 300,
+    # C = 0.01 N = 3. Seed 1. Generation takes about 0.5 s.
+    return census_like_series(300, rng=np.random.default_rng(1))
+
+
+def _mean_error(series, make, seeds=range(3), n_queries=1000):
+    # The same 1,000 queries (seed 5) for every method; 3 release seeds each.
+    queries = random_range_queries(series.shape, n_queries, np.random.default_rng(5))
+    return float(np.mean([
+        range_query_error(series.histograms, make(np.random.default_rng(s)).releases,
+                          shape=series.shape, queries=queries)
+        for s in seeds
+    ]))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
+def test_dsat_close_to_best_dsft_and_far_better_than_baseline(census_full, eps):
+    # 003 Fig. 4.3: DSAT ~ the best DSFT without knowing T; Fig. 4.4: the eps/N baseline is an
+    # order of magnitude worse. Tolerance: DSAT within 25% of the best DSFT over a grid of T
+    # (seed-to-seed spread of the mean of 3 runs is ~5-10%); baseline at least 10x DSAT.
+    h = census_full.histograms
+    dsat_err = _mean_error(census_full, lambda rng: dsat(h, eps, None, rng))
+    dsft_errs = {T: _mean_error(census_full, lambda rng, T=T: dsft(h, eps, None, T, rng))
+                 for T in (0.01, 0.03, 0.06, 0.1, 0.2, 0.4)}
+    assert dsat_err <= 1.25 * min(dsft_errs.values()), (dsat_err, dsft_errs)
+    baseline = _mean_error(census_full, lambda rng: uniform_budget_release(h, eps, rng), seeds=[0])
+    assert baseline >= 10 * dsat_err
+
+
+@pytest.mark.slow
+@pytest.mark.xfail(strict=True, reason=(
+    "003 Fig. 4.4-4.5 (DSAT beats fixed sampling) is not reproduced on the census-like series: "
+    "replacing tuples by tuples of the same distribution leaves nothing for the adaptive "
+    "threshold to find, the text's P term swings T across [0, 2] so DSAT releases on a "
+    "near-fixed schedule, and Thm 4.3.4's k (0.33 here) takes budget from the releases."
+))
+def test_dsat_beats_fixed_sampling_on_census_like_series(census_full):
+    h = census_full.histograms
+    for eps in (0.5, 1.0):
+        dsat_err = _mean_error(census_full, lambda rng, e=eps: dsat(h, e, None, rng))
+        fixed_err = _mean_error(census_full, lambda rng, e=eps: fixed_sampling_release(h, e, None, rng))
+        assert dsat_err < fixed_err
+
+
+@pytest.mark.slow
+def test_dsat_w_event_beats_bd_and_ba_at_large_w():
+    # 003 Fig. 4.8: the gap between DSAT and BD/BA grows with w. Moving objects (seed 2,
+    # 50,000 objects, 32 x 32 grid, N = 400), w = 200, C = 8 per window, eps = 1, 3 seeds.
+    # Measured: DSAT-w ~ 560, BD ~ 670, BA ~ 830; we ask for a strict win over both.
+    series = moving_object_series(400, 50_000, rng=np.random.default_rng(2))
+    h, w = series.histograms, 200
+    ours = _mean_error(series, lambda rng: dsat_w_event(h, 1.0, w, cutoff=8, rng=rng))
+    bd = _mean_error(series, lambda rng: budget_distribution_release(h, 1.0, w, rng))
+    ba = _mean_error(series, lambda rng: budget_absorption_release(h, 1.0, w, rng))
+    assert ours < bd and ours < ba, (ours, bd, ba)
