@@ -634,6 +634,7 @@ class ResidualPlotWidget(_DiagnosticWidget):
         self._init = {"grid": grid, "outcome": outcome, "mu_predicted": mu_predicted,
                       "mu_residual": mu_residual, "center_predicted": center_predicted,
                       "rho": kwargs.get("rho")}
+        self._similarity: tuple[np.ndarray, dx.SimilarityReference] | None = None
         super().__init__(session, dataset, **kwargs)
 
     def _scenario_table(self) -> dict[str, Scenario]:
@@ -742,8 +743,16 @@ class ResidualPlotWidget(_DiagnosticWidget):
             "Private residual plot (PriRP)" + (" — preview" if where == "preview" else "")))
         values = {}
         if truth is not None and where != "release":
-            values["Sim"] = dx.residual_plot_similarity(truth, output["points"])
+            values["Sim"] = dx.residual_plot_similarity(
+                None, output["points"], reference=self._similarity_reference(truth))
         self._set_quality(values, where)
+
+    def _similarity_reference(self, truth: np.ndarray) -> dx.SimilarityReference:
+        """Sim's true-plot grid, binned once per true plot (the truth arrays are cached per
+        dataset and model, so the same array comes back until either changes)."""
+        if self._similarity is None or self._similarity[0] is not truth:
+            self._similarity = (truth, dx.similarity_reference(truth))
+        return self._similarity[1]
 
     def _describe(self, output: dict) -> str:
         x0, x1, r0, r1 = output["bounds"]
