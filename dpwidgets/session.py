@@ -76,6 +76,7 @@ from .engine.budget import BudgetExceededError, PrivacyLedger, default_ledger_pa
 
 __all__ = [
     "MECHANISMS",
+    "Mechanism",
     "MODELS",
     "OUTCOMES",
     "Overdraft",
@@ -83,6 +84,7 @@ __all__ = [
     "Release",
     "Session",
     "model_predictions",
+    "register_mechanism",
     "table_stand_in",
 ]
 
@@ -146,6 +148,17 @@ class _Dataset:
     stand_in: np.ndarray
     fingerprint: str
     description: str = ""
+    # A DataFrame dataset keeps its public schema: column names and dtypes.
+    columns: tuple[str, ...] | None = None
+    dtypes: tuple[str, ...] | None = None
+
+    def frame(self, values: np.ndarray):
+        """``values`` (the data or its stand-in) as a DataFrame with the public schema."""
+        import pandas as pd
+
+        assert self.columns is not None and self.dtypes is not None
+        pairs = enumerate(zip(self.columns, self.dtypes, strict=True))
+        return pd.DataFrame({c: values[:, j].astype(t) for j, (c, t) in pairs})
 
 
 # --------------------------------------------------------------------------------------------
@@ -153,7 +166,11 @@ class _Dataset:
 # dict, states its cost before running, runs the engine, and extracts the DP output.
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class _Mechanism:
+class Mechanism:
+    """A mechanism :meth:`Session.release` can run: how to validate its parameters (into a
+    canonical dict, before anything is charged), what it costs, how to run the engine, and
+    which parts of the engine's result are the DP output that may leave the session."""
+
     name: str
     validate: Callable[[dict, int], dict]
     cost: Callable[[dict], float]
@@ -164,6 +181,10 @@ class _Mechanism:
     # False: runs on a 1-D array and ``validate`` gets the public size n. True: runs on a table
     # (n, p + 1) -- p feature columns, then the outcome -- and ``validate`` gets its public shape.
     table: bool = False
+    # True (implies ``table``): ``run`` gets the dataset as a pandas DataFrame with its public
+    # column names and dtypes (datasets added as DataFrames).
+    frame: bool = False
+
 
 
 def _svt_module():
@@ -618,8 +639,8 @@ def _brp_outputs(result, p: dict) -> dict:
     }
 
 
-MECHANISMS: dict[str, _Mechanism] = {
-    "svt": _Mechanism(
+MECHANISMS: dict[str, Mechanism] = {
+    "svt": Mechanism(
         "svt",
         _svt_validate,
         # epsilon is the total: the engine takes epsilon3 out of it (svt.py, budget convention).
@@ -629,7 +650,7 @@ MECHANISMS: dict[str, _Mechanism] = {
         private=_svt_private,
         label=lambda p: f"SVT {p['variant']} c={p['c']}",
     ),
-    "top_c": _Mechanism(
+    "top_c": Mechanism(
         "top_c",
         _top_c_validate,
         cost=lambda p: p["epsilon"],
@@ -639,7 +660,7 @@ MECHANISMS: dict[str, _Mechanism] = {
         label=lambda p: f"top-{p['c']} ({p['method']})",
     ),
     # The reconstruction attack runs GPTT, which is not private for any epsilon: teaching only.
-    "reconstruction": _Mechanism(
+    "reconstruction": Mechanism(
         "reconstruction",
         _recon_validate,
         cost=lambda p: p["epsilon"],
@@ -649,7 +670,7 @@ MECHANISMS: dict[str, _Mechanism] = {
         label=lambda p: "reconstruction attack (GPTT)",
     ),
     # Fitting a DP model on the data is a release of its own (its coefficients), charged once.
-    "fit_model": _Mechanism(
+    "fit_model": Mechanism(
         "fit_model",
         _fit_validate,
         cost=lambda p: p["epsilon"],
@@ -660,7 +681,7 @@ MECHANISMS: dict[str, _Mechanism] = {
         "(diffprivlib)",
         table=True,
     ),
-    "residual_plot": _Mechanism(
+    "residual_plot": Mechanism(
         "residual_plot",
         _rp_validate,
         cost=lambda p: p["epsilon"],
@@ -670,7 +691,7 @@ MECHANISMS: dict[str, _Mechanism] = {
         label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}",
         table=True,
     ),
-    "roc_curve": _Mechanism(
+    "roc_curve": Mechanism(
         "roc_curve",
         _roc_validate,
         cost=lambda p: p["epsilon"],
@@ -680,7 +701,7 @@ MECHANISMS: dict[str, _Mechanism] = {
         label=lambda p: f"PriROC ({p['publisher']}) — {_model_label(p)}",
         table=True,
     ),
-    "binned_residuals": _Mechanism(
+    "binned_residuals": Mechanism(
         "binned_residuals",
         _brp_validate,
         cost=lambda p: p["epsilon"],
@@ -691,7 +712,19 @@ MECHANISMS: dict[str, _Mechanism] = {
         table=True,
     ),
 }
-"""The mechanisms :meth:`Session.release` knows, by name."""
+"""The mechanisms :meth:`Session.release` knows, by name. Those of the SVT and regression
+chapters are defined here; the later chapters register theirs from :mod:`dpwidgets.releases`."""
+
+
+def register_mechanism(mechanism: Mechanism) -> None:
+    """Make ``mechanism`` releasable through :meth:`Session.release` under its name."""
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"expected a Mechanism, got {type(mechanism).__name__}")
+    if mechanism.name in MECHANISMS and MECHANISMS[mechanism.name] is not mechanism:
+        raise ValueError(f"a mechanism named {mechanism.name!r} is already registered")
+    if mechanism.frame and not mechanism.table:
+        raise ValueError("a mechanism that runs on a DataFrame (frame=True) needs table=True")
+    MECHANISMS[mechanism.name] = mechanism
 
 
 # --------------------------------------------------------------------------------------------
@@ -805,6 +838,32 @@ class _ReleaseStore:
     def close(self) -> None:
         if self._conn is not None:
             self._conn.close()
+
+
+def _is_frame(value) -> bool:
+    import pandas as pd
+
+    return isinstance(value, pd.DataFrame)
+
+
+def _frame_schema(frame, name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The public schema (column names, dtypes) of a DataFrame of numeric columns."""
+    import pandas as pd
+
+    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if bad:
+        raise ValueError(
+            f"{name}: columns {bad} are not numeric; integer-code them first (e.g. "
+            f"frame[col].astype('category').cat.codes) and declare the coding"
+        )
+    if frame.shape[1] < 2:
+        raise ValueError(f"{name}: a DataFrame dataset needs at least 2 columns")
+    return tuple(str(c) for c in frame.columns), tuple(str(t) for t in frame.dtypes)
+
+
+def _run_input(ds: _Dataset, mech: Mechanism, values: np.ndarray):
+    """What ``mech.run`` gets: the array, or for ``frame`` mechanisms the DataFrame."""
+    return ds.frame(values) if mech.frame else values
 
 
 def _default_stand_in(n: int) -> np.ndarray:
@@ -924,14 +983,18 @@ class Session:
         name : str
             The name the ledger keys the budget by; reopening the same ledger file with the same
             name continues the same budget.
-        data : array_like, 1-D or 2-D
+        data : array_like (1-D or 2-D) or pandas.DataFrame
             The data the mechanisms run on: query answers / item scores for SVT and top-c,
-            histogram counts for the reconstruction attack (1-D); for the regression
-            diagnostics a table (n, p + 1) of p feature columns and then the outcome (2-D).
+            histogram counts for the reconstruction attack, a counting stream (1-D); for the
+            regression diagnostics a table (n, p + 1) of p feature columns and then the
+            outcome; a series of histograms (N, U) or of state streams (2-D). A DataFrame of
+            numeric columns keeps its column names and dtypes (a public schema) for the
+            mechanisms that work on tables of attributes (synthetic data).
         total_epsilon : float, optional
             The budget cap. May be ``None`` when the ledger already records one.
         stand_in : array_like or {"continuous", "binary"}, optional
-            A *public* array of the same (public) shape, used by previews in analyst mode.
+            A *public* array (or DataFrame of the same schema) of the same (public) shape,
+            used by previews in analyst mode.
             Default: a Zipf(1) profile of that length (:func:`_default_stand_in`) for 1-D data;
             a table must be given one -- ``"continuous"`` or ``"binary"`` (the outcome's type,
             a public fact) picks :func:`table_stand_in`. Never derived from ``data``.
@@ -942,6 +1005,14 @@ class Session:
             raise ValueError(f"name must be a non-empty string, got {name!r}")
         if name in self._datasets:
             raise ValueError(f"dataset {name!r} is already in this session")
+        columns = dtypes = None
+        if _is_frame(data):
+            columns, dtypes = _frame_schema(data, "data")
+            if _is_frame(stand_in):
+                if _frame_schema(stand_in, "stand_in") != (columns, dtypes):
+                    raise ValueError("stand_in must have the data's columns and dtypes")
+                stand_in = stand_in.to_numpy(dtype=float)
+            data = data.to_numpy(dtype=float)
         data = check_finite_array(data, "data", ndim=None)
         if data.ndim not in (1, 2) or (data.ndim == 2 and data.shape[1] < 2):
             raise ValueError(
@@ -973,7 +1044,9 @@ class Session:
             if self._store is None:
                 self._store = _ReleaseStore(self.ledger_path)
             fingerprint = hashlib.sha256(data.tobytes()).hexdigest()
-            self._datasets[name] = _Dataset(name, data, stand_in, fingerprint, description)
+            self._datasets[name] = _Dataset(
+                name, data, stand_in, fingerprint, description, columns, dtypes
+            )
             self._ledgers[name] = ledger
             self._overdrafts[name] = []
         self._notify({"kind": "dataset", "dataset": name})
@@ -997,6 +1070,11 @@ class Session:
     def shape(self, dataset: str | None = None) -> tuple[int, ...]:
         """The public shape of a dataset: ``(n,)``, or ``(n, p + 1)`` for a table."""
         return tuple(int(k) for k in self._dataset(dataset).data.shape)
+
+    def columns(self, dataset: str | None = None) -> list[str] | None:
+        """The column names of a dataset added as a DataFrame (public schema), else None."""
+        cols = self._dataset(dataset).columns
+        return None if cols is None else list(cols)
 
     def public_view(self, dataset: str | None = None) -> np.ndarray:
         """The values a widget may draw: the data itself in teaching mode (it is public),
@@ -1053,8 +1131,8 @@ class Session:
 
     # -- releases --------------------------------------------------------------------------
     def _validated(
-        self, mechanism: str, params: dict, shape: tuple[int, ...]
-    ) -> tuple[_Mechanism, dict]:
+        self, mechanism: str, params: dict, shape: tuple[int, ...], ds_columns=()
+    ) -> tuple[Mechanism, dict]:
         try:
             mech = MECHANISMS[mechanism]
         except KeyError:
@@ -1065,6 +1143,11 @@ class Session:
             raise ValueError(f"{mechanism!r} needs epsilon=")
         if mechanism in ("svt",) and "threshold" not in params:
             raise ValueError("'svt' needs threshold= (a public number, or one per query)")
+        if mech.frame and ds_columns is None:
+            raise ValueError(
+                f"{mechanism!r} runs on a table of named attributes: add the dataset as a "
+                f"pandas DataFrame"
+            )
         if mech.table != (len(shape) == 2):
             need = "a table (features, then the outcome)" if mech.table else "a 1-D array"
             raise ValueError(
@@ -1074,14 +1157,15 @@ class Session:
 
     def cost(self, mechanism: str, dataset: str | None = None, **params) -> float:
         """What a release with these parameters would charge (before any cache hit)."""
-        mech, p = self._validated(mechanism, params, self.shape(dataset))
+        ds = self._dataset(dataset)
+        mech, p = self._validated(mechanism, params, ds.data.shape, ds.columns)
         return float(mech.cost(p))
 
     def release_key(self, dataset: str | None, mechanism: str, **params) -> str:
         """The cache key of a release (it includes a fingerprint of the data; stays in Python)."""
         ds = self._dataset(dataset)
         run = params.pop("run", 0)
-        mech, p = self._validated(mechanism, params, ds.data.shape)
+        mech, p = self._validated(mechanism, params, ds.data.shape, ds.columns)
         return self._key(ds, mech.name, p, run)
 
     @staticmethod
@@ -1134,8 +1218,10 @@ class Session:
         """
         ds = self._dataset(dataset)
         params.pop("run", None)
-        mech, p = self._validated(mechanism, params, ds.data.shape)
-        return mech.run(ds.stand_in, p, check_rng(rng) if rng is not None else self.rng)
+        mech, p = self._validated(mechanism, params, ds.data.shape, ds.columns)
+        return mech.run(
+            _run_input(ds, mech, ds.stand_in), p, check_rng(rng) if rng is not None else self.rng
+        )
 
     def release(
         self, dataset: str | None, mechanism: str, *, label: str | None = None, run: int = 0,
@@ -1174,7 +1260,7 @@ class Session:
         """
         ds = self._dataset(dataset)
         try:
-            mech, p = self._validated(mechanism, params, ds.data.shape)
+            mech, p = self._validated(mechanism, params, ds.data.shape, ds.columns)
             if not self.teaching and not mech.private(p):
                 what = f"variant {p['variant']!r}" if "variant" in p else f"{mech.name!r}"
                 raise PrivacyPolicyError(
@@ -1202,7 +1288,7 @@ class Session:
             ledger = self._ledgers[ds.name]
             # Computing before charging is harmless: an output that is never shown leaks
             # nothing. It lets a refused release leave no trace at all.
-            result = mech.run(ds.data, p, self.rng)
+            result = mech.run(_run_input(ds, mech, ds.data), p, self.rng)
             output = mech.outputs(result, p)
             overdraft = False
             charge_key = key
@@ -1256,3 +1342,9 @@ class Session:
             for n in self._datasets
         )
         return f"Session(mode={self.mode!r}, ledger={self.ledger_path!r}, budgets={{{parts}}})"
+
+
+# The mechanisms of the later chapters (streams, dynamic histograms, synthetic data,
+# personalized DP) live in dpwidgets/releases/, one module per chapter; importing the package
+# registers them in MECHANISMS.
+from . import releases as _releases  # noqa: E402, F401

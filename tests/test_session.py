@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -172,3 +174,67 @@ def test_default_ledger_of_analyst_mode_is_persistent(tmp_path, monkeypatch):
     s = Session(mode="analyst")
     assert s.ledger_path == str(tmp_path / "default.sqlite")
     assert Session().ledger_path == ":memory:"
+
+
+# -- DataFrame datasets and registered mechanisms ------------------------------------------------
+def _column_sums(frame, p, rng):
+    """A toy mechanism on a DataFrame: Laplace-noised column sums (values in [0, 9])."""
+    from dpwidgets.engine.mechanisms import laplace
+
+    sums = frame.sum().to_numpy(dtype=float)
+    # Replace-one neighbours: each column sum moves by at most 9, and there are 2 columns.
+    return {"columns": list(frame.columns), "sums": sums + laplace(18 / p["epsilon"], 2, rng=rng)}
+
+
+def test_dataframe_dataset_keeps_its_schema_and_registered_mechanisms_run_on_it():
+    import pandas as pd
+
+    from dpwidgets.session import MECHANISMS, Mechanism, register_mechanism
+
+    mech = Mechanism(
+        "toy_column_sums",
+        validate=lambda params, shape: {"epsilon": float(params["epsilon"])},
+        cost=lambda p: p["epsilon"],
+        run=_column_sums,
+        outputs=lambda result, p: result,
+        private=lambda p: True,
+        label=lambda p: "column sums",
+        table=True,
+        frame=True,
+    )
+    register_mechanism(mech)
+    try:
+        frame = pd.DataFrame({"age": np.arange(100) % 10, "sex": np.arange(100) % 2})
+        stand_in = pd.DataFrame({"age": np.zeros(100, int), "sex": np.ones(100, int)})
+        s = Session(mode="analyst", ledger=":memory:", seed=3)
+        s.add_dataset("people", frame, total_epsilon=1.0, stand_in=stand_in)
+        assert s.columns("people") == ["age", "sex"]
+        assert s.shape("people") == (100, 2)
+        preview = s.preview("people", "toy_column_sums", epsilon=0.5)
+        assert preview["columns"] == ["age", "sex"]
+        r = s.release("people", "toy_column_sums", epsilon=0.5)
+        assert r.charged and s.spent("people") == pytest.approx(0.5)
+        # Seed 3, scale 36: the noisy sums stay within 400 of the true ones (450, 50).
+        np.testing.assert_allclose(r.output["sums"], [450, 50], atol=400)
+        with pytest.raises(ValueError, match="already registered"):
+            register_mechanism(dataclasses.replace(mech))
+        # A frame mechanism refuses a plain array dataset before charging anything.
+        s.add_dataset("array", np.ones((10, 2)), stand_in=np.zeros((10, 2)))
+        with pytest.raises(ValueError, match="DataFrame"):
+            s.release("array", "toy_column_sums", epsilon=0.1)
+        assert s.spent("array") == 0
+    finally:
+        MECHANISMS.pop("toy_column_sums", None)
+
+
+def test_dataframe_dataset_validation():
+    import pandas as pd
+
+    s = Session(seed=0)
+    with pytest.raises(ValueError, match="not numeric"):
+        s.add_dataset("t", pd.DataFrame({"a": ["x", "y"], "b": [1, 2]}), stand_in="continuous")
+    good = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    with pytest.raises(ValueError, match="columns and dtypes"):
+        s.add_dataset("t", good, stand_in=good.rename(columns={"a": "c"}))
+    with pytest.raises(ValueError, match="NaN|finite"):
+        s.add_dataset("t", pd.DataFrame({"a": [1.0, np.nan], "b": [3, 4]}), stand_in=good.astype({"a": float}))
