@@ -43,6 +43,15 @@ Errata and readings (000 Ch. 5)
   for the pruned nodes off the changed path. :func:`phs_pegasus` therefore prunes with
   ``c_t(agg) + Lap(h/ε_pr) < β``: the Laplace mechanism, ``ε_pr/h`` per level, parallel within
   a level (disjoint states) and sequential over the h levels — ``ε_pr``-DP with no SVT claim.
+- The defaults of §5.6.1 (θ = 5/ε_g with Lap(4/ε_g) on θ and Lap(8/ε_g) on each deviation
+  test) make every scale of the Grouper a multiple of 1/ε_g: on a flat stretch (dev = 0) the
+  partition does not depend on ε, and open groups are short (P(size 1) = 0.31, mean ~3 steps
+  over all groups). The median smoother then gains a fixed factor over LM there (0.756 of its
+  L1 error at every ε), about what BS_1 gains, so BS_k with k >= 2 beats PeGaSus on flat or
+  sparse streams, and HS-PGS stays within ~1.3x of HS-LM. The text's Fig. 5.3 and 5.8 report
+  far larger gains; Alg. 16 as printed does not reproduce them (benchmarks/results/
+  streams_unit_counts.md, streams_hierarchy.md). θ is public, so a larger θ costs no privacy
+  and gives longer groups; the default stays the text's.
 """
 
 from __future__ import annotations
@@ -235,19 +244,21 @@ class _GroupState:
         self.mean = 0.0
         self.m2 = 0.0
 
-    def build_tree(self, at_least: int) -> None:
-        cap = max(self.cap, 64)
-        while cap <= at_least:
-            cap *= 2
-        tn = [0] * (cap + 1)
-        ts = [0] * (cap + 1)
-        for v in self.values:
-            i = v + 1
-            while i <= cap:
-                tn[i] += 1
-                ts[i] += v
-                i += i & -i
-        self.cap, self.tree_n, self.tree_s = cap, tn, ts
+
+def _fenwick(values: list[int], cap: int, at_least: int) -> tuple[int, list[int], list[int]]:
+    """A Fenwick tree (counts, sums) over the integer ``values``, capacity > ``at_least``."""
+    cap = max(cap, 64)
+    while cap <= at_least:
+        cap *= 2
+    tn = [0] * (cap + 1)
+    ts = [0] * (cap + 1)
+    for v in values:
+        i = v + 1
+        while i <= cap:
+            tn[i] += 1
+            ts[i] += v
+            i += i & -i
+    return cap, tn, ts
 
 
 def _run_core(
@@ -264,62 +275,66 @@ def _run_core(
     out_js: list[float],
     out_gid: list[int],
     out_start: list[int],
+    median_only: bool = False,
 ) -> None:
     """Feed ``counts`` (with their pre-drawn noise) through Perturber, Grouper and smoothers.
 
     ``zp`` is the Perturber noise (already scaled, Lap(1/ε_p)); ``zth`` the threshold noise
     Lap(4/ε_g), used only at steps that open a group; ``zdev`` the deviation noise Lap(8/ε_g),
     used only at steps that test an open group. The loop is inherently sequential (Alg. 16
-    decides each step from the previous partition), so its body is kept small.
+    decides each step from the previous partition), so its body is kept small: the state lives
+    in local variables during the loop and is written back to ``st`` at the end.
+    ``median_only`` (for the hierarchies, which keep one smoother) fills only ``out_median``
+    and skips the average and James-Stein state (left stale in ``st``: do not mix modes).
     """
     heappush, heappop = heapq.heappush, heapq.heappop
     tree_min = _TREE_MIN_GROUP
+    t, is_open, thr, gid, start = st.t, st.open, st.noisy_threshold, st.gid, st.start
+    values, n, total, cap, tree_n, tree_s = st.values, st.n, st.total, st.cap, st.tree_n, st.tree_s
+    lo, hi, mean, m2 = st.lo, st.hi, st.mean, st.m2
+    put_noisy, put_median, put_average = out_noisy.append, out_median.append, out_average.append
+    put_js, put_gid, put_start = out_js.append, out_gid.append, out_start.append
     for c, e_p, e_th, e_dev in zip(counts, zp, zth, zdev, strict=True):
         x = c + e_p  # Alg. 15 line 2: Perturber
         extend = False
-        if st.open:
+        if is_open:
             # Alg. 16 line 11: dev(C_t[G ∪ {t}]) + Lap(8/eps_g) < theta~ ?
-            n1 = st.n + 1
-            s1 = st.total + c
+            n1 = n + 1
+            s1 = total + c
             m = s1 / n1
-            tn = st.tree_n
-            if tn is None:
+            if tree_n is None:
                 dev = abs(c - m)
-                for v in st.values:
+                for v in values:
                     dev += abs(v - m)
             else:
-                i = min(int(m), st.cap - 1) + 1
-                k = 0
+                i = min(int(m), cap - 1) + 1
+                below = 0
                 s = 0
-                ts = st.tree_s
                 while i > 0:
-                    k += tn[i]
-                    s += ts[i]
+                    below += tree_n[i]
+                    s += tree_s[i]
                     i &= i - 1
                 if c <= m:
-                    k += 1
+                    below += 1
                     s += c
-                dev = m * k - s + (s1 - s) - m * (n1 - k)
-            extend = dev + e_dev < st.noisy_threshold
+                dev = m * below - s + (s1 - s) - m * (n1 - below)
+            extend = dev + e_dev < thr
         if extend:
             # Alg. 16 line 12: G <- G ∪ {t}, still open.
-            st.values.append(c)
-            st.n += 1
-            st.total += c
-            if st.tree_n is None:
-                if st.n >= tree_min:
-                    st.build_tree(max(st.values))
+            values.append(c)
+            n += 1
+            total += c
+            if tree_n is None:
+                if n >= tree_min:
+                    cap, tree_n, tree_s = _fenwick(values, cap, max(values))
+            elif c >= cap:
+                cap, tree_n, tree_s = _fenwick(values, cap, c)
             else:
-                if c >= st.cap:
-                    st.build_tree(c)
-                else:
-                    tn, ts, cap = st.tree_n, st.tree_s, st.cap
-                    i = c + 1
-                    while i <= cap:
-                        tn[i] += 1
-                        ts[i] += c
-                        i += i & -i
-            lo, hi = st.lo, st.hi
+                i = c + 1
+                while i <= cap:
+                    tree_n[i] += 1
+                    tree_s[i] += c
+                    i += i & -i
             if x <= -lo[0]:
                 heappush(lo, -x)
                 if len(lo) > len(hi) + 1:
@@ -328,44 +343,45 @@ def _run_core(
                 heappush(hi, x)
                 if len(hi) > len(lo):
                     heappush(lo, -heappop(hi))
-            k = st.n
-            delta = x - st.mean
-            st.mean += delta / k
-            st.m2 += delta * (x - st.mean)
+            med = -lo[0] if len(lo) > len(hi) else (hi[0] - lo[0]) / 2.0
+            if not median_only:
+                delta = x - mean
+                mean += delta / n
+                m2 += delta * (x - mean)
+                # eq. 5.7 (read as shrinkage towards the mean; see the module docstring)
+                js = mean + (1.0 - (n - 1) * tau2 / m2) * (x - mean) if m2 > 0.0 else x
         else:
             # A new group {t}: open with a fresh noisy threshold (Alg. 16 lines 6-8) when the
             # last group was closed; otherwise (line 14) G is closed and so is {t}.
-            st.gid += 1
-            st.start = st.t
-            if st.open:
-                st.open = False
+            gid += 1
+            start = t
+            if is_open:
+                is_open = False
             else:
-                st.open = True
-                st.noisy_threshold = theta + e_th
-                st.values = [c]
-                st.n = 1
-                st.total = c
-                st.tree_n = st.tree_s = None
-            st.lo = [-x]
-            st.hi = []
-            st.mean = x
-            st.m2 = 0.0
-            k = 1
-        lo, hi = st.lo, st.hi
-        med = -lo[0] if len(lo) > len(hi) else (hi[0] - lo[0]) / 2.0
-        mean = st.mean
-        # eq. 5.7 (read as shrinkage towards the mean; see the module docstring)
-        if k > 1 and st.m2 > 0.0:
-            js = mean + (1.0 - (k - 1) * tau2 / st.m2) * (x - mean)
+                is_open = True
+                thr = theta + e_th
+                values = [c]
+                n = 1
+                total = c
+                tree_n = tree_s = None
+            lo = [-x]
+            hi = []
+            mean = x
+            m2 = 0.0
+            med = js = x
+        if median_only:
+            put_median(med)
         else:
-            js = x
-        out_noisy.append(x)
-        out_median.append(med)
-        out_average.append(mean)
-        out_js.append(js)
-        out_gid.append(st.gid)
-        out_start.append(st.start)
-        st.t += 1
+            put_noisy(x)
+            put_median(med)
+            put_average(mean)
+            put_js(js)
+            put_gid(gid)
+            put_start(start)
+        t += 1
+    st.t, st.open, st.noisy_threshold, st.gid, st.start = t, is_open, thr, gid, start
+    st.values, st.n, st.total, st.cap, st.tree_n, st.tree_s = values, n, total, cap, tree_n, tree_s
+    st.lo, st.hi, st.mean, st.m2 = lo, hi, mean, m2
 
 
 @dataclass(frozen=True, eq=False)
@@ -706,15 +722,21 @@ def sliding_window_sums(released, w: int, *, method: str = "wss") -> np.ndarray:
 
     Parameters
     ----------
-    released : PegasusResult or array_like
-        A :class:`PegasusResult` (then ``method`` applies) or any released / true stream, whose
-        trailing sums are returned. Windows at the start are partial (counts before step 1
-        are 0), for the truth and the estimates alike.
+    released : PegasusResult, StreamRelease, WindowSums or array_like
+        A :class:`PegasusResult` (then ``method`` applies), a :class:`StreamRelease` (LM, BS_k:
+        its estimates) or any released / true stream, whose trailing sums are returned; or a
+        :class:`WindowSums` of the same ``w`` (SW_w), returned as released. Windows at the
+        start are partial (counts before step 1 are 0), for the truth and the estimates alike.
     w : int
         Window size.
     method : {"wss", "estimates"}
         For a PeGaSus result: the Window Sum Smoother (Alg. 17, the text's PGS_WSS) or the sum
         of the released estimates (PGS_MS with the median smoother).
+
+    Raises
+    ------
+    ValueError
+        Bad ``w`` or ``method``; a :class:`WindowSums` of another width.
 
     References
     ----------
@@ -726,13 +748,31 @@ def sliding_window_sums(released, w: int, *, method: str = "wss") -> np.ndarray:
         if method != "estimates":
             raise ValueError(f"method must be 'wss' or 'estimates', got {method!r}")
         return _trailing_sums(released.estimates, _check_window(w, released.estimates.size))
-    x = check_finite_array(released, "released")
+    if isinstance(released, WindowSums):
+        w = _check_window(w, released.sums.size)
+        if released.w != w:
+            raise ValueError(
+                f"w must equal the width of the released {released.method} sums ({released.w}), got {w}"
+            )
+        return released.sums
+    x = _released_values(released)
     return _trailing_sums(x, _check_window(w, x.size))
+
+
+def _released_values(released) -> np.ndarray:
+    """The per-step values of a release (PeGaSus or baseline estimates) or of an array."""
+    if isinstance(released, PegasusResult | StreamRelease):
+        return released.estimates
+    if isinstance(released, WindowSums):
+        raise ValueError(
+            f"released is a {released.method} window-sum release; per-step counts are needed here"
+        )
+    return check_finite_array(released, "released")
 
 
 def jump_drop_statistic(released, w: int) -> np.ndarray:
     """``|c_t − c_{t−w+1}|`` per step (NaN for t < w−1, where the window is incomplete)."""
-    x = released.estimates if isinstance(released, PegasusResult) else check_finite_array(released, "released")
+    x = _released_values(released)
     w = _check_window(w, x.size)
     out = np.full(x.size, np.nan)
     out[w - 1 :] = np.abs(x[w - 1 :] - x[: x.size - w + 1])
@@ -824,8 +864,10 @@ def event_roc(true_counts, released, w: int, delta: float, kind: str = "jump_dro
     Parameters
     ----------
     true_counts : array_like
-    released : array_like or PegasusResult
-        Private estimates (for ``"low_signal"`` a PeGaSus result uses WSS, as in Fig. 5.7).
+    released : array_like, PegasusResult, StreamRelease or WindowSums
+        Private estimates (for ``"low_signal"`` a PeGaSus result uses WSS, as in Fig. 5.7; a
+        :class:`WindowSums` of width ``w`` — SW_w, the other method of Fig. 5.7 — is used as
+        it is; ``"jump_drop"`` needs per-step estimates).
     w : int
     delta : float
     kind : {"jump_drop", "low_signal"}
@@ -1252,7 +1294,7 @@ def _pegasus_rows(
         outs: list[list] = [[] for _ in range(6)]
         _run_core(
             _GroupState(), counts[node, idx].tolist(), noise[:, 0].tolist(), noise[:, 1].tolist(),
-            noise[:, 2].tolist(), theta, tau2, *outs,
+            noise[:, 2].tolist(), theta, tau2, *outs, median_only=smoother == "median",
         )
         est[node, idx] = outs[{"median": 1, "average": 2, "james_stein": 3}[smoother]]
     return est
