@@ -90,3 +90,57 @@ __all__ += [
     "census_like_series",
     "moving_object_series",
 ]
+
+# DPCopula tables (003 Ch. 3): Gaussian dependence, census-shaped, the fair survey.
+from .synth import (  # noqa: E402
+    BRAZIL_CENSUS_DOMAINS,
+    GAUSSIAN_MARGINS,
+    US_CENSUS_DOMAINS,
+    CodedTable,
+    brazil_census_like,
+    gaussian_dependence_table,
+    load_fair_table,
+    us_census_like,
+)
+
+__all__ += [
+    "BRAZIL_CENSUS_DOMAINS",
+    "GAUSSIAN_MARGINS",
+    "US_CENSUS_DOMAINS",
+    "CodedTable",
+    "brazil_census_like",
+    "gaussian_dependence_table",
+    "load_fair_table",
+    "us_census_like",
+]
+
+# Personalized DP (003 Ch. 5): privacy vectors, census-like count / logistic tasks, fair data.
+from .personalized import (  # noqa: E402
+    BUDGET_SETUPS,
+    ClassificationTask,
+    CountTask,
+    budgets_mixed,
+    budgets_normal,
+    budgets_uniform,
+    census_like_records,
+    count_task,
+    figure_5_1,
+    load_fair_logistic,
+    logistic_task,
+    make_budgets,
+)
+
+__all__ += [
+    "BUDGET_SETUPS",
+    "ClassificationTask",
+    "CountTask",
+    "budgets_mixed",
+    "budgets_normal",
+    "budgets_uniform",
+    "census_like_records",
+    "count_task",
+    "figure_5_1",
+    "load_fair_logistic",
+    "logistic_task",
+    "make_budgets",
+]

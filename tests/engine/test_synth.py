@@ -1,0 +1,739 @@
+"""Tests for dpwidgets.engine.synth: DPCopula (Kendall, MLE, hybrid), baselines, evaluation.
+
+Statistical tests state their seed, table size and why the tolerance is what it is. The
+main table is 003 §3.3.4's setup shrunk to m = 4: n = 50,000 records, domain 1000, Gaussian
+margins, Gaussian dependence with latent correlation 0.8 (Kendall's tau 0.59), epsilon = 1,
+k = 8. Those tests use the "identity" publisher (Laplace per margin cell, whose error is
+known in closed form); one end-to-end test runs the text's default "efpa".
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpwidgets.datasets.synth import gaussian_dependence_table
+from dpwidgets.engine import synth as S
+from dpwidgets.engine.histograms import PUBLISHERS, publish
+
+RHO = 0.8
+TAU = 2 / math.pi * math.asin(RHO)  # 0.590, Kendall's tau of the latent Gaussian
+
+
+@pytest.fixture(scope="module")
+def gauss():
+    """n=50,000, m=4, domain 1000, Gaussian margins, latent correlation 0.8 (seed 0)."""
+    return gaussian_dependence_table(
+        n=50_000, m=4, domain=1000, correlation=RHO, rng=np.random.default_rng(0)
+    )
+
+
+@pytest.fixture(scope="module")
+def mixed():
+    """A table mixing dtypes and domain forms, with two small attributes (seed 1)."""
+    rng = np.random.default_rng(1)
+    n = 6000
+    g = rng.integers(0, 2, n)  # small, binary
+    r = rng.integers(0, 3, n)  # small, 3 values
+    z = rng.standard_normal(n)
+    x = np.clip(np.round(40 + 20 * g + 10 * r + 8 * z), 0, 99).astype(np.int32)
+    y = np.clip(np.round(x + 5 * rng.standard_normal(n)), 0, 99).astype(float)
+    w = rng.choice([0.5, 1.5, 2.5, 10.0], size=n)
+    frame = pd.DataFrame({"g": g.astype(bool), "r": r.astype(np.uint8), "x": x, "y": y, "w": w})
+    domains = {"g": [False, True], "r": 3, "x": (0, 99), "y": (0, 99), "w": [0.5, 1.5, 2.5, 10.0]}
+    return frame, domains
+
+
+def mean_abs_offdiag(a: np.ndarray, b: np.ndarray) -> float:
+    i, j = np.triu_indices(a.shape[0], 1)
+    return float(np.mean(np.abs(a[i, j] - b[i, j])))
+
+
+# ---------------------------------------------------------------------------------------------
+# Validation before any randomness
+# ---------------------------------------------------------------------------------------------
+
+
+def _frame(n=50):
+    rng = np.random.default_rng(5)
+    return pd.DataFrame({"a": rng.integers(0, 20, n), "b": rng.integers(0, 30, n)})
+
+
+INVALID = [
+    ("epsilon", dict(epsilon=0.0)),
+    ("epsilon", dict(epsilon=-1.0)),
+    ("epsilon", dict(epsilon=float("nan"))),
+    ("k must", dict(k=0.0)),
+    ("k must", dict(k=-2.0)),
+    ("method", dict(method="spearman")),
+    ("publisher", dict(publisher="nope")),
+    ("publisher must release 1-D", dict(publisher="ag")),
+    ("hybrid_threshold", dict(hybrid_threshold=1)),
+    ("n_rows", dict(n_rows=-3)),
+    ("sample_size", dict(sample_size=1)),
+    ("margin_fit", dict(margin_fit="round")),
+    ("at least 2 columns", dict(frame=_frame()[["a"]])),
+    ("numeric", dict(frame=_frame().assign(b=list("xy") * 25))),
+    ("numeric", dict(frame=_frame().assign(b=pd.Categorical(["u", "v"] * 25)))),
+    ("missing", dict(frame=_frame().assign(b=[np.nan] + [1.0] * 49))),
+    ("outside its declared domain", dict(domains={"a": (0, 9), "b": (0, 29)})),
+    ("outside its declared domain", dict(domains={"a": (0, 19), "b": list(range(29))})),
+    ("at least 2 values", dict(domains={"a": (0, 19), "b": (3, 3)})),
+    ("at least 2 values", dict(frame=_frame().assign(b=7), domains=None)),
+    ("declare exactly", dict(domains={"a": (0, 19)})),
+    ("declare exactly", dict(domains={"a": (0, 19), "b": (0, 29), "c": (0, 1)})),
+    ("needs integers", dict(domains={"a": (0.0, 19.0), "b": (0, 29)})),
+    ("dtype", dict(domains={"a": [0.5, *range(20)], "b": (0, 29)})),
+    (
+        "max_partitions",
+        dict(
+            frame=_frame().assign(c=1, d=2),
+            domains={"a": (0, 19), "b": (0, 29), "c": (0, 8), "d": (0, 8)},
+            max_partitions=80,
+        ),
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("match", "kwargs"), INVALID, ids=[f"{m}-{i}" for i, (m, _) in enumerate(INVALID)]
+)
+def test_dpcopula_validates_before_any_randomness(match, kwargs):
+    args = {
+        "frame": _frame(),
+        "epsilon": 1.0,
+        "domains": {"a": (0, 19), "b": (0, 29)},
+        "publisher": "identity",
+    }
+    args.update(kwargs)
+    rng = np.random.default_rng(123)
+    before = rng.bit_generator.state
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", S.DomainFromDataWarning)
+        with pytest.raises(ValueError, match=match):
+            S.dpcopula(rng=rng, **args)
+    assert rng.bit_generator.state == before
+
+
+def test_rng_must_be_a_generator():
+    with pytest.raises(TypeError, match="rng"):
+        S.dpcopula(_frame(), 1.0, domains={"a": (0, 19), "b": (0, 29)}, rng=42)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("func", "kwargs"),
+    [
+        (S.independent_synth, {}),
+        (S.laplace_histogram_synth, {}),
+        (S.peer_synth, {}),
+    ],
+)
+def test_baselines_validate_before_any_randomness(func, kwargs):
+    rng = np.random.default_rng(7)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match="outside its declared domain"):
+        func(_frame(), 1.0, domains={"a": (0, 5), "b": (0, 29)}, rng=rng, **kwargs)
+    with pytest.raises(ValueError, match="epsilon"):
+        func(_frame(), 0.0, domains={"a": (0, 19), "b": (0, 29)}, rng=rng, **kwargs)
+    assert rng.bit_generator.state == before
+
+
+def test_laplace_histogram_refuses_a_domain_that_does_not_fit():
+    frame = pd.DataFrame({"a": [0, 1], "b": [0, 1], "c": [0, 1]})
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match="max_cells"):
+        S.laplace_histogram_synth(frame, 1.0, {c: (0, 999) for c in "abc"}, rng)
+    assert rng.bit_generator.state == before
+
+
+def test_domains_read_from_data_warn_and_say_not_private():
+    with pytest.warns(S.DomainFromDataWarning):
+        res = S.dpcopula(_frame(), 1.0, publisher="identity", rng=np.random.default_rng(0))
+    assert "NOT DP" in res.guarantee
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a declared domain must not warn
+        res = S.dpcopula(
+            _frame(),
+            1.0,
+            domains={"a": (0, 19), "b": (0, 29)},
+            publisher="identity",
+            rng=np.random.default_rng(0),
+        )
+    assert "NOT DP" not in res.guarantee and "add/remove" in res.guarantee
+
+
+# ---------------------------------------------------------------------------------------------
+# Budget accounting
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 0.3, 1.0, 2.7])
+@pytest.mark.parametrize("k", [0.5, 1.0, 3.3, 8.0])
+def test_epsilon_parts_sum_to_epsilon_exactly(epsilon, k, mixed):
+    frame, domains = mixed
+    plain = S.dpcopula(
+        frame[["x", "y"]],
+        epsilon,
+        k=k,
+        domains={"x": (0, 99), "y": (0, 99)},
+        publisher="identity",
+        rng=np.random.default_rng(0),
+    )
+    assert math.fsum(plain.epsilon_parts.values()) == epsilon == plain.epsilon
+    assert set(plain.epsilon_parts) == {"margins", "dependence"}
+    assert math.isclose(plain.epsilon_parts["margins"] / plain.epsilon_parts["dependence"], k)
+    hybrid = S.dpcopula(
+        frame, epsilon, k=k, domains=domains, publisher="identity", rng=np.random.default_rng(0)
+    )
+    parts = hybrid.epsilon_parts
+    assert math.fsum(parts.values()) == epsilon
+    # eps1 = k eps/(k+1) split evenly over the 5 attributes; the 3 small ones (g, r, w) go
+    # to the partition sizes (003 Alg. 6), the 2 large ones are margins in the partitions.
+    eps1 = epsilon * k / (k + 1)
+    assert math.isclose(parts["partition_sizes"], eps1 * 3 / 5)
+    assert math.isclose(parts["margins"], eps1 * 2 / 5)
+    assert math.isclose(parts["dependence"], epsilon / (k + 1))
+
+
+def test_independent_and_histogram_baselines_spend_epsilon(mixed):
+    frame, domains = mixed
+    ind = S.independent_synth(frame, 0.7, domains, "identity", rng=np.random.default_rng(0))
+    assert dict(ind.epsilon_parts) == {"margins": 0.7}
+    assert np.array_equal(ind.correlation, np.eye(5))
+    lh = S.laplace_histogram_synth(frame, 0.7, domains, np.random.default_rng(0))
+    assert math.fsum(lh.epsilon_parts.values()) == 0.7
+    assert lh.details["cells"] == 2 * 3 * 100 * 100 * 4
+
+
+# ---------------------------------------------------------------------------------------------
+# Output schema and reproducibility
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["kendall", "mle"])
+@pytest.mark.parametrize("hybrid_threshold", [None, 10])
+def test_columns_dtypes_and_domains_are_preserved(mixed, method, hybrid_threshold):
+    frame, domains = mixed
+    res = S.dpcopula(
+        frame,
+        1.0,
+        method=method,
+        domains=domains,
+        publisher="identity",
+        hybrid_threshold=hybrid_threshold,
+        rng=np.random.default_rng(2),
+    )
+    out = res.data
+    assert list(out.columns) == list(frame.columns)
+    assert list(out.dtypes) == list(frame.dtypes)
+    for col in frame.columns:
+        allowed = res.domains[col]
+        assert np.isin(out[col].to_numpy(), allowed).all(), col
+        assert res.margins[col].shape == allowed.shape
+        assert math.isclose(res.margins[col].sum(), 1.0) and res.margins[col].min() >= 0
+    # The default size is the DP record count: within a few hundred of 6000 at epsilon 1.
+    assert abs(res.n_rows - len(frame)) < 600
+    assert (
+        S.dpcopula(
+            frame,
+            1.0,
+            method=method,
+            domains=domains,
+            publisher="identity",
+            hybrid_threshold=hybrid_threshold,
+            n_rows=777,
+            rng=np.random.default_rng(2),
+        ).n_rows
+        == 777
+    )
+
+
+def test_hybrid_is_chosen_by_domain_size(mixed):
+    frame, domains = mixed
+    res = S.dpcopula(
+        frame, 1.0, domains=domains, publisher="identity", rng=np.random.default_rng(0)
+    )
+    assert res.method == "dpcopula-hybrid-kendall" and res.correlation is None
+    assert res.details["small_attributes"] == ("g", "r", "w")  # 2, 3 and 4 values
+    assert res.correlation_columns == ("x", "y")
+    plain = S.dpcopula(
+        frame,
+        1.0,
+        domains=domains,
+        publisher="identity",
+        hybrid_threshold=None,
+        rng=np.random.default_rng(0),
+    )
+    assert plain.method == "dpcopula-kendall" and plain.correlation.shape == (5, 5)
+    assert plain.correlation_columns == tuple(frame.columns)
+
+
+@pytest.mark.parametrize("method", ["kendall", "mle"])
+def test_seeded_runs_are_reproducible(mixed, method):
+    frame, domains = mixed
+    runs = [
+        S.dpcopula(
+            frame,
+            1.0,
+            method=method,
+            domains=domains,
+            publisher="identity",
+            hybrid_threshold=None,
+            rng=np.random.default_rng(seed),
+        )
+        for seed in (11, 11, 12)
+    ]
+    pd.testing.assert_frame_equal(runs[0].data, runs[1].data)
+    assert np.array_equal(runs[0].correlation, runs[1].correlation)
+    assert not runs[0].data.equals(runs[2].data)
+    hybrid = [
+        S.dpcopula(
+            frame,
+            1.0,
+            method=method,
+            domains=domains,
+            publisher="identity",
+            rng=np.random.default_rng(3),
+        ).data
+        for _ in range(2)
+    ]
+    pd.testing.assert_frame_equal(*hybrid)
+
+
+def test_result_is_read_only(gauss):
+    res = S.dpcopula(
+        gauss.frame, 1.0, domains=gauss.domains, publisher="identity", rng=np.random.default_rng(0)
+    )
+    with pytest.raises(ValueError):
+        res.correlation[0, 1] = 0.0
+    with pytest.raises(TypeError):
+        res.epsilon_parts["margins"] = 0.0  # type: ignore[index]
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistical behaviour on the Gaussian-dependence table (n=50k, m=4, domain 1000, rho=0.8)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_dp_kendall_noise_is_calibrated_and_the_correlation_accurate(gauss):
+    """epsilon 1, k 8: eps2 = 1/9, t = 50*4*3*9 = 5400 rows, tau noise Lap(6*(4/5400)*9) =
+    Lap(0.04). Over 20 releases (seeds 100-119, 120 coefficients) the mean |tau~ - tau| must
+    be 0.04 (E|Lap(b)| = b; s.d. of the mean 0.0037, plus ~0.006 of sampling): we require
+    (0.03, 0.05), so a noise scale off by 25% either way -- too little noise is a privacy
+    bug -- fails. On P = sin(pi tau/2) (slope ~0.94 at tau = 0.59) the median over releases
+    of the mean |P~ - 0.8| is ~0.04; required < 0.06. Dropping the sine (P = tau = 0.59)
+    fails both."""
+    truth = gauss.details["correlation"]
+    codes = gauss.frame.to_numpy()
+    tau_data = S._concordance_sums(codes) / (len(codes) * (len(codes) - 1) / 2)
+    tau_err, p_err = [], []
+    for seed in range(100, 120):
+        res = S.dpcopula(
+            gauss.frame,
+            1.0,
+            domains=gauss.domains,
+            publisher="identity",
+            hybrid_threshold=None,
+            n_rows=0,
+            rng=np.random.default_rng(seed),
+        )
+        assert res.details["sample_size"] == 5400 == res.details["sample_rule"]
+        assert math.isclose(res.details["kendall_noise_scale"], 6 * 4 / 5400 * 9)
+        tau_err.append(np.abs(res.details["noisy_tau"][np.triu_indices(4, 1)] - tau_data))
+        p_err.append(mean_abs_offdiag(res.correlation, truth))
+    assert 0.03 < np.mean(tau_err) < 0.05
+    assert np.median(p_err) < 0.06
+
+
+def test_kendall_without_noise_recovers_the_copula_correlation(gauss):
+    """epsilon 1e6 makes the Laplace noise ~1e-6; with t = 50,000 rows (sample_size) the
+    estimate is sin(pi tau_a / 2) of the data: within 0.02 of 0.8 (sampling s.d. of tau
+    ~0.003, ties of the 1000-value codes lower tau_a by < 0.003)."""
+    res = S.dpcopula(
+        gauss.frame,
+        1e6,
+        domains=gauss.domains,
+        publisher="identity",
+        hybrid_threshold=None,
+        sample_size=10**9,
+        rng=np.random.default_rng(0),
+    )
+    assert res.details["sample_size"] == 50_000
+    assert np.max(np.abs(res.correlation - gauss.details["correlation"])) < 0.02
+
+
+def test_mle_correlation_is_accurate(gauss):
+    """DP MLE with l = 2000 blocks of ~25 records: noise Lap(6 * 2 / (2000/9)) = Lap(0.054);
+    the normal-scores estimate of a block of 25 is biased low by ~0.02 at rho = 0.8. Mean
+    |error| < 0.1 fails with probability < 1% for a correct implementation (seed 22)."""
+    res = S.dpcopula(
+        gauss.frame,
+        1.0,
+        method="mle",
+        domains=gauss.domains,
+        publisher="identity",
+        hybrid_threshold=None,
+        mle_partitions=2000,
+        rng=np.random.default_rng(22),
+    )
+    assert res.details["mle_blocks"] == 2000
+    assert math.isclose(res.details["mle_noise_scale"], 6 * 2 / (2000 / 9))
+    assert mean_abs_offdiag(res.correlation, gauss.details["correlation"]) < 0.1
+    exact = S.dpcopula(
+        gauss.frame,
+        1e6,
+        method="mle",
+        domains=gauss.domains,
+        publisher="identity",
+        hybrid_threshold=None,
+        mle_partitions=500,
+        rng=np.random.default_rng(0),
+    )
+    # Blocks of ~100: the normal-scores estimator is within 0.03 of the latent 0.8.
+    assert np.max(np.abs(exact.correlation - gauss.details["correlation"])) < 0.03
+
+
+def test_default_mle_blocks_follow_the_text(gauss):
+    """l = ceil(C(m,2) / (0.025 eps2)) = ceil(6 * 9 / 0.025) = 2160 <= 50,000 / 20."""
+    res = S.dpcopula(
+        gauss.frame,
+        1.0,
+        method="mle",
+        domains=gauss.domains,
+        publisher="identity",
+        hybrid_threshold=None,
+        rng=np.random.default_rng(0),
+    )
+    assert res.details["mle_blocks"] == 2160
+    assert math.isclose(res.details["mle_noise_scale"], 0.05)
+
+
+@pytest.fixture(scope="module")
+def releases(gauss):
+    """DPCopula-Kendall and the independent baseline at epsilon 1 (identity margins)."""
+    cop = S.dpcopula(
+        gauss.frame, 1.0, domains=gauss.domains, publisher="identity", rng=np.random.default_rng(31)
+    )
+    ind = S.independent_synth(
+        gauss.frame, 1.0, gauss.domains, "identity", rng=np.random.default_rng(31)
+    )
+    return cop, ind
+
+
+def test_dependence_survives_and_beats_the_independent_baseline(gauss, releases):
+    """Real pairwise tau-b is ~0.59. DPCopula's synthetic tau must be within 0.1 on average
+    (the P noise above plus sampling, ~0.03 expected); the independent baseline's is ~0,
+    so its mean |difference| is ~0.59 (> 0.5 with certainty at n = 50k)."""
+    cop, ind = releases
+    d_cop = S.dependence_comparison(gauss.frame, cop.data, rng=np.random.default_rng(0))
+    d_ind = S.dependence_comparison(gauss.frame, ind.data, rng=np.random.default_rng(0))
+    real_tau = d_cop.real_kendall.to_numpy()[np.triu_indices(4, 1)]
+    assert np.all(np.abs(real_tau - TAU) < 0.02)
+    assert d_cop.mean_abs_kendall_difference < 0.1
+    assert d_ind.mean_abs_kendall_difference > 0.5
+    assert d_cop.mean_abs_kendall_difference < d_ind.mean_abs_kendall_difference / 4
+
+
+def test_range_queries_beat_the_independent_baseline(gauss, releases):
+    """1000 random 4-D range queries (seed 41), sanity bound s = 1 (003 Table 3.2). With
+    tau = 0.59 an independent sample puts mass where the real table has none; measured mean
+    relative error ~0.4-1 for DPCopula vs ~25 for the baseline. Required: at most half."""
+    cop, ind = releases
+    queries = S.random_range_queries(gauss.domains, 1000, np.random.default_rng(41))
+    e_cop = S.range_count_error(gauss.frame, cop.data, queries, sanity_bound=1.0)
+    e_ind = S.range_count_error(gauss.frame, ind.data, queries, sanity_bound=1.0)
+    assert e_cop.mean_relative < 0.5 * e_ind.mean_relative
+    assert e_cop.median_relative < e_ind.median_relative
+
+
+def test_margins_are_close_to_the_real_ones(gauss, releases):
+    """Identity margins with eps1/m = 0.22 per 1000-cell margin: the clipped noise adds
+    ~2.25 phantom records per near-empty cell; per-column TVD stays below 0.1 (measured
+    ~0.06) for both methods."""
+    cop, ind = releases
+    assert S.marginal_comparison(gauss.frame, cop.data).max() < 0.1
+    assert S.marginal_comparison(gauss.frame, ind.data).max() < 0.1
+
+
+@pytest.mark.skipif("efpa" not in PUBLISHERS, reason="the EFPA publisher is not registered yet")
+def test_default_efpa_publisher_end_to_end(gauss):
+    """The text's configuration (EFPA margins, k = 8, Kendall) on the same table, seed 51:
+    the dependence survives (mean |tau diff| < 0.1 as above) and margins are usable (TVD <
+    0.15; EFPA's own error on a smooth Gaussian margin is close to the identity's)."""
+    res = S.dpcopula(gauss.frame, 1.0, domains=gauss.domains, rng=np.random.default_rng(51))
+    assert res.details["publisher"] == "efpa"
+    d = S.dependence_comparison(gauss.frame, res.data, rng=np.random.default_rng(0))
+    assert d.mean_abs_kendall_difference < 0.1
+    assert S.marginal_comparison(gauss.frame, res.data).max() < 0.15
+
+
+# ---------------------------------------------------------------------------------------------
+# Kendall's tau: the concordance sums and the sensitivity bound
+# ---------------------------------------------------------------------------------------------
+
+
+def _brute_sums(codes):
+    n, m = codes.shape
+    out = []
+    for j, k in zip(*np.triu_indices(m, 1), strict=True):
+        sj = np.sign(codes[:, j, None] - codes[None, :, j])
+        sk = np.sign(codes[:, k, None] - codes[None, :, k])
+        out.append((sj * sk).sum() / 2)
+    return np.array(out)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_concordance_sums_match_the_definition(seed):
+    rng = np.random.default_rng(seed)
+    codes = rng.integers(0, 6, size=(120, 4))  # many ties
+    codes[:, 3] = 2  # a constant column: every pair tied
+    assert np.array_equal(S._concordance_sums(codes), _brute_sums(codes))
+
+
+def test_kendall_statistic_sensitivity_is_4_over_t():
+    """Lemma 3.2.1 as used here: for t rows, replacing one changes S by at most 2(t-1), so
+    S/C(t,2) moves by at most 4/t; adding one to n < t rows moves it by at most 2/t. Checked
+    on random neighbours, including the worst case (a record concordant with all others
+    replaced by one discordant with all)."""
+    rng = np.random.default_rng(9)
+    t = 40
+    pairs = t * (t - 1) / 2
+    for _ in range(200):
+        data = rng.integers(0, 10, size=(t, 2))
+        other = data.copy()
+        other[rng.integers(t)] = rng.integers(0, 10, size=2)
+        diff = np.abs(S._concordance_sums(data) - S._concordance_sums(other)) / pairs
+        assert diff.max() <= 4 / t + 1e-12
+        assert (
+            np.abs(S._concordance_sums(data[1:]) - S._concordance_sums(data)).max() / pairs
+            <= 2 / t + 1e-12
+        )
+    line = np.column_stack([np.arange(1, t + 1), np.arange(1, t + 1)])
+    worst = line.copy()
+    worst[0] = [t + 1, 0]  # was below everything on both axes, now above on one, below on the other
+    assert np.abs(S._concordance_sums(worst) - S._concordance_sums(line)) / pairs == pytest.approx(
+        4 / t
+    )
+
+
+def test_kendall_sample_size_is_the_text_rule():
+    assert S.kendall_sample_size(8, 1 / 9) == 50 * 8 * 7 * 9 == 25_200
+    assert S.kendall_sample_size(2, 0.5) == 200
+    with pytest.raises(ValueError, match="m"):
+        S.kendall_sample_size(1, 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Positive-definite repair
+# ---------------------------------------------------------------------------------------------
+
+
+def test_repair_makes_a_non_pd_matrix_a_correlation_matrix():
+    bad = np.array([[1.0, 0.9, -0.9], [0.9, 1.0, 0.9], [-0.9, 0.9, 1.0]])
+    assert np.linalg.eigvalsh(bad).min() < 0
+    fixed, repaired = S.repair_correlation(bad)
+    assert repaired
+    assert np.allclose(fixed, fixed.T) and np.allclose(np.diag(fixed), 1.0)
+    assert np.linalg.eigvalsh(fixed).min() > 0
+    np.linalg.cholesky(fixed)
+    # The repair keeps the signs and stays near the input (it only removes the negative part).
+    assert np.all(np.sign(fixed) == np.sign(bad))
+    assert np.max(np.abs(fixed - bad)) < 0.5
+
+
+def test_repair_leaves_a_pd_matrix_alone():
+    good = np.array([[1.0, 0.3], [0.3, 1.0]])
+    fixed, repaired = S.repair_correlation(good)
+    assert not repaired and np.array_equal(fixed, good)
+    with pytest.raises(ValueError, match="square"):
+        S.repair_correlation(np.ones((2, 3)))
+
+
+def test_dpcopula_repairs_a_noisy_non_pd_estimate(gauss):
+    """At epsilon 0.02 the tau noise (scale ~2) clips most coefficients to +-1: the raw
+    6 x 6... here 4 x 4 matrix of +-1 entries is not PD (seed 0), and the release must be."""
+    res = S.dpcopula(
+        gauss.frame,
+        0.02,
+        domains=gauss.domains,
+        publisher="identity",
+        hybrid_threshold=None,
+        rng=np.random.default_rng(0),
+    )
+    assert res.details["min_eigenvalue_before_repair"] < 0 and res.details["repaired"]
+    assert np.linalg.eigvalsh(res.correlation).min() > 0
+    assert np.allclose(np.diag(res.correlation), 1.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Hybrid (003 Alg. 6)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_hybrid_keeps_the_partition_structure():
+    """x's mean moves by +25 with g and +12 per step of r (n = 20,000, seed 8; 6 partitions).
+    The hybrid runs a copula per (g, r) cell and keeps the 6 conditional means within 4
+    (measured 1.2-2.5 over seeds 0-3: the margins' noise at eps1/4 per partition pulls a
+    little mass towards the middle); the plain copula, which sees g and r only through rank
+    correlations, misses them by 4.4-6.4. The partition sizes (Lap(1/eps_p), eps_p = eps1/2)
+    reproduce the (g, r) frequencies within 0.01 TVD."""
+    rng = np.random.default_rng(8)
+    n = 20_000
+    g, r = rng.integers(0, 2, n), rng.integers(0, 3, n)
+    x = np.clip(np.round(30 + 25 * g + 12 * r + 6 * rng.standard_normal(n)), 0, 99).astype(int)
+    y = np.clip(np.round(x + 6 * rng.standard_normal(n)), 0, 99).astype(int)
+    frame = pd.DataFrame({"g": g, "r": r, "x": x, "y": y})
+    domains = {"g": 2, "r": 3, "x": (0, 99), "y": (0, 99)}
+    real = frame.groupby(["g", "r"])["x"].mean()
+    hyb = S.dpcopula(
+        frame, 1.0, domains=domains, publisher="identity", rng=np.random.default_rng(0)
+    )
+    plain = S.dpcopula(
+        frame,
+        1.0,
+        domains=domains,
+        publisher="identity",
+        hybrid_threshold=None,
+        rng=np.random.default_rng(0),
+    )
+    assert hyb.details["n_partitions"] == 6
+    assert hyb.details["partition_rows"].sum() == hyb.n_rows
+    assert len(hyb.details["partition_correlations"]) == 6
+    err_hyb = np.abs(hyb.data.groupby(["g", "r"])["x"].mean() - real).max()
+    err_plain = np.abs(plain.data.groupby(["g", "r"])["x"].mean() - real).max()
+    assert err_hyb < 4 and err_hyb < err_plain
+    freq_real = frame.groupby(["g", "r"]).size() / n
+    freq_syn = hyb.data.groupby(["g", "r"]).size() / hyb.n_rows
+    assert 0.5 * np.abs(freq_real - freq_syn).sum() < 0.01
+
+
+def test_hybrid_with_only_small_attributes_is_a_noisy_histogram():
+    rng = np.random.default_rng(6)
+    frame = pd.DataFrame({"a": rng.integers(0, 3, 3000), "b": rng.integers(0, 4, 3000)})
+    res = S.dpcopula(
+        frame, 1.0, domains={"a": 3, "b": 4}, publisher="identity", rng=np.random.default_rng(0)
+    )
+    assert res.epsilon_parts["partition_sizes"] == 1.0
+    assert res.epsilon_parts["margins"] == 0.0 and res.epsilon_parts["dependence"] == 0.0
+    assert abs(res.n_rows - 3000) < 100  # 12 cells of Lap(1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Margins: clipping vs projection
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_projection_is_the_l2_projection(seed):
+    x = np.random.default_rng(seed).normal(0, 5, size=50)
+    total = 30.0
+    p = S._project_nonnegative(x, total)
+    assert p.min() >= 0 and math.isclose(p.sum(), total)
+    # KKT: positive entries are x - theta for one theta; zero entries have x <= theta.
+    theta = x[p > 0] - p[p > 0]
+    assert np.allclose(theta, theta[0]) and np.all(x[p == 0] <= theta[0] + 1e-12)
+    assert np.allclose(S._project_nonnegative(np.array([3.0, -1.0, 2.0]), 4.0), [2.5, 0.0, 1.5])
+
+
+def test_projection_removes_phantom_mass_of_empty_cells():
+    """A 1000-cell margin with 5000 records in its first 100 cells, identity at epsilon 0.2
+    (Lap(5) per cell, seed 3): clipping keeps E[max(Lap(5), 0)] = 2.5 phantom records in
+    each of the 900 empty cells, ~2250 against 5000 real ones (TVD ~0.3, measured 0.30);
+    projection subtracts a common level and keeps far less."""
+    counts = np.zeros(1000)
+    counts[:100] = 50
+    est = publish(counts, 0.2, "identity", rng=np.random.default_rng(3)).counts
+    truth = counts / counts.sum()
+    tvd = {fit: 0.5 * np.abs(S._distribution(est, fit) - truth).sum() for fit in S.MARGIN_FITS}
+    assert tvd["clip"] > 0.2
+    assert tvd["project"] < tvd["clip"] / 2
+
+
+# ---------------------------------------------------------------------------------------------
+# Evaluation helpers
+# ---------------------------------------------------------------------------------------------
+
+
+def test_random_range_queries_are_inside_the_domains():
+    domains = {"a": (0, 9), "b": [1.5, 2.5, 7.0], "c": 4}
+    q = S.random_range_queries(domains, 500, np.random.default_rng(0))
+    assert len(q) == 500 and q.columns == ("a", "b", "c")
+    assert np.all(q.lower <= q.upper)
+    assert set(np.unique(q.lower[:, 1])) <= {1.5, 2.5, 7.0}
+    assert q.lower[:, 0].min() == 0 and q.upper[:, 0].max() == 9
+    again = S.random_range_queries(domains, 500, np.random.default_rng(0))
+    assert np.array_equal(q.lower, again.lower) and np.array_equal(q.upper, again.upper)
+    fixed = S.random_range_queries({"a": (0, 99)}, 50, np.random.default_rng(1), width=0.1)
+    assert np.all(fixed.upper - fixed.lower == 9)
+    with pytest.raises(ValueError, match="width"):
+        S.random_range_queries(domains, 5, width=1.5)
+
+
+def test_range_count_error_follows_the_definition():
+    real = pd.DataFrame({"a": [0, 1, 2, 3], "b": [0, 0, 1, 1]})
+    syn = pd.DataFrame({"a": [0, 0, 3, 3, 3], "b": [0, 0, 1, 1, 0]})
+    q = S.RangeQueries(
+        ("a", "b"),
+        lower=np.array([[0, 0], [3, 0], [2, 2]]),
+        upper=np.array([[1, 0], [3, 0], [3, 2]]),
+    )
+    err = S.range_count_error(real, syn, q, sanity_bound=1.0)
+    assert err.true_answers.tolist() == [2, 0, 0]
+    assert err.synthetic_answers.tolist() == [2, 1, 0]
+    assert err.relative.tolist() == [0.0, 1.0, 0.0]  # |1 - 0| / max(0, s=1)
+    assert S.range_count_error(real, syn, q, sanity_bound=4.0).relative.tolist() == [0.0, 0.25, 0.0]
+    assert err.mean_absolute == pytest.approx(1 / 3)
+
+
+def test_marginal_and_dependence_comparisons():
+    rng = np.random.default_rng(0)
+    a = pd.DataFrame({"x": rng.integers(0, 5, 300), "y": rng.integers(0, 5, 300)})
+    assert np.allclose(S.marginal_comparison(a, a), 0.0)
+    b = a + 10
+    assert np.allclose(S.marginal_comparison(a, b), 1.0)
+    d = S.dependence_comparison(a, a)
+    assert d.max_abs_kendall_difference == 0.0
+    assert np.allclose(d.pearson_difference, 0.0)
+    flipped = a.assign(y=-a["y"])
+    assert S.dependence_comparison(a, flipped).kendall_difference.loc["x", "y"] == pytest.approx(
+        -2 * d.real_kendall.loc["x", "y"]
+    )
+    with pytest.raises(ValueError, match="same columns"):
+        S.marginal_comparison(a, a[["y", "x"]])
+
+
+# ---------------------------------------------------------------------------------------------
+# Peers (OpenDP's mbi extra, optional)
+# ---------------------------------------------------------------------------------------------
+
+
+def test_peer_synth_without_opendp_says_how_to_install(monkeypatch):
+    for name in ("mbi", "opendp", "opendp.prelude", "polars"):
+        monkeypatch.setitem(sys.modules, name, None)
+    with pytest.raises(ImportError, match=r"pip install 'opendp\[mbi\]'"):
+        S.peer_synth(_frame(), 1.0, domains={"a": (0, 19), "b": (0, 29)})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["aim", "mst"])
+def test_peer_synth_runs_when_opendp_mbi_is_installed(method):
+    pytest.importorskip("mbi")
+    pytest.importorskip("opendp")
+    pytest.importorskip("polars")
+    table = gaussian_dependence_table(
+        n=3000, m=3, domain=8, correlation=0.7, rng=np.random.default_rng(0)
+    )
+    res = S.peer_synth(
+        table.frame, 1.0, method, domains=table.domains, rng=np.random.default_rng(0)
+    )
+    assert res.method == method and dict(res.epsilon_parts) == {method: 1.0}
+    assert list(res.data.columns) == list(table.frame.columns)
+    assert list(res.data.dtypes) == list(table.frame.dtypes)
+    assert res.data.isin(range(8)).all().all()
+    assert abs(res.n_rows - 3000) < 300
