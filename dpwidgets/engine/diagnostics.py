@@ -23,7 +23,10 @@ Neighbours and budget
 ``neighbours="replace-one"`` (default; bounded DP, n public): the reading of SPEC §3.4 / §4
 (Alg. 12 and PriBRP's counts are "bounded DP") and of 002 §2. ``neighbours="add/remove"``: the
 thesis' own definition (000 §2.1), with ``n = len(data)`` used as a public size ("we suppose n
-is known", 000 §4.2.2) — it reproduces the text's noise scales exactly. The histogram
+is known", 000 §4.2.2) — it reproduces the text's noise scales of PriRP and PriBRP exactly.
+PriROC is the exception: its text's scales (Thm 11-12 count two changed partitions and
+compose the two histograms sequentially) are what *replace-one* needs, so they are its
+default, and ``"add/remove"`` halves its noise (see :func:`private_roc_curve`). The histogram
 publishers (:mod:`.histograms`) are calibrated for add/remove; where a step is only
 ``2·eps``-DP under replace-one, it is run at ``eps/2`` in replace-one mode and says so in its
 docstring. All Laplace noise comes from :func:`.mechanisms.laplace` (directly or through
@@ -551,6 +554,7 @@ def s_recursive_medians(
     *,
     rng: np.random.Generator | None = None,
     variant: str = "nrs",
+    neighbours: str = "replace-one",
 ) -> np.ndarray:
     """s-RecursiveMedians: ``2^s - 1`` private thresholds splitting ``values`` evenly (Alg. 12).
 
@@ -577,28 +581,49 @@ def s_recursive_medians(
     variant : {"nrs", "thesis"}
         Calibration of each median (see :func:`.mechanisms.smooth_sensitivity_median`).
         With ``"thesis"`` (which spends 9/8 of what it is given) each median is given
-        ``(8/9)·γ/2`` so that the recursion still spends exactly ε1.
+        ``(8/9)·γ/2`` (``(8/9)·γ`` under add/remove) so that the recursion still spends
+        exactly ε1.
+    neighbours : {"replace-one", "add/remove"}
+        ``"replace-one"`` (default; the text's Thm 11): each median gets γ/2.
+        ``"add/remove"``: each median gets γ (see Notes).
 
     Returns
     -------
     numpy.ndarray
-        ``2^s - 1`` strictly increasing thresholds, all strictly inside ``(lower, upper)``.
+        At most ``2^s - 1`` strictly increasing thresholds, all strictly inside
+        ``(lower, upper)``: exactly ``2^s - 1`` unless heavy ties shrink a partition's interval
+        to no float strictly inside it (see Notes).
 
     Raises
     ------
     ValueError
-        Bad epsilon, ``s < 1``, bounds not ``lower < upper``, values outside them or NaN.
+        Bad epsilon, ``s < 1``, bounds not ``lower < upper``, values outside them or NaN, an
+        unknown variant or neighbour relation.
 
     Notes
     -----
-    Privacy (000 Thm 11 with the SPEC §4 erratum): each level uses γ = ε1/s; each median is
-    released with γ/2. Under replace-one a changed record leaves one partition and joins
-    another, so at most two partitions per level differ, each by one added or removed value
-    (under add/remove only one does): ``2 · γ/2`` per level, ε1 over s levels. The median
+    Privacy (000 Thm 11 with the SPEC §4 erratum): each level uses γ = ε1/s. Under
+    replace-one a changed record leaves one partition and joins another, so at most two
+    partitions per level differ, each by one added or removed value: each median is
+    released with γ/2, ``2 · γ/2`` per level, ε1 over s levels (the text's scales). Under
+    add/remove the added or removed record lies in exactly one partition per level (the
+    partitions are cut by the medians already released), so only one median per level sees
+    a change and each median can be released with γ: ε1 over s levels again, at half the
+    noise. The median
     mechanism's proof is stated for replace-one within a set; an added/removed value moves
     the median by at most one order statistic and shifts the index ranges in eq. 4.6 by at
     most one, so ``S*`` stays a β-smooth bound on the local sensitivity for that change
     (NRS 2007 §3.1's argument with k ± 1) — an argument sketched here, not a new proof.
+
+    Ties. A partition is the open interval ``(l, r)`` between two released thresholds and
+    holds the values strictly inside it. With heavily tied values a noisy median can land
+    within a few float steps of a tied value, and after a midpoint fallback an interval can
+    end up with no float strictly inside it (``r = nextafter(l)``, or ``l == r``). Such an
+    interval holds no values and its midpoint is one of its ends, so it has nothing to split:
+    it is dropped from the recursion and releases no threshold. Whether an interval is
+    degenerate is a function of the thresholds already released (public), and a dropped
+    partition draws no noise and touches no record, so the accounting above still bounds the
+    cost of every level by γ: the recursion spends exactly ε1 (some of it on fewer medians).
 
     References
     ----------
@@ -609,7 +634,8 @@ def s_recursive_medians(
     s = check_positive_int(s, "s")
     lower, upper = _check_domain((lower, upper))
     _check_in_domain(x, "values", lower, upper)
-    per_median = epsilon / s / 2 / _median_cost_factor(variant)
+    factor = _check_neighbours(neighbours)  # 2 medians per level may change under replace-one
+    per_median = epsilon / s / factor / _median_cost_factor(variant)
     rng = check_rng(rng)
 
     xs = np.sort(x)
@@ -620,6 +646,13 @@ def s_recursive_medians(
     start, stop = np.array([0]), np.array([xs.size])
     found: list[float] = []
     for _level in range(s):
+        # Drop the intervals with no float strictly inside (they hold no values; see Ties).
+        mid = 0.5 * (lo + hi)
+        keep = (lo < mid) & (mid < hi)
+        if not keep.all():
+            lo, hi, start, stop = lo[keep], hi[keep], start[keep], stop[keep]
+            if lo.size == 0:
+                break
         med = np.array(_noisy_medians_of_runs(xs, start, stop, lo, hi, per_median, variant, rng))
         found += med.tolist()
         cut_lo = np.clip(np.searchsorted(xs, med, side="left"), start, stop)
@@ -656,10 +689,13 @@ class PrivateRoc:
         ``"recursive_medians"``, ``"fixed"`` or ``"fixed_laplace_baseline"``.
     publisher : str
     s : int
-        ``|Θ| - 1 = 2^s`` intervals.
+        The depth: ``|Θ| - 1 = 2^s`` intervals (fewer only when heavily tied scores leave
+        recursive-median intervals with no float inside, see :func:`s_recursive_medians`).
     epsilon : float
     epsilon_parts : mapping
-        ``thresholds`` (ε1), ``tp`` (ε2/2), ``fp`` (ε2/2).
+        Replace-one: ``thresholds`` (ε1), ``tp`` (ε2/2), ``fp`` (ε2/2). Add/remove:
+        ``thresholds`` (ε1), ``tp_fp`` (ε2: each histogram is published with ε2, on disjoint
+        records — parallel composition).
     n : int
     guarantee, neighbours : str
     """
@@ -758,7 +794,8 @@ def private_roc_curve(
     workload : str or None
         Passed to the publisher ("prefix": TP and FP are one-sided range queries, 002 Def. 4).
     neighbours : {"replace-one", "add/remove"}
-        The guarantee holds for both with the text's split (see Notes).
+        ``"replace-one"`` (default): the text's scales — γ/2 per median, ε2/2 per histogram.
+        ``"add/remove"``: γ per median and ε2 per histogram, half the noise (see Notes).
 
     Returns
     -------
@@ -773,11 +810,20 @@ def private_roc_curve(
 
     Notes
     -----
-    Privacy: epsilon-DP (Thm 11 for Θ, then the publisher's guarantee; the text's Thm 12
-    cites itself). Under replace-one a changed record either moves inside one histogram (an
-    L1 change of 2 to an add/remove-calibrated ``epsilon2/2`` release: cost epsilon2) or
-    leaves one histogram and joins the other (``epsilon2/2`` each): epsilon2 either way. Under
-    add/remove only one histogram changes.
+    Privacy: epsilon-DP under the chosen relation (Thm 11 for Θ, then the publisher's
+    guarantee; the text's Thm 12 cites itself). The positives' and the negatives' interval
+    counts are two histograms of disjoint sets of records, each published by an
+    add/remove-calibrated publisher (one cell changing by 1 costs its budget).
+
+    - Replace-one (the text's scales, which are what this relation needs): a changed record
+      either keeps its label and moves between two intervals of one histogram (an L1 change
+      of 2: twice that histogram's budget) or changes its label and leaves one histogram for
+      the other (L1 change 1 in each: both budgets). With ``epsilon2/2`` per histogram either
+      case costs epsilon2. In the medians two partitions per level can change: γ/2 each.
+    - Add/remove: the record is in exactly one histogram and changes one of its cells by 1,
+      so by parallel composition each histogram can be published with the whole epsilon2;
+      and one partition per level changes, so each median gets γ. The text's scales would
+      be (epsilon/2)-DP under this relation.
 
     References
     ----------
@@ -799,15 +845,20 @@ def private_roc_curve(
     s = _default_s(n) if s is None else check_positive_int(s, "s")
     publisher = _check_publisher(publisher, 1)
     _median_cost_factor(median_variant)
-    _check_neighbours(neighbours)
+    factor = _check_neighbours(neighbours)
     rng = check_rng(rng)
 
     eps1 = rho * epsilon if thresholds == "recursive_medians" else 0.0
     eps2 = epsilon - eps1
-    parts = _parts(epsilon, thresholds=eps1, tp=eps2 / 2, fp=eps2 / 2)
+    if factor == 2:  # replace-one: sequential composition of the two histograms
+        parts = _parts(epsilon, thresholds=eps1, tp=eps2 / 2, fp=eps2 / 2)
+        eps_tp, eps_fp = parts["tp"], parts["fp"]
+    else:  # add/remove: parallel composition over positives and negatives
+        parts = _parts(epsilon, thresholds=eps1, tp_fp=eps2)
+        eps_tp = eps_fp = parts["tp_fp"]
     if thresholds == "recursive_medians":
         inner = s_recursive_medians(p, parts["thresholds"], s, lower, upper, rng=rng,
-                                    variant=median_variant)
+                                    variant=median_variant, neighbours=neighbours)
         theta = np.concatenate(([upper], inner[::-1], [lower]))
     else:
         theta = np.linspace(upper, lower, 2**s + 1)
@@ -816,15 +867,15 @@ def private_roc_curve(
     cells = theta.size - 1
     tp_cells = np.bincount(k[y == 1], minlength=cells).astype(float)
     fp_cells = np.bincount(k[y == 0], minlength=cells).astype(float)
-    noisy_tp = np.asarray(_publish(tp_cells, parts["tp"], publisher, rng, workload).counts)
-    noisy_fp = np.asarray(_publish(fp_cells, parts["fp"], publisher, rng, workload).counts)
+    noisy_tp = np.asarray(_publish(tp_cells, eps_tp, publisher, rng, workload).counts)
+    noisy_fp = np.asarray(_publish(fp_cells, eps_fp, publisher, rng, workload).counts)
     tpr = _monotone_rates(noisy_tp)
     fpr = _monotone_rates(noisy_fp)
     return PrivateRoc(
         fpr=fpr, tpr=tpr, thresholds=theta, auc=roc_auc(fpr, tpr), noisy_tp=noisy_tp,
         noisy_fp=noisy_fp, strategy=thresholds, publisher=publisher, s=s, epsilon=epsilon,
         epsilon_parts=parts, n=int(n),
-        guarantee=f"{epsilon:g}-DP (000 Thm 11 + publisher {publisher!r}; Thm 12)",
+        guarantee=f"{epsilon:g}-DP under {neighbours} (000 Thm 11 + publisher {publisher!r}; Thm 12)",
         neighbours=NEIGHBOURS[neighbours],
     )
 

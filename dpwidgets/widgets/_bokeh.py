@@ -14,7 +14,7 @@ from __future__ import annotations
 from bokeh.models import LayoutDOM
 from jupyter_bokeh import BokehModel
 
-__all__ = ["bokeh_widget", "ensure_bokehjs"]
+__all__ = ["bokeh_widget", "ensure_bokehjs", "redraw_when_displayed"]
 
 _LOADED = False
 
@@ -52,10 +52,32 @@ def ensure_bokehjs(force: bool = False) -> bool:
     return True
 
 
+def redraw_when_displayed(plot: BokehModel) -> None:
+    """Resend a BokehModel's whole document each time a new view of it is displayed.
+
+    jupyter_bokeh builds a view from the document as it was when the BokehModel was created;
+    patches sent before the view exists (a widget's first draw, titles set in ``__init__``) are
+    lost. ``_view_count`` (ipywidgets: counts the displayed views once set to 0) tells us when
+    a view appears; the new render bundle carries the current document.
+    """
+
+    def on_views(change) -> None:
+        if (change["new"] or 0) > (change["old"] or 0):
+            plot.render_bundle = BokehModel._model_to_traits(plot._model)
+
+    plot._view_count = 0
+    plot.observe(on_views, names="_view_count")
+
+
 def bokeh_widget(layout: LayoutDOM) -> BokehModel:
-    """Wrap a Bokeh layout in a ``jupyter_bokeh.BokehModel`` (updates sync as patches)."""
+    """Wrap a Bokeh layout in a ``jupyter_bokeh.BokehModel`` (updates sync as patches).
+
+    Every view displayed later gets the document as it is then (:func:`redraw_when_displayed`),
+    so what a widget drew before being shown is not lost.
+    """
     model = BokehModel(layout)
     model.add_class("dpw-bokeh")
+    redraw_when_displayed(model)
     return model
 
 

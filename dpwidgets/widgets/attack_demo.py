@@ -18,7 +18,7 @@ from ..session import PrivacyPolicyError, Release, Session
 from . import figures
 from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
 from .controls import Debouncer, EpsilonSlider
-from .svt_explorer import _is_echo, redraw_when_displayed
+from .svt_explorer import _is_echo
 
 __all__ = ["AttackDemo"]
 
@@ -96,7 +96,6 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
         self.figure = handle
         ensure_bokehjs()
         self.plot = bokeh_widget(handle.layout)
-        redraw_when_displayed(self.plot)
 
         if not session.teaching:
             self.dataset = dataset

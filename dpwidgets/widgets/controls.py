@@ -63,7 +63,35 @@ def _is_snap_echo(old: float, new: float, snapped_old: float) -> bool:
     )
 
 
-class FloatSlider(w.FloatSlider):
+class _DropsEchoes:
+    """Mixin for the sliders: observers of ``value`` never hear the browser's echo.
+
+    When Python sets a slider's value, the browser snaps it to the step and sends it back
+    through ``set_state``; the validator below keeps the value Python set, but traitlets still
+    notifies the observers of that assignment (with ``old == new``, or a rounding apart), so a
+    widget recomputed -- and in teaching mode charged -- a second time for one control change.
+    Here such a no-op notification is dropped before any observer sees it; the state sync to
+    the browser (ipywidgets' ``notify_change``) is left as it was.
+    """
+
+    def _notify_observers(self, event) -> None:
+        if (
+            getattr(event, "type", None) == "change"
+            and event.name == "value"
+            and _same_value(event.old, event.new)
+        ):
+            return
+        super()._notify_observers(event)
+
+
+def _same_value(old, new) -> bool:
+    """Equal, or floats equal up to the rounding of a log slider (1.0 vs 0.9999999999999994)."""
+    if isinstance(old, float) and isinstance(new, float):
+        return math.isclose(old, new, rel_tol=1e-9, abs_tol=0.0)
+    return old == new
+
+
+class FloatSlider(_DropsEchoes, w.FloatSlider):
     """An ``ipywidgets.FloatSlider`` that ignores the browser snapping its value to the step."""
 
     @traitlets.validate("value")
@@ -79,7 +107,7 @@ class FloatSlider(w.FloatSlider):
         return new
 
 
-class EpsilonSlider(w.FloatLogSlider):
+class EpsilonSlider(_DropsEchoes, w.FloatLogSlider):
     """An epsilon slider on a log scale, clamped to [0.001, 10].
 
     The value is epsilon itself (not its logarithm). Values outside the range are clamped by

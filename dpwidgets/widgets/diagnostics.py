@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -141,6 +142,15 @@ def _fmt(x: float) -> str:
     return f"{x:.3g}"
 
 
+_DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
+
+
+def _round_floats(text: str) -> str:
+    """The engine's guarantee text with its decimals to 3 significant digits ("0.123456-DP"
+    -> "0.123-DP"); section numbers such as "§4.2.2" are left alone."""
+    return _DECIMAL.sub(lambda m: f"{float(m.group()):.3g}", text)
+
+
 class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
     """What the three diagnostics widgets share: model choice, budget, modes, release."""
 
@@ -236,6 +246,7 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
             description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
             button_style="warning" if not session.teaching else "",
             icon="lock-open" if not session.teaching else "refresh",
+            layout=w.Layout(width="auto"),  # the default 148 px cut the label
         )
         self.release_button.add_class("dpw-release")
         self.banner = w.HTML()
@@ -389,6 +400,8 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
 
     # -- events ----------------------------------------------------------------------------
     def _on_change(self, change=None) -> None:
+        # A message ("Released.", "Over budget.") is about the controls as they were.
+        self.message.value = ""
         self._release = None
         self._debouncer.trigger()
 
@@ -553,9 +566,10 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
         parts = " + ".join(f"{k} {v:.3g}" for k, v in output["epsilon_parts"].items())
         head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
                 "release": "Released (DP output only)"}[where]
+        guarantee = _round_floats(output["guarantee"])
         self.stats.value = (
             f"<div>{head}: {html.escape(self._describe(output))}. Budget: {html.escape(parts)}. "
-            f"Guarantee: {html.escape(output['guarantee'])}.</div>"
+            f"Guarantee: {html.escape(guarantee)}.</div>"
         )
 
     def _describe(self, output: dict) -> str:

@@ -122,24 +122,6 @@ def _is_echo(change) -> bool:
     return old == new
 
 
-def redraw_when_displayed(plot) -> None:
-    """Resend a BokehModel's whole document each time a new view of it is displayed.
-
-    jupyter_bokeh builds a view from the document as it was when the BokehModel was created;
-    patches sent before the view exists (a widget's first draw, titles set in ``__init__``) are
-    lost. ``_view_count`` (ipywidgets: counts the displayed views once set to 0) tells us when
-    a view appears; the new render bundle carries the current document.
-    """
-    from jupyter_bokeh import BokehModel
-
-    def on_views(change) -> None:
-        if (change["new"] or 0) > (change["old"] or 0):
-            plot.render_bundle = BokehModel._model_to_traits(plot._model)
-
-    plot._view_count = 0
-    plot.observe(on_views, names="_view_count")
-
-
 class SVTExplorer(OfflineBokehMixin, w.VBox):
     """Interactive Sparse Vector Technique on a session's dataset of query answers.
 
@@ -260,7 +242,6 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         self._topc_title = self._topc_plot.title.text
         ensure_bokehjs()
         self.plot = bokeh_widget(layout)
-        redraw_when_displayed(self.plot)
 
         controls = w.VBox(
             [

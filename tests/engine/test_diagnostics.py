@@ -14,6 +14,7 @@ import pytest
 
 from dpwidgets.datasets import binormal_scores, fit_model, logistic_scenario, residual_scenario
 from dpwidgets.engine.diagnostics import (
+    _interval_index,
     auc_error,
     binned_residuals,
     discriminatory_power,
@@ -191,6 +192,81 @@ def test_s_recursive_medians_level_at_once_equals_one_median_at_a_time(variant):
         assert one.random() == level.random()
 
 
+def test_s_recursive_medians_survives_heavily_tied_scores():
+    # Scores rounded to 0.1 (11 distinct values), n = 5000, s = 10, eps1 = 10, seeds 0-4: the
+    # noisy medians land within float steps of the tied values and some intervals end up with
+    # no float inside; those used to raise ("lower must be < upper"). Now they are dropped:
+    # the thresholds stay strictly increasing inside (0, 1), at most 2^10 - 1 of them, and
+    # the seeds where that happens (0, 2, 4 here) are exercised.
+    x = np.round(np.random.default_rng(5000).random(5000), 1)
+    sizes = []
+    for seed in range(5):
+        t = s_recursive_medians(x, 10.0, 10, rng=np.random.default_rng(seed))
+        assert np.all(np.diff(t) > 0) and t[0] > 0 and t[-1] < 1
+        sizes.append(t.size)
+    assert max(sizes) <= 1023 and min(sizes) < 1023
+
+
+@pytest.mark.parametrize("epsilon", [0.1, 10.0, 1000.0])
+def test_s_recursive_medians_of_all_equal_scores(epsilon):
+    t = s_recursive_medians(np.full(1000, 0.3), epsilon, 10, rng=np.random.default_rng(1))
+    assert 0 < t.size <= 1023
+    assert np.all(np.diff(t) > 0) and t[0] > 0 and t[-1] < 1
+
+
+def test_dropped_tied_partitions_draw_no_noise():
+    # The degenerate intervals hold no values and draw nothing: the thresholds and the
+    # generator's state equal the one-call-per-partition reference that simply skips them
+    # (same data and seed as a case that drops 9 intervals).
+    from dpwidgets.engine.diagnostics import _median_cost_factor
+    from dpwidgets.engine.mechanisms import smooth_sensitivity_median
+
+    x = np.sort(np.round(np.random.default_rng(5000).random(5000), 1))
+    one, level = np.random.default_rng(0), np.random.default_rng(0)
+    per_median = 10.0 / 10 / 2 / _median_cost_factor("nrs")
+    partitions, found, dropped = [(0.0, 1.0, 0, x.size)], [], 0
+    for _level in range(10):
+        children = []
+        for lo, hi, start, stop in partitions:
+            if not lo < 0.5 * (lo + hi) < hi:
+                assert start == stop  # nothing inside
+                dropped += 1
+                continue
+            med = smooth_sensitivity_median(x[start:stop], per_median, lo, hi, rng=one,
+                                            out_of_range="midpoint").value
+            found.append(med)
+            cut_lo = start + int(np.searchsorted(x[start:stop], med, side="left"))
+            cut_hi = start + int(np.searchsorted(x[start:stop], med, side="right"))
+            children += [(lo, med, start, cut_lo), (med, hi, cut_hi, stop)]
+        partitions = children
+    got = s_recursive_medians(x, 10.0, 10, rng=level)
+    assert dropped > 0
+    np.testing.assert_array_equal(got, np.sort(found))
+    assert one.random() == level.random()
+
+
+def test_s_recursive_medians_neighbours_sets_the_budget_per_median(monkeypatch):
+    # gamma = eps1/s; replace-one: gamma/2 per median (two partitions per level may change),
+    # add/remove: gamma (one partition per level changes).
+    import dpwidgets.engine.diagnostics as diag
+
+    seen = []
+    real = diag._noisy_medians_of_runs
+
+    def spy(xs, starts, stops, lowers, uppers, epsilon, variant, rng):
+        seen.append(epsilon)
+        return real(xs, starts, stops, lowers, uppers, epsilon, variant, rng)
+
+    monkeypatch.setattr(diag, "_noisy_medians_of_runs", spy)
+    x = np.random.default_rng(0).random(500)
+    s_recursive_medians(x, 0.8, 4, rng=np.random.default_rng(1))
+    s_recursive_medians(x, 0.8, 4, rng=np.random.default_rng(1), neighbours="add/remove")
+    assert seen[:4] == [pytest.approx(0.1)] * 4
+    assert seen[4:] == [pytest.approx(0.2)] * 4
+    with pytest.raises(ValueError, match="neighbours"):
+        s_recursive_medians(x, 0.8, 4, rng=np.random.default_rng(1), neighbours="swap")
+
+
 # ---------------------------------------------------------------------------------------------
 # PriROC (000 Alg. 11) and the Laplace baseline
 # ---------------------------------------------------------------------------------------------
@@ -245,6 +321,64 @@ def test_laplace_baseline_is_a_valid_curve():
     assert roc.strategy == "fixed_laplace_baseline" and roc.thresholds.size == 65
     assert np.all(np.diff(roc.tpr) >= 0) and roc.tpr[-1] == 1 and roc.fpr[0] == 0
     _budget_exact(roc)
+
+
+@pytest.mark.parametrize("neighbours", ["replace-one", "add/remove"])
+def test_priroc_neighbours_sets_the_histogram_budgets(neighbours, monkeypatch):
+    # Replace-one: the TP and FP histograms get eps2/2 each (a record can leave one for the
+    # other); add/remove: eps2 each (it is in one of them only: parallel composition).
+    import dpwidgets.engine.diagnostics as diag
+
+    seen = []
+    real = diag._publish
+
+    def spy(counts, epsilon, publisher, rng, workload):
+        seen.append(epsilon)
+        return real(counts, epsilon, publisher, rng, workload)
+
+    monkeypatch.setattr(diag, "_publish", spy)
+    y, p = binormal_scores(500, 0.8, np.random.default_rng(1))
+    roc = private_roc_curve(y, p, 1.0, np.random.default_rng(2), neighbours=neighbours)
+    _budget_exact(roc)
+    eps2 = 0.8
+    expected = eps2 / 2 if neighbours == "replace-one" else eps2
+    assert seen == [pytest.approx(expected)] * 2
+    assert neighbours in roc.guarantee
+    assert roc.epsilon_parts["thresholds"] == pytest.approx(0.2)
+    key = "tp" if neighbours == "replace-one" else "tp_fp"
+    assert key in roc.epsilon_parts
+
+
+def test_priroc_add_remove_has_a_quarter_of_the_count_variance():
+    # Fixed thresholds (eps1 = 0), LM publisher, n = 2000, 2^8 cells, eps = 1, seed 12,
+    # 10 runs: 2 x 256 x 10 = 5120 Laplace errors per relation. Per-cell variance
+    # 2/(eps2/2)^2 = 8 under replace-one and 2/eps2^2 = 2 under add/remove; the relative s.e.
+    # of a Laplace sample variance is sqrt(5/5120) = 3%, so 15% is 5 s.e.
+    y, p = binormal_scores(2000, 0.8, np.random.default_rng(11))
+    rng = np.random.default_rng(12)
+    for neighbours, var in (("replace-one", 8.0), ("add/remove", 2.0)):
+        errors = []
+        for _ in range(10):
+            roc = private_roc_curve(y, p, 1.0, rng, thresholds="fixed", s=8,
+                                    publisher="identity", neighbours=neighbours)
+            k = _interval_index(p, roc.thresholds)
+            errors += [roc.noisy_tp - np.bincount(k[y == 1], minlength=256),
+                       roc.noisy_fp - np.bincount(k[y == 0], minlength=256)]
+        assert np.var(np.concatenate(errors)) == pytest.approx(var, rel=0.15)
+
+
+@pytest.mark.parametrize("neighbours", ["replace-one", "add/remove"])
+def test_priroc_with_tied_and_constant_scores(neighbours):
+    # Scores rounded to 0.1 (n = 5000, eps = 50: the eps1 = 10 recursion of the tied-scores
+    # test above, which drops intervals) and all-equal scores: valid curves, exact budget.
+    y = (np.random.default_rng(3).random(5000) < 0.4).astype(int)
+    tied = np.round(np.random.default_rng(5000).random(5000), 1)
+    for scores in (tied, np.full(5000, 0.7)):
+        roc = private_roc_curve(y, scores, 50.0, np.random.default_rng(0), neighbours=neighbours)
+        _budget_exact(roc)
+        assert np.all(np.diff(roc.thresholds) < 0)
+        assert roc.thresholds.size <= 2**10 + 1
+        assert np.all(np.diff(roc.fpr) >= 0) and np.all(np.diff(roc.tpr) >= 0)
 
 
 # ---------------------------------------------------------------------------------------------

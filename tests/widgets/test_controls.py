@@ -91,3 +91,35 @@ def test_split_keeps_its_preset_when_the_browser_rounds_the_share(c):
     assert ctl.ratio == exact  # the preset's exact ratio, not the rounded slider's
     ctl.share.set_state({"value": rounded + 2 * ctl.share.step})  # a real move
     assert ctl.preset.value == "custom"
+
+
+def _snap_log(value: float, slider) -> float:
+    """What the browser sends back for a log slider set to ``value``: 10^(k·step)."""
+    import math
+
+    return slider.base ** (slider.min + round((math.log10(value) - slider.min) / slider.step)
+                           * slider.step)
+
+
+def test_slider_echoes_reach_no_observer_but_user_moves_do():
+    # Python sets a value; the browser snaps it to the step and sends it back (set_state).
+    # The value Python set is kept and no observer hears the echo; a real move is heard once.
+    from dpwidgets.widgets.controls import FloatSlider
+
+    eps = EpsilonSlider(0.5)
+    heard = []
+    eps.observe(lambda c: heard.append((c["old"], c["new"])), names="value")
+    eps.value = 0.3
+    eps.set_state({"value": _snap_log(0.3, eps)})  # 0.30199...
+    assert eps.value == 0.3 and heard == [(0.5, 0.3)]
+    eps.set_state({"value": 1.0})  # a user move
+    assert heard == [(0.5, 0.3), (0.3, 1.0)]
+
+    rho = FloatSlider(value=0.2, min=0.01, max=0.9, step=0.01)
+    moves = []
+    rho.observe(lambda c: moves.append(c["new"]), names="value")
+    rho.value = 0.2554
+    rho.set_state({"value": 0.26})
+    assert rho.value == 0.2554 and moves == [0.2554]
+    rho.set_state({"value": 0.5})
+    assert moves == [0.2554, 0.5]

@@ -231,6 +231,39 @@ def test_roc_teaching_truth_private_and_quality(teaching):
     assert "ε = 0" not in roc.stats.value and "thresholds 0 +" in roc.stats.value
 
 
+def test_one_control_change_recomputes_once_despite_the_browser_echo(teaching):
+    # ε set from Python (0.3), then the browser's snapped echo (10^-0.52 = 0.302): one
+    # recomputation and one teaching charge, not two.
+    roc = RocWidget(teaching, scenario="M1", n=2000, epsilon=1.0, debounce=0)
+    calls = []
+    recompute = roc._debouncer.callback
+    roc._debouncer.callback = lambda: (calls.append(1), recompute())
+    spent = teaching.spent(roc.dataset)
+    roc.epsilon.value = 0.3
+    roc.epsilon.set_state({"value": 10 ** -0.52})
+    assert roc.epsilon.value == 0.3
+    assert calls == [1]
+    assert teaching.spent(roc.dataset) == pytest.approx(spent + 0.3)
+    roc.rho.value = 0.254
+    roc.rho.set_state({"value": 0.25})
+    assert calls == [1, 1]
+
+
+def test_release_button_message_and_guarantee_text(analyst):
+    roc = RocWidget(analyst, dataset="clinic", epsilon=0.6, debounce=0)
+    assert roc.release_button.layout.width == "auto"  # the label "Release (spends ε)" fits
+    roc.release_button.click()
+    assert "Released" in roc.message.value
+    roc.epsilon.value = 0.5
+    assert roc.message.value == ""  # the message was about the release, not these controls
+    roc.release_button.click()
+    assert "Over budget" in roc.message.value
+    roc.rho.value = 0.3
+    assert roc.message.value == ""
+    roc.epsilon.value = 0.123456
+    assert "0.123-DP" in roc.stats.value and "0.123456" not in roc.stats.value
+
+
 def test_roc_analyst_release_and_over_budget(analyst):
     roc = RocWidget(analyst, dataset="clinic", epsilon=0.6, debounce=0)
     assert analyst.spent("clinic") == 0.0 and "PREVIEW" in roc.status.value

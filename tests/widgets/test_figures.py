@@ -56,3 +56,19 @@ def test_builders_return_named_sources_and_update_assigns():
     figures.update(handle, figures.topc_plot_data({"EM": (0.1, 0.05), "SVT-ReTr": (0.3, 0.2)}))
     assert handle.sources["rates"].data["method"] == ["SVT-ReTr", "EM"]
     assert handle.sources["rates"].data["fnr"] == [0.3, 0.1]
+
+
+def test_bokeh_widget_resends_the_document_to_every_new_view():
+    # bokeh_widget wires redraw_when_displayed itself: a change made before a view exists
+    # (here a title) is in the render bundle the next displayed view gets.
+    from bokeh.plotting import figure
+
+    from dpwidgets.widgets._bokeh import bokeh_widget
+
+    p = figure(title="before")
+    model = bokeh_widget(p)
+    assert model._view_count == 0
+    p.title.text = "drawn before the view existed"
+    assert "drawn before the view existed" not in str(model.render_bundle)
+    model._view_count = 1  # ipywidgets counts a displayed view
+    assert "drawn before the view existed" in str(model.render_bundle)

@@ -48,6 +48,23 @@ def test_teaching_c_moves_threshold_truth_and_split(teaching_session):
     assert len(data(e, "true_top")["x"]) == 0
 
 
+def test_auto_threshold_echo_is_not_a_user_move(teaching_session):
+    # Moving c sets the threshold from Python; the browser's snapped echo of it must neither
+    # untick "threshold from c" nor rerun (and charge) a second time.
+    e = SVTExplorer(teaching_session, epsilon=1.0, c=5, debounce=0)
+    calls = []
+    recompute = e._debouncer.callback
+    e._debouncer.callback = lambda: (calls.append(1), recompute())
+    e.c.value = 40
+    t = e.threshold.value
+    snapped = e.threshold.min + round((t - e.threshold.min) / e.threshold.step) * e.threshold.step
+    assert snapped != t  # the mean of two scores is off the slider's grid
+    e.threshold.set_state({"value": snapped})
+    assert e.threshold.value == t
+    assert e.auto_threshold.value is True
+    assert calls == [1]
+
+
 def test_teaching_threshold_and_split_controls_reach_the_engine(teaching_session):
     e = SVTExplorer(teaching_session, epsilon=1.0, c=5, debounce=0)
     e.threshold.value = float(teaching_session.public_view("items").max()) + 1e4
