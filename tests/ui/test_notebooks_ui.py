@@ -149,7 +149,10 @@ def test_lesson_in_jupyterlab(page, lab_server):
 
 def test_lesson_as_voila_dashboard(page, lab_server):
     shots = lab_server.screenshots
-    page.goto(lab_server.voila(LESSON))
+    # Voila streams the page while it executes the notebook, and the "load" event comes only
+    # when the whole notebook has run (over 30 s on a busy 2-core machine): wait for the
+    # response, then for the widgets below.
+    page.goto(lab_server.voila(LESSON), wait_until="commit", timeout=120_000)
     body = page.locator("body")
     # Voila executes the whole notebook before it shows the cells.
     expect(body.locator(".dpw-attack-demo")).to_be_visible(timeout=180_000)
