@@ -1149,7 +1149,7 @@ class Session:
                 f"pandas DataFrame"
             )
         if mech.table != (len(shape) == 2):
-            need = "a table (features, then the outcome)" if mech.table else "a 1-D array"
+            need = "a table (a 2-D dataset)" if mech.table else "a 1-D array"
             raise ValueError(
                 f"{mechanism!r} runs on {need}; this dataset has shape {tuple(shape)}"
             )

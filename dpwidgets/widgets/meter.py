@@ -25,9 +25,13 @@ __all__ = ["BudgetMeter", "odds_sentence"]
 
 def odds_sentence(epsilon: float) -> str:
     """State a privacy loss as the factor by which an observer's odds may change."""
+    if epsilon > 700:  # e^ε overflows a float; say it in powers of ten instead
+        factor = f"10^{epsilon / math.log(10):.0f}"
+    else:
+        factor = f"{math.exp(epsilon):.3g}"
     return (
         f"an observer's odds about any one person can change by at most a factor "
-        f"e^{epsilon:.3g} ≈ {math.exp(epsilon):.3g}"
+        f"e^{epsilon:.3g} ≈ {factor}"
     )
 
 

@@ -60,6 +60,8 @@ def test_meter_shows_teaching_overdraft():
 def test_odds_sentence():
     text = odds_sentence(1.0)
     assert "factor e^1" in text and "2.72" in text
+    # A huge remaining budget (a teaching ledger) must not overflow e^ε.
+    assert "10^434" in odds_sentence(1000.0)
 
 
 def test_meter_front_end_is_shipped():
