@@ -7,13 +7,16 @@ folder for the usage summary.
 from .attack_demo import AttackDemo
 from .diagnostics import BinnedResidualWidget, ResidualPlotWidget, RocWidget
 from .meter import BudgetMeter
+from .streams import HierarchyWidget, StreamWidget
 from .svt_explorer import SVTExplorer
 
 __all__ = [
     "AttackDemo",
     "BinnedResidualWidget",
     "BudgetMeter",
+    "HierarchyWidget",
     "ResidualPlotWidget",
     "RocWidget",
     "SVTExplorer",
+    "StreamWidget",
 ]

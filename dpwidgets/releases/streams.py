@@ -1,0 +1,430 @@
+"""Session mechanisms for counting streams (000 Ch. 5; SPEC §3.5): PeGaSus on one stream,
+the Laplace baseline, and PeGaSus over a public hierarchy of aggregated states.
+
+Registered names
+----------------
+``"pegasus"`` (1-D data: a counting stream ``c_1..c_T``)
+    000 Alg. 15: Perturber (Laplace, ε_p) + Deviation-Based Grouper (Alg. 16, ε_g); cost ε.
+    Parameters: ``epsilon``, ``perturber_share`` = ε_p/ε (default 0.8, 000 §5.6.1), ``theta``
+    (the Grouper's deviation threshold; default 5/ε_g). The output is the Perturber's noisy
+    counts c̃, the Grouper's partition (as group ``boundaries``), and the estimates of *every*
+    smoother of §5.3.3: a smoother is post-processing, so there is no ``smoother`` parameter —
+    choose one afterwards with :func:`estimates`, for free.
+``"laplace_stream"`` (1-D)
+    The baseline LM of 000 §5.6.1 (ĉ_t = c_t + Lap(1/ε)); ``k > 0`` gives BS_k (the trailing
+    mean of the last k+1 Laplace outputs, post-processing). Cost ε.
+``"hierarchical_pegasus"`` (2-D data: one row per state, one column per time step)
+    000 §5.5 over a *public* hierarchy of aggregations: ``method="phs_pegasus"`` (Alg. 18, with
+    pruning; default), ``"hs_pegasus"`` (HS-PGS, Thm 19) or ``"hs_laplace"`` (HS-LM). Parameters:
+    ``epsilon``, ``parents`` (the tree as a parent array, leaves = the data's rows in increasing
+    node id; default a complete binary tree when the number of states is a power of 2),
+    ``smoother``, ``theta``, and for PHS-PGS ``epsilon_pr`` (pruning budget, part of ε) and
+    ``beta`` (pruning threshold). Cost ε. The output is every node's private stream and, for
+    PHS-PGS, which node-steps were pruned.
+
+Privacy
+-------
+Every mechanism here is ε-DP under *event-level* neighbours (000 §5.2.3, Def. 7): two stream
+prefixes differ by adding or removing one tuple (user, state, time), so one count c_t of one
+state changes by 1 (and, in a hierarchy, the aggregates above it, one node per level).
+``"pegasus"``: Perturber ε_p-DP (Laplace, sensitivity 1 per step) + Grouper ε_g-DP (SVT per
+group, Δ(dev) = 2, Thm 17), sequential composition (Thm 15); smoothing is post-processing.
+``"laplace_stream"``: Laplace with sensitivity 1 per step (parallel over steps); BS_k is
+post-processing. ``"hierarchical_pegasus"``: Thm 19 (HS-PGS, HS-LM) and Thm 21 (PHS-PGS), with
+the pruning step read as the Laplace mechanism with ε_pr/h per level rather than the text's
+SVT argument (see :mod:`dpwidgets.engine.streams`: the text's Thm 20 does not go through for
+fresh threshold noise per node). The cost charged is exactly ε in every case.
+
+References: 000 §5.2-5.6, Alg. 15-18, Thm 15, 17, 19, 21.
+
+What may leave the session
+--------------------------
+Only DP output: the estimates, the Perturber's noisy counts (ε_p-DP themselves: releasing them
+costs nothing beyond ε, Thm 15), the group boundaries (the Grouper's partition is its ε_g-DP
+output — the groups are formed by the sparse vector technique on noisy comparisons, and a
+step's group never changes after the step), the pruning pattern (PRUNE's ε_pr-DP output), the
+budget split and the guarantee. Never a true count, a deviation, or the Grouper's noisy
+threshold θ̃ (SVT's secret state).
+
+Queries by post-processing (000 §5.4)
+-------------------------------------
+Sliding-window sums (:func:`window_sums`: WSS, Alg. 17, or the sum of the estimates) and event
+detections (:func:`detections`: jump/drop, low signal) are computed from a release's *output*
+dict only, so every window size w and threshold δ comes from the one release: moving w or δ
+spends nothing.
+
+Every estimate at step t depends on c_1..c_t only (real time, 000 §5.2.2): releasing the whole
+stream at once and revealing it step by step shows exactly what the online algorithm would
+have released at each step.
+"""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+from types import MappingProxyType
+
+import numpy as np
+
+from ..engine import streams as st
+from ..engine._validation import check_epsilon, check_positive_int
+from ..session import Mechanism, register_mechanism
+
+__all__ = [
+    "DEFAULT_PERTURBER_SHARE",
+    "HIERARCHY_METHODS",
+    "detections",
+    "estimates",
+    "event_statistic",
+    "hierarchy_of",
+    "pegasus_result",
+    "window_sums",
+]
+
+#: ε_p/ε of 000 §5.6.1 (ε_p = 0.8ε, ε_g = 0.2ε).
+DEFAULT_PERTURBER_SHARE = 0.8
+
+#: The hierarchy methods of 000 §5.5-5.6.4, by parameter value.
+HIERARCHY_METHODS = MappingProxyType(
+    {
+        "phs_pegasus": "PHS-PGS: PeGaSus with pruning (000 Alg. 18)",
+        "hs_pegasus": "HS-PGS: PeGaSus with ε/h on every aggregated stream (000 §5.5.1)",
+        "hs_laplace": "HS-LM: the Laplace mechanism with ε/h on every aggregated stream",
+    }
+)
+
+_SMOOTHER_HINT = (
+    "a smoother is post-processing: every 'pegasus' release carries the estimates of all "
+    f"three ({', '.join(st.SMOOTHERS)}) in output['smoothed']; choose one afterwards with "
+    "dpwidgets.releases.streams.estimates(output, smoother) at no cost"
+)
+
+
+# --------------------------------------------------------------------------------------------
+# Validation helpers
+# --------------------------------------------------------------------------------------------
+def _unknown(p: dict, mechanism: str) -> None:
+    if p:
+        raise ValueError(f"unknown parameter(s) for {mechanism!r}: {sorted(p)}")
+
+
+def _real(value, name: str, *, lower: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if lower is not None and value < lower:
+        raise ValueError(f"{name} must be >= {lower:g}, got {value!r}")
+    return float(value)
+
+
+def _open_fraction(value, name: str) -> float:
+    value = _real(value, name)
+    if not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be in the open interval (0, 1), got {value!r}")
+    return value
+
+
+def _theta(p: dict) -> float | None:
+    theta = p.pop("theta", None)
+    return None if theta is None else _real(theta, "theta (a deviation threshold)", lower=0.0)
+
+
+def _smoother(value) -> str:
+    if not isinstance(value, str) or value not in st.SMOOTHERS:
+        raise ValueError(f"smoother must be one of {sorted(st.SMOOTHERS)}, got {value!r}")
+    return value
+
+
+# --------------------------------------------------------------------------------------------
+# "pegasus": one counting stream
+# --------------------------------------------------------------------------------------------
+def _pegasus_validate(params: dict, n: int) -> dict:
+    p = dict(params)
+    if "smoother" in p:
+        raise ValueError(f"'pegasus' takes no smoother: {_SMOOTHER_HINT}")
+    out = {
+        "epsilon": check_epsilon(p.pop("epsilon")),
+        "perturber_share": _open_fraction(
+            p.pop("perturber_share", DEFAULT_PERTURBER_SHARE), "perturber_share (ε_p/ε)"
+        ),
+        "theta": _theta(p),
+    }
+    _unknown(p, "pegasus")
+    if n < 1:
+        raise ValueError("a stream needs at least one time step")
+    return out
+
+
+def _pegasus_run(data: np.ndarray, p: dict, rng: np.random.Generator) -> st.PegasusResult:
+    # Only ε_p is passed: the engine makes ε_g the exact remainder, so ε_p + ε_g == ε.
+    return st.pegasus(
+        data, p["epsilon"], "median", rng,
+        epsilon_p=p["perturber_share"] * p["epsilon"], theta=p["theta"],
+    )
+
+
+def _pegasus_outputs(result: st.PegasusResult, p: dict) -> dict:
+    return {
+        "estimates": np.asarray(result.smoothed["median"], dtype=float),
+        "smoothed": {k: np.asarray(v, dtype=float) for k, v in result.smoothed.items()},
+        "noisy": np.asarray(result.noisy, dtype=float),
+        "boundaries": np.asarray(result.group_boundaries, dtype=np.int64),
+        "theta": float(result.theta),
+        "epsilon_parts": dict(result.epsilon_parts),
+        "guarantee": result.guarantee,
+    }
+
+
+def _pegasus_label(p: dict) -> str:
+    share = p["perturber_share"]
+    return f"PeGaSus stream (ε_p:ε_g = {share:.2g}:{1 - share:.2g})"
+
+
+# --------------------------------------------------------------------------------------------
+# "laplace_stream": LM / BS_k baseline
+# --------------------------------------------------------------------------------------------
+def _lm_validate(params: dict, n: int) -> dict:
+    p = dict(params)
+    out = {
+        "epsilon": check_epsilon(p.pop("epsilon")),
+        "k": check_positive_int(p.pop("k", 0), "k (backward-smoothing steps)", minimum=0),
+    }
+    _unknown(p, "laplace_stream")
+    if n < 1:
+        raise ValueError("a stream needs at least one time step")
+    return out
+
+
+def _lm_run(data: np.ndarray, p: dict, rng: np.random.Generator) -> st.StreamRelease:
+    if p["k"] == 0:
+        return st.laplace_stream(data, p["epsilon"], rng)
+    return st.backward_smoothing(data, p["epsilon"], p["k"], rng)
+
+
+def _lm_outputs(result: st.StreamRelease, p: dict) -> dict:
+    return {
+        "estimates": np.asarray(result.estimates, dtype=float),
+        "method": result.method,
+        "epsilon_parts": dict(result.epsilon_parts),
+        "guarantee": result.guarantee,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# "hierarchical_pegasus": a public hierarchy over the rows of a (states × time) array
+# --------------------------------------------------------------------------------------------
+def hierarchy_of(parents, n_states: int) -> st.Hierarchy:
+    """The public hierarchy of a release: from ``parents``, or the complete binary tree over
+    ``n_states`` leaves when ``parents`` is None. Raises ValueError if its leaves are not one
+    per state."""
+    if parents is None:
+        if n_states & (n_states - 1):
+            raise ValueError(
+                f"no parents= given and the number of states ({n_states}) is not a power of 2, "
+                f"so there is no default binary hierarchy: pass parents= (a parent array)"
+            )
+        return st.Hierarchy.binary(n_states)
+    h = st.Hierarchy.from_parents(parents)
+    if h.leaves.size != n_states:
+        raise ValueError(
+            f"parents must describe a tree with one leaf per state (row of the data): "
+            f"{h.leaves.size} leaves for {n_states} states"
+        )
+    return h
+
+
+def _hier_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    n_states, length = int(shape[0]), int(shape[1])
+    epsilon = check_epsilon(p.pop("epsilon"))
+    method = p.pop("method", "phs_pegasus")
+    if method not in HIERARCHY_METHODS:
+        raise ValueError(f"method must be one of {sorted(HIERARCHY_METHODS)}, got {method!r}")
+    h = hierarchy_of(p.pop("parents", None), n_states)
+    out: dict = {"epsilon": epsilon, "method": method, "parents": h.parents.tolist()}
+    if method != "hs_laplace":
+        out["smoother"] = _smoother(p.pop("smoother", "median"))
+        out["theta"] = _theta(p)
+    if method == "phs_pegasus":
+        eps_pr = p.pop("epsilon_pr", None)
+        if eps_pr is not None:
+            eps_pr = check_epsilon(eps_pr, "epsilon_pr")
+            if not eps_pr < epsilon:
+                raise ValueError(f"epsilon_pr must be < epsilon = {epsilon}, got {eps_pr!r}")
+        out["epsilon_pr"] = eps_pr
+        beta = p.pop("beta", None)
+        out["beta"] = None if beta is None else _real(beta, "beta (pruning threshold)")
+    for name in ("epsilon_pr", "beta"):
+        if name in p:
+            raise ValueError(f"{name} is a parameter of method='phs_pegasus' only")
+    for name in ("smoother", "theta"):
+        if name in p:
+            raise ValueError(f"{name} is a parameter of the PeGaSus methods, not of 'hs_laplace'")
+    _unknown(p, "hierarchical_pegasus")
+    if length < 1:
+        raise ValueError("the streams need at least one time step")
+    return out
+
+
+def _hier_run(data: np.ndarray, p: dict, rng: np.random.Generator) -> st.HierarchyResult:
+    h = st.Hierarchy.from_parents(p["parents"])
+    if p["method"] == "hs_laplace":
+        return st.hs_laplace(data, h, p["epsilon"], rng)
+    if p["method"] == "hs_pegasus":
+        return st.hs_pegasus(data, h, p["epsilon"], p["smoother"], rng, theta=p["theta"])
+    return st.phs_pegasus(
+        data, h, p["epsilon"], p["smoother"], rng,
+        epsilon_pr=p["epsilon_pr"], beta=p["beta"], theta=p["theta"],
+    )
+
+
+def _hier_outputs(result: st.HierarchyResult, p: dict) -> dict:
+    out = {
+        "estimates": np.asarray(result.estimates, dtype=float),
+        "method": result.method,
+        "epsilon_parts": dict(result.epsilon_parts),
+        "guarantee": result.guarantee,
+    }
+    if result.pruned is not None:
+        out["pruned"] = np.asarray(result.pruned, dtype=bool)
+    return out
+
+
+def _hier_label(p: dict) -> str:
+    name = HIERARCHY_METHODS[p["method"]].split(":")[0]
+    return f"{name} over {len(p['parents'])} aggregated streams"
+
+
+# --------------------------------------------------------------------------------------------
+# Post-processing of a release's output (000 §5.4): free
+# --------------------------------------------------------------------------------------------
+def pegasus_result(output: dict) -> st.PegasusResult:
+    """Rebuild the engine's :class:`~dpwidgets.engine.streams.PegasusResult` from the DP output
+    of a ``"pegasus"`` release (noisy counts, smoothed estimates, group boundaries), so the
+    engine's post-processing (WSS, event monitors) applies to it. Uses nothing else."""
+    noisy = np.asarray(output["noisy"], dtype=float)
+    bounds = np.asarray(output["boundaries"], dtype=np.int64)
+    if noisy.ndim != 1 or noisy.size == 0 or bounds.size == 0 or bounds[0] != 0:
+        raise ValueError("output must be the output of a 'pegasus' release")
+    sizes = np.diff(np.append(bounds, noisy.size))
+    groups = np.repeat(np.arange(bounds.size, dtype=np.int64), sizes)
+    smoothed = {k: np.asarray(v, dtype=float) for k, v in output["smoothed"].items()}
+    parts = dict(output["epsilon_parts"])
+    return st.PegasusResult(
+        estimates=smoothed["median"],
+        smoothed=MappingProxyType(smoothed),
+        noisy=noisy,
+        groups=groups,
+        group_starts=bounds[groups],
+        smoother="median",
+        theta=float(output["theta"]),
+        epsilon=math.fsum(parts.values()),
+        epsilon_parts=MappingProxyType(parts),
+        guarantee=str(output.get("guarantee", "")),
+    )
+
+
+def estimates(output: dict, smoother: str = "median") -> np.ndarray:
+    """The released estimates ĉ under ``smoother`` (000 §5.3.3; all are in the output)."""
+    return np.asarray(output["smoothed"][_smoother(smoother)], dtype=float)
+
+
+def window_sums(output: dict, w: int, method: str = "wss", smoother: str = "median") -> np.ndarray:
+    """Sliding-window sums of width ``w`` from a ``"pegasus"`` release's output, for free.
+
+    Parameters
+    ----------
+    output : dict
+        ``Release.output`` of a ``"pegasus"`` release (or ``mechanism.outputs`` of a preview).
+    w : int
+        Window size (1 <= w <= T).
+    method : {"wss", "estimates", "noisy"}
+        ``"wss"``: the Window Sum Smoother (000 Alg. 17, PGS_WSS); ``"estimates"``: the sum of
+        the estimates of ``smoother`` (PGS_MS with the median); ``"noisy"``: the sum of the
+        Perturber's noisy counts (per-step Laplace at ε_p).
+
+    Notes
+    -----
+    Post-processing of DP output: no budget (000 §5.4). Windows at the start are partial.
+    """
+    if method == "wss":
+        return st.window_sum_smoother(pegasus_result(output), w)
+    if method == "estimates":
+        return st.sliding_window_sums(estimates(output, smoother), w)
+    if method == "noisy":
+        return st.sliding_window_sums(np.asarray(output["noisy"], dtype=float), w)
+    raise ValueError(f"method must be 'wss', 'estimates' or 'noisy', got {method!r}")
+
+
+def event_statistic(released, kind: str, w: int, smoother: str = "median") -> np.ndarray:
+    """The monitored statistic per step (000 §5.2.2), NaN where the window is incomplete.
+
+    ``kind="jump_drop"``: ``|x_t − x_{t−w+1}|``; ``kind="low_signal"``: the window sum
+    ``Σ_{i=t−w+1}^{t} x_i``. ``released`` is a ``"pegasus"`` release's output dict (then x is
+    its ``smoother`` estimates, and low-signal sums come from the WSS, 000 §5.4) or any 1-D
+    array of per-step values (the Perturber's noisy counts, or — teaching only — the truth).
+    """
+    if isinstance(released, dict):
+        if kind == "low_signal":
+            sums = window_sums(released, w)
+        else:
+            values = estimates(released, smoother)
+    else:
+        values = np.asarray(released, dtype=float)
+        if kind == "low_signal":
+            sums = st.sliding_window_sums(values, w)
+    if kind == "jump_drop":
+        return st.jump_drop_statistic(values, w)
+    if kind != "low_signal":
+        raise ValueError(f"kind must be 'jump_drop' or 'low_signal', got {kind!r}")
+    out = np.full(sums.size, np.nan)
+    out[w - 1 :] = sums[w - 1 :]
+    return out
+
+
+def detections(
+    output: dict, kind: str, w: int, delta: float, smoother: str = "median"
+) -> np.ndarray:
+    """Event detections ``b_t`` (bool per step) from a ``"pegasus"`` release's output, free.
+
+    ``kind="jump_drop"``: ``|ĉ_t − ĉ_{t−w+1}| >= δ`` on the estimates of ``smoother`` (the
+    MedianSmoother in 000 §5.6.3); ``kind="low_signal"``: WSS window sum ``< δ`` (000 §5.4).
+    Steps with an incomplete window are never events.
+    """
+    if kind == "jump_drop":
+        return st.jump_drop_events(estimates(output, smoother), w, delta)
+    if kind == "low_signal":
+        return st.low_signal_events(pegasus_result(output), w, delta)
+    raise ValueError(f"kind must be 'jump_drop' or 'low_signal', got {kind!r}")
+
+
+# --------------------------------------------------------------------------------------------
+# Registration
+# --------------------------------------------------------------------------------------------
+register_mechanism(Mechanism(
+    "pegasus",
+    _pegasus_validate,
+    cost=lambda p: p["epsilon"],
+    run=_pegasus_run,
+    outputs=_pegasus_outputs,
+    private=lambda p: True,
+    label=_pegasus_label,
+))
+register_mechanism(Mechanism(
+    "laplace_stream",
+    _lm_validate,
+    cost=lambda p: p["epsilon"],
+    run=_lm_run,
+    outputs=_lm_outputs,
+    private=lambda p: True,
+    label=lambda p: "LM stream (Laplace per step)" if p["k"] == 0 else f"BS_{p['k']} stream",
+))
+register_mechanism(Mechanism(
+    "hierarchical_pegasus",
+    _hier_validate,
+    cost=lambda p: p["epsilon"],
+    run=_hier_run,
+    outputs=_hier_outputs,
+    private=lambda p: True,
+    label=_hier_label,
+    table=True,
+))
