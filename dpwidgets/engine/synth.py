@@ -369,10 +369,10 @@ def _prepare(frame, domains) -> _Table:
             ok = inside.copy()
             ok[inside] = values[idx[inside]] == raw[inside]
         if not np.all(ok):
-            bad = raw[~ok]
+            # No example value in the message: it may be shown to someone who may not see data.
             raise ValueError(
-                f"frame[{col!r}] has {bad.size} value(s) outside its declared domain "
-                f"(e.g. {bad[0]!r}; domain {values[0]!r}..{values[-1]!r}, {values.size} values)"
+                f"frame[{col!r}] has values outside its declared domain "
+                f"({values[0]!r}..{values[-1]!r}, {values.size} values); clip or recode them first"
             )
         codes[:, j] = idx
         values_all.append(values)

@@ -7,16 +7,20 @@ folder for the usage summary.
 from .attack_demo import AttackDemo
 from .diagnostics import BinnedResidualWidget, ResidualPlotWidget, RocWidget
 from .meter import BudgetMeter
+from .personalized import PersonalizedWidget
 from .streams import HierarchyWidget, StreamWidget
 from .svt_explorer import SVTExplorer
+from .synth import SyntheticDataWidget
 
 __all__ = [
     "AttackDemo",
     "BinnedResidualWidget",
     "BudgetMeter",
     "HierarchyWidget",
+    "PersonalizedWidget",
     "ResidualPlotWidget",
     "RocWidget",
     "SVTExplorer",
     "StreamWidget",
+    "SyntheticDataWidget",
 ]

@@ -1,0 +1,1043 @@
+"""SyntheticDataWidget: DP synthetic tables with DPCopula (003 Ch. 3, SPEC §3.7).
+
+A table of integer-coded attributes is released as DP synthetic records through the session
+(:mod:`dpwidgets.releases.synth`): DPCopula (DP margins with ε1, DP Kendall's τ or MLE
+correlation with ε2, ``k = ε1/ε2``, a Gaussian copula to sample from; the hybrid for
+small-domain attributes), beside the dependence-free baseline (DP margins only), the Laplace
+mechanism on the full-domain histogram where it fits, and on demand today's peers AIM and MST
+(OpenDP's optional ``mbi`` extra). The widget shows
+
+- one attribute's margin, real and synthetic side by side (with the DP margin the synthetic
+  values were drawn from);
+- Kendall's τ of every pair as heatmaps: real, synthetic, and their difference;
+- the distribution of the relative error of random range-count queries over the chosen
+  attributes (003 §3.3.1), for every method run.
+
+Teaching mode (public data): every control change is a live release of DPCopula and, with
+``compare``, of the baselines (each charged to the teaching ledger: the meter shows what
+exploring costs); the real table's margins, τ and true query answers are drawn and measured
+against. Analyst mode (confidential data): the public domains must be declared; control changes
+drive a free preview on the dataset's public stand-in (same schema and size), measured against
+the stand-in (the preview's own input, labelled so); only the Release button spends, on
+DPCopula alone, once (a replay is free); a release draws only the synthetic data and DP
+summaries (its margins, the DP margins, its τ, the DP correlation matrix) -- no record, margin,
+correlation or query answer of the confidential table, and no range-query error (it would need
+the confidential table's true answers).
+"""
+
+from __future__ import annotations
+
+import html
+import itertools
+import math
+import zlib
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import ipywidgets as ipw
+import numpy as np
+from scipy import stats
+
+from ..engine.budget import BudgetExceededError
+from ..engine.histograms import PUBLISHERS
+from ..releases import synth as rsynth
+from ..session import MECHANISMS, PrivacyPolicyError, Release, Session
+from . import figures, figures_synth
+from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
+from .controls import Debouncer, EpsilonSlider, epsilon_guardrail
+from .diagnostics import _publisher_options
+from .svt_explorer import _is_echo
+
+__all__ = [
+    "DATASETS",
+    "TAU_MAX_ROWS",
+    "SyntheticDataWidget",
+    "TableSource",
+    "encode",
+    "kendall_matrix",
+    "range_counts",
+    "shares",
+    "tau_rows",
+]
+
+#: Kendall's τ of a table is computed on at most this many of its rows (a fixed-seed sample);
+#: with many attributes on fewer (:func:`tau_rows`), so that a redraw stays interactive.
+TAU_MAX_ROWS = 5_000
+#: ... but never on fewer than this many (τ's sampling s.d. is then about 0.015).
+TAU_MIN_ROWS = 2_000
+
+
+# --------------------------------------------------------------------------------------------
+# Evaluation helpers (run on public tables -- teaching data, stand-ins -- and on DP outputs)
+# --------------------------------------------------------------------------------------------
+def encode(values, domain: np.ndarray) -> np.ndarray:
+    """Index of each value's nearest domain value (the code ``0..A-1``; out-of-domain values
+    are clamped, as the release clamps them)."""
+    raw = np.asarray(values)
+    d = np.asarray(domain)
+    if d.dtype.kind in "iu" and int(d[-1] - d[0]) + 1 == d.size:
+        if raw.dtype.kind in "iu":
+            return np.clip(raw.astype(np.int64) - int(d[0]), 0, d.size - 1)
+        return np.clip(np.floor(raw + 0.5) - float(d[0]), 0, d.size - 1).astype(np.int64)
+    x = raw.astype(float)
+    df = d.astype(float)
+    right = np.clip(np.searchsorted(df, x), 1, d.size - 1)
+    left = right - 1
+    return np.where(np.abs(x - df[left]) <= np.abs(df[right] - x), left, right).astype(np.int64)
+
+
+def shares(codes: np.ndarray, size: int) -> np.ndarray:
+    """Share of the records per code (sums to 1; all zeros for an empty table)."""
+    counts = np.bincount(codes, minlength=size).astype(float)
+    total = counts.sum()
+    return counts / total if total > 0 else counts
+
+
+def _sample_rows(n: int, max_rows: int) -> np.ndarray | slice:
+    if n <= max_rows:
+        return slice(None)
+    return np.sort(np.random.default_rng(0).choice(n, size=max_rows, replace=False))
+
+
+def tau_rows(m: int) -> int:
+    """Rows Kendall's τ is computed on for ``m`` attributes: 60,000 row-pairs of work in all,
+    clipped to [:data:`TAU_MIN_ROWS`, :data:`TAU_MAX_ROWS`] (5,000 rows up to 5 attributes,
+    2,142 for 8)."""
+    pairs = max(m * (m - 1) // 2, 1)
+    return int(min(TAU_MAX_ROWS, max(TAU_MIN_ROWS, 60_000 // pairs)))
+
+
+def kendall_matrix(codes: np.ndarray, max_rows: int = TAU_MAX_ROWS) -> np.ndarray:
+    """Kendall's τ-b of every pair of columns of ``codes`` (n, m), on at most ``max_rows``
+    rows (a fixed-seed uniform sample: the same table gives the same matrix).
+
+    A constant column has no τ: its entries are 0 (drawn as "no dependence").
+    """
+    codes = np.asarray(codes)
+    sample = codes[_sample_rows(codes.shape[0], max_rows)]
+    m = codes.shape[1]
+    out = np.eye(m)
+    if sample.shape[0] < 2:
+        return out
+    rows, cols = np.triu_indices(m, k=1)
+    # One scipy call per pair (O(n log n) each): the pairs, not the records, are looped over.
+    for j, k in zip(rows.tolist(), cols.tolist(), strict=True):
+        tau = stats.kendalltau(sample[:, j], sample[:, k]).statistic
+        out[j, k] = out[k, j] = tau if np.isfinite(tau) else 0.0
+    return out
+
+
+def _popcount(words: np.ndarray) -> np.ndarray:
+    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
+        return np.bitwise_count(words)
+    table = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)  # pragma: no cover
+    return table[words.view(np.uint8)].reshape(*words.shape, 8).sum(axis=-1)  # pragma: no cover
+
+
+def range_counts(codes: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
+                 max_bytes: int = 2**25) -> np.ndarray:
+    """Exact answers of range-count queries on an integer-coded table, vectorised over queries.
+
+    Query ``q`` counts the rows with ``lower[q, j] <= codes[:, j] <= upper[q, j]`` for every
+    column ``j``. For each column, the distinct query end points cut the codes into buckets;
+    a table of prefix row-bitsets over the buckets (``P[t]`` = the rows in buckets before
+    ``t``) gives each query's row set as ``P[hi + 1] XOR P[lo]``; the columns' sets are ANDed
+    and the bits counted. About 4x faster than testing every row against every query, and
+    rows are processed in chunks so the bitsets stay under ``max_bytes`` per column.
+
+    Parameters
+    ----------
+    codes : array (n, m) of int
+    lower, upper : array (q, m) of int
+        Inclusive code bounds per query and column.
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (q,)
+    """
+    codes = np.asarray(codes)
+    lower = np.asarray(lower, dtype=np.int64)
+    upper = np.asarray(upper, dtype=np.int64)
+    n, m = codes.shape
+    q = lower.shape[0]
+    out = np.zeros(q, dtype=np.int64)
+    if n == 0 or q == 0:
+        return out
+    cuts, lo_bucket, hi_bucket = [], [], []
+    for j in range(m):
+        c = np.unique(np.concatenate((lower[:, j], upper[:, j] + 1)))
+        cuts.append(c)
+        lo_bucket.append(np.searchsorted(c, lower[:, j], side="right"))
+        hi_bucket.append(np.searchsorted(c, upper[:, j], side="right"))
+    # Bucket of every code, per column: a lookup table over the codes seen (a gather is far
+    # cheaper than a search per row).
+    luts = [np.searchsorted(c, np.arange(int(codes[:, j].max(initial=0)) + 1), side="right")
+            for j, c in enumerate(cuts)]
+    most = max(c.size for c in cuts) + 2
+    chunk = max(64, (8 * max_bytes // most) // 64 * 64)  # rows whose bitsets fit
+    for start in range(0, n, chunk):
+        block = codes[start:start + chunk]
+        rows = block.shape[0]
+        n_bytes = -(-rows // 64) * 8
+        byte = np.arange(rows) >> 3
+        hits = None
+        for j in range(m):
+            bucket = luts[j][block[:, j]] + 1
+            prefix = np.zeros((cuts[j].size + 2, n_bytes), dtype=np.uint8)
+            # Row r is bit r % 8 of byte r // 8. Among the rows with the same r % 8 no two
+            # share a byte, so each of these 8 fancy-indexed ORs has no repeated index.
+            for b in range(8):
+                prefix[bucket[b::8], byte[b::8]] |= np.uint8(1 << b)
+            words = prefix.view(np.uint64)
+            np.bitwise_xor.accumulate(words, axis=0, out=words)
+            inside = words[hi_bucket[j] + 1] ^ words[lo_bucket[j]]
+            hits = inside if hits is None else np.bitwise_and(hits, inside, out=hits)
+        out += _popcount(hits).sum(axis=1, dtype=np.int64)
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# The public tables of the teaching widget
+# --------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class TableSource:
+    """A public table a teaching widget can add to its session, with its public facts.
+
+    Attributes
+    ----------
+    title : str
+        Shown in the data dropdown.
+    make : callable ``(n, rng) -> CodedTable``
+        Builds the table (:mod:`dpwidgets.datasets.synth`).
+    sanity_bound : callable ``n -> s``
+        The sanity bound of the relative error (003 §3.3.1).
+    hybrid : bool
+        Whether the hybrid (Alg. 6) is on by default.
+    fixed_n : bool
+        The table has its own size (real data), ignoring the widget's ``n``.
+    """
+
+    title: str
+    make: Callable[[int, np.random.Generator], object]
+    sanity_bound: Callable[[int], float]
+    hybrid: bool = True
+    fixed_n: bool = False
+
+
+def _us(n, rng):
+    from ..datasets.synth import us_census_like
+
+    return us_census_like(n, rng)
+
+
+def _brazil(n, rng):
+    from ..datasets.synth import brazil_census_like
+
+    return brazil_census_like(n, rng)
+
+
+def _gaussian(n, rng):
+    from ..datasets.synth import gaussian_dependence_table
+
+    return gaussian_dependence_table(n, 4, 1000, "gaussian", rng)
+
+
+def _fair(n, rng):
+    from ..datasets.synth import load_fair_table
+
+    return load_fair_table()
+
+
+def _datasets() -> dict[str, TableSource]:
+    out = {
+        "us_census": TableSource(
+            "US census-like (003 Fig. 3.3a): age 96 × income 1020 × occupation 511 × gender 2",
+            _us, lambda n: max(1.0, 0.0005 * n)),
+        "brazil_census": TableSource(
+            "Brazil census-like (003 Fig. 3.3b): 8 attributes, 3 of them binary", _brazil,
+            lambda n: 10.0),
+        "gaussian": TableSource(
+            "Gaussian dependence (003 §3.3.4): 4 attributes of domain 1000, correlation 0.5",
+            _gaussian, lambda n: 1.0),
+    }
+    try:
+        import statsmodels  # noqa: F401
+    except ImportError:  # pragma: no cover - statsmodels comes with the demo and test extras
+        return out
+    out["fair"] = TableSource(
+        "Fair (1978) affairs survey (statsmodels): 6,366 women, 9 ordinal attributes",
+        _fair, lambda n: 1.0, hybrid=False, fixed_n=True)
+    return out
+
+
+#: The public tables of the teaching widget (003 §3.3.1's shapes, and one real survey).
+DATASETS: dict[str, TableSource] = _datasets()
+
+_METHOD_NAMES = {"dpcopula": "dpcopula", "independent": "independent_synth",
+                 "laplace": "laplace_histogram_synth", "peer": "peer_synth"}
+_SHORT = {"dpcopula": "DPCopula", "independent": "independent", "laplace": "Laplace",
+          "peer": "AIM/MST"}
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.3g}"
+
+
+class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
+    """DP synthetic data with DPCopula (003 Ch. 3): margins, dependence, range-query error.
+
+    Parameters
+    ----------
+    session : Session
+        Holds the table and its budget.
+    dataset : str, optional
+        A table added to the session as a DataFrame (numeric, integer-coded columns) with a
+        public stand-in of the same schema. Required in analyst mode. In teaching mode without
+        one, a public table is added (``data``).
+    data : str
+        Teaching mode: the public table to start with, a key of :data:`DATASETS`.
+    n : int
+        Records of the generated teaching tables (the text: 50,000-188,846; the lesson uses
+        20,000 to run quickly).
+    attributes : sequence of str, optional
+        The attributes to synthesise (default: all columns).
+    domains : mapping, optional
+        The public domain of every column (``(min, max)``, ``A`` or a list of values; see
+        :mod:`dpwidgets.releases.synth`). Required in analyst mode; in teaching mode the
+        generated tables bring theirs, and a teaching dataset without them is released with
+        domains read from the data (marked NOT DP).
+    epsilon : float
+        The total budget of a release.
+    k : float
+        ``ε1/ε2``, the margins' budget over the dependence's (003 Table 3.2: 8).
+    method : {"kendall", "mle"}
+        DPCopula's dependence estimator (003 Alg. 4-5 or 1-2).
+    publisher : str
+        The 1-D histogram publisher of the margins (DPCopula's and the independent
+        baseline's): EFPA as in the text, or any other (DAWA, identity, HB, ...).
+    hybrid : bool, optional
+        Use the hybrid for attributes with fewer than 10 values (003 Alg. 6); default: the
+        table's preset (on, except for the survey whose attributes are nearly all small).
+    compare : bool
+        Also run the baselines: independent DP margins and, where the full-domain histogram
+        fits in memory, the Laplace mechanism on it. Teaching: each is a charged release;
+        analyst: previewed only, never released.
+    n_queries : int
+        Random range-count queries (003 §3.3.1 uses 1000; default 300 for speed).
+    sanity_bound : float, optional
+        ``s`` of the relative error; default the table's (US: 0.05% of n, Brazil: 10, else 1).
+    margin : str, optional
+        The attribute whose margin is drawn first.
+    debounce : float
+        Seconds of quiet before recomputing in a kernel (0: at once).
+
+    Attributes
+    ----------
+    figure : figures_synth.SynthFigure
+        Sources ``margin_reference``, ``margin_synthetic``, ``margin_dp``, ``tau_reference``,
+        ``tau_synthetic``, ``tau_difference``, ``tau_dp`` and ``errors_<method>``.
+    quality_values : dict
+        Per method run (``"DPCopula"``, ``"independent"``, ...): ``mean relative error``,
+        ``median relative error``, ``mean margin TVD``, ``mean |Δτ|`` -- against the real
+        table (teaching) or the stand-in (preview); empty after an analyst release.
+    outputs : dict
+        The DP outputs drawn last, by method key.
+    """
+
+    def __init__(
+        self,
+        session: Session,
+        dataset: str | None = None,
+        *,
+        data: str = "us_census",
+        n: int = 20_000,
+        attributes: Sequence[str] | None = None,
+        domains: Mapping[str, object] | None = None,
+        epsilon: float = 1.0,
+        k: float = 8.0,
+        method: str = "kendall",
+        publisher: str = "efpa",
+        hybrid: bool | None = None,
+        compare: bool = True,
+        n_queries: int = 300,
+        sanity_bound: float | None = None,
+        margin: str | None = None,
+        debounce: float = 0.15,
+    ):
+        if method not in ("kendall", "mle"):
+            raise ValueError(f"method must be 'kendall' or 'mle', got {method!r}")
+        if not (isinstance(n_queries, int) and n_queries >= 1):
+            raise ValueError(f"n_queries must be an integer >= 1, got {n_queries!r}")
+        if sanity_bound is not None and not (
+                isinstance(sanity_bound, int | float) and sanity_bound > 0):
+            raise ValueError(f"sanity_bound must be a number > 0, got {sanity_bound!r}")
+        self.session = session
+        self.n = int(n)
+        self.n_queries = int(n_queries)
+        self._sanity_given = sanity_bound
+        self._rng = np.random.default_rng(session.rng.integers(2**63))
+        self._run = 0
+        self._release: Release | None = None
+        self._facts: dict[str, dict] = {}
+        self._ref_cache: dict = {}
+        self._query_cache: dict = {}
+        self._view: dict | None = None
+        self._syncing = False
+        self.quality_values: dict[str, dict[str, float]] = {}
+        self.outputs: dict[str, dict] = {}
+
+        options: list[tuple[str, str]] = []
+        if dataset is not None:
+            columns = session.columns(dataset)
+            if columns is None:
+                raise ValueError(f"dataset {dataset!r} was not added as a DataFrame: the "
+                                 f"synthetic-data widget needs named attributes")
+            if domains is None and not session.teaching:
+                raise ValueError(
+                    "an analyst widget needs domains= : the public domain of every attribute "
+                    "((min, max), a number of values or a list). Reading them off the "
+                    "confidential data would not be differentially private.")
+            declared = None
+            if domains is not None:
+                missing = [c for c in columns if c not in domains]
+                if missing:
+                    raise ValueError(f"domains must declare every column; missing {missing}")
+                declared = {c: rsynth.domain_values(domains[c]) for c in columns}
+            self._facts[f"dataset:{dataset}"] = {
+                "name": dataset, "columns": list(columns), "domains": declared,
+                "sanity": sanity_bound or 1.0, "hybrid": True if hybrid is None else hybrid,
+            }
+            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
+        elif session.teaching:
+            if data not in DATASETS:
+                raise ValueError(f"data must be one of {sorted(DATASETS)}, got {data!r}")
+        else:
+            raise ValueError("an analyst session needs dataset= (a DataFrame added with "
+                             "session.add_dataset and a public stand_in) and domains=")
+        if session.teaching:
+            options += [(src.title, key) for key, src in DATASETS.items()]
+
+        style = {"description_width": "initial"}
+        self.data = ipw.Dropdown(options=options,
+                                 value=options[0][1] if dataset is not None else data,
+                                 description="data", disabled=not session.teaching, style=style,
+                                 layout=ipw.Layout(width="700px"))
+        self.data.add_class("dpw-scenario")
+        self.method = ipw.Dropdown(
+            options=[("DPCopula-Kendall: noisy Kendall's τ (003 Alg. 4-5)", "kendall"),
+                     ("DPCopula-MLE: noisy block MLE (003 Alg. 1-2)", "mle")],
+            value=method, description="method", style=style, layout=ipw.Layout(width="440px"))
+        self.method.add_class("dpw-method")
+        self.epsilon = EpsilonSlider(epsilon, description="ε")
+        self.epsilon_note = ipw.HTML()
+        self.epsilon_note.add_class("dpw-guardrail")
+        # 0.08-80: the text's k = 8 lies on the log slider's grid (shown as "8", not "7.9").
+        self.k = EpsilonSlider(k, min_epsilon=0.08, max_epsilon=80.0, description="k = ε1/ε2")
+        self.k.remove_class("dpw-epsilon")
+        self.k.add_class("dpw-k")
+        self.k_note = ipw.HTML()
+        self.k_note.add_class("dpw-split-note")
+        pubs = _publisher_options(1)
+        publisher = PUBLISHERS[publisher].name if publisher in PUBLISHERS else publisher
+        if publisher not in {v for _, v in pubs}:
+            raise ValueError(f"publisher must be one of {sorted(v for _, v in pubs)}, got "
+                             f"{publisher!r}")
+        self.publisher = ipw.Dropdown(options=pubs, value=publisher,
+                                      description="margins publisher", style=style,
+                                      layout=ipw.Layout(width="300px"))
+        self.publisher.add_class("dpw-publisher")
+        self.hybrid = ipw.Checkbox(value=True, description="hybrid: partition by attributes "
+                                   "with < 10 values (003 Alg. 6)", style=style,
+                                   layout=ipw.Layout(width="auto"))
+        self.hybrid.add_class("dpw-hybrid")
+        self.attributes = ipw.SelectMultiple(options=[], description="attributes", rows=4,
+                                             style=style, layout=ipw.Layout(width="300px"))
+        self.attributes.add_class("dpw-attributes")
+        self.margin = ipw.Dropdown(options=[], description="margin of", style=style,
+                                   layout=ipw.Layout(width="260px"))
+        self.margin.add_class("dpw-margin")
+        self.compare = ipw.Checkbox(value=bool(compare), description="compare with the "
+                                    "baselines", style=style, layout=ipw.Layout(width="auto"))
+        self.compare.add_class("dpw-compare")
+        self.show_truth = ipw.Checkbox(
+            value=True, description="show the real table", disabled=not session.teaching,
+            style=style, layout=ipw.Layout(display=None if session.teaching else "none",
+                                           width="auto"))
+        self.release_button = ipw.Button(
+            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
+            button_style="warning" if not session.teaching else "",
+            icon="lock-open" if not session.teaching else "refresh",
+            layout=ipw.Layout(width="auto"))
+        self.release_button.add_class("dpw-release")
+        available = rsynth.peers_available()
+        self.peer_method = ipw.Dropdown(options=[("MST", "mst"), ("AIM", "aim")], value="mst",
+                                        description="peer", style=style, disabled=not available,
+                                        layout=ipw.Layout(width="160px"))
+        self.peer_method.add_class("dpw-peer-method")
+        self.peer_button = ipw.Button(
+            description="Run AIM / MST" if available else "AIM / MST: not installed",
+            disabled=not available, icon="play" if available else "ban",
+            tooltip=("Run today's peers (OpenDP mbi) at the same ε" if available
+                     else f"needs {rsynth.PEER_INSTALL}"),
+            layout=ipw.Layout(width="auto"))
+        self.peer_button.add_class("dpw-peer")
+        self.peer_note = ipw.HTML(self._peer_text(available))
+        self.peer_note.add_class("dpw-peer-note")
+        self.banner, self.message, self.status, self.stats, self.quality = (
+            ipw.HTML() for _ in range(5))
+        for widget, css in ((self.banner, "dpw-banner"), (self.message, "dpw-message"),
+                            (self.status, "dpw-status"), (self.stats, "dpw-stats"),
+                            (self.quality, "dpw-quality")):
+            widget.add_class(css)
+
+        self._init = {"attributes": attributes, "margin": margin, "hybrid": hybrid}
+        self.figure = figures_synth.synth_figure()
+        ensure_bokehjs()
+        self.plot = bokeh_widget(self.figure.layout)
+        self._select_data(initial=True)
+
+        controls = ipw.VBox([
+            self.data,
+            ipw.HBox([self.method, self.publisher]),
+            ipw.HBox([self.compare, self.show_truth]),
+            ipw.HBox([self.epsilon, self.epsilon_note]),
+            ipw.HBox([self.k, self.k_note]),
+            ipw.HBox([self.attributes, ipw.VBox([self.hybrid, self.margin])]),
+            ipw.HBox([self.release_button, self.status]),
+            ipw.HBox([self.peer_method, self.peer_button, self.peer_note]),
+        ])
+        controls.add_class("dpw-controls")
+        super().__init__([self.banner, controls, self.message, self.plot, self.quality,
+                          self.stats])
+        self.add_class("dpw-synth")
+        self.add_class(f"dpw-mode-{session.mode}")
+
+        self._debouncer = Debouncer(self._recompute, debounce)
+        for control in (self.method, self.publisher, self.epsilon, self.k, self.hybrid,
+                        self.attributes, self.compare, self.show_truth):
+            control.observe(self._on_change, names="value")
+        self.data.observe(self._on_data, names="value")
+        self.margin.observe(self._on_margin, names="value")
+        self.release_button.on_click(self._on_release_clicked)
+        self.peer_button.on_click(lambda _b: self.run_peer())
+        self._recompute()
+
+    # -- data ------------------------------------------------------------------------------
+    def _select_data(self, initial: bool = False) -> None:
+        value = self.data.value
+        if value not in self._facts:
+            src = DATASETS[value]
+            name = value if src.fixed_n else f"{value}_{self.n}"
+            table = None
+            if name not in self.session.datasets:
+                table = src.make(self.n, np.random.default_rng(zlib.crc32(name.encode())))
+                frame = table.frame
+                stand_in = rsynth.synth_stand_in(len(frame), table.domains,
+                                                 dtypes=dict(frame.dtypes))
+                self.session.add_dataset(name, frame, total_epsilon=10.0, stand_in=stand_in,
+                                         description=src.title)
+                domains = dict(table.domains)
+            else:
+                # Added by another widget of this session: the same generator, same public
+                # domains (they depend on the table's kind only).
+                domains = dict(src.make(64, np.random.default_rng(0)).domains)
+            columns = self.session.columns(name)
+            n_rows = self.session.size(name)
+            self._facts[value] = {
+                "name": name, "columns": list(columns),
+                "domains": {c: rsynth.domain_values(domains[c]) for c in columns},
+                "sanity": src.sanity_bound(n_rows), "hybrid": src.hybrid,
+            }
+        facts = self._facts[value]
+        self.dataset = facts["name"]
+        self.columns = list(facts["columns"])
+        self.domains = facts["domains"]
+        self.sanity_bound = float(self._sanity_given or facts["sanity"])
+        init = self._init if initial else {}
+        chosen = list(init.get("attributes") or self.columns)
+        unknown = [a for a in chosen if a not in self.columns]
+        if unknown:
+            raise ValueError(f"attributes {unknown} are not columns of {self.dataset!r}: "
+                             f"{self.columns}")
+        self._syncing = True
+        try:
+            self.attributes.options = self.columns
+            self.attributes.rows = min(max(len(self.columns), 2), 9)
+            self.attributes.value = tuple(c for c in self.columns if c in chosen)
+            hybrid = init.get("hybrid")
+            self.hybrid.value = bool(facts["hybrid"] if hybrid is None else hybrid)
+            self._fit_margin(init.get("margin"))
+        finally:
+            self._syncing = False
+
+    def _fit_margin(self, wanted: str | None = None) -> None:
+        attrs = list(self.attributes.value)
+        current = wanted or self.margin.value
+        self.margin.options = attrs
+        if attrs:
+            self.margin.value = current if current in attrs else attrs[0]
+
+    # -- parameters ------------------------------------------------------------------------
+    @property
+    def selected(self) -> list[str]:
+        """The chosen attributes, in the dataset's order."""
+        return [c for c in self.columns if c in self.attributes.value]
+
+    def _base_params(self) -> dict:
+        attrs = self.selected
+        p: dict = {"epsilon": float(self.epsilon.value), "attributes": attrs}
+        if self.domains is not None:
+            p["domains"] = {a: self.domains[a] for a in attrs}
+        return p
+
+    @property
+    def params(self) -> dict:
+        """Parameters of the DPCopula release (all public)."""
+        return {**self._base_params(), "method": self.method.value, "k": float(self.k.value),
+                "publisher": self.publisher.value,
+                "hybrid_threshold": 10 if self.hybrid.value else None}
+
+    def params_for(self, key: str) -> dict:
+        """Session parameters of method ``key`` (``"dpcopula"``, ``"independent"``,
+        ``"laplace"``, ``"peer"``)."""
+        if key == "dpcopula":
+            return self.params
+        p = self._base_params()
+        if key == "peer":
+            p["method"] = self.peer_method.value
+        elif key == "independent":
+            p["publisher"] = self.publisher.value
+        return p
+
+    def _laplace_cells(self) -> int | None:
+        if self.domains is None:
+            return None
+        return math.prod(int(self.domains[a].size) for a in self.selected)
+
+    def comparisons(self) -> tuple[list[str], dict[str, str]]:
+        """The baselines run beside DPCopula, and a note for each one that is not."""
+        if not self.compare.value:
+            return [], {}
+        keys, notes = ["independent"], {}
+        cells = self._laplace_cells()
+        limit = 10**7
+        if cells is None:
+            notes["laplace"] = ("Laplace on the full-domain histogram: not run — it needs "
+                                "declared domains to check that the histogram fits")
+        elif cells > limit:
+            notes["laplace"] = (f"Laplace on the full-domain histogram: not run — "
+                                f"{cells:.3g} cells do not fit in memory (limit {limit:.0e}); "
+                                f"that is why DPCopula models margins and dependence instead")
+        else:
+            keys.append("laplace")
+        return keys, notes
+
+    # -- events ----------------------------------------------------------------------------
+    def _on_change(self, change=None) -> None:
+        if self._syncing or _is_echo(change):
+            return
+        self.message.value = ""
+        self._release = None
+        if change is not None and change.get("owner") is self.attributes:
+            self._syncing = True
+            try:
+                self._fit_margin()
+            finally:
+                self._syncing = False
+        self._debouncer.trigger()
+
+    def _on_data(self, change=None) -> None:
+        self._select_data()
+        self._on_change()
+
+    def _on_margin(self, change=None) -> None:
+        if self._syncing:
+            return
+        self._draw_margin()
+
+    def _on_release_clicked(self, _button=None) -> None:
+        if self.session.teaching:
+            self._run += 1
+            self._recompute()
+        else:
+            self.release()
+
+    # -- actions ---------------------------------------------------------------------------
+    def release(self) -> Release | None:
+        """Analyst mode: release DPCopula's synthetic table (the baselines are never released).
+
+        Charged once and replayed for free. Errors are shown in ``message`` and nothing is
+        charged; ``None`` is returned then.
+        """
+        if len(self.selected) < 2:
+            self._show_error(ValueError("choose at least 2 attributes"))
+            return None
+        try:
+            release = self.session.release(self.dataset, "dpcopula", **self.params)
+        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
+            self._show_error(exc)
+            return None
+        self._release = release
+        what = (f"charged ε = {_fmt(release.epsilon)}" if release.charged
+                else "replayed a cached release, nothing spent")
+        self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
+                              f"{what}.</div>")
+        self._show({"dpcopula": release.output}, {}, None, where="release")
+        self.status.value = ("<span class='dpw-released'>Showing the released DP output: the "
+                             "synthetic table and its DP summaries.</span>")
+        return release
+
+    @property
+    def synthetic_data(self):
+        """The synthetic table last released (an analyst release or a teaching live run) as a
+        DataFrame with the dataset's dtypes; ``None`` while showing a preview."""
+        if self._view is None or self._view["where"] == "preview":
+            return None
+        return rsynth.synthetic_frame(self._view["outputs"]["dpcopula"])
+
+    def run_peer(self) -> dict | None:
+        """Run the peer chosen in ``peer_method`` (AIM or MST, OpenDP's mbi extra) at the same
+        ε and add it to the comparison. Teaching: a charged release; analyst: a free preview
+        on the stand-in (beside the preview, never released). Needs ``opendp[mbi]``."""
+        if not rsynth.peers_available():
+            self.message.value = (f"<div class='dpw-error'><b>Not installed.</b> "
+                                  f"{html.escape(self._peer_text(False))}</div>")
+            return None
+        if self._view is None or self._view["where"] == "release":
+            self.message.value = ("<div class='dpw-error'><b>Refused.</b> AIM/MST are compared "
+                                  "on a live run or a preview, never released beside "
+                                  "DPCopula.</div>")
+            return None
+        params = self.params_for("peer")
+        try:
+            if self.session.teaching:
+                output = self.session.release(self.dataset, "peer_synth", run=self._run,
+                                              **params).output
+            else:
+                result = self.session.preview(self.dataset, "peer_synth", rng=self._rng,
+                                              **params)
+                output = MECHANISMS["peer_synth"].outputs(result, {})
+        except (BudgetExceededError, PrivacyPolicyError, ValueError, RuntimeError) as exc:
+            self._show_error(exc)
+            return None
+        view = self._view
+        self._show({**view["outputs"], "peer": output}, view["notes"], view["reference"],
+                   where=view["where"])
+        return output
+
+    def _show_error(self, exc: Exception) -> None:
+        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
+        self.message.value = f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
+
+    def _recompute(self) -> None:
+        """Redraw from the controls: live releases (teaching) or a free preview (analyst)."""
+        self._update_banner()
+        if len(self.selected) < 2:
+            self._show_error(ValueError("choose at least 2 attributes (hold Ctrl or Shift to "
+                                        "select several)"))
+            return
+        try:
+            cost = self.session.cost("dpcopula", self.dataset, **self.params)
+            remaining = None if self.session.teaching else self.session.remaining(self.dataset)
+            note = epsilon_guardrail(cost, remaining)
+            self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
+            outputs, notes, reference, where = self.compute()
+            self._show(outputs, notes, reference, where=where)
+            if self.session.teaching:
+                self._live_status()
+            else:
+                self._preview_status(cost)
+        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
+            self._show_error(exc)
+
+    def compute(self) -> tuple[dict, dict, np.ndarray | None, str]:
+        """The engine part of a redraw: the DP outputs by method key, notes on the baselines not
+        run, the reference allowed on screen (the data in teaching mode, the stand-in in a
+        preview) and where.
+
+        Teaching: live releases through the session (charged). Analyst: previews on the
+        stand-in (free).
+        """
+        ds = self.dataset
+        keys, notes = self.comparisons()
+        keys = ["dpcopula", *keys]
+        if self.session.teaching:
+            releases = {key: self.session.release(ds, _METHOD_NAMES[key], run=self._run,
+                                                  **self.params_for(key)) for key in keys}
+            self._last_releases = list(releases.values())
+            reference = self.session.public_view(ds) if self.show_truth.value else None
+            return ({k: r.output for k, r in releases.items()}, notes, reference, "teaching")
+        outputs = {}
+        for key in keys:
+            name = _METHOD_NAMES[key]
+            result = self.session.preview(ds, name, rng=self._rng, **self.params_for(key))
+            outputs[key] = MECHANISMS[name].outputs(result, {})
+        return outputs, notes, self.session.stand_in(ds), "preview"
+
+    def _live_status(self) -> None:
+        releases = self._last_releases
+        over = any(r.overdraft for r in releases)
+        self.message.value = ("<div class='dpw-warn'>Past the cap: on confidential data this run "
+                              "would have been refused.</div>" if over else "")
+        charged = sum(r.epsilon for r in releases if r.charged)
+        cached = charged < sum(r.epsilon for r in releases)
+        self.status.value = (
+            f"<span>live run #{self._run}: {len(releases)} release(s), ε = {_fmt(charged)} "
+            f"charged{' (the rest cached, free)' if cached else ''}</span>")
+
+    def _preview_status(self, cost: float) -> None:
+        self.message.value = ""
+        cached = self.session.is_cached(self.dataset, "dpcopula", **self.params)
+        self.status.value = (
+            "<span class='dpw-preview'>PREVIEW on the public stand-in (same schema and size) — "
+            f"nothing spent. Release would charge ε = {_fmt(cost)}"
+            f"{' (already released: a free replay)' if cached else ''}.</span>")
+
+    # -- evaluation --------------------------------------------------------------------------
+    def _queries(self, attrs: tuple[str, ...], domains: dict) -> tuple[np.ndarray, np.ndarray]:
+        """The random range queries over ``attrs`` (public: drawn from the domains alone, with
+        a fixed seed per attribute set), as inclusive code bounds."""
+        from ..engine.synth import random_range_queries
+
+        key = (attrs, tuple(hash(np.asarray(domains[a]).tobytes()) for a in attrs),
+               self.n_queries)
+        hit = self._query_cache.get(key)
+        if hit is None:
+            seed = zlib.crc32(("|".join(attrs)).encode())
+            q = random_range_queries({a: np.asarray(domains[a]) for a in attrs}, self.n_queries,
+                                     np.random.default_rng(seed))
+            lower = np.stack([encode(q.lower[:, j], domains[a]) for j, a in enumerate(attrs)], 1)
+            upper = np.stack([encode(q.upper[:, j], domains[a]) for j, a in enumerate(attrs)], 1)
+            hit = (lower, upper)
+            if len(self._query_cache) > 8:
+                self._query_cache.clear()
+            self._query_cache[key] = hit
+        return hit
+
+    def _evaluate(self, codes: np.ndarray, attrs, domains, queries) -> dict:
+        return {
+            "shares": {a: shares(codes[:, j], int(np.asarray(domains[a]).size))
+                       for j, a in enumerate(attrs)},
+            "tau": kendall_matrix(codes, tau_rows(codes.shape[1])),
+            "answers": range_counts(codes, *queries),
+        }
+
+    def _reference_eval(self, table: np.ndarray, attrs, domains, queries) -> dict:
+        """What the widget derives from a reference it may draw (the data in teaching mode,
+        the stand-in in a preview), once per array and attribute set."""
+        key = (id(table), attrs, self.n_queries)
+        hit = self._ref_cache.get(key)
+        if hit is None or hit[0] is not table:
+            if len(self._ref_cache) > 8:
+                self._ref_cache.clear()
+            idx = [self.columns.index(a) for a in attrs]
+            codes = np.stack([encode(table[:, i], domains[a]) for i, a in zip(idx, attrs,
+                                                                             strict=True)], 1)
+            hit = (table, self._evaluate(codes, attrs, domains, queries))
+            self._ref_cache[key] = hit
+        return hit[1]
+
+    def _synthetic_eval(self, output: dict, attrs, domains, queries) -> dict:
+        codes = np.stack([encode(output["data"][a], domains[a]) for a in attrs], 1) \
+            if output["n_rows"] else np.zeros((0, len(attrs)), dtype=np.int64)
+        return self._evaluate(codes, attrs, domains, queries)
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _show(self, outputs: dict, notes: dict, reference: np.ndarray | None, *,
+              where: str) -> None:
+        main = outputs["dpcopula"]
+        attrs = tuple(main["columns"])
+        domains = {a: np.asarray(main["domains"][a]) for a in attrs}
+        queries = self._queries(attrs, domains)
+        ref = (self._reference_eval(reference, attrs, domains, queries)
+               if reference is not None else None)
+        evals = {key: self._synthetic_eval(out, attrs, domains, queries)
+                 for key, out in outputs.items()}
+        self.outputs = dict(outputs)
+        self._view = {"outputs": dict(outputs), "notes": dict(notes), "reference": reference,
+                      "where": where, "attrs": attrs, "domains": domains, "ref": ref,
+                      "evals": evals}
+
+        dp = None
+        dp_title = ""
+        if where == "release":
+            dp, dp_title = self._dp_dependence(main, attrs)
+        self.figure.set_attributes(attrs)
+        figures.update(self.figure, figures_synth.dependence_plot_data(
+            attrs, synthetic=evals["dpcopula"]["tau"],
+            reference=None if ref is None else ref["tau"], dp=dp))
+        errors = {}
+        if ref is not None:
+            s = self.sanity_bound
+            for key, ev in evals.items():
+                errors[key] = (np.abs(ev["answers"] - ref["answers"])
+                               / np.maximum(ref["answers"], s))
+        figures.update(self.figure, figures_synth.range_error_plot_data(errors))
+        ref_name = {"teaching": "real table", "preview": "public stand-in (preview)",
+                    "release": "real table"}[where]
+        third = ("Difference: synthetic − " + ("real" if where == "teaching" else "stand-in")
+                 if ref is not None else dp_title or "Difference: needs the real table")
+        self.figure.set_titles(
+            tau_reference=(f"Kendall's τ: {ref_name}" if ref is not None else
+                           "τ of the real table: not shown" if where == "release"
+                           else "τ of the real table: hidden"),
+            tau_synthetic="Kendall's τ: synthetic table" + (" (preview)" if where == "preview"
+                                                            else ""),
+            tau_third=third,
+            errors={"teaching": f"Range-count queries ({len(queries[0])}, all chosen "
+                                f"attributes): relative error against the real table, "
+                                f"s = {_fmt(self.sanity_bound)}",
+                    "preview": f"Range-count queries ({len(queries[0])}): relative error "
+                               f"against the public stand-in, the preview's own input",
+                    "release": "Range-query error: not available in analyst mode (it needs "
+                               "the confidential table's true answers)"}[where]
+            if ref is not None or where == "release"
+            else "Range-query error: needs the real table (show the real table)",
+        )
+        self._draw_margin()
+        self._set_quality(ref, evals, errors, notes, where, n_queries=len(queries[0]))
+        self._stats(main, where)
+
+    def _dp_dependence(self, output: dict, attrs) -> tuple[np.ndarray | None, str]:
+        """The released DP correlation matrix in τ units over ``attrs`` (post-processing)."""
+        corr_cols = list(output["correlation_columns"])
+        matrix = output["correlation"]
+        title = "Released DP P̃ as τ = (2/π) asin P̃"
+        if matrix is None and output["partition_correlations"]:
+            parts = [p for p in output["partition_correlations"] if p["correlation"] is not None]
+            if not parts:
+                return None, "No DP correlation released (fewer than 2 large attributes)"
+            # The partition with the largest noisy size (cells in C order over the small
+            # attributes' domains, as the engine enumerates them).
+            small = list(output["details"].get("small_attributes", []))
+            sizes = np.asarray(output["details"].get("partition_noisy_sizes", []), dtype=float)
+            cells = itertools.product(*(np.asarray(output["domains"][a]).tolist()
+                                        for a in small))
+            noisy = dict(zip(cells, sizes.tolist(), strict=False))
+            chosen = max(parts, key=lambda p: noisy.get(tuple(p["key"]), -np.inf))
+            matrix = chosen["correlation"]
+            key = ", ".join(f"{a} = {v}" for a, v in zip(small, chosen["key"], strict=False))
+            title = f"Released DP P̃ as τ ({key})"
+        if matrix is None:
+            return None, "No DP correlation in this release"
+        full = np.full((len(attrs), len(attrs)), np.nan)
+        np.fill_diagonal(full, 1.0)
+        tau = figures_synth.tau_from_correlation(matrix)
+        pos = [attrs.index(c) for c in corr_cols]
+        full[np.ix_(pos, pos)] = tau
+        return np.nan_to_num(full, nan=0.0), title
+
+    def _draw_margin(self) -> None:
+        view = self._view
+        if view is None:
+            return
+        attr = self.margin.value
+        if attr not in view["attrs"]:
+            attr = view["attrs"][0]
+        main = view["outputs"]["dpcopula"]
+        ref = view["ref"]
+        figures.update(self.figure, figures_synth.margin_plot_data(
+            view["domains"][attr], synthetic=view["evals"]["dpcopula"]["shares"][attr],
+            reference=None if ref is None else ref["shares"][attr],
+            dp_margin=main["margins"].get(attr)))
+        self.figure.set_margin_axis(attr)
+        where = view["where"]
+        self.figure.set_titles(
+            margin_reference={"teaching": f"Real table: {attr}",
+                              "preview": f"Public stand-in (preview): {attr}",
+                              "release": "Real table: not shown (analyst mode)"}[where]
+            if ref is not None or where == "release" else "Real table: hidden",
+            margin_synthetic=(f"Synthetic table ({main['n_rows']:,} rows"
+                              f"{', preview' if where == 'preview' else ''}): {attr}"),
+        )
+
+    # -- text ------------------------------------------------------------------------------
+    @staticmethod
+    def _peer_text(available: bool) -> str:
+        if available:
+            return ("<span>Today's peers (McKenna et al.: MST 2021, AIM 2022) through OpenDP's "
+                    "mbi extra, at the same ε. Slow: minutes for AIM.</span>")
+        return ("AIM and MST (McKenna et al.) come from OpenDP's mbi extra, which is not "
+                f"installed here: {rsynth.PEER_INSTALL}.")
+
+    def _update_banner(self) -> None:
+        eps, k = float(self.epsilon.value), float(self.k.value)
+        m = len(self.selected)
+        eps2 = eps / (k + 1.0)
+        eps1 = eps - eps2
+        pairs = m * (m - 1) // 2
+        small = [a for a in self.selected if self.domains is not None
+                 and self.domains[a].size < 10] if self.hybrid.value else []
+        self.k_note.value = (
+            f"<span>ε1 = {_fmt(eps1)} for the margins ({_fmt(eps1 / max(m, 1))} each), "
+            f"ε2 = {_fmt(eps2)} for the dependence ({_fmt(eps2 / max(pairs, 1))} per pair)"
+            f"</span>")
+        method = ("Kendall's τ per pair (sensitivity 4/t on t sampled rows, Lemma 3.2.1), "
+                  "P = sin(πτ/2)" if self.method.value == "kendall" else
+                  "the average of per-block Gaussian-copula estimates over l disjoint blocks "
+                  "(sensitivity 2/l, Alg. 2)")
+        hybrid = (f" Hybrid (Alg. 6): the data are partitioned by {', '.join(small)}; the noisy "
+                  f"partition sizes take the small attributes' share of ε1 and DPCopula runs in "
+                  f"every partition (parallel composition)." if small else "")
+        domains = ("Attribute domains declared public." if self.domains is not None else
+                   "Attribute domains read from the data: NOT differentially private (teaching "
+                   "only; declare domains= for a DP release).")
+        self.banner.value = (
+            f"<div class='dpw-banner-ok'><b>DPCopula (003 Ch. 3)</b>: one DP histogram per "
+            f"attribute ({html.escape(self.publisher.value)}) gives the margins, {method} gives the dependence; synthetic "
+            f"records are drawn from the Gaussian copula and the inverse DP margins (Alg. 3)."
+            f"{hybrid} Guarantee: ε = {_fmt(eps)}-DP for add/remove-one-record neighbours "
+            f"(ε1 + ε2, Thm 3.2.2's proof). {domains}</div>")
+
+    def _set_quality(self, ref, evals, errors, notes, where: str, *, n_queries: int) -> None:
+        values: dict[str, dict[str, float]] = {}
+        if ref is not None:
+            attrs = self._view["attrs"]
+            iu = np.triu_indices(len(attrs), k=1)
+            for key, ev in evals.items():
+                tvd = [0.5 * float(np.abs(ev["shares"][a] - ref["shares"][a]).sum())
+                       for a in attrs]
+                values[_SHORT[key]] = {
+                    "mean relative error": float(np.mean(errors[key])),
+                    "median relative error": float(np.median(errors[key])),
+                    "mean margin TVD": float(np.mean(tvd)),
+                    "mean |Δτ|": float(np.mean(np.abs(ev["tau"] - ref["tau"])[iu])),
+                }
+        self.quality_values = values
+        extra = "".join(f"<div class='dpw-note'>{html.escape(t)}</div>" for t in notes.values())
+        if not values:
+            text = ("No error measure in analyst mode: range-query errors, margin distances and "
+                    "τ differences would need the confidential table." if where == "release"
+                    else "")
+            self.quality.value = f"<div>{text}</div>{extra}"
+            return
+        on = "on the public stand-in" if where == "preview" else "against the real table"
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in
+                       ("method", *next(iter(values.values()))))
+        rows = "".join(
+            "<tr><td>" + html.escape(name) + "</td>"
+            + "".join(f"<td>{v:.3f}</td>" for v in vals.values()) + "</tr>"
+            for name, vals in values.items())
+        self.quality.value = (
+            f"<div class='dpw-quality-values'>Quality {on} (relative error of {n_queries} "
+            f"random range-count queries, s = {_fmt(self.sanity_bound)}; margin total variation "
+            f"distance; Kendall's τ difference):<table>{head}{rows}</table></div>{extra}")
+
+    def _stats(self, output: dict, where: str) -> None:
+        parts = " + ".join(f"{k} {_fmt(v)}" for k, v in output["epsilon_parts"].items())
+        details = output["details"]
+        extra = []
+        if details.get("sample_size") is not None:
+            extra.append(f"Kendall's τ on t = {int(details['sample_size']):,} sampled rows")
+        if details.get("mle_blocks") is not None:
+            extra.append(f"MLE on l = {int(details['mle_blocks']):,} blocks")
+        if details.get("n_partitions"):
+            extra.append(f"{int(details['n_partitions'])} hybrid partitions")
+        if details.get("repaired"):
+            extra.append("P̃ repaired to positive definite (Alg. 5 step 3)")
+        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
+                "release": "Released (DP output only)"}[where]
+        self.stats.value = (
+            f"<div>{head}: {output['n_rows']:,} synthetic records ({html.escape(output['method'])}"
+            f"). Budget: {html.escape(parts)}. {html.escape('; '.join(extra))}"
+            f"{'.' if extra else ''} Guarantee: {html.escape(output['guarantee'])}.</div>")

@@ -1,0 +1,275 @@
+"""The personalized-DP session mechanism (dpwidgets/releases/personalized.py, 003 Ch. 5):
+validation before any charge or noise, what a release costs on the uniform ledger, and that
+only DP output and functions of the public privacy vector leave the session."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from dpwidgets import Session
+from dpwidgets.datasets.personalized import budgets_mixed, budgets_normal
+from dpwidgets.engine import personalized as engine
+from dpwidgets.releases.personalized import (
+    PERSONALIZED_MECHANISMS,
+    PrivacyVector,
+    histogram_outputs,
+    personalized_stand_in,
+    release_plan,
+)
+from dpwidgets.session import MECHANISMS
+
+N = 4_000
+EDGES = np.linspace(0.0, 100.0, 21)
+NAME = "personalized_histogram"
+
+
+def secret_values(n: int = N, seed: int = 3) -> np.ndarray:
+    """Confidential values, each recognisable (…+ 0.371 + i·1e-7): no budget, bin edge, count
+    or stand-in value here can equal one by chance."""
+    rng = np.random.default_rng(seed)
+    return np.clip(rng.normal(50.0, 15.0, n), 0.0, 99.0) + 0.371 + np.arange(n) * 1e-7
+
+
+@pytest.fixture(scope="module")
+def budgets() -> np.ndarray:
+    return budgets_normal(N, rng=np.random.default_rng(11))  # 003 §5.3.1: N(0.1, 1) clipped
+
+
+@pytest.fixture
+def analyst(tmp_path, budgets):
+    s = Session(mode="analyst", ledger=tmp_path / "ledger.sqlite", seed=5)
+    s.add_dataset("survey", np.column_stack((secret_values(), budgets)), total_epsilon=5.0,
+                  stand_in=personalized_stand_in(budgets, EDGES))
+    s.add_dataset("scores", np.arange(50.0), total_epsilon=1.0)
+    s.add_dataset("wide", np.column_stack((secret_values(), budgets, budgets)),
+                  total_epsilon=1.0, stand_in=np.ones((N, 3)))
+    yield s
+    s.close()
+
+
+def params(vector, **kw) -> dict:
+    p = {"epsilon": float(np.max(vector)), "budgets": vector, "bins": EDGES}
+    p.update(kw)
+    return p
+
+
+def test_the_mechanism_is_registered_as_a_private_table_mechanism():
+    mech = PERSONALIZED_MECHANISMS[NAME]
+    assert MECHANISMS[NAME] is mech
+    assert mech.table and not mech.frame and mech.private({})
+
+
+BAD = [
+    ({"budgets": None}, "budgets"),
+    ({"budgets": np.full(N - 1, 0.5)}, "one budget per record"),
+    ({"budgets": np.r_[0.0, np.full(N - 1, 0.5)]}, "> 0"),
+    ({"budgets": np.r_[np.nan, np.full(N - 1, 0.5)]}, "finite"),
+    ({"budgets": "privacy-vector:4000:abc"}, "not a digest"),
+    ({"epsilon": 0.0}, "epsilon"),
+    ({"epsilon": -1.0}, "epsilon"),
+    ({"method": "median"}, "method"),
+    ({"bins": None}, "bins"),
+    ({"bins": [0.0, 50.0, 40.0]}, "strictly increasing"),
+    ({"bins": 10}, "value_range"),
+    ({"bins": EDGES, "value_range": (0, 100)}, "value_range"),
+    ({"method": "sampling", "threshold": 5.0}, "threshold"),
+    ({"method": "utility", "threshold": 0.5}, "threshold"),
+    ({"method": "sampling", "rounds": 2}, "rounds"),
+    ({"rounds": 0}, "rounds"),
+    ({"ensemble": "median"}, "ensemble"),
+    ({"ensemble": "sum", "rounds": 2}, "rounds=1"),
+    ({"min_size": N + 1}, "min_size"),
+    ({"max_partitions": 0}, "max_partitions"),
+    ({"colour": "red"}, "unknown parameter"),
+]
+
+
+@pytest.mark.parametrize("change, message", BAD, ids=[m for _, m in BAD])
+def test_bad_parameters_are_refused_before_any_charge_or_noise(analyst, budgets, change,
+                                                               message):
+    p = {**params(budgets), **change}
+    if p["budgets"] is None:
+        del p["budgets"]
+    state = analyst.rng.bit_generator.state
+    with pytest.raises(ValueError, match=message):
+        analyst.release("survey", NAME, **p)
+    with pytest.raises(ValueError, match=message):
+        analyst.cost(NAME, "survey", **p)
+    assert analyst.spent("survey") == 0.0
+    assert analyst.ledger("survey").spends == []
+    assert analyst.rng.bit_generator.state == state  # no noise was drawn
+    assert message.split()[0].lower() in analyst.last_refusal.lower()
+
+
+@pytest.mark.parametrize("dataset", ["scores", "wide"])
+def test_only_two_column_tables_are_accepted(analyst, budgets, dataset):
+    with pytest.raises(ValueError, match=r"\[value, budget\]|runs on a table"):
+        analyst.release(dataset, NAME, **params(budgets))
+    assert analyst.spent(dataset) == 0.0
+
+
+def test_a_privacy_vector_above_what_the_records_asked_is_refused_uncharged(analyst, budgets):
+    """A release may protect a record more than it asked for, never less: a vector above the
+    table's budget column is refused (the column is public, so the refusal leaks nothing)."""
+    more = budgets.copy()
+    more[[3, 7]] += 0.5
+    state = analyst.rng.bit_generator.state
+    with pytest.raises(ValueError, match=r"for 2 record\(s\)"):
+        analyst.release("survey", NAME, **params(more))
+    assert analyst.spent("survey") == 0.0 and analyst.ledger("survey").spends == []
+    assert analyst.rng.bit_generator.state == state
+    # Lower anywhere is fine: more protection than asked.
+    less = budgets.copy()
+    less[::2] *= 0.5
+    release = analyst.release("survey", NAME, **params(less))
+    assert np.all(release.output["enjoyed"] <= less)
+
+
+@pytest.mark.parametrize("method", ["minimum", "threshold", "sampling", "privacy_aware",
+                                    "utility"])
+def test_a_release_is_charged_its_largest_per_record_loss(analyst, budgets, method):
+    """The ledger keeps one ε for everybody: a personalized release costs max_j enjoyed[j],
+    which is what the engine's plan (a function of the public vector) gives every record."""
+    p = params(budgets, method=method)
+    cost = analyst.cost(NAME, "survey", **p)
+    plan = engine.plan_releases(budgets, method, utility_options={
+        "cell_variance": (1 - 1 / 20) / 20})
+    assert cost == pytest.approx(float(np.max(plan.enjoyed)))
+    assert cost <= float(np.max(budgets))
+    if method == "minimum":
+        assert cost == pytest.approx(float(np.min(budgets)))
+    if method in ("sampling", "threshold"):
+        assert cost == pytest.approx(float(np.mean(budgets)))  # ε_T defaults to the mean
+    release = analyst.release("survey", NAME, **p)
+    assert release.charged and release.epsilon == pytest.approx(cost)
+    assert analyst.spent("survey") == pytest.approx(cost)
+    assert analyst.ledger("survey").spends[-1].epsilon == pytest.approx(cost)
+    assert release.output["charge"] == pytest.approx(cost)
+    assert f"{cost:.3g}" in release.label
+    np.testing.assert_array_equal(release.output["enjoyed"], plan.enjoyed)
+    assert np.all(release.output["enjoyed"] <= budgets)
+
+
+def test_the_cap_bounds_the_charge_and_every_enjoyed_budget(analyst, budgets):
+    release = analyst.release("survey", NAME, **params(budgets, epsilon=0.3,
+                                                       method="privacy_aware", rounds=2))
+    assert release.epsilon <= 0.3 + 1e-12
+    assert np.all(release.output["enjoyed"] <= np.minimum(budgets, 0.3) + 1e-12)
+    assert "cap ε = 0.3" in release.label and "T = 2 rounds" in release.label
+
+
+def test_replays_are_free_and_new_parameters_are_charged_again(analyst, budgets):
+    first = analyst.release("survey", NAME, **params(budgets, method="sampling",
+                                                     threshold=0.4))
+    again = analyst.release("survey", NAME, **params(budgets.copy(), method="sampling",
+                                                     threshold=0.4))
+    assert not again.charged
+    np.testing.assert_array_equal(again.output["counts"], first.output["counts"])
+    # ε_T omitted = the mean budget: the same release as asking for the mean explicitly.
+    mean = analyst.release("survey", NAME, **params(budgets, method="sampling"))
+    explicit = analyst.release("survey", NAME, **params(budgets, method="sampling",
+                                                        threshold=float(np.mean(budgets))))
+    assert mean.charged and not explicit.charged
+    assert analyst.spent("survey") == pytest.approx(0.4 + float(np.mean(budgets)))
+
+
+def test_the_outputs_are_the_dp_histogram_and_public_functions_of_the_vector(analyst,
+                                                                              budgets):
+    release = analyst.release("survey", NAME, **params(budgets, method="utility"))
+    out = release.output
+    assert set(out) == {"counts", "release_counts", "edges", "labels", "enjoyed",
+                        "release_epsilons", "release_sizes", "release_rounds", "threshold",
+                        "charge", "n", "method", "ensemble", "epsilon_parts", "guarantee",
+                        "neighbours"}
+    assert release.result is None  # analyst mode: the engine result stays behind
+    values = secret_values()
+    arrays = [np.ravel(v) for v in out.values() if isinstance(v, np.ndarray)]
+    assert not np.isin(values, np.concatenate(arrays)).any()
+    # The public part depends on the privacy vector and the parameters only: another table
+    # with the same vector (the stand-in) gives the same partitions and enjoyed budgets.
+    preview = histogram_outputs(analyst.preview("survey", NAME, **params(budgets,
+                                                                         method="utility")))
+    for key in ("labels", "enjoyed", "release_epsilons", "release_sizes", "release_rounds"):
+        np.testing.assert_array_equal(out[key], preview[key])
+    assert not np.array_equal(out["counts"], preview["counts"])
+    assert out["release_counts"].shape == (out["release_epsilons"].size, 20)
+    assert int(out["release_sizes"].sum()) == N
+    assert "replace-one" in out["neighbours"] and "personalized DP" in out["guarantee"]
+
+
+def test_the_release_is_the_engine_on_the_data_with_the_public_plan(budgets):
+    """Same seed, same data, same plan: the session's release equals the engine's output."""
+    s = Session(mode="teaching", seed=9)
+    values = secret_values()
+    s.add_dataset("t", np.column_stack((values, budgets)), total_epsilon=100.0,
+                  stand_in=personalized_stand_in(budgets, EDGES))
+    p = params(budgets, method="privacy_aware", rounds=2)
+    validated = PERSONALIZED_MECHANISMS[NAME].validate(p, (N, 2))
+    release = s.release("t", NAME, **p)
+    expected = engine.personalized_histogram(values, budgets, EDGES, "privacy_aware",
+                                             rng=np.random.default_rng(9),
+                                             plan=release_plan(validated))
+    np.testing.assert_array_equal(release.output["counts"], expected.counts)
+    assert release.result is not None  # teaching mode keeps the engine result in process
+    s.close()
+
+
+def test_values_outside_the_public_bins_are_clipped_into_the_end_bins_not_refused():
+    """A refusal that depended on the confidential values would leak; the public rule is to
+    clip. With budgets of 1,000 the Laplace noise (scale 2/1000 per cell) is negligible: the
+    Minimum estimate equals the clipped histogram within 0.1 per cell (50 s.d.)."""
+    n = 1_000
+    values = np.linspace(-50.0, 150.0, n)
+    wide = np.full(n, 1000.0)
+    s = Session(mode="teaching", seed=1)
+    s.add_dataset("t", np.column_stack((values, wide)), total_epsilon=1e6,
+                  stand_in=personalized_stand_in(wide, EDGES))
+    release = s.release("t", NAME, epsilon=1000.0, budgets=wide, bins=EDGES, method="minimum")
+    expected = np.histogram(np.clip(values, 0.0, 100.0), bins=EDGES)[0]
+    np.testing.assert_allclose(release.output["counts"], expected, atol=0.1)
+    assert expected[0] > 250 and expected[-1] > 250
+    s.close()
+
+
+def test_a_persisted_release_replays_free_in_a_new_session_and_stores_only_a_digest(
+        tmp_path, budgets):
+    ledger = tmp_path / "shared.sqlite"
+    table = np.column_stack((secret_values(), budgets))
+    stand_in = personalized_stand_in(budgets, EDGES)
+    one = Session(mode="analyst", ledger=ledger, seed=1)
+    one.add_dataset("survey", table, total_epsilon=2.0, stand_in=stand_in)
+    first = one.release("survey", NAME, **params(budgets, method="utility"))
+    one.close()
+    two = Session(mode="analyst", ledger=ledger, seed=2)
+    two.add_dataset("survey", table, total_epsilon=2.0, stand_in=stand_in)
+    again = two.release("survey", NAME, **params(budgets, method="utility"))
+    assert not again.charged and two.spent("survey") == pytest.approx(first.epsilon)
+    np.testing.assert_array_equal(again.output["counts"], first.output["counts"])
+    np.testing.assert_array_equal(again.output["enjoyed"], first.output["enjoyed"])
+    stored = again.params["budgets"]
+    assert isinstance(stored, str) and stored.startswith(f"privacy-vector:{N}:")
+    assert stored == str(PrivacyVector(budgets))
+    two.close()
+
+
+def test_the_privacy_vector_digest_identifies_the_vector():
+    a = PrivacyVector([0.1, 0.2, 0.3])
+    assert a == PrivacyVector(np.array([0.1, 0.2, 0.3])) and a != PrivacyVector([0.1, 0.2, 0.4])
+    assert not a.array.flags.writeable
+
+
+def test_the_stand_in_carries_the_public_vector_and_public_values_only():
+    b = budgets_mixed(500, [(0.5, 0.01, 0.2), (0.5, 0.2, 1.0)], np.random.default_rng(1))
+    table = personalized_stand_in(b, 10, value_range=(0.0, 10.0), seed=4)
+    assert table.shape == (500, 2)
+    np.testing.assert_array_equal(table[:, 1], b)
+    assert set(np.unique(table[:, 0])) <= set(np.arange(10) + 0.5)  # bin centres only
+    np.testing.assert_array_equal(table, personalized_stand_in(b, 10, value_range=(0, 10),
+                                                               seed=4))
+    only_first = personalized_stand_in(b, 10, value_range=(0, 10), profile=[1] + [0] * 9)
+    assert np.all(only_first[:, 0] == 0.5)
+    with pytest.raises(ValueError, match="profile"):
+        personalized_stand_in(b, 10, value_range=(0, 10), profile=[1, 2])
+    with pytest.raises(ValueError, match="> 0"):
+        personalized_stand_in(np.zeros(5), 10, value_range=(0, 10))

@@ -1,0 +1,374 @@
+"""SyntheticDataWidget, headless: set a control, assert on the plotted data, the quality
+measures, the ledger and the meter; analyst mode previews for free, releases once, and no
+record or statistic of the confidential table reaches a ColumnDataSource or widget state."""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pandas as pd
+import pytest
+from ipywidgets.widgets import widget as widget_module
+
+from dpwidgets import Session
+from dpwidgets.datasets.synth import gaussian_dependence_table
+from dpwidgets.engine import synth as sy
+from dpwidgets.releases import synth as rs
+from dpwidgets.widgets import figures_synth as fs
+from dpwidgets.widgets.synth import (
+    SyntheticDataWidget,
+    encode,
+    kendall_matrix,
+    range_counts,
+    shares,
+)
+
+from .conftest import leaked
+
+DOMAINS = {"a": (0, 199), "b": (0, 99), "c": (0, 49), "flag": (0, 1)}
+
+
+def data(widget, name):
+    return widget.figure.sources[name].data
+
+
+def secret_table(n: int = 3000, seed: int = 11) -> pd.DataFrame:
+    """A confidential table with Gaussian dependence (latent correlation 0.6) over DOMAINS."""
+    rng = np.random.default_rng(seed)
+    corr = np.full((3, 3), 0.6)
+    np.fill_diagonal(corr, 1.0)
+    z = rng.standard_normal((n, 3)) @ np.linalg.cholesky(corr).T
+    u = 0.5 * (1 + np.tanh(z * 0.8))
+    return pd.DataFrame({
+        "a": np.floor(u[:, 0] * 200).astype(np.int64),
+        "b": np.floor(u[:, 1] * 100).astype(np.int64),
+        "c": np.floor(u[:, 2] * 50).astype(np.int64),
+        "flag": (rng.random(n) < 0.3).astype(np.int64),
+    })
+
+
+def stand_in(n: int = 3000) -> pd.DataFrame:
+    return rs.synth_stand_in(n, DOMAINS, dtypes={c: "int64" for c in DOMAINS})
+
+
+def codes_of(frame: pd.DataFrame) -> np.ndarray:
+    return np.stack([encode(frame[c].to_numpy(), rs.domain_values(DOMAINS[c]))
+                     for c in frame.columns], 1)
+
+
+@pytest.fixture
+def teaching():
+    s = Session(mode="teaching", seed=5)
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def analyst(tmp_path):
+    s = Session(mode="analyst", ledger=tmp_path / "ledger.sqlite", seed=5)
+    s.add_dataset("secret", secret_table(), total_epsilon=1.0, stand_in=stand_in())
+    yield s
+    s.close()
+
+
+# -- evaluation helpers ----------------------------------------------------------------------
+def test_range_counts_are_exact_and_chunk_invariant():
+    rng = np.random.default_rng(0)
+    for n, sizes in ((5000, (96, 1020, 511, 2)), (777, (3, 5, 7)), (1, (4, 4))):
+        codes = np.stack([rng.integers(0, a, n) for a in sizes], 1)
+        q = sy.random_range_queries({f"c{j}": a for j, a in enumerate(sizes)}, 120, rng)
+        frame = pd.DataFrame(codes, columns=[f"c{j}" for j in range(len(sizes))])
+        truth = q.answer(frame)
+        lo, hi = q.lower.astype(np.int64), q.upper.astype(np.int64)
+        np.testing.assert_array_equal(range_counts(codes, lo, hi), truth)
+        np.testing.assert_array_equal(range_counts(codes, lo, hi, max_bytes=4096), truth)
+    assert range_counts(np.zeros((0, 2), dtype=int), lo[:, :2], hi[:, :2]).sum() == 0
+
+
+def test_encode_shares_and_kendall():
+    np.testing.assert_array_equal(encode(np.array([5, 7, 300, -2]), np.arange(5, 105)),
+                                  [0, 2, 99, 0])
+    np.testing.assert_array_equal(encode(np.array([0.4, 2.0, 9.0]), np.array([0.0, 2.5, 5.0])),
+                                  [0, 1, 2])
+    np.testing.assert_allclose(shares(np.array([0, 0, 2]), 4), [2 / 3, 0, 1 / 3, 0])
+    frame = secret_table(800)
+    tau = kendall_matrix(codes_of(frame))
+    ref = sy.dependence_comparison(frame, frame).real_kendall.to_numpy()
+    np.testing.assert_allclose(tau, ref, atol=1e-12)
+    # On more rows than max_rows, a fixed sample: the same table gives the same matrix.
+    big = codes_of(secret_table(6000))
+    np.testing.assert_array_equal(kendall_matrix(big, 1000), kendall_matrix(big, 1000))
+
+
+def test_figure_data_builders():
+    starts, edges = fs.display_bins(np.arange(1020))  # bars of 11 values
+    assert starts.size == 93 and edges.size == 94 and edges[0] == -0.5 and edges[-1] == 1019.5
+    starts, edges = fs.display_bins(np.array([0.0, 1.0, 4.0]))
+    np.testing.assert_allclose(edges, [-0.5, 0.5, 2.5, 5.5])
+    d = fs.margin_plot_data(np.arange(10), synthetic=np.full(10, 0.1), dp_margin=np.ones(10) / 10)
+    assert len(d["margin_reference"]["left"]) == 0 and d["margin_synthetic"]["top"].sum() == 1
+    p = np.array([[1.0, 0.5], [0.5, 1.0]])
+    np.testing.assert_allclose(np.sin(np.pi / 2 * fs.tau_from_correlation(p)), p)
+    cells = fs.dependence_plot_data(["u", "v"], synthetic=np.eye(2), reference=np.eye(2))
+    assert cells["tau_difference"]["value"].tolist() == [0.0] * 4 and cells["tau_dp"]["x"] == []
+    x, y = fs.ecdf(np.array([0.0, 0.5, 2.0]))
+    assert x[0] == fs.ERROR_FLOOR and y[-1] == 1.0 and np.all(np.diff(y) >= 0)
+    with pytest.raises(ValueError, match="unknown methods"):
+        fs.range_error_plot_data({"magic": np.zeros(3)})
+
+
+# -- teaching ----------------------------------------------------------------------------------
+def test_teaching_draws_real_beside_synthetic_and_charges_live_runs(teaching):
+    w = SyntheticDataWidget(teaching, data="us_census", n=5000, epsilon=1.0, debounce=0)
+    name = w.dataset
+    assert name == "us_census_5000"
+    # DPCopula and the independent baseline, both charged; the full histogram does not fit.
+    assert teaching.spent(name) == pytest.approx(2.0)
+    assert "1e+08 cells do not fit" in w.quality.value
+    real = teaching.public_view(name)
+    age = real[:, w.columns.index("age")].astype(int)
+    np.testing.assert_allclose(data(w, "margin_reference")["top"],
+                               np.bincount(age, minlength=96) / len(age))
+    synth = rs.synthetic_frame(w.outputs["dpcopula"])
+    np.testing.assert_allclose(data(w, "margin_synthetic")["top"],
+                               np.bincount(synth["age"], minlength=96) / len(synth))
+    assert data(w, "margin_dp")["y"].sum() == pytest.approx(1.0)
+    np.testing.assert_allclose(data(w, "tau_reference")["value"],
+                               kendall_matrix(real.astype(np.int64)).ravel())
+    assert len(data(w, "tau_dp")["x"]) == 0 and len(data(w, "tau_difference")["x"]) == 16
+    for key in ("dpcopula", "independent"):
+        assert data(w, f"errors_{key}")["y"][-1] == 1.0
+        assert len(data(w, f"errors_{key}")["x"]) == 301  # 300 queries + the start point
+    assert len(data(w, "errors_laplace")["x"]) == 0
+    assert set(w.quality_values) == {"DPCopula", "independent"}
+    # A control change is a live rerun: charged, and the meter follows.
+    w.epsilon.value = 0.5
+    assert teaching.spent(name) == pytest.approx(3.0)
+    assert teaching.meter.budget(name)["spent"] == pytest.approx(3.0)
+    w.compare.value = False  # DPCopula alone, with the same parameters: a free replay
+    assert teaching.spent(name) == pytest.approx(3.0)
+    assert set(w.quality_values) == {"DPCopula"} and len(data(w, "errors_independent")["x"]) == 0
+    w.show_truth.value = False  # cached again: no charge, nothing real drawn
+    assert teaching.spent(name) == pytest.approx(3.0)
+    assert len(data(w, "margin_reference")["top"]) == 0 and w.quality_values == {}
+
+
+def test_dpcopula_keeps_the_dependence_the_baseline_drops(teaching):
+    # 003 §3.3: DPCopula's point. Gaussian dependence, latent correlation 0.5 (true tau
+    # (2/pi) asin 0.5 = 0.33). The independent baseline's tau is ~0 (|Δτ| ~ 0.33); DPCopula's
+    # tau noise has scale 0.04 (the text's sample rule, C(m,2) 4/(t eps2) with
+    # t = 50 m(m-1)/eps2), so |Δτ| averaged over 6 pairs stays well under 0.12.
+    w = SyntheticDataWidget(teaching, data="gaussian", n=20_000, epsilon=1.0, debounce=0)
+    q = w.quality_values
+    assert q["DPCopula"]["mean |Δτ|"] < 0.12 < 0.25 < q["independent"]["mean |Δτ|"]
+    # ... and answers range queries better (003 Fig. 3.6-3.9).
+    assert q["DPCopula"]["median relative error"] < q["independent"]["median relative error"]
+    # Two attributes of 1000 values: 10^6 cells, the full-histogram baseline runs (and loses).
+    w.attributes.value = ("x1", "x2")
+    assert set(w.quality_values) == {"DPCopula", "independent", "Laplace"}
+    assert len(data(w, "errors_laplace")["x"]) == 301
+    assert (w.quality_values["Laplace"]["median relative error"]
+            > w.quality_values["DPCopula"]["median relative error"])
+    assert w.figure.panels["tau_reference"].x_range.factors == ["x1", "x2"]
+
+
+def test_controls_reach_the_engine(teaching):
+    w = SyntheticDataWidget(teaching, data="gaussian", n=3000, epsilon=1.0, compare=False,
+                            debounce=0)
+    assert "τ on t = " in w.stats.value
+    w.k.value = 1.0  # ε2 = ε/(k + 1)
+    assert w.outputs["dpcopula"]["epsilon_parts"]["dependence"] == pytest.approx(0.5)
+    assert "ε2 = 0.5" in w.k_note.value
+    w.method.value = "mle"
+    assert "MLE on l = " in w.stats.value and w.outputs["dpcopula"]["method"] == "dpcopula-mle"
+    w.publisher.value = "dawa_dyadic"
+    assert "dawa_dyadic margins" in teaching.ledger(w.dataset).spends[-1].label
+    spent = teaching.spent(w.dataset)
+    w.attributes.value = ("x1",)  # fewer than 2: refused, nothing charged
+    assert "at least 2 attributes" in w.message.value and teaching.spent(w.dataset) == spent
+    w.attributes.value = ("x2", "x4")
+    assert w.outputs["dpcopula"]["columns"] == ["x2", "x4"]
+    assert list(w.margin.options) == ["x2", "x4"]
+    # The margin dropdown is a view: it redraws, it does not rerun.
+    spent = teaching.spent(w.dataset)
+    w.margin.value = "x4"
+    assert teaching.spent(w.dataset) == spent
+    synth = rs.synthetic_frame(w.outputs["dpcopula"])
+    starts, _ = fs.display_bins(np.arange(1000))
+    np.testing.assert_allclose(data(w, "margin_synthetic")["top"],
+                               fs.binned(np.bincount(synth["x4"], minlength=1000) / len(synth),
+                                         starts))
+    assert w.figure.panels["margin_synthetic"].xaxis[0].axis_label == "x4"
+
+
+def test_hybrid_toggle_and_rerun(teaching):
+    w = SyntheticDataWidget(teaching, data="us_census", n=4000, compare=False, debounce=0)
+    assert w.outputs["dpcopula"]["method"] == "dpcopula-hybrid-kendall"
+    assert "partitioned by gender" in w.banner.value
+    before = data(w, "margin_synthetic")["top"].copy()
+    w.release_button.click()  # teaching: fresh noise, charged again
+    assert teaching.spent(w.dataset) == pytest.approx(2.0) and "#1" in w.status.value
+    assert not np.array_equal(before, data(w, "margin_synthetic")["top"])
+    w.hybrid.value = False
+    assert w.outputs["dpcopula"]["method"] == "dpcopula-kendall"
+    assert w.synthetic_data.dtypes.tolist() == [np.dtype("int64")] * 4
+
+
+def test_one_control_change_recomputes_once_despite_the_browser_echo(teaching):
+    w = SyntheticDataWidget(teaching, data="gaussian", n=2000, compare=False, debounce=0)
+    calls = []
+    recompute = w._debouncer.callback
+    w._debouncer.callback = lambda: (calls.append(1), recompute())
+    w.k.value = 4.0
+    # The browser snaps 4 to the log slider's grid (10^0.6 = 3.98) and sends it back.
+    w.k.set_state({"value": 10 ** (w.k.min + round((np.log10(4.0) - w.k.min) / w.k.step)
+                                   * w.k.step)})
+    assert w.k.value == 4.0 and calls == [1]
+
+
+def test_peer_button_is_disabled_with_an_explanation_without_the_extra(teaching, monkeypatch):
+    if rs.peers_available():  # pragma: no cover - the extra is not installed in CI
+        pytest.skip("opendp[mbi] is installed here")
+    w = SyntheticDataWidget(teaching, data="gaussian", n=2000, debounce=0)
+    assert w.peer_button.disabled and w.peer_method.disabled
+    assert "pip install 'opendp[mbi]'" in w.peer_note.value
+    assert w.run_peer() is None and "Not installed" in w.message.value
+    # With the extra (faked here: independent margins under the peer's name) the peer joins
+    # the comparison as a charged teaching release.
+    monkeypatch.setattr(rs, "peers_available", lambda: True)
+
+    def fake_peer(frame, epsilon, method="aim", domains=None, rng=None, *, n_rows=None):
+        return sy.independent_synth(frame, epsilon, domains=domains, rng=rng, n_rows=n_rows)
+
+    monkeypatch.setattr(sy, "peer_synth", fake_peer)
+    spent = teaching.spent(w.dataset)
+    assert w.run_peer() is not None
+    assert teaching.spent(w.dataset) == pytest.approx(spent + 1.0)
+    assert len(data(w, "errors_peer")["x"]) == 301 and "AIM/MST" in w.quality_values
+    w.epsilon.value = 0.7  # a new setting: the peer is dropped until asked again
+    assert len(data(w, "errors_peer")["x"]) == 0
+
+
+# -- analyst -----------------------------------------------------------------------------------
+def test_analyst_needs_declared_domains(analyst):
+    with pytest.raises(ValueError, match="domains="):
+        SyntheticDataWidget(analyst, dataset="secret")
+    with pytest.raises(ValueError, match="missing"):
+        SyntheticDataWidget(analyst, dataset="secret", domains={"a": (0, 199)})
+    with pytest.raises(ValueError, match="dataset="):
+        SyntheticDataWidget(analyst)
+
+
+def test_analyst_previews_for_free_and_releases_once(analyst):
+    w = SyntheticDataWidget(analyst, dataset="secret", domains=DOMAINS, epsilon=0.4, debounce=0)
+    assert "PREVIEW" in w.status.value and w.data.disabled and w.show_truth.disabled
+    for eps in (0.3, 0.5, 0.45):
+        w.epsilon.value = eps
+    w.k.value = 2.0
+    w.method.value = "mle"
+    w.attributes.value = ("a", "b", "c")
+    w.margin.value = "b"
+    assert analyst.spent("secret") == 0.0 and analyst.ledger("secret").spends == []
+    # The reference drawn in a preview is the stand-in, and the quality line says so.
+    codes = codes_of(stand_in()[["a", "b", "c"]])
+    np.testing.assert_allclose(data(w, "margin_reference")["top"],
+                               fs.binned(shares(codes[:, 1], 100), fs.display_bins(
+                                   np.arange(100))[0]))
+    assert "on the public stand-in" in w.quality.value
+    assert "stand-in" in w.figure.panels["errors"].title.text
+    release = w.release_button.click() or w._release
+    assert release is not None and release.charged
+    assert analyst.spent("secret") == pytest.approx(0.45)
+    assert analyst.meter.budget("secret")["spent"] == pytest.approx(0.45)
+    assert "charged ε = 0.45" in w.message.value and "released DP output" in w.status.value
+    # After a release: the synthetic data and DP summaries only.
+    assert len(data(w, "margin_reference")["top"]) == 0
+    assert len(data(w, "tau_reference")["x"]) == 0 and len(data(w, "tau_difference")["x"]) == 0
+    assert len(data(w, "tau_dp")["x"]) == 9 and len(data(w, "margin_synthetic")["top"]) > 0
+    assert all(len(data(w, f"errors_{k}")["x"]) == 0 for k in fs.METHOD_LABELS)
+    assert "not available in analyst mode" in w.figure.panels["errors"].title.text
+    assert w.quality_values == {} and "would need the confidential table" in w.quality.value
+    np.testing.assert_allclose(  # the DP matrix drawn is the released one, in tau units
+        np.asarray(data(w, "tau_dp")["value"]).reshape(3, 3),
+        fs.tau_from_correlation(release.output["correlation"]))
+    pd.testing.assert_frame_equal(w.synthetic_data, rs.synthetic_frame(release.output))
+    # Release again with the same controls: a free replay.
+    w.epsilon.value = 0.2
+    w.epsilon.value = 0.45
+    assert w.release().charged is False and analyst.spent("secret") == pytest.approx(0.45)
+    assert "nothing spent" in w.message.value
+    # Over budget: refused, nothing charged.
+    w.epsilon.value = 0.9
+    assert "refused" in w.epsilon_note.value
+    assert w.release() is None and "Over budget" in w.message.value
+    assert analyst.spent("secret") == pytest.approx(0.45)
+
+
+def test_analyst_state_never_contains_the_confidential_table(tmp_path, monkeypatch):
+    # The search serializes every live widget: search this test's (the earlier tests' widgets,
+    # on other tables, would only slow it down).
+    monkeypatch.setattr(widget_module, "_instances", {})
+    frame = secret_table()
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=3)
+    s.add_dataset("secret", frame, total_epsilon=5.0, stand_in=stand_in())
+    s.meter  # noqa: B018 - the meter's state crosses to the browser too
+    w = SyntheticDataWidget(s, dataset="secret", domains=DOMAINS, epsilon=1.0, debounce=0)
+    codes = codes_of(frame)
+    tau = kendall_matrix(codes)
+    pearson = frame.astype(float).corr().to_numpy()
+    recognisable = (tau[np.triu_indices(4, 1)], pearson[np.triu_indices(4, 1)],
+                    frame.mean().to_numpy(), frame.std().to_numpy())
+    true_shares = {c: shares(codes[:, j], DOMAINS[c][1] + 1) for j, c in enumerate(DOMAINS)}
+
+    def check() -> None:
+        assert leaked(*recognisable) == []
+        # Vectors: no source column is a real margin, a real column or the true answers.
+        lo, hi = w._queries(tuple(DOMAINS), {c: rs.domain_values(d) for c, d in DOMAINS.items()})
+        truth = range_counts(codes, lo, hi)
+        for name, source in w.figure.sources.items():
+            for col, values in source.data.items():
+                arr = np.asarray(values)
+                if arr.dtype.kind not in "fiu" or arr.size < 3:
+                    continue
+                for c, sh in true_shares.items():
+                    starts = fs.display_bins(rs.domain_values(DOMAINS[c]))[0]
+                    for ref in (sh, fs.binned(sh, starts)):
+                        assert not (arr.size == ref.size and np.allclose(arr, ref)), (name, col)
+                    head = frame[c].to_numpy()[:50].astype(float)
+                    assert not (arr.size >= 50 and np.array_equal(arr[:50], head)), (name, col)
+                assert not (arr.size == truth.size and np.array_equal(arr, truth)), (name, col)
+
+    for value in (0.5, 0.8):  # previews
+        w.epsilon.value = value
+    w.margin.value = "c"
+    assert s.spent("secret") == 0.0
+    check()
+    w.release_button.click()
+    assert s.spent("secret") == pytest.approx(0.8)
+    check()
+    w.margin.value = "a"  # a view of the release
+    check()
+    # The check can fail: a teaching widget on the same table puts its statistics on screen.
+    t = Session(mode="teaching", seed=3)
+    t.add_dataset("secret", frame, total_epsilon=5.0, stand_in=stand_in())
+    tw = SyntheticDataWidget(t, dataset="secret", domains=DOMAINS, debounce=0)
+    assert set(tau[np.triu_indices(4, 1)].tolist()) <= set(leaked(*recognisable))
+    np.testing.assert_allclose(data(tw, "margin_reference")["top"],
+                               fs.binned(true_shares["a"], fs.display_bins(np.arange(200))[0]))
+
+
+def test_a_teaching_dataset_without_domains_is_marked_not_dp(teaching):
+    teaching.add_dataset("mine", secret_table(800), total_epsilon=5.0, stand_in=stand_in(800))
+    with pytest.warns(sy.DomainFromDataWarning):
+        w = SyntheticDataWidget(teaching, dataset="mine", compare=False, debounce=0)
+    assert "NOT differentially private" in w.banner.value
+    assert "NOT DP" in w.outputs["dpcopula"]["guarantee"]
+
+
+def test_gaussian_preset_matches_the_generator(teaching):
+    w = SyntheticDataWidget(teaching, data="gaussian", n=1000, compare=False, debounce=0)
+    # The teaching presets are seeded by their session name.
+    table = gaussian_dependence_table(1000, 4, 1000, "gaussian",
+                                      np.random.default_rng(zlib.crc32(b"gaussian_1000")))
+    np.testing.assert_array_equal(teaching.public_view(w.dataset), table.frame.to_numpy(float))
