@@ -64,6 +64,7 @@ import sqlite3
 import threading
 import time
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -783,8 +784,13 @@ class _ReleaseStore:
     );
     """
 
+    # Rows kept in memory (with the teaching-mode engine results). Older ones are evicted: a
+    # file-backed store reads them back from SQLite (without the result); an in-memory ledger
+    # forgets them, so replaying one is charged afresh -- never less than the truth.
+    MEMORY_ROWS = 64
+
     def __init__(self, path: str):
-        self._memory: dict[tuple[str, str], dict] = {}
+        self._memory: OrderedDict[tuple[str, str], dict] = OrderedDict()
         self._lock = threading.RLock()
         self._conn: sqlite3.Connection | None = None
         if path != ":memory:":
@@ -797,8 +803,11 @@ class _ReleaseStore:
     def get(self, dataset: str, key: str) -> dict | None:
         with self._lock:
             row = self._memory.get((dataset, key))
-            if row is not None or self._conn is None:
+            if row is not None:
+                self._memory.move_to_end((dataset, key))
                 return row
+            if self._conn is None:
+                return None
             got = self._conn.execute(
                 "SELECT mechanism, label, params, epsilon, output, created FROM releases "
                 "WHERE dataset = ? AND key = ?",
@@ -818,6 +827,9 @@ class _ReleaseStore:
     def put(self, dataset: str, key: str, row: dict) -> None:
         with self._lock:
             self._memory[(dataset, key)] = row
+            self._memory.move_to_end((dataset, key))
+            while len(self._memory) > self.MEMORY_ROWS:
+                self._memory.popitem(last=False)
             if self._conn is not None:
                 self._conn.execute(
                     "INSERT OR IGNORE INTO releases "
@@ -1288,7 +1300,12 @@ class Session:
             ledger = self._ledgers[ds.name]
             # Computing before charging is harmless: an output that is never shown leaks
             # nothing. It lets a refused release leave no trace at all.
-            result = mech.run(_run_input(ds, mech, ds.data), p, self.rng)
+            try:
+                result = mech.run(_run_input(ds, mech, ds.data), p, self.rng)
+            except ValueError as exc:
+                # A mechanism's last checks (nothing is charged yet): observers hear it.
+                self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
+                raise
             output = mech.outputs(result, p)
             overdraft = False
             charge_key = key

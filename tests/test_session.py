@@ -238,3 +238,41 @@ def test_dataframe_dataset_validation():
         s.add_dataset("t", good, stand_in=good.rename(columns={"a": "c"}))
     with pytest.raises(ValueError, match="NaN|finite"):
         s.add_dataset("t", pd.DataFrame({"a": [1.0, np.nan], "b": [3, 4]}), stand_in=good.astype({"a": float}))
+
+
+def test_release_store_keeps_a_bounded_number_of_rows_in_memory(tmp_path):
+    # A file-backed analyst session: evicted rows come back from SQLite, so replays stay free.
+    from dpwidgets.session import _ReleaseStore
+
+    s = analyst(str(tmp_path / "l.sqlite"), total=100.0)
+    n = _ReleaseStore.MEMORY_ROWS + 6
+    for run in range(n):
+        s.release("d", "svt", run=run, **SVT)
+    assert len(s._store._memory) == _ReleaseStore.MEMORY_ROWS
+    spent = s.spent("d")
+    assert not s.release("d", "svt", run=0, **SVT).charged  # evicted, read back from SQLite
+    assert s.spent("d") == pytest.approx(spent)
+
+
+def test_a_refusal_raised_while_running_is_heard_and_charges_nothing():
+    from dpwidgets.session import MECHANISMS, Mechanism, register_mechanism
+
+    def run(data, p, rng):
+        raise ValueError("the mechanism's own last check")
+
+    register_mechanism(Mechanism(
+        "toy_refuses", validate=lambda params, n: {"epsilon": float(params["epsilon"])},
+        cost=lambda p: p["epsilon"], run=run, outputs=lambda r, p: {}, private=lambda p: True,
+        label=lambda p: "refuses",
+    ))
+    try:
+        s = Session(mode="analyst", ledger=":memory:", seed=0)
+        s.add_dataset("d", SECRET, total_epsilon=1.0, stand_in=STAND_IN)
+        heard = []
+        s.observe(lambda session, event: heard.append(event["kind"]))
+        with pytest.raises(ValueError, match="last check"):
+            s.release("d", "toy_refuses", epsilon=0.5)
+        assert heard == ["refused"] and s.spent("d") == 0
+        assert s.last_refusal == "the mechanism's own last check"
+    finally:
+        MECHANISMS.pop("toy_refuses", None)
