@@ -5,7 +5,10 @@ objects moving on a grid. Both return an ``(N, U)`` series of count histograms.
   Education, Health insurance, Marital status, Income) with domains 96, 2, 12, 2, 2, 3; a
   snapshot of ``n`` tuples drawn from a population, then at every step ``m ~ N(r|D|/2,
   sigma^2)`` tuples are deleted and as many drawn from the public pool, the N steps cut into
-  10 periods of different update rates.
+  10 periods of different update rates. As in the text, the pool is the rest of the same
+  population, so the distribution never changes (only sampling noise does); ``drift > 0``
+  (our addition) draws each period's inserted tuples from a shifted population, making the
+  period boundaries real change points.
 - :func:`moving_object_series` — a stand-in for the Oldenburg traffic data (Brinkhoff
   generator, §4.5.1): objects moving between hot spots on the unit square, counted per cell
   of a grid, with a traffic intensity that changes over time.
@@ -165,6 +168,7 @@ def census_like_series(
     n_periods: int = 10,
     period_rates: Sequence[float] | None = None,
     attributes: Sequence[str] = ("age", "education", "income"),
+    drift: float = 0.0,
     rng: np.random.Generator | None = None,
 ) -> DynamicSeries:
     """The census-like dynamic dataset of 003 §4.5.1, as an (N, U) series of histograms.
@@ -175,6 +179,14 @@ def census_like_series(
     deleted at random and ``m`` drawn at random from the pool; the deleted tuples return to the
     pool, so ``|D_i| = n`` and the pool size stay fixed. The N steps are cut into
     ``n_periods`` equal periods, period ``p`` with rate ``r_p``.
+
+    With the text's setup (``drift=0``) every snapshot is a random sample of *the same*
+    population: the tuples change but the distribution does not, so the histograms differ
+    only by sampling noise (about 0.05 in normalised L1 at the default sizes, however many
+    tuples are replaced) and there is no change point for an adaptive sampler to find.
+    ``drift > 0`` (our addition, not in the text) makes the periods real change points: the
+    tuples inserted during period ``p`` come from a period-specific population (see
+    ``drift`` below), so the snapshot moves towards a new distribution at the period's rate.
 
     Parameters
     ----------
@@ -199,13 +211,24 @@ def census_like_series(
         The marginal to histogram (in the table's order). Default ``("age", "education",
         "income")``: U = 3,456 bins (the text's 3-D US data, Fig. 4.4(c), 4.6). All six give the
         text's full joint, U = 27,648.
+    drift : float
+        Strength of the distribution shift between periods, >= 0 (default 0: the text's
+        stationary pool). Period 0 inserts tuples from the population distribution ``pi``;
+        period ``p >= 1`` from ``pi_p ∝ pi · exp(drift · z_p)``, where ``z_p`` is a random
+        score over the six attributes (a sinusoid in age, a linear trend in education, level
+        effects for gender, insurance, marital status and income) standardised to mean 0 and
+        standard deviation 1 under ``pi``; ``||pi_p - pi||_1`` is about ``0.8 drift`` for
+        small ``drift``. The inserted tuples are drawn with replacement from ``pi_p`` (an
+        unlimited period population; ``population`` then only sets ``D_1``), the deleted ones
+        uniformly from the snapshot as before.
     rng : numpy.random.Generator, optional
 
     Returns
     -------
     DynamicSeries
         ``histograms`` (N, U); ``shape`` the marginal's domains; ``details["replaced"]`` (the
-        N - 1 values of m) and ``details["period_rates"]``.
+        N - 1 values of m), ``details["period_rates"]``, ``details["period_starts"]`` (the
+        time index where each period begins) and ``details["drift"]``.
 
     Raises
     ------
@@ -237,6 +260,7 @@ def census_like_series(
         if rates.shape != (n_periods,) or np.any(~np.isfinite(rates)) or np.any(rates < 0) or np.any(rates > 2):
             raise ValueError(f"period_rates must be {n_periods} numbers in [0, 2], got {period_rates!r}")
     names = _check_attributes(attributes)
+    drift = _check_nonneg(drift, "drift", upper=10.0)
     rng = check_rng(rng)
 
     if period_rates is None:
@@ -253,7 +277,11 @@ def census_like_series(
     mu = rates[period_of] * n_records / 2.0
     replaced = np.clip(np.round(rng.normal(mu, math.sqrt(sigma2))), 0, n_records).astype(np.int64)
     pool_size = population - n_records
-    replaced = np.minimum(replaced, pool_size)
+    if drift == 0:
+        replaced = np.minimum(replaced, pool_size)
+        targets = None
+    else:
+        targets = _period_distributions(drift, n_periods, axes, rng)
 
     out = np.empty((n_times, current.size), dtype=np.int64)
     out[0] = current
@@ -261,16 +289,50 @@ def census_like_series(
         m = int(replaced[t - 1])
         if m:
             deleted = rng.multivariate_hypergeometric(current, m, method="marginals")
-            inserted = rng.multivariate_hypergeometric(pool, m, method="marginals")
+            if targets is None:
+                inserted = rng.multivariate_hypergeometric(pool, m, method="marginals")
+                pool = pool - inserted + deleted
+            else:
+                inserted = rng.multinomial(m, targets[period_of[t - 1]])
             current = current - deleted + inserted
-            pool = pool - inserted + deleted
         out[t] = current
+    period_of_time = np.minimum(np.arange(n_times) * n_periods // n_times, n_periods - 1)
+    starts = np.flatnonzero(np.diff(period_of_time, prepend=-1))
     return DynamicSeries(
         histograms=out, shape=tuple(int(s) for s in shape), attributes=names,
         cardinality=n_records,
         details={"replaced": replaced, "period_rates": rates, "update_rate": update_rate,
-                 "sigma2": sigma2, "population": population, "n_periods": n_periods},
+                 "sigma2": sigma2, "population": population, "n_periods": n_periods,
+                 "period_starts": starts,
+                 "drift": drift},
     )
+
+
+def _period_distributions(drift: float, n_periods: int, axes: tuple[int, ...], rng) -> np.ndarray:
+    """The (n_periods, U) insertion distributions of ``census_like_series(drift=...)``."""
+    joint = census_distribution()
+    age = np.arange(96) / 96.0
+    out = []
+    for p in range(n_periods):
+        if p == 0:
+            tilted = joint
+        else:
+            freq, phase = rng.uniform(0.5, 2.0), rng.uniform(0.0, 2 * np.pi)
+            score = (
+                np.sin(2 * np.pi * freq * age + phase)[:, None, None, None, None, None]
+                + rng.normal() * np.linspace(-1.0, 1.0, 12)[None, None, :, None, None, None]
+                + 0.5 * rng.normal(size=2)[None, :, None, None, None, None]
+                + rng.normal(size=2)[None, None, None, :, None, None]
+                + rng.normal(size=2)[None, None, None, None, :, None]
+                + rng.normal(size=3)[None, None, None, None, None, :]
+            )
+            score = np.broadcast_to(score, joint.shape)
+            mean = float((joint * score).sum())
+            sd = math.sqrt(float((joint * (score - mean) ** 2).sum()))
+            tilted = joint * np.exp(drift * (score - mean) / max(sd, 1e-12))
+        marginal = tilted.sum(axis=axes).ravel()
+        out.append(marginal / marginal.sum())
+    return np.array(out)
 
 
 def moving_object_series(
@@ -356,13 +418,13 @@ def moving_object_series(
         if count:
             target[leaving] = destinations(count)
             moving |= leaving
-        step = target[moving] - position[moving]
+        # Whole-array arithmetic (parked objects move by 0): no boolean gathers per step.
+        step = target - position
         dist = np.hypot(step[:, 0], step[:, 1])
-        arrived = dist <= speed
-        scale = np.where(arrived, 1.0, speed / np.maximum(dist, 1e-12))
-        position[moving] += step * scale[:, None]
-        idx = np.flatnonzero(moving)
-        moving[idx[arrived]] = False
+        near = dist <= speed
+        scale = np.where(moving, np.where(near, 1.0, speed / np.maximum(dist, 1e-12)), 0.0)
+        position += step * scale[:, None]
+        moving &= ~near
         cell_y = np.minimum((position[:, 1] * rows).astype(np.int64), rows - 1)
         cell_x = np.minimum((position[:, 0] * cols).astype(np.int64), cols - 1)
         out[t] = np.bincount(cell_y * cols + cell_x, minlength=rows * cols)

@@ -6,6 +6,7 @@ folder for the usage summary.
 
 from .attack_demo import AttackDemo
 from .diagnostics import BinnedResidualWidget, ResidualPlotWidget, RocWidget
+from .dynamic import DynamicHistogramWidget
 from .meter import BudgetMeter
 from .personalized import PersonalizedWidget
 from .streams import HierarchyWidget, StreamWidget
@@ -16,6 +17,7 @@ __all__ = [
     "AttackDemo",
     "BinnedResidualWidget",
     "BudgetMeter",
+    "DynamicHistogramWidget",
     "HierarchyWidget",
     "PersonalizedWidget",
     "ResidualPlotWidget",

@@ -70,6 +70,39 @@ def test_default_period_rates_average_the_update_rate():
     assert np.ptp(rates) > 0.3  # "10 periods of different rates"
 
 
+def test_census_drift_makes_real_change_points():
+    # n = 50,000 over age x income (288 bins), N = 100, 5 periods of rate 0.5 (25% of the
+    # tuples replaced per step, so a period's population is reached within ~20 steps); seed 2.
+    # Sampling noise alone keeps two snapshots within (2/sqrt(pi)) sqrt(U/n) = 0.086 of each
+    # other (normalised L1); drift = 1 moves the snapshot by ~0.8 per period (asked: > 0.3).
+    kwargs = dict(n_times=100, n_records=50_000, population=300_000, n_periods=5,
+                  period_rates=[0.5] * 5, attributes=("age", "income"))
+    still = census_like_series(**kwargs, rng=np.random.default_rng(2))
+    moving = census_like_series(**kwargs, drift=1.0, rng=np.random.default_rng(2))
+    assert moving.details["period_starts"].tolist() == [0, 20, 40, 60, 80]
+    assert moving.details["drift"] == 1.0 and still.details["drift"] == 0.0
+    assert np.all(moving.histograms.sum(axis=1) == 50_000)
+
+    def dist(s, a, b):
+        h = s.histograms / s.histograms.sum(axis=1, keepdims=True)
+        return float(np.abs(h[a] - h[b]).sum())
+
+    floor = 2 / math.sqrt(math.pi) * math.sqrt(288 / 50_000)
+    ends = [19, 39, 59, 79, 99]  # last snapshot of each period
+    assert max(dist(still, a, b) for a, b in zip(ends[:-1], ends[1:], strict=True)) < floor
+    assert min(dist(moving, a, b) for a, b in zip(ends[:-1], ends[1:], strict=True)) > 0.3
+    # Inside the first period (drift or not: period 0 inserts from the population) nothing moves.
+    assert dist(moving, 2, 19) < floor
+
+
+def test_census_drift_zero_is_the_texts_setup():
+    # drift = 0 keeps the finite pool: the same draws as without the argument.
+    kwargs = dict(n_times=30, n_records=10_000, population=60_000, attributes=("income",))
+    a = census_like_series(**kwargs, rng=np.random.default_rng(4))
+    b = census_like_series(**kwargs, drift=0.0, rng=np.random.default_rng(4))
+    assert np.array_equal(a.histograms, b.histograms)
+
+
 def test_moving_objects():
     a = moving_object_series(60, 3_000, grid=(8, 10), rng=np.random.default_rng(4))
     b = moving_object_series(60, 3_000, grid=(8, 10), rng=np.random.default_rng(4))
@@ -92,6 +125,8 @@ def test_moving_objects():
          "period_rates"),
         (lambda rng: census_like_series(10, 100, population=1000, attributes=("zip",), rng=rng),
          "attributes"),
+        (lambda rng: census_like_series(10, 100, population=1000, drift=-0.5, rng=rng), "drift"),
+        (lambda rng: census_like_series(10, 100, population=1000, drift=np.nan, rng=rng), "drift"),
         (lambda rng: moving_object_series(10, 100, grid=(0, 4), rng=rng), "grid"),
         (lambda rng: moving_object_series(10, 100, speed=0, rng=rng), "speed"),
     ],

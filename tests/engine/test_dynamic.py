@@ -15,6 +15,7 @@ import pytest
 from dpwidgets.datasets.dynamic import census_like_series, moving_object_series
 from dpwidgets.engine.dynamic import (
     DSAT_DEFAULTS,
+    PACED_DEFAULTS,
     budget_absorption_release,
     budget_distribution_release,
     dsat,
@@ -25,8 +26,10 @@ from dpwidgets.engine.dynamic import (
     fixed_sampling_release,
     l1_sensitivity,
     normalised_l1,
+    paced_k,
     random_range_queries,
     range_query_error,
+    sampling_noise_floor,
     uniform_budget_release,
     update_ratio,
 )
@@ -55,12 +58,16 @@ def _repeats_between_releases(result) -> bool:
 # ---------------------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ["dsft", "dsat"])
+@pytest.mark.parametrize("method", ["dsft", "dsat", "dsat-text", "dsft-snapshot"])
 @pytest.mark.parametrize("threshold", [0.0, 0.3, 2.0])
 def test_user_level_spends_exactly_epsilon_with_at_most_c_releases(census, method, threshold):
     h, eps, c = census.histograms, 0.7, 6
     if method == "dsft":
         r = dsft(h, eps, c, threshold, np.random.default_rng(1))
+    elif method == "dsft-snapshot":
+        r = dsft(h, eps, c, threshold, np.random.default_rng(1), reference="snapshot")
+    elif method == "dsat-text":
+        r = dsat(h, eps, c, np.random.default_rng(1), threshold=threshold, variant="text")
     else:
         r = dsat(h, eps, c, np.random.default_rng(1), threshold=threshold)
     assert math.isclose(math.fsum(r.epsilon_parts.values()), eps, rel_tol=1e-12)
@@ -106,6 +113,76 @@ def test_k_of_theorem_4_3_4():
     assert dsft_k(500_000, 27_648, 10, 500) == pytest.approx(0.16685, abs=5e-5)
     assert dsft_k(500_000, 10, 10, 500) == pytest.approx(1 - 10 / 500)  # the cap binds
     assert dsft_k(1000, 100, 50, 50) == 0.0  # C = N: nothing left for decisions
+
+
+def test_paced_decision_noise_and_split(census):
+    # Paced DSAT: distance to the snapshot (sensitivity 2 Delta), SVT split 1:(2c)^(2/3),
+    # k from paced_k; the scales follow from the standard SVT with c = C - 1.
+    h, eps, c = census.histograms, 0.5, 6
+    r = dsat(h, eps, c, np.random.default_rng(0))
+    n = int(h.sum(axis=1).min())
+    delta = l1_sensitivity(n)
+    ratio = (2 * (c - 1)) ** (2 / 3)
+    eps1 = r.epsilon_parts["decision"]
+    assert r.details["variant"] == "paced" and r.details["reference"] == "snapshot"
+    assert math.isclose(r.details["sensitivity"], 2 * delta)
+    assert math.isclose(r.details["decision_ratio"], ratio)
+    assert math.isclose(eps1, paced_k(n, h.shape[1], c, eps) * eps)
+    assert math.isclose(r.details["threshold_scale"], 2 * delta * (1 + ratio) / eps1)
+    assert math.isclose(r.details["query_scale"], 2 * (c - 1) * 2 * delta * (1 + ratio) / (ratio * eps1))
+    # paced_k's target: query noise = 0.1 x the on-schedule threshold T_s (unless clipped).
+    t_s = r.details["schedule_threshold"]
+    if PACED_DEFAULTS["k_min"] < r.details["k"] < PACED_DEFAULTS["k_max"]:
+        assert math.isclose(r.details["query_scale"], 0.1 * t_s)
+    text = dsat(h, eps, c, np.random.default_rng(0), variant="text")
+    assert text.details["reference"] == "release" and math.isclose(text.details["sensitivity"], delta)
+    assert text.details["k_rule"] == "Thm 4.3.4" and text.details["decision_ratio"] == 1.0
+
+
+def test_paced_k_rule_by_hand():
+    # n = 500,000, U = 3,456, C = 5: T_s = max(0.5, 2 * 1.1284 * sqrt(3456/5e5) = 0.1876) = 0.5;
+    # Delta_d = 4/(n-1); r = 8^(2/3) = 4; eps1 = 2*4*Delta_d*5/(4*0.1*0.5) = 8.0e-4 -> k_min.
+    assert paced_k(500_000, 3_456, 5, 1.0) == PACED_DEFAULTS["k_min"] == 0.01
+    # n = 2,000, U = 16, C = 2: Delta_d = 4/1999, c = 1, r = 2^(2/3) = 1.5874;
+    # eps1 = 2 * 0.0020010 * 2.5874 / (1.5874 * 0.05) = 0.13046.
+    assert paced_k(2_000, 16, 2, 1.0) == pytest.approx(0.13046, rel=1e-4)
+    assert paced_k(2_000, 16, 2, 0.1) == PACED_DEFAULTS["k_max"] == 0.5  # capped
+    assert paced_k(2_000, 16, 1, 1.0) == 0.0  # C = 1: no decisions
+    # Distance to the release halves the sensitivity and so eps1.
+    assert paced_k(2_000, 16, 2, 1.0, reference="release") == pytest.approx(0.13046 / 2, rel=1e-4)
+    with pytest.raises(ValueError, match="reference"):
+        paced_k(2_000, 16, 2, 1.0, reference="nope")
+
+
+def test_sampling_noise_floor_matches_simulation():
+    # Two independent multinomial samples, n = 20,000 over U = 200 bins. Uniform p: the mean
+    # normalised L1 over 400 pairs is within 2% of (2/sqrt(pi)) sqrt(U/n) = 0.11284 (the
+    # normal approximation is good at 100 records per cell; the sd of the 400-pair mean is
+    # ~0.1%). A skewed p stays below the bound (Cauchy-Schwarz).
+    n, u = 20_000, 200
+    rng = np.random.default_rng(0)
+    floor = sampling_noise_floor(n, u)
+    assert floor == pytest.approx(2 / math.sqrt(math.pi) * math.sqrt(u / n))
+    for p, check in ((np.full(u, 1 / u), "equal"), (np.arange(1, u + 1) ** 2.0, "below")):
+        p = p / p.sum()
+        x, y = rng.multinomial(n, p, size=400), rng.multinomial(n, p, size=400)
+        mean = float(np.abs(x - y).sum(axis=1).mean() / n)
+        if check == "equal":
+            assert mean == pytest.approx(floor, rel=0.02)
+        else:
+            assert mean < 0.9 * floor
+
+
+def test_cutoff_one_spends_everything_on_the_first_release(census):
+    # C = 1: the one release is time 1 and no decision is ever made, so k = 0 for every method
+    # (Alg. 7 would charge k eps for nothing).
+    h = census.histograms
+    for r in (dsat(h, 0.8, 1, np.random.default_rng(0)),
+              dsat(h, 0.8, 1, np.random.default_rng(0), variant="text"),
+              dsft(h, 0.8, 1, 0.1, np.random.default_rng(0))):
+        assert r.epsilon_parts["decision"] == 0 and r.details["k"] == 0
+        assert np.flatnonzero(r.release_points).tolist() == [0]
+        assert math.isclose(r.release_epsilons[0], 0.8)
 
 
 def test_cutoff_equal_to_n_releases_every_point(census):
@@ -170,12 +247,41 @@ def test_budget_absorption_nullifies_after_absorbing(grid):
 # ---------------------------------------------------------------------------------------------
 
 
-def test_dsat_threshold_stays_in_range_and_moves(census):
+def test_text_dsat_threshold_stays_in_range_and_moves(census):
     for theta in (0.05, 0.5, 3.0):
-        r = dsat(census.histograms, 1.0, 6, np.random.default_rng(2), theta=theta, burn_in=3)
+        r = dsat(census.histograms, 1.0, 6, np.random.default_rng(2), theta=theta, burn_in=3,
+                 variant="text")
         assert np.all((r.thresholds >= 0) & (r.thresholds <= 2))
         assert np.ptp(r.thresholds) > 0
         assert np.all(r.thresholds[:3] == 0.5)  # burn-in: no adjustment
+
+
+@pytest.mark.parametrize("series", ["census", "grid"])
+def test_text_dsat_releases_on_the_fixed_schedule(request, series):
+    # The diagnosis of departure 6: Alg. 8's printed P term makes the release times a
+    # function of N and C only -- within 5 points after j N / C on two unrelated series,
+    # four seeds and two cutoffs (measured offsets: 2 to 4 points).
+    h = request.getfixturevalue(series).histograms
+    for seed in range(4):
+        for c in (4, 6):
+            r = dsat(h, 1.0, c, np.random.default_rng(seed), variant="text", k=0.05)
+            points = np.flatnonzero(r.release_points)
+            expected = np.arange(c) * len(h) / c
+            assert points.size == c
+            assert np.all((points >= expected) & (points <= expected + 5)), points
+
+
+def test_paced_threshold_is_the_public_schedule(census):
+    # T_i = min(2, T_s * 2^(C_i - 0.5 - C t / N)) from the public count and time only.
+    h, c = census.histograms, 6
+    r = dsat(h, 1.0, c, np.random.default_rng(3), threshold=0.2)
+    t_s = r.details["schedule_threshold"]
+    assert t_s == max(0.2, 2 * sampling_noise_floor(int(h.sum(axis=1).min()), h.shape[1]))
+    count_before = np.concatenate([[0], np.cumsum(r.release_points)[:-1]])
+    t = np.arange(len(h))
+    expected = np.minimum(2.0, t_s * 2.0 ** (count_before - 0.5 - c * t / len(h)))
+    assert np.allclose(r.thresholds[1:], expected[1:])
+    assert np.all((r.thresholds >= 0) & (r.thresholds <= 2))
 
 
 def test_dsat_w_threshold_in_range(grid):
@@ -273,6 +379,11 @@ def test_dsft_validation_before_randomness(kwargs, match):
         (lambda rng: dsat(GOOD, 1.0, 2, rng, burn_in=3), "burn_in"),
         (lambda rng: dsat(GOOD, 1.0, 2, rng, theta=0), "theta"),
         (lambda rng: dsat(GOOD, 1.0, 2, rng, delta=-1), "delta"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, variant="pid"), "variant"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, reference="noisy"), "reference"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, gain=0), "gain"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, decision_ratio=-1), "decision_ratio"),
+        (lambda rng: dsft(GOOD, 1.0, 2, 0.5, rng, reference="x"), "reference"),
         (lambda rng: dsat([[1, 2], [1, 2, 3]], 1.0, 1, rng), "histograms"),
         (lambda rng: dsat_w_event(GOOD, 1.0, 0, rng=rng), "w"),
         (lambda rng: dsat_w_event(GOOD, 1.0, 2.5, rng=rng), "w"),
@@ -299,8 +410,11 @@ def test_defaults_are_the_texts():
     assert DSAT_DEFAULTS["N"] == 500 and DSAT_DEFAULTS["cutoff_fraction"] == 0.01
     assert DSAT_DEFAULTS["delta"] == 0.05 and DSAT_DEFAULTS["theta"] == 0.5
     assert DSAT_DEFAULTS["update_rate"] == 0.5
-    r = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0))  # N = 200
+    r = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0), variant="text")
     assert r.cutoff == 2 and r.details["theta"] == 0.5 and r.details["delta"] == 0.05
+    p = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0))  # N = 200
+    assert p.cutoff == 2 and p.details["variant"] == "paced" and p.details["burn_in"] == 4
+    assert p.details["gain"] == PACED_DEFAULTS["gain"] == math.log(2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -332,6 +446,7 @@ def test_dsat_close_to_best_dsft_and_far_better_than_baseline(census_full, eps):
     # 003 Fig. 4.3: DSAT ~ the best DSFT without knowing T; Fig. 4.4: the eps/N baseline is an
     # order of magnitude worse. Tolerance: DSAT within 25% of the best DSFT over a grid of T
     # (seed-to-seed spread of the mean of 3 runs is ~5-10%); baseline at least 10x DSAT.
+    # Measured (paced DSAT): 199 vs best DSFT 236 at eps 0.5, 168 vs 178 at eps 1.
     h = census_full.histograms
     dsat_err = _mean_error(census_full, lambda rng: dsat(h, eps, None, rng))
     dsft_errs = {T: _mean_error(census_full, lambda rng, T=T: dsft(h, eps, None, T, rng))
@@ -343,10 +458,13 @@ def test_dsat_close_to_best_dsft_and_far_better_than_baseline(census_full, eps):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=(
-    "003 Fig. 4.4-4.5 (DSAT beats fixed sampling) is not reproduced on the census-like series: "
-    "replacing tuples by tuples of the same distribution leaves nothing for the adaptive "
-    "threshold to find, the text's P term swings T across [0, 2] so DSAT releases on a "
-    "near-fixed schedule, and Thm 4.3.4's k (0.33 here) takes budget from the releases."
+    "003 Fig. 4.4-4.5 (DSAT beats fixed sampling) is not reproduced on the text's own data "
+    "setup: tuples are replaced by tuples of the same population, so the snapshots differ only "
+    "by sampling noise (normalised L1 ~0.045 however many tuples change) and there is no change "
+    "point to find. Measured (3 seeds): paced DSAT 199 vs fixed 183 at eps 0.5, 168 vs 156 at "
+    "eps 1; the text's DSAT releases every N/C points (test_text_dsat_releases_on_the_fixed_"
+    "schedule) and pays k eps for the decisions. See test_dsat_beats_fixed_and_baseline_with_"
+    "change_points for the series with real change points."
 ))
 def test_dsat_beats_fixed_sampling_on_census_like_series(census_full):
     h = census_full.histograms
@@ -354,6 +472,24 @@ def test_dsat_beats_fixed_sampling_on_census_like_series(census_full):
         dsat_err = _mean_error(census_full, lambda rng, e=eps: dsat(h, e, None, rng))
         fixed_err = _mean_error(census_full, lambda rng, e=eps: fixed_sampling_release(h, e, None, rng))
         assert dsat_err < fixed_err
+
+
+@pytest.mark.slow
+def test_dsat_beats_fixed_and_baseline_with_change_points():
+    # The census-like series with real change points: drift = 0.25 (inserted tuples come from a
+    # new population in each of the 10 periods), the text's N = 500, n = 500,000, r = 0.5,
+    # 3-D marginal (U = 3,456), data seed 1; C = 0.01 N = 5; 1,000 queries (seed 5); 3 release
+    # seeds per method. Measured ratio paced DSAT / fixed: 0.81-0.94 at eps 0.5 and
+    # 0.86-0.88 at eps 1 over four disjoint triples of seeds, so a strict win has a margin of
+    # 6% over the worst triple; the eps/N baseline is 2-5x worse than DSAT (asked: 1.5x).
+    series = census_like_series(500, drift=0.25, rng=np.random.default_rng(1))
+    h = series.histograms
+    for eps in (0.5, 1.0):
+        ours = _mean_error(series, lambda rng, e=eps: dsat(h, e, None, rng))
+        fixed = _mean_error(series, lambda rng, e=eps: fixed_sampling_release(h, e, None, rng))
+        base = _mean_error(series, lambda rng, e=eps: uniform_budget_release(h, e, rng), seeds=[0])
+        assert ours < fixed, (eps, ours, fixed)
+        assert base > 1.5 * ours, (eps, ours, base)
 
 
 @pytest.mark.slow
