@@ -840,7 +840,11 @@ def dpcopula(
     publisher : str
         The :func:`~dpwidgets.engine.histograms.publish` method for the margins (default
         ``"efpa"``, the text's; any 1-D publisher; asked to serve the prefix workload,
-        since a margin is used through its CDF).
+        since a margin is used through its CDF). EFPA keeps a few Fourier coefficients: it
+        is excellent on smooth margins and poor on spiky ones (a point mass such as a zero
+        income or a top code needs every coefficient, and then EFPA's noise per cell is
+        about sqrt(domain size) times Laplace's). For such margins pass ``"dawa"`` or
+        ``"identity"``; ``benchmarks/results/synth_margin_publishers.md`` has the numbers.
     hybrid_threshold : int or None
         Attributes with fewer than this many values are handled by the hybrid (Alg. 6):
         they partition the data and DPCopula runs in every partition. ``None`` (or 2)
