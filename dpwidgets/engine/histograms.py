@@ -1383,6 +1383,7 @@ def _mwem(
 # ---------------------------------------------------------------------------------------------
 
 _EFPA_BOUNDS = ("retained", "histogram")
+_EFPA_FALLBACKS = (None, "identity")
 
 
 def _real_fourier_layout(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1440,6 +1441,7 @@ def _efpa(
     *,
     rho: float = 0.5,
     l2_bound: str = "retained",
+    fallback: str | None = None,
 ):
     """EFPA: keep the k lowest Fourier coefficients, k chosen privately, and perturb them.
 
@@ -1490,6 +1492,19 @@ def _efpa(
     authors' code perturbs the magnitudes and keeps the exact phases, which would release
     data-dependent phases without noise); and ``"retained"`` is the default bound.
 
+    ``fallback="identity"`` (ours; default ``None``, the paper's EFPA) adds one more
+    candidate to step 2: the Laplace histogram, ``Lap(1/epsilon2)`` on every cell, with
+    the quality ``-sqrt(2 n / epsilon2**2)``, its own expected squared error. That score does
+    not depend on the data, so the candidates' qualities still have sensitivity <= 1 and
+    step 2 stays epsilon1-DP; if it wins, step 3 is the Laplace mechanism (L1 sensitivity 1)
+    with epsilon2. Same total, same guarantee. Why: a spiky histogram (a point mass, a top
+    code) needs every coefficient, and with all ``d = n`` parameters EFPA's noise per cell is
+    ``sqrt(2) n / (sqrt(n) epsilon2)`` -- ``sqrt(n)`` times Laplace's -- so the paper's EFPA
+    is then far worse than the plain histogram it set out to beat; with the fallback the
+    exponential mechanism picks whichever has the smaller expected L2 error (at the price
+    of epsilon1 spent on the choice). ``details["n_coefficients"]`` is then 0 and
+    ``details["fallback"]`` says which was chosen.
+
     1-D only: a 2-D grid raises ``ValueError`` (publish it with another method).
 
     References: Ács, Castelluccia, Chen, ICDM 2012 (EFPA); Rastogi, Nath, SIGMOD 2010 (FPA,
@@ -1500,10 +1515,25 @@ def _efpa(
         raise ValueError(f"rho must be in (0, 1), got {rho!r}")
     if l2_bound not in _EFPA_BOUNDS:
         raise ValueError(f"l2_bound must be one of {_EFPA_BOUNDS}, got {l2_bound!r}")
+    if fallback not in _EFPA_FALLBACKS:
+        raise ValueError(f"fallback must be one of {_EFPA_FALLBACKS}, got {fallback!r}")
     n = x.size
     eps1, eps2 = _split(epsilon, rho)
     coeffs, weight, params, d, lam, quality = _efpa_scores(x, eps2, l2_bound)
-    k = int(exponential_mechanism(quality, eps1, 1.0, rng=rng)[0]) + 1
+    if fallback == "identity":
+        quality = np.append(quality, -np.sqrt(2.0 * n) / eps2)  # data-independent score
+    choice = int(exponential_mechanism(quality, eps1, 1.0, rng=rng)[0])
+    if choice == d.size:  # the Laplace histogram won the selection
+        estimate = x + laplace(1.0 / eps2, n, rng=rng)
+        details = {
+            "n_coefficients": 0,
+            "n_parameters": n,
+            "noise_scale": 1.0 / eps2,
+            "l2_bound": l2_bound,
+            "fallback": "identity",
+        }
+        return estimate, {"select": eps1, "measure": eps2}, details
+    k = choice + 1
     scale = lam[k - 1]
     # Laplace(lambda) on sqrt(2) Re F_j is Laplace(lambda / sqrt(2)) on Re F_j.
     per_part = scale / np.sqrt(weight[:k])
@@ -1517,5 +1547,6 @@ def _efpa(
         "n_parameters": int(d[k - 1]),
         "noise_scale": float(scale),
         "l2_bound": l2_bound,
+        "fallback": None,
     }
     return estimate, {"select": eps1, "measure": eps2}, details

@@ -79,6 +79,7 @@ __all__ = [
     "NEIGHBOURS",
     "METHODS",
     "MARGIN_FITS",
+    "DEFAULT_PUBLISHER_OPTIONS",
     "DomainFromDataWarning",
     "SynthResult",
     "RangeQueries",
@@ -90,6 +91,7 @@ __all__ = [
     "peer_synth",
     "repair_correlation",
     "kendall_sample_size",
+    "KENDALL_MIN_ROWS",
     "resolve_domains",
     "random_range_queries",
     "range_count_error",
@@ -115,6 +117,11 @@ MAX_DOMAIN_SIZE = 2**22
 
 #: The text's constant in the Kendall sampling rule n^ >= 50 m (m-1) / eps2 (003 §3.2.2).
 _SAMPLE_CONSTANT = 50.0
+#: The fewest rows DP Kendall's tau is computed on by default (when the table has them).
+#: The text's rule ``50 m (m-1) / eps2`` alone shrinks the sample as epsilon grows (m = 3,
+#: eps = 50: 54 rows), so more budget would give a worse dependence estimate; the floor is a
+#: public constant, so ``t`` stays a function of public values and the DP record count.
+KENDALL_MIN_ROWS = 20_000
 #: The text's rule for the number of MLE blocks, l > C(m,2) / (0.025 eps2) (003 §3.2.1).
 _MLE_CONSTANT = 0.025
 #: Smallest average MLE block we allow when the text's l would make blocks smaller.
@@ -449,13 +456,23 @@ def _guarantee(epsilon: float, table: _Table, what: str = "") -> str:
     return base + "; attribute domains declared public"
 
 
+#: Margin-publisher options used when ``publisher_options`` is None. EFPA gets the Laplace
+#: histogram as one more candidate of its exponential mechanism (see
+#: :func:`dpwidgets.engine.histograms.publish`, ``"efpa"``): the paper's EFPA is ``sqrt(d)``
+#: times worse than Laplace on spiky margins. Pass ``publisher_options={"fallback": None}``
+#: for the paper's EFPA exactly.
+DEFAULT_PUBLISHER_OPTIONS: Mapping[str, Mapping[str, Any]] = MappingProxyType(
+    {"efpa": MappingProxyType({"fallback": "identity"})}
+)
+
+
 def _check_publisher(publisher: str, options) -> dict:
     if not isinstance(publisher, str) or publisher not in PUBLISHERS:
         raise ValueError(f"publisher must be one of {sorted(PUBLISHERS)}, got {publisher!r}")
     if 1 not in PUBLISHERS[publisher].dims:
         raise ValueError(f"publisher must release 1-D histograms; {publisher!r} is 2-D only")
     if options is None:
-        return {}
+        return dict(DEFAULT_PUBLISHER_OPTIONS.get(publisher, {}))
     if not isinstance(options, Mapping):
         raise ValueError(f"publisher_options must be a mapping or None, got {options!r}")
     return dict(options)
@@ -751,6 +768,24 @@ def _correlation_from_tau(tau: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
+def _tie_corrected_tau(tau: np.ndarray, probs: Sequence[np.ndarray]) -> np.ndarray:
+    """Kendall's tau-b from tau-a and the DP margins: ``tau_a / sqrt(u_j u_k)`` with ``u_j =
+    1 - sum_v p_j(v)**2`` the chance that two random records differ on attribute j.
+
+    Post-processing of DP outputs (the noisy tau-a and the DP margins ``probs``). Tied pairs
+    count 0 in tau-a, so on discrete attributes it understates the dependence (two balanced
+    binary attributes with latent correlation 0.6: tau-a 0.20, sin(pi tau-a / 2) = 0.32);
+    tau-b divides the ties out (sin(pi tau-b / 2) = 0.60). Clipped to [-1, 1]; a pair with a
+    one-valued DP margin gets 0.
+    """
+    u = np.array([max(1.0 - float(np.sum(np.square(p))), 0.0) for p in probs])
+    denom = np.sqrt(np.outer(u, u))
+    out = np.divide(tau, denom, out=np.zeros_like(tau), where=denom > 0)
+    out = np.clip(out, -1.0, 1.0)
+    np.fill_diagonal(out, 1.0)
+    return out
+
+
 def _mle_blocks(m: int, eps2: float, n_est: float, requested: int | None) -> int:
     if requested is not None:
         return requested
@@ -769,9 +804,10 @@ def _copula_release(
     fit: str,
     n_est: float | None,
     n_out: int | None,
-    sample_size: int | None,
+    sample_size: int | str | None,
     mle_partitions: int | None,
     rng: np.random.Generator,
+    tie_correction: bool = True,
 ) -> tuple[np.ndarray, np.ndarray | None, list[np.ndarray], dict[str, Any]]:
     """DPCopula on coded rows: margins, dependence, sampling. Returns (synthetic codes,
     correlation, margins, details)."""
@@ -783,11 +819,19 @@ def _copula_release(
     corr = None
     if m >= 2 and eps_dep > 0:
         if method == "kendall":
-            rule = kendall_sample_size(m, eps_dep) if sample_size is None else sample_size
+            if sample_size is None:
+                rule = max(kendall_sample_size(m, eps_dep), KENDALL_MIN_ROWS)
+            elif sample_size == "text":
+                rule = kendall_sample_size(m, eps_dep)
+            else:
+                rule = sample_size
             t = int(min(rule, max(round(n_hat), 0)))
             tau, info = _dp_kendall(codes, t, eps_dep, rng)
-            raw = _correlation_from_tau(tau)
             details.update(info, sample_rule=int(rule), noisy_tau=_readonly(tau))
+            if tie_correction:
+                tau = _tie_corrected_tau(tau, probs)
+                details.update(tie_corrected_tau=_readonly(tau))
+            raw = _correlation_from_tau(tau)
         else:
             blocks = _mle_blocks(m, eps_dep, n_hat, mle_partitions)
             raw, info = _dp_mle(codes, sizes, blocks, eps_dep, rng)
@@ -812,11 +856,12 @@ def dpcopula(
     hybrid_threshold: int | None = 10,
     *,
     n_rows: int | None = None,
-    sample_size: int | None = None,
+    sample_size: int | str | None = None,
     mle_partitions: int | None = None,
     max_partitions: int = 4096,
-    margin_fit: str = "clip",
+    margin_fit: str = "project",
     publisher_options: Mapping[str, Any] | None = None,
+    tie_correction: bool = True,
     rng: np.random.Generator | None = None,
 ) -> SynthResult:
     """Release a DP synthetic copy of ``frame`` with DPCopula (003 Alg. 1-6).
@@ -843,23 +888,32 @@ def dpcopula(
         since a margin is used through its CDF). EFPA keeps a few Fourier coefficients: it
         is excellent on smooth margins and poor on spiky ones (a point mass such as a zero
         income or a top code needs every coefficient, and then EFPA's noise per cell is
-        about sqrt(domain size) times Laplace's). For such margins pass ``"dawa"`` or
-        ``"identity"``; ``benchmarks/results/synth_margin_publishers.md`` has the numbers.
+        about sqrt(domain size) times Laplace's). Hence, unless ``publisher_options`` says
+        otherwise, EFPA runs with ``fallback="identity"`` (:data:`DEFAULT_PUBLISHER_OPTIONS`):
+        its exponential mechanism may also pick the plain Laplace histogram when that has
+        the smaller expected error -- same budget, same guarantee; a deviation from the text,
+        whose EFPA has no such candidate. On margins with many spikes ``"dawa"`` is better
+        still; ``benchmarks/results/synth_margin_publishers.md`` has the numbers.
     hybrid_threshold : int or None
         Attributes with fewer than this many values are handled by the hybrid (Alg. 6):
         they partition the data and DPCopula runs in every partition. ``None`` (or 2)
-        disables it.
+        disables it. The text's default; its price is that every margin is estimated per
+        partition (the same noise on a fraction of the data), which can outweigh keeping
+        the small attributes' dependence exactly: compare the "no hybrid" rows of
+        ``benchmarks/results/synth_margin_publishers.md``.
     n_rows : int, optional
         Number of synthetic records (a public choice). Default: the DP estimate of the
         record count (mean of the margins' unclipped noisy totals; for the hybrid, the sum
         of the noisy partition sizes).
-    sample_size : int, optional
+    sample_size : int or "text", optional
         Kendall only: the rule for ``t``, the number of rows tau is computed on (default
-        :func:`kendall_sample_size`, the text's ``50 m (m-1) / eps2``); ``t`` is the smaller
-        of it and the DP record count. At the text's rule the tau noise scale
-        ``C(m,2) 4 / (t eps2)`` is 0.04 whatever ``n``, ``m`` and ``epsilon``; a larger
-        ``sample_size`` lowers it in proportion, at ``O(t log t)`` per pair (1,000,000 rows:
-        ~0.15 s per pair).
+        the larger of :func:`kendall_sample_size`, the text's ``50 m (m-1) / eps2``, and
+        :data:`KENDALL_MIN_ROWS` = 20,000 -- a deviation: the text's rule alone samples
+        fewer rows the larger epsilon is); ``t`` is the smaller of it and the DP record
+        count. At the text's rule the tau noise scale ``C(m,2) 4 / (t eps2)`` is 0.04
+        whatever ``n``, ``m`` and ``epsilon``; a larger ``t`` lowers it in proportion, and
+        the sampling error with it, at ``O(t log t)`` per pair (1,000,000 rows: ~0.15 s per
+        pair). ``"text"`` is the text's rule alone.
     mle_partitions : int, optional
         MLE only: the number ``l`` of blocks. Default: the text's
         ``ceil(C(m,2) / (0.025 eps2))``, capped so that blocks hold >= 20 records on average
@@ -868,11 +922,23 @@ def dpcopula(
         Largest number of hybrid partitions (product of the small domains) accepted.
     margin_fit : {"clip", "project"}
         How a noisy margin becomes the DP empirical distribution (post-processing, free):
-        ``"clip"`` (default; negatives to 0, normalised) or ``"project"`` (Norm-Sub: the
-        closest non-negative histogram with the same noisy total, which does not pile the
-        positive noise of empty cells into phantom mass; see :data:`MARGIN_FITS`).
+        ``"project"`` (default; Norm-Sub: the closest non-negative histogram with the same
+        noisy total, which does not pile the positive noise of empty cells into phantom
+        mass) or ``"clip"`` (negatives to 0, normalised); see :data:`MARGIN_FITS`. The text
+        does not say how its margins are made non-negative; ``benchmarks/synth_margin_
+        publishers`` found ``project`` never worse than ``clip`` for any publisher and up to
+        2.5x better with EFPA on the census-shaped tables, hence the default.
     publisher_options : mapping, optional
-        Options passed to the margin publisher.
+        Options passed to the margin publisher (default :data:`DEFAULT_PUBLISHER_OPTIONS`
+        for it: ``{"fallback": "identity"}`` for EFPA; ``{"fallback": None}`` is the text's
+        EFPA).
+    tie_correction : bool
+        Kendall only (default True): turn the DP tau-a into tau-b with the DP margins before
+        ``P = sin(pi tau / 2)`` (post-processing, free). The text treats attributes as
+        continuous; on discrete ones tied pairs count 0 in tau-a and the copula's
+        correlation comes out too small (two balanced binary attributes with latent
+        correlation 0.6 give sin(pi tau-a / 2) = 0.32, with tau-b 0.60). ``False`` is the
+        text's estimator.
     rng : numpy.random.Generator, optional
         Source of all randomness (default: a fresh unseeded generator).
 
@@ -929,13 +995,18 @@ def dpcopula(
     """
     epsilon = check_epsilon(epsilon)
     k = check_epsilon(k, "k")
+    if not isinstance(tie_correction, bool | np.bool_):
+        raise ValueError(f"tie_correction must be True or False, got {tie_correction!r}")
     if method not in METHODS:
         raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
     options = _check_publisher(publisher, publisher_options)
     if hybrid_threshold is not None:
         hybrid_threshold = check_positive_int(hybrid_threshold, "hybrid_threshold", minimum=2)
     n_rows = _check_n_rows(n_rows)
-    if sample_size is not None:
+    if isinstance(sample_size, str):
+        if sample_size != "text":
+            raise ValueError(f"sample_size must be an integer >= 2 or 'text', got {sample_size!r}")
+    elif sample_size is not None:
         sample_size = check_positive_int(sample_size, "sample_size", minimum=2)
     if mle_partitions is not None:
         mle_partitions = check_positive_int(mle_partitions, "mle_partitions")
@@ -969,10 +1040,13 @@ def dpcopula(
         sample_size=sample_size,
         mle_partitions=mle_partitions,
         rng=rng,
+        tie_correction=bool(tie_correction),
     )
     details: dict[str, Any] = {
         "k": k,
+        "tie_correction": bool(tie_correction) and method == "kendall",
         "publisher": publisher,
+        "publisher_options": dict(options),
         "margin_fit": fit,
         "margin_epsilon_each": eps_margin_each,
         "hybrid_threshold": hybrid_threshold,
@@ -1096,7 +1170,7 @@ def independent_synth(
     publisher: str = "efpa",
     *,
     n_rows: int | None = None,
-    margin_fit: str = "clip",
+    margin_fit: str = "project",
     publisher_options: Mapping[str, Any] | None = None,
     rng: np.random.Generator | None = None,
 ) -> SynthResult:
@@ -1157,6 +1231,7 @@ def independent_synth(
         guarantee=_guarantee(epsilon, table),
         details={
             "publisher": publisher,
+            "publisher_options": dict(options),
             "margin_fit": fit,
             "margin_epsilon_each": eps_each,
             "noisy_n": n_hat,
@@ -1173,7 +1248,7 @@ def laplace_histogram_synth(
     publisher: str = "identity",
     max_cells: int = 10**7,
     n_rows: int | None = None,
-    margin_fit: str = "clip",
+    margin_fit: str = "project",
 ) -> SynthResult:
     """The full-domain histogram baseline: Laplace per cell of the joint histogram, then
     sampling (003 §3.3.1's "methods with histograms as inputs", LM in SPEC §3.7).

@@ -95,8 +95,9 @@ MAX_ROWS = 10_000_000
 #: Keys of ``SynthResult.details`` that are public settings or functions of DP outputs only,
 #: and may leave the session. Anything else stays behind.
 _PUBLIC_DETAILS = (
-    "k", "publisher", "margin_fit", "margin_epsilon_each", "hybrid_threshold", "noisy_n",
-    "sample_size", "sample_rule", "kendall_noise_scale", "noisy_tau", "mle_blocks",
+    "k", "publisher", "publisher_options", "margin_fit", "margin_epsilon_each",
+    "hybrid_threshold", "noisy_n", "sample_size", "sample_rule", "kendall_noise_scale",
+    "noisy_tau", "tie_correction", "tie_corrected_tau", "mle_blocks",
     "mle_noise_scale", "raw_correlation", "repaired", "min_eigenvalue_before_repair",
     "small_attributes", "large_attributes", "n_partitions", "partition_noisy_sizes",
     "partition_rows", "partition_epsilon", "cells", "opendp_rows",
@@ -285,7 +286,7 @@ def _publisher(p: dict, default: str) -> str:
 
 
 def _margin_fit(p: dict) -> str:
-    fit = p.pop("margin_fit", "clip")
+    fit = p.pop("margin_fit", "project")
     if fit not in _engine().MARGIN_FITS:
         raise ValueError(f"margin_fit must be one of {sorted(_engine().MARGIN_FITS)}, got {fit!r}")
     return fit

@@ -522,6 +522,58 @@ def test_efpa_beats_lm_on_a_smooth_histogram():
     assert paper[0] < 0.95 * lm200[0]
 
 
+def spiky_histogram(n_cells: int = 1000) -> np.ndarray:
+    """A point mass at 0 (27,000 records) and a sparse tail: a zero income and its earners."""
+    x = np.zeros(n_cells)
+    x[0] = 27_000
+    x[50:300:3] = 30
+    return x
+
+
+def test_efpa_fallback_is_a_data_independent_extra_candidate():
+    # The fallback adds the score -sqrt(2n)/eps2 to the EM's candidates: on x and on every
+    # neighbour x + e_t it is the same number, so the qualities' sensitivity stays <= 1.
+    # Seeds 0-9: on a spike the Laplace histogram wins every time (EFPA's best candidate
+    # has expected L2 error >= 2,800 at eps2 = 0.5, Laplace's is sqrt(2000)/0.5 = 89); on
+    # the smooth bump EFPA's Fourier candidates still win every time (their error ~50 vs
+    # Laplace's 450 at eps2 = 0.1).
+    spike = spiky_histogram()
+    for seed in range(10):
+        out = publish(spike, 1.0, "efpa", rng=np.random.default_rng(seed), fallback="identity")
+        assert out.details["fallback"] == "identity" and out.details["n_coefficients"] == 0
+        assert out.details["noise_scale"] == pytest.approx(1 / 0.5)
+        assert dict(out.epsilon_parts) == {"select": 0.5, "measure": 0.5}
+        smooth = publish(gaussian_bump(), 0.2, "efpa", rng=np.random.default_rng(seed),
+                         fallback="identity")
+        assert smooth.details["fallback"] is None and smooth.details["n_coefficients"] >= 1
+    text = publish(spike, 1.0, "efpa", rng=np.random.default_rng(0))
+    assert text.details["fallback"] is None and text.details["n_coefficients"] >= 1
+
+
+def test_efpa_fallback_noise_is_laplace_with_the_measure_budget():
+    # When the fallback wins, the release is x + Lap(1/eps2) per cell: over seeds 0-19 on
+    # the spike (20,000 cells of noise at eps = 1, eps2 = 0.5) the mean |error| is 2 (Lap
+    # scale 2) within 3% (s.e. of the mean of |Lap(2)| over 20,000 draws: 0.7%) and the
+    # error of the text's EFPA is at least 20 times larger in L2.
+    spike = spiky_histogram()
+    err = np.concatenate([
+        publish(spike, 1.0, "efpa", rng=np.random.default_rng(s), fallback="identity").counts
+        - spike for s in range(20)])
+    assert np.mean(np.abs(err)) == pytest.approx(2.0, rel=0.03)
+    text = np.concatenate([
+        publish(spike, 1.0, "efpa", rng=np.random.default_rng(s)).counts - spike
+        for s in range(20)])
+    assert np.sqrt(np.mean(text**2)) > 20 * np.sqrt(np.mean(err**2))
+
+
+def test_efpa_fallback_validates_before_any_randomness():
+    rng = np.random.default_rng(3)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match="fallback"):
+        publish([1, 2, 3], 1.0, "efpa", rng=rng, fallback="dawa")
+    assert rng.bit_generator.state == before
+
+
 # ---------------------------------------------------------------------------------------------
 # AHP (ahp_greedy)
 # ---------------------------------------------------------------------------------------------
