@@ -24,7 +24,7 @@ synthesise, in the dataset's order; default all); ``domains`` (column -> ``(min,
 inclusive integers, an int ``A`` for ``0..A-1``, or a list of values -- one entry per
 attribute); ``n_rows`` (the number of synthetic records, a public choice; default the DP
 record count). ``"dpcopula"`` adds ``method`` (``"kendall"``/``"mle"``), ``k`` (ε1/ε2, default
-8), ``publisher`` (the margins' 1-D histogram publisher, default EFPA), ``hybrid_threshold``
+8), ``publisher`` (the margins' 1-D histogram publisher, default DAWA; the text's is EFPA), ``hybrid_threshold``
 (default 10; ``None`` turns the hybrid off), ``sample_size``, ``mle_partitions``,
 ``max_partitions`` and ``margin_fit``; the baselines take what their engine function takes.
 
@@ -323,7 +323,7 @@ def _dpcopula_validate(params: dict, shape: tuple) -> dict:
         raise ValueError(f"method must be one of {sorted(_engine().METHODS)}, got {method!r}")
     out["method"] = method
     out["k"] = check_epsilon(p.pop("k", 8.0), "k (= eps1/eps2)")
-    out["publisher"] = _publisher(p, "efpa")
+    out["publisher"] = _publisher(p, "dawa")
     threshold = p.pop("hybrid_threshold", 10)
     out["hybrid_threshold"] = (None if threshold is None
                                else check_positive_int(threshold, "hybrid_threshold", minimum=2))
@@ -347,7 +347,7 @@ def _dpcopula_validate(params: dict, shape: tuple) -> dict:
 
 def _independent_validate(params: dict, shape: tuple) -> dict:
     p, out = _common(params, shape, "independent_synth")
-    out["publisher"] = _publisher(p, "efpa")
+    out["publisher"] = _publisher(p, "dawa")
     out["margin_fit"] = _margin_fit(p)
     _unknown(p, "independent_synth")
     return out

@@ -314,7 +314,8 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
         DPCopula's dependence estimator (003 Alg. 4-5 or 1-2).
     publisher : str
         The 1-D histogram publisher of the margins (DPCopula's and the independent
-        baseline's): EFPA as in the text, or any other (DAWA, identity, HB, ...).
+        baseline's): DAWA by default (the engine's), EFPA as in the text, or any other
+        (identity, HB, ...).
     hybrid : bool, optional
         Use the hybrid for attributes with fewer than 10 values (003 Alg. 6); default: the
         table's preset (on, except for the survey whose attributes are nearly all small).
@@ -356,7 +357,7 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
         epsilon: float = 1.0,
         k: float = 8.0,
         method: str = "kendall",
-        publisher: str = "efpa",
+        publisher: str = "dawa",
         hybrid: bool | None = None,
         compare: bool = True,
         n_queries: int = 300,

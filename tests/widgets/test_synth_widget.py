@@ -182,8 +182,9 @@ def test_controls_reach_the_engine(teaching):
     assert "ε2 = 0.5" in w.k_note.value
     w.method.value = "mle"
     assert "MLE on l = " in w.stats.value and w.outputs["dpcopula"]["method"] == "dpcopula-mle"
-    w.publisher.value = "dawa_dyadic"
-    assert "dawa_dyadic margins" in teaching.ledger(w.dataset).spends[-1].label
+    assert w.publisher.value == "dawa_dyadic"  # the engine's default; the text's is EFPA
+    w.publisher.value = "efpa"
+    assert "efpa margins" in teaching.ledger(w.dataset).spends[-1].label
     spent = teaching.spent(w.dataset)
     w.attributes.value = ("x1",)  # fewer than 2: refused, nothing charged
     assert "at least 2 attributes" in w.message.value and teaching.spent(w.dataset) == spent
