@@ -54,10 +54,12 @@ Defaults that differ from the text (measured, each switchable back; see :func:`d
 6. Margins through DAWA (``publisher="dawa"``), not EFPA: EFPA keeps a few Fourier
    coefficients and needs all of them -- at ``sqrt(d)`` times Laplace's noise -- for a
    margin with a point mass (a zero income, a top code), so on the census-shaped tables
-   DPCopula with EFPA margins was 1.2x-45x worse than with DAWA and lost to a
-   dependence-free baseline; on smooth Gaussian margins the two are within noise
-   (``benchmarks/results/synth_margin_publishers.md``, ``synth_census.md``).
-   ``publisher="efpa"`` is the text's configuration.
+   DPCopula's range-query error with EFPA margins was 2.4x-43x (negatives projected away;
+   2.9x-118x clipped) that with DAWA margins, and no better than a dependence-free
+   baseline; on the Gaussian-dependence tables the two were within noise for Gaussian and
+   uniform margins and EFPA 1.3x-1.5x ahead for Zipf margins
+   (``benchmarks/results/synth_margin_publishers.md``, ``synth_census.md``,
+   ``synth_synthetic.md``). ``publisher="efpa"`` is the text's configuration.
 7. Noisy margins are projected onto the non-negative histograms with the same noisy total
    (Norm-Sub, ``margin_fit="project"``); the text does not say how it removes negatives.
 8. Kendall's tau-b (tie-corrected with the DP margins, post-processing) instead of tau-a
@@ -901,9 +903,10 @@ def dpcopula(
         and then EFPA's noise per cell is about sqrt(domain size) times Laplace's; with
         ``publisher_options={"fallback": "identity"}`` its exponential mechanism may pick
         the Laplace histogram instead). DAWA's data-aware buckets keep spikes and flat
-        stretches alike: on the census-shaped tables it beat EFPA 1.2x-45x in range-query
-        error, on smooth Gaussian margins the two were within noise
-        (``benchmarks/results/synth_margin_publishers.md``).
+        stretches alike: on the census-shaped tables it beat EFPA 2.4x-43x in range-query
+        error; on Gaussian-dependence tables the two were within noise, except Zipf margins
+        where EFPA was 1.3x-1.5x better (``benchmarks/results/synth_margin_publishers.md``,
+        ``synth_synthetic.md``).
     hybrid_threshold : int or None
         Attributes with fewer than this many values are handled by the hybrid (Alg. 6):
         they partition the data and DPCopula runs in every partition. ``None`` (or 2)
