@@ -178,7 +178,7 @@ def main(argv: list[str] | None = None) -> str:
         "",
         f"Tables (seed {SEED}): `us_census_like(100_000)` (age 96 × income 1020 × occupation "
         "511 × gender 2; the hybrid partitions by gender) and `gaussian_dependence_table("
-        "100_000, m=8, domain=1000)`; ε = 1, k = 8, EFPA margins, Kendall unless stated.",
+        "100_000, m=8, domain=1000)`; ε = 1, k = 8, the widget's defaults (DAWA margins, Kendall) unless stated.",
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, {repeats} changes per row after one warm-up change; load "
