@@ -13,8 +13,9 @@ The IPUMS extracts are not shipped: ``us_census_like`` / ``brazil_census_like`` 
 tables with the same attributes and domain sizes and made-up dependence (one fixed draw).
 The text's peers (Privelet+, PSD, FP, P-HP) are not implemented and the full-domain
 histogram does not fit (10^8 and 10^13 cells); the baseline is the independent-margins
-synthesizer, with the same margin publisher as the DPCopula it is compared with: EFPA (the
-text's) and DAWA (the most accurate margins on these tables, see ``synth_margin_publishers``). AIM and MST: ``synth_peers``.
+synthesizer, with the same margin publisher as the DPCopula it is compared with: DAWA (the
+engine's default, the most accurate margins on these tables, see ``synth_margin_publishers``)
+and EFPA (the text's), plus independent Laplace margins. AIM and MST: ``synth_peers``.
 
 Run from the repository root::
 

@@ -99,7 +99,7 @@ _PUBLIC_DETAILS = (
     "hybrid_threshold", "noisy_n", "sample_size", "sample_rule", "kendall_noise_scale",
     "noisy_tau", "tie_correction", "tie_corrected_tau", "tie_calibrated_pairs", "mle_blocks",
     "mle_noise_scale", "raw_correlation", "repaired", "min_eigenvalue_before_repair",
-    "small_attributes", "large_attributes", "n_partitions", "partition_noisy_sizes",
+    "small_attributes", "small_in_copula", "large_attributes", "n_partitions", "partition_noisy_sizes",
     "partition_rows", "partition_epsilon", "cells", "opendp_rows",
 )
 
@@ -329,19 +329,9 @@ def _dpcopula_validate(params: dict, shape: tuple) -> dict:
                                else check_positive_int(threshold, "hybrid_threshold", minimum=2))
     out["sample_size"] = _optional_int(p, "sample_size", 2)
     out["mle_partitions"] = _optional_int(p, "mle_partitions", 1)
-    out["max_partitions"] = check_positive_int(p.pop("max_partitions", 4096), "max_partitions")
+    out["max_partitions"] = check_positive_int(p.pop("max_partitions", 8), "max_partitions")
     out["margin_fit"] = _margin_fit(p)
     _unknown(p, "dpcopula")
-    if out["domains"] is not None and out["hybrid_threshold"] is not None:
-        sizes = [_size(d) for d in out["domains"].values()]
-        small = [s for s in sizes if s < out["hybrid_threshold"]]
-        cells = math.prod(small) if small else 0
-        if cells > out["max_partitions"]:
-            raise ValueError(
-                f"the hybrid would partition the data into {cells} cells (the attributes with "
-                f"fewer than {out['hybrid_threshold']} values), more than max_partitions="
-                f"{out['max_partitions']}; lower hybrid_threshold (None: no hybrid) or raise "
-                f"max_partitions")
     return out
 
 

@@ -91,14 +91,7 @@ INVALID = [
     ("declare exactly", dict(domains={"a": (0, 19), "b": (0, 29), "c": (0, 1)})),
     ("needs integers", dict(domains={"a": (0.0, 19.0), "b": (0, 29)})),
     ("dtype", dict(domains={"a": [0.5, *range(20)], "b": (0, 29)})),
-    (
-        "max_partitions",
-        dict(
-            frame=_frame().assign(c=1, d=2),
-            domains={"a": (0, 19), "b": (0, 29), "c": (0, 8), "d": (0, 8)},
-            max_partitions=80,
-        ),
-    ),
+    ("max_partitions", dict(max_partitions=0)),
 ]
 
 
@@ -191,16 +184,24 @@ def test_epsilon_parts_sum_to_epsilon_exactly(epsilon, k, mixed):
     assert set(plain.epsilon_parts) == {"margins", "dependence"}
     assert math.isclose(plain.epsilon_parts["margins"] / plain.epsilon_parts["dependence"], k)
     hybrid = S.dpcopula(
-        frame, epsilon, k=k, domains=domains, publisher="identity", rng=np.random.default_rng(0)
+        frame, epsilon, k=k, domains=domains, publisher="identity", max_partitions=24,
+        rng=np.random.default_rng(0),
     )
     parts = hybrid.epsilon_parts
     assert math.fsum(parts.values()) == epsilon
-    # eps1 = k eps/(k+1) split evenly over the 5 attributes; the 3 small ones (g, r, w) go
-    # to the partition sizes (003 Alg. 6), the 2 large ones are margins in the partitions.
+    # eps1 = k eps/(k+1) split evenly over the 5 attributes; the 3 small ones (g, r, w: 24
+    # partitions, the text's Alg. 6) go to the partition sizes, the 2 large ones are margins
+    # in the partitions.
     eps1 = epsilon * k / (k + 1)
     assert math.isclose(parts["partition_sizes"], eps1 * 3 / 5)
     assert math.isclose(parts["margins"], eps1 * 2 / 5)
     assert math.isclose(parts["dependence"], epsilon / (k + 1))
+    # The default cap (8 partitions) keeps g and r (6); w joins the copula's margins.
+    capped = S.dpcopula(frame, epsilon, k=k, domains=domains, publisher="identity",
+                        rng=np.random.default_rng(0)).epsilon_parts
+    assert math.fsum(capped.values()) == epsilon
+    assert math.isclose(capped["partition_sizes"], eps1 * 2 / 5)
+    assert math.isclose(capped["margins"], eps1 * 3 / 5)
 
 
 def test_independent_and_histogram_baselines_spend_epsilon(mixed):
@@ -259,11 +260,23 @@ def test_columns_dtypes_and_domains_are_preserved(mixed, method, hybrid_threshol
 def test_hybrid_is_chosen_by_domain_size(mixed):
     frame, domains = mixed
     res = S.dpcopula(
-        frame, 1.0, domains=domains, publisher="identity", rng=np.random.default_rng(0)
+        frame, 1.0, domains=domains, publisher="identity", max_partitions=24,
+        rng=np.random.default_rng(0),
     )
     assert res.method == "dpcopula-hybrid-kendall" and res.correlation is None
     assert res.details["small_attributes"] == ("g", "r", "w")  # 2, 3 and 4 values
     assert res.correlation_columns == ("x", "y")
+    # Default cap of 8 partitions: smallest domains first, g (2) x r (3) = 6; w (4) would
+    # make 24, so it is modelled by the copula with x and y.
+    capped = S.dpcopula(frame, 1.0, domains=domains, publisher="identity",
+                        rng=np.random.default_rng(0))
+    assert capped.details["small_attributes"] == ("g", "r")
+    assert capped.details["small_in_copula"] == ("w",)
+    assert capped.details["n_partitions"] == 6
+    assert set(capped.data.columns) == set(frame.columns)
+    assert S._hybrid_attributes([2, 100, 5, 3, 2], 10, 8) == ([0, 4], 4)  # 2 x 2, then 3: 12
+    assert S._hybrid_attributes([2, 100], None, 8) == ([], 1)
+    assert S._hybrid_attributes([9, 100], 10, 8) == ([], 1)  # 9 partitions exceed the cap
     plain = S.dpcopula(
         frame,
         1.0,
@@ -772,7 +785,8 @@ def test_hybrid_with_only_small_attributes_is_a_noisy_histogram():
     rng = np.random.default_rng(6)
     frame = pd.DataFrame({"a": rng.integers(0, 3, 3000), "b": rng.integers(0, 4, 3000)})
     res = S.dpcopula(
-        frame, 1.0, domains={"a": 3, "b": 4}, publisher="identity", rng=np.random.default_rng(0)
+        frame, 1.0, domains={"a": 3, "b": 4}, publisher="identity", max_partitions=12,
+        rng=np.random.default_rng(0),
     )
     assert res.epsilon_parts["partition_sizes"] == 1.0
     assert res.epsilon_parts["margins"] == 0.0 and res.epsilon_parts["dependence"] == 0.0
