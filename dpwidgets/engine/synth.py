@@ -118,6 +118,7 @@ __all__ = [
     "kendall_sample_size",
     "KENDALL_MIN_ROWS",
     "HEAVY_TIE_SHARE",
+    "TIE_NOISE_LIMIT",
     "resolve_domains",
     "random_range_queries",
     "range_count_error",
@@ -789,7 +790,27 @@ def _correlation_from_tau(tau: np.ndarray) -> np.ndarray:
 # ---------------------------------------------------------------------------------------------
 
 
-def _tie_corrected_tau(tau: np.ndarray, probs: Sequence[np.ndarray]) -> np.ndarray:
+#: Largest standard deviation of the DP noise on a tie-corrected tau: dividing tau-a by
+#: ``sqrt(u_j u_k)`` divides its noise too, so pairs whose corrected noise would exceed this
+#: keep the text's tau-a (its bias is then the smaller error).
+TIE_NOISE_LIMIT = 0.1
+
+
+def _tie_correction_mask(
+    tau_a: np.ndarray, probs: Sequence[np.ndarray], noise_sd: float
+) -> np.ndarray:
+    """Pairs worth tie-correcting: the estimated bias of tau-a, ``|tau_a| (1 - sqrt(u_j
+    u_k))``, exceeds the noise's s.d., and the corrected noise ``noise_sd / sqrt(u_j u_k)``
+    stays within TIE_NOISE_LIMIT (functions of DP outputs and public values only)."""
+    u = np.array([max(1.0 - float(np.sum(np.square(p))), 0.0) for p in probs])
+    denom = np.sqrt(np.outer(u, u))
+    bias = np.abs(tau_a) * (1.0 - denom)
+    return (denom > 0) & (noise_sd <= TIE_NOISE_LIMIT * denom) & (bias > noise_sd)
+
+
+def _tie_corrected_tau(
+    tau: np.ndarray, probs: Sequence[np.ndarray], mask: np.ndarray | None = None
+) -> np.ndarray:
     """Kendall's tau-b from tau-a and the DP margins: ``tau_a / sqrt(u_j u_k)`` with ``u_j =
     1 - sum_v p_j(v)**2`` the chance that two random records differ on attribute j.
 
@@ -802,6 +823,8 @@ def _tie_corrected_tau(tau: np.ndarray, probs: Sequence[np.ndarray]) -> np.ndarr
     u = np.array([max(1.0 - float(np.sum(np.square(p))), 0.0) for p in probs])
     denom = np.sqrt(np.outer(u, u))
     out = np.divide(tau, denom, out=np.zeros_like(tau), where=denom > 0)
+    if mask is not None:  # pairs left out keep tau-a
+        out = np.where(mask, out, tau)
     out = np.clip(out, -1.0, 1.0)
     np.fill_diagonal(out, 1.0)
     return out
@@ -835,7 +858,8 @@ def _tau_b_from_table(table: np.ndarray) -> float:
 
 
 def _calibrate_tied_pairs(
-    tau_b: np.ndarray, probs: Sequence[np.ndarray], corr: np.ndarray
+    tau_b: np.ndarray, probs: Sequence[np.ndarray], corr: np.ndarray,
+    mask: np.ndarray | None = None,
 ) -> tuple[np.ndarray, int]:
     """Replace ``sin(pi tau_b / 2)`` by the latent correlation that reproduces ``tau_b`` for
     every pair with a tied attribute (post-processing of DP outputs).
@@ -861,6 +885,8 @@ def _calibrate_tied_pairs(
     done = 0
     for j, k in zip(*_pair_indices(m), strict=True):
         if not (tied[j] or tied[k]) or share[j] >= 1.0 or share[k] >= 1.0:
+            continue
+        if mask is not None and not mask[j, k]:
             continue
         size_j, size_k = probs[j].size, probs[k].size
         x = _inverse_cdf(probs[j], u0) * size_k
@@ -932,10 +958,19 @@ def _copula_release(
             tau, info = _dp_kendall(codes, t, eps_dep, rng)
             details.update(info, sample_rule=int(rule), noisy_tau=_readonly(tau))
             raw = _correlation_from_tau(tau)
-            if tie_correction:
-                tau = _tie_corrected_tau(tau, probs)
-                raw, calibrated = _calibrate_tied_pairs(tau, probs, _correlation_from_tau(tau))
-                details.update(tie_corrected_tau=_readonly(tau), tie_calibrated_pairs=calibrated)
+            if tie_correction and info["kendall_noise_scale"] is not None:
+                noise_sd = math.sqrt(2.0) * info["kendall_noise_scale"]
+                mask = _tie_correction_mask(tau, probs, noise_sd)
+                tau = _tie_corrected_tau(tau, probs, mask)
+                raw, calibrated = _calibrate_tied_pairs(
+                    tau, probs, _correlation_from_tau(tau), mask
+                )
+                pairs = np.triu_indices(m, 1)
+                details.update(
+                    tie_corrected_tau=_readonly(tau),
+                    tie_corrected_pairs=int(mask[pairs].sum()),
+                    tie_calibrated_pairs=calibrated,
+                )
         else:
             blocks = _mle_blocks(m, eps_dep, n_hat, mle_partitions)
             raw, info = _dp_mle(codes, sizes, blocks, eps_dep, rng)
@@ -1071,7 +1106,11 @@ def dpcopula(
         before ``P = sin(pi tau / 2)``, and for every pair with a tied attribute (a DP
         margin with ``sum p^2 >`` :data:`HEAVY_TIE_SHARE`) replace the sine by the
         correlation whose simulated copula data reproduce that tau-b (post-processing,
-        free; ~15 ms per such pair). The text treats attributes as continuous; on discrete
+        free; ~15 ms per such pair). Pairs whose corrected tau would carry DP noise of
+        s.d. above :data:`TIE_NOISE_LIMIT` (0.1) keep tau-a: the correction divides the
+        noise by ``sqrt(u_j u_k)`` as well, and for rare categories with many attributes
+        (small ``t eps2 / C(m,2)``) the amplified noise is a bigger error than the ties'
+        bias. The text treats attributes as continuous; on discrete
         ones tied pairs count 0 in tau-a and the copula's correlation comes out too small
         (two balanced binary attributes with latent correlation 0.6 give sin(pi tau-a / 2)
         = 0.32; tau-b gives 0.60; for a 90/10 binary attribute tau-b's sine still gives

@@ -97,7 +97,8 @@ MAX_ROWS = 10_000_000
 _PUBLIC_DETAILS = (
     "k", "publisher", "publisher_options", "margin_fit", "margin_epsilon_each",
     "hybrid_threshold", "noisy_n", "sample_size", "sample_rule", "kendall_noise_scale",
-    "noisy_tau", "tie_correction", "tie_corrected_tau", "tie_calibrated_pairs", "mle_blocks",
+    "noisy_tau", "tie_correction", "tie_corrected_tau", "tie_corrected_pairs",
+    "tie_calibrated_pairs", "mle_blocks",
     "mle_noise_scale", "raw_correlation", "repaired", "min_eigenvalue_before_repair",
     "small_attributes", "small_in_copula", "large_attributes", "n_partitions", "partition_noisy_sizes",
     "partition_rows", "partition_epsilon", "cells", "opendp_rows",

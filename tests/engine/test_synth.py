@@ -620,6 +620,23 @@ def test_calibration_recovers_the_latent_correlation_of_tied_pairs(cut, rho):
         assert abs(np.sin(np.pi * tau_b / 2) - rho) > 0.05
 
 
+def test_tie_correction_is_skipped_where_it_would_amplify_noise():
+    """The correction divides tau-a's noise by sqrt(u_j u_k) too. A pair is corrected only
+    if the estimated bias |tau_a| (1 - sqrt(u_j u_k)) exceeds the noise s.d. and the
+    corrected noise stays within TIE_NOISE_LIMIT: a rare binary attribute (u = 0.1) with
+    noise s.d. 0.05 is left alone, a balanced one with a strong tau-a is corrected, and a
+    balanced one with a tau-a inside the noise is left alone."""
+    probs = [np.array([0.95, 0.05]), np.array([0.5, 0.5]), np.full(100, 0.01)]
+    tau_a = np.array([[1.0, 0.02, 0.1], [0.02, 1.0, 0.3], [0.1, 0.3, 1.0]])
+    mask = S._tie_correction_mask(tau_a, probs, noise_sd=0.05)
+    assert not mask[0, 1] and not mask[0, 2]  # u = 0.095: noise 0.05 / 0.31 > 0.1
+    assert mask[1, 2]  # u 0.5 and 0.99: noise 0.07; bias 0.3 (1 - 0.70) = 0.09 > 0.05
+    weak = S._tie_correction_mask(np.where(np.eye(3) > 0, 1.0, 0.04), probs, noise_sd=0.05)
+    assert not weak[1, 2]  # bias 0.04 (1 - 0.70) = 0.012, inside the noise
+    corrected = S._tie_corrected_tau(tau_a, probs, mask)
+    assert corrected[0, 1] == tau_a[0, 1] and corrected[1, 2] > tau_a[1, 2]
+
+
 def test_kendall_sample_has_a_floor_of_rows():
     """The text's rule gives 50*2*1/(50/3) = 6 rows for m = 2 at eps = 50 (k = 2); the
     default computes tau on KENDALL_MIN_ROWS = 20,000 (or all rows if fewer), and an explicit
