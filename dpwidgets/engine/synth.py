@@ -55,9 +55,9 @@ Defaults that differ from the text (measured, each switchable back; see :func:`d
    coefficients and needs all of them -- at ``sqrt(d)`` times Laplace's noise -- for a
    margin with a point mass (a zero income, a top code), so on the census-shaped tables
    DPCopula's range-query error with EFPA margins was 2.4x-43x (negatives projected away;
-   2.9x-118x clipped) that with DAWA margins, and no better than a dependence-free
+   2.9x-117x clipped) that with DAWA margins, and no better than a dependence-free
    baseline; on the Gaussian-dependence tables the two were within noise for Gaussian and
-   uniform margins and EFPA 1.3x-1.5x ahead for Zipf margins
+   uniform margins and EFPA 1.2x-1.4x ahead for Zipf margins
    (``benchmarks/results/synth_margin_publishers.md``, ``synth_census.md``,
    ``synth_synthetic.md``). ``publisher="efpa"`` is the text's configuration.
 7. Noisy margins are projected onto the non-negative histograms with the same noisy total
@@ -1054,7 +1054,7 @@ def dpcopula(
         the Laplace histogram instead). DAWA's data-aware buckets keep spikes and flat
         stretches alike: on the census-shaped tables it beat EFPA 2.4x-43x in range-query
         error; on Gaussian-dependence tables the two were within noise, except Zipf margins
-        where EFPA was 1.3x-1.5x better (``benchmarks/results/synth_margin_publishers.md``,
+        where EFPA was 1.2x-1.4x better (``benchmarks/results/synth_margin_publishers.md``,
         ``synth_synthetic.md``).
     hybrid_threshold : int or None
         Attributes with fewer than this many values are handled by the hybrid (Alg. 6):
@@ -1089,8 +1089,8 @@ def dpcopula(
         partition gets its own noisy margins, so with many small attributes the hybrid
         drowns the data: on ``benchmarks/synth_hybrid``'s 30,000-row table with 5 small
         attributes (3,360 partitions) the range-query error at epsilon = 1 was 0.53 against
-        0.11 with the default's 2 partitions (independent margins: 0.20), and a release took
-        7.7 s instead of 0.4 s. A large value restores the text's rule.
+        0.10 with the default's 2 partitions (independent margins: 0.20), and a release took
+        4.8 s instead of 0.2 s. A large value restores the text's rule.
     margin_fit : {"clip", "project"}
         How a noisy margin becomes the DP empirical distribution (post-processing, free):
         ``"project"`` (default; Norm-Sub: the closest non-negative histogram with the same
