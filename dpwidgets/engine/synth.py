@@ -796,13 +796,19 @@ def _correlation_from_tau(tau: np.ndarray) -> np.ndarray:
 TIE_NOISE_LIMIT = 0.1
 
 
+def _repeat_chance(probs: Sequence[np.ndarray]) -> np.ndarray:
+    """``sum_v p_j(v)**2`` per attribute: the chance that two random records share its
+    value (the tie share of its DP margin)."""
+    return np.array([float(np.sum(np.square(p))) for p in probs])
+
+
 def _tie_correction_mask(
     tau_a: np.ndarray, probs: Sequence[np.ndarray], noise_sd: float
 ) -> np.ndarray:
     """Pairs worth tie-correcting: the estimated bias of tau-a, ``|tau_a| (1 - sqrt(u_j
     u_k))``, exceeds the noise's s.d., and the corrected noise ``noise_sd / sqrt(u_j u_k)``
     stays within TIE_NOISE_LIMIT (functions of DP outputs and public values only)."""
-    u = np.array([max(1.0 - float(np.sum(np.square(p))), 0.0) for p in probs])
+    u = np.maximum(1.0 - _repeat_chance(probs), 0.0)
     denom = np.sqrt(np.outer(u, u))
     bias = np.abs(tau_a) * (1.0 - denom)
     return (denom > 0) & (noise_sd <= TIE_NOISE_LIMIT * denom) & (bias > noise_sd)
@@ -820,7 +826,7 @@ def _tie_corrected_tau(
     tau-b divides the ties out (sin(pi tau-b / 2) = 0.60). Clipped to [-1, 1]; a pair with a
     one-valued DP margin gets 0.
     """
-    u = np.array([max(1.0 - float(np.sum(np.square(p))), 0.0) for p in probs])
+    u = np.maximum(1.0 - _repeat_chance(probs), 0.0)
     denom = np.sqrt(np.outer(u, u))
     out = np.divide(tau, denom, out=np.zeros_like(tau), where=denom > 0)
     if mask is not None:  # pairs left out keep tau-a
@@ -875,7 +881,7 @@ def _calibrate_tied_pairs(
     the new matrix and the number of pairs calibrated.
     """
     m = len(probs)
-    share = np.array([float(np.sum(np.square(p))) for p in probs])
+    share = _repeat_chance(probs)
     tied = (share > HEAVY_TIE_SHARE) & (share < 1.0)
     if not tied.any():
         return corr, 0
@@ -884,7 +890,7 @@ def _calibrate_tied_pairs(
     u0 = special.ndtr(z[:, 0])
     done = 0
     for j, k in zip(*_pair_indices(m), strict=True):
-        if not (tied[j] or tied[k]) or share[j] >= 1.0 or share[k] >= 1.0:
+        if not (tied[j] or tied[k]) or max(share[j], share[k]) >= 1.0:
             continue
         if mask is not None and not mask[j, k]:
             continue
@@ -1110,8 +1116,8 @@ def dpcopula(
         s.d. above :data:`TIE_NOISE_LIMIT` (0.1) keep tau-a: the correction divides the
         noise by ``sqrt(u_j u_k)`` as well, and for rare categories with many attributes
         (small ``t eps2 / C(m,2)``) the amplified noise is a bigger error than the ties'
-        bias. The text treats attributes as continuous; on discrete
-        ones tied pairs count 0 in tau-a and the copula's correlation comes out too small
+        bias. The text treats attributes as continuous; on discrete ones tied pairs count
+        0 in tau-a and the copula's correlation comes out too small
         (two balanced binary attributes with latent correlation 0.6 give sin(pi tau-a / 2)
         = 0.32; tau-b gives 0.60; for a 90/10 binary attribute tau-b's sine still gives
         0.41, the calibration 0.6). ``False`` is the text's estimator.
@@ -1180,7 +1186,9 @@ def dpcopula(
     n_rows = _check_n_rows(n_rows)
     if isinstance(sample_size, str):
         if sample_size != "text":
-            raise ValueError(f"sample_size must be an integer >= 2 or 'text', got {sample_size!r}")
+            raise ValueError(
+                f"sample_size must be an integer >= 2 or 'text', got {sample_size!r}"
+            )
     elif sample_size is not None:
         sample_size = check_positive_int(sample_size, "sample_size", minimum=2)
     if mle_partitions is not None:

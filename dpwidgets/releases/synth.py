@@ -24,9 +24,10 @@ synthesise, in the dataset's order; default all); ``domains`` (column -> ``(min,
 inclusive integers, an int ``A`` for ``0..A-1``, or a list of values -- one entry per
 attribute); ``n_rows`` (the number of synthetic records, a public choice; default the DP
 record count). ``"dpcopula"`` adds ``method`` (``"kendall"``/``"mle"``), ``k`` (ε1/ε2, default
-8), ``publisher`` (the margins' 1-D histogram publisher, default DAWA; the text's is EFPA), ``hybrid_threshold``
-(default 10; ``None`` turns the hybrid off), ``sample_size``, ``mle_partitions``,
-``max_partitions`` and ``margin_fit``; the baselines take what their engine function takes.
+8), ``publisher`` (the margins' 1-D histogram publisher, default DAWA; the text's is EFPA),
+``hybrid_threshold`` (default 10; ``None`` turns the hybrid off), ``sample_size``,
+``mle_partitions``, ``max_partitions`` (default 8) and ``margin_fit``; the baselines take
+what their engine function takes.
 
 Neighbours, guarantee and the public domains
 --------------------------------------------
@@ -100,8 +101,8 @@ _PUBLIC_DETAILS = (
     "noisy_tau", "tie_correction", "tie_corrected_tau", "tie_corrected_pairs",
     "tie_calibrated_pairs", "mle_blocks",
     "mle_noise_scale", "raw_correlation", "repaired", "min_eigenvalue_before_repair",
-    "small_attributes", "small_in_copula", "large_attributes", "n_partitions", "partition_noisy_sizes",
-    "partition_rows", "partition_epsilon", "cells", "opendp_rows",
+    "small_attributes", "small_in_copula", "large_attributes", "n_partitions",
+    "partition_noisy_sizes", "partition_rows", "partition_epsilon", "cells", "opendp_rows",
 )
 
 

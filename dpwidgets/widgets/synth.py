@@ -317,8 +317,9 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
         baseline's): DAWA by default (the engine's), EFPA as in the text, or any other
         (identity, HB, ...).
     hybrid : bool, optional
-        Use the hybrid for attributes with fewer than 10 values (003 Alg. 6); default: the
-        table's preset (on, except for the survey whose attributes are nearly all small).
+        Use the hybrid for attributes with fewer than 10 values, up to the engine's 8
+        partitions (003 Alg. 6); default: the table's preset (on, except for the survey
+        whose attributes are nearly all small).
     compare : bool
         Also run the baselines: independent DP margins and, where the full-domain histogram
         fits in memory, the Laplace mechanism on it. Teaching: each is a charged release;
@@ -448,7 +449,8 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
                                       layout=ipw.Layout(width="300px"))
         self.publisher.add_class("dpw-publisher")
         self.hybrid = ipw.Checkbox(value=True, description="hybrid: partition by attributes "
-                                   "with < 10 values (003 Alg. 6)", style=style,
+                                   "with < 10 values, at most 8 partitions (003 Alg. 6)",
+                                   style=style,
                                    layout=ipw.Layout(width="auto"))
         self.hybrid.add_class("dpw-hybrid")
         self.attributes = ipw.SelectMultiple(options=[], description="attributes", rows=4,
