@@ -1,6 +1,6 @@
-"""Reproduce 000 Tables 3.2-3.3: the GPTT reconstruction attack (000 §3.2.4, Alg. 6-7).
+"""Reproduce Chen 2018, Tables 3.2-3.3: the GPTT reconstruction attack (Chen 2018, §3.2.4, Alg. 6-7).
 
-Setup of 000 §3.2.4: four histograms over a 4096-cell domain (Table 3.1: Adult, MedicalCost,
+Setup of Chen 2018, §3.2.4: four histograms over a 4096-cell domain (Table 3.1: Adult, MedicalCost,
 Income, HepPh); epsilon in {1.0, 0.5, 0.1} split as epsilon_1 = epsilon_2 = epsilon/2;
 delta = 0.05; each value is the mean over 10 repetitions. Table 3.2 reports the fraction of all
 cells whose count is reconstructed exactly, Table 3.3 the fraction among cells with counts in
@@ -40,7 +40,7 @@ DATASETS = ("adult", "medicalcost", "income", "hepph")
 LABELS = {"adult": "Adult", "medicalcost": "MedicalCost", "income": "Income", "hepph": "HepPh"}
 RESULTS = Path(__file__).resolve().parent / "results"
 
-#: 000 Table 3.2 (all cells) and Table 3.3 (cells with counts in [0, 5]), by epsilon.
+#: Chen 2018, Table 3.2 (all cells) and Table 3.3 (cells with counts in [0, 5]), by epsilon.
 PUBLISHED_OVERALL = {
     "adult": {1.0: 0.994, 0.5: 0.991, 0.1: 0.981},
     "medicalcost": {1.0: 0.985, 0.5: 0.977, 0.1: 0.949},
@@ -108,13 +108,13 @@ def run(repetitions: int = REPETITIONS, data_seed: int = 0, attack_seed: int = 2
 def to_markdown(table: pd.DataFrame) -> str:
     """Tables 3.1-3.3 side by side with ours (a plain pipe table, no extra dependency)."""
     lines = [
-        "# GPTT reconstruction attack: 000 Tables 3.2-3.3 reproduced",
+        "# GPTT reconstruction attack: Chen 2018, Tables 3.2-3.3 reproduced",
         "",
         f"Stand-in histograms (4096 cells, Zipf-like, seed 0); delta = {DELTA}; "
         f"epsilon_1 = epsilon_2 = epsilon/2; mean over {int(table['repetitions'].iloc[0])} "
-        "attack repetitions. 'pub.' = published in 000.",
+        "attack repetitions. 'pub.' = published in Chen 2018.",
         "",
-        "## Data sets (000 Table 3.1; cells in [0, 5] from Table 3.3)",
+        "## Data sets (Chen 2018, Table 3.1; cells in [0, 5] from Table 3.3)",
         "",
         "| data set | scale | k (ours) | k (pub.) | cells in [0,5] (ours) | (pub.) "
         "| cells in [40,80] (ours) |",
@@ -179,8 +179,8 @@ def build_figure(table: pd.DataFrame):
 
     panels = []
     for title, col in (
-        ("All cells (000 Table 3.2)", "success"),
-        ("Cells with counts in [0, 5] (000 Table 3.3)", "small_success"),
+        ("All cells (Chen 2018, Table 3.2)", "success"),
+        ("Cells with counts in [0, 5] (Chen 2018, Table 3.3)", "small_success"),
     ):
         fig = figure(
             title=title, width=520, height=400, x_axis_type="log",
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     markdown = to_markdown(table)
     (args.out / "attack_reconstruction.md").write_text(markdown, encoding="utf-8")
     save(build_figure(table), args.out / "attack_reconstruction.html", resources=INLINE,
-         title="GPTT reconstruction attack (000 Tables 3.2-3.3)")
+         title="GPTT reconstruction attack (Chen 2018, Tables 3.2-3.3)")
     sys.stdout.write(markdown + "\n")
     return table
 

@@ -1,6 +1,6 @@
-"""Reproduce 003 Fig. 4.2: range-query error of DSAT against the decision share k.
+"""Reproduce Li 2017, Fig. 4.2: range-query error of DSAT against the decision share k.
 
-003 §4.5.2: "With the value of C being 10, we compute k to be 0.0532 due to theorem 4.3.4 ...
+Li 2017, §4.5.2: "With the value of C being 10, we compute k to be 0.0532 due to theorem 4.3.4 ...
 the utility reaches the optimal value with k between 0.01 and 0.1. The error increases as k
 becomes larger or smaller". Setup here: the census-like series (N = 500, n = 500,000, 3-D
 marginal U = 3,456; see :mod:`benchmarks.dynamic_common`) without (``drift = 0``, the text's)
@@ -53,7 +53,7 @@ def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, see
     k_thm = dsft_k(n, u, CUTOFF, dc.N_TIMES)
     k_paced = paced_k(n, u, CUTOFF, EPSILON)
     lines = [
-        "# DSAT error against the budget split k (reproducing 003 Fig. 4.2)",
+        "# DSAT error against the budget split k (reproducing Li 2017, Fig. 4.2)",
         "",
         f"Census-like series, N = {dc.N_TIMES}, n = {n:,}, U = {u:,} (3-D), C = {CUTOFF}, eps = "
         f"{EPSILON}; {runs} runs per point, {n_queries} range queries (seed {dc.QUERY_SEED}), "
@@ -74,7 +74,7 @@ def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, see
     lines += [
         "## Against the text",
         "",
-        "| claim (003 §4.5.2, Fig. 4.2) | here |",
+        "| claim (Li 2017, §4.5.2, Fig. 4.2) | here |",
         "|---|---|",
         "| Thm 4.3.4 gives k = 0.0532 at C = 10 | the formula gives "
         f"{k_thm:.3f} for U = 3,456 and 0.167 for the text's U = 27,648; 0.0532 does not follow |",
@@ -116,7 +116,7 @@ def figure(table: pd.DataFrame):
     for data in dict.fromkeys(table["data"]):
         sub = dc.summarise(table[table["data"] == data], ["variant", "k"])
         panels.append(dc.line_panel(sub, "k", "error_mean", "variant",
-                                    f"003 Fig. 4.2: error vs k ({data}, C={CUTOFF})", x_log=True,
+                                    f"Li 2017, Fig. 4.2: error vs k ({data}, C={CUTOFF})", x_log=True,
                                     x_label="k (decision share eps1 = k eps)"))
     return row(*panels)
 
@@ -130,7 +130,7 @@ def main(argv=None) -> pd.DataFrame:
     elapsed = time.perf_counter() - start
     report = markdown(table, elapsed, runs, n_queries, args.seed)
     dc.write("dynamic_budget_split", args.out, table, report, figure(table),
-             "003 Fig. 4.2: error vs k")
+             "Li 2017, Fig. 4.2: error vs k")
     print(report)
     return table
 

@@ -1,10 +1,10 @@
-"""Shared set-up of the dynamic-release benchmarks (003 Ch. 4): data, methods, errors, output.
+"""Shared set-up of the dynamic-release benchmarks (Li 2017, Ch. 4): data, methods, errors, output.
 
 Not a benchmark itself (no ``main``): ``dynamic_budget_split``, ``dynamic_threshold``,
 ``dynamic_epsilon``, ``dynamic_update_rate``, ``dynamic_w_event``, ``dynamic_speed`` and
 ``dynamic_dsat_design`` import it.
 
-Data (003 §4.5.1). The IPUMS extract and the Oldenburg/Brinkhoff traffic data are not
+Data (Li 2017, §4.5.1). The IPUMS extract and the Oldenburg/Brinkhoff traffic data are not
 available at run time; :func:`dpwidgets.datasets.census_like_series` and
 :func:`~dpwidgets.datasets.moving_object_series` generate stand-ins. The census-like series
 is used in two forms:
@@ -19,7 +19,7 @@ Both use the 3-D marginal (age, education, income; U = 3,456 bins; the text's Fi
 sigma^2 = 100K and 10 periods. (The 6-D joint, U = 27,648, is available from the generator
 but makes each range-query evaluation eight times heavier.)
 
-Quality (003 §4.5.1): mean absolute error of random range-count queries over all time points,
+Quality (Li 2017, §4.5.1): mean absolute error of random range-count queries over all time points,
 ``E^a = (1/(M N)) sum_k sum_i |A~_i^k - A_i^k|``; the same M queries (seed ``QUERY_SEED``)
 for every method. The text uses M = 5,000 queries and 10 runs; the default here is 2,000
 queries and the run counts given by each module. Runs differ only in the mechanisms' noise:
@@ -46,8 +46,8 @@ RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 2017
 DATA_SEED = 1
 QUERY_SEED = 5
-TEXT_RUNS = 10  # 003 §4.5.1: "the average absolute error over 10 runs"
-TEXT_QUERIES = 5000  # 003 §4.5.1: "5000 random queries are generated"
+TEXT_RUNS = 10  # Li 2017, §4.5.1: "the average absolute error over 10 runs"
+TEXT_QUERIES = 5000  # Li 2017, §4.5.1: "5000 random queries are generated"
 QUERIES = 2000
 N_TIMES = 500  # Table 4.2
 N_RECORDS = 500_000  # Table 4.2

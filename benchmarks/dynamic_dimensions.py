@@ -1,7 +1,7 @@
-"""Reproduce 003 Fig. 4.6 and 4.7: range-query error against the dimensionality and the
+"""Reproduce Li 2017, Fig. 4.6 and 4.7: range-query error against the dimensionality and the
 query range size.
 
-003 §4.5.2, Fig. 4.6: "DSAT again outperforms both non-private and private fixed-sampling
+Li 2017, §4.5.2, Fig. 4.6: "DSAT again outperforms both non-private and private fixed-sampling
 methods with the dimensionality from 3 to 6. ... the performances of non-private and private
 fixed-sampling methods improve sharply after five dimensions ... The DSAT methods are less
 sensitive to the number of dimensions ... the non-private DSAT shows a slight drop in the
@@ -73,7 +73,7 @@ QUICK_DIMS = (3, 6)
 SIZE_DIMS = 6  # Fig. 4.7 on the text's default d (Table 4.2)
 SIZES = (1, 10, 100, 1000, 4000)
 QUICK_SIZES = (1, 100, 4000)
-SANITY = 1.0  # s of E^r (003 §4.5.2)
+SANITY = 1.0  # s of E^r (Li 2017, §4.5.2)
 RUNS = 10  # the text's
 METHODS = {"DSAT paced": dc.dsat_paced(), "DSAT text": dc.dsat_text(), "fixed": dc.fixed()}
 
@@ -110,7 +110,7 @@ def width_tuples(shape: tuple[int, ...], size: int) -> np.ndarray:
 
 def sized_range_queries(shape: tuple[int, ...], size: int, n_queries: int,
                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
-    """Box queries whose ranges multiply to ``size`` (003 Fig. 4.7), as ``(lo, hi)``.
+    """Box queries whose ranges multiply to ``size`` (Li 2017, Fig. 4.7), as ``(lo, hi)``.
 
     The width tuple is drawn uniformly among all that fit the domain, then the box is placed
     uniformly; half-open ``[lo, hi)`` per dimension, as
@@ -388,7 +388,7 @@ def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, see
     long = _long(table)
     shape6 = tuple(CENSUS_DOMAINS[a] for a in ATTRIBUTES[SIZE_DIMS])
     lines = [
-        "# Error against dimensionality and query range size (reproducing 003 Fig. 4.6, 4.7)",
+        "# Error against dimensionality and query range size (reproducing Li 2017, Fig. 4.6, 4.7)",
         "",
         f"Census-like series, N = {dc.N_TIMES}, n = {dc.N_RECORDS:,}, r = 0.5, C = 5, eps = "
         f"{EPSILON}; one series per (drift, d) (data seed {dc.DATA_SEED}); {runs} runs per point, "
@@ -435,7 +435,7 @@ def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, see
             lines.append("")
             claims += claims_sizes(long, data)
     lines += ["## Against the text", "",
-              "| claim (003 §4.5.2) | setting | here | verdict |", "|---|---|---|---|"]
+              "| claim (Li 2017, §4.5.2) | setting | here | verdict |", "|---|---|---|---|"]
     lines += [f"| {c} | {s} | {o} | {v} |" for c, s, o, v in claims]
     lines += [
         "",
@@ -480,19 +480,19 @@ def figure(table: pd.DataFrame):
     for data in dict.fromkeys(long["data"]):
         sub = long[(long["figure"] == "4.6") & (long["data"] == data)]
         panels = [dc.line_panel(_summary(sub, "dims"), "dims", "error_mean", "method",
-                                f"003 Fig. 4.6: error vs d ({data})",
+                                f"Li 2017, Fig. 4.6: error vs d ({data})",
                                 x_label="number of dimensions d", width=420)]
         sized = long[(long["figure"] == "4.7") & (long["data"] == data)]
         sized = sized.assign(range_size=sized["range_size"].astype(int))
         if not sized.empty:
             s = _summary(sized, "range_size")
             panels.append(dc.line_panel(s, "range_size", "rel_error_mean", "method",
-                                        f"003 Fig. 4.7: relative error ({data}, d = 6)",
+                                        f"Li 2017, Fig. 4.7: relative error ({data}, d = 6)",
                                         x_log=True, x_label="query range size",
                                         y_label=f"mean relative error (s = {SANITY:g})",
                                         width=420))
             panels.append(dc.line_panel(s, "range_size", "error_mean", "method",
-                                        f"003 Fig. 4.7: absolute error ({data}, d = 6)",
+                                        f"Li 2017, Fig. 4.7: absolute error ({data}, d = 6)",
                                         x_log=True, x_label="query range size", width=420))
         rows.append(row(*panels))
     return column(*rows)
@@ -508,7 +508,7 @@ def main(argv=None) -> pd.DataFrame:
     elapsed = time.perf_counter() - start
     report = markdown(table, elapsed, runs, n_queries, args.seed, sizes)
     dc.write("dynamic_dimensions", args.out, table, report, figure(table),
-             "003 Fig. 4.6-4.7: error vs dimensionality and range size")
+             "Li 2017, Fig. 4.6-4.7: error vs dimensionality and range size")
     print(report)
     return table
 

@@ -1,18 +1,18 @@
 """Why the paced DSAT is the default: DSAT variants against fixed sampling on many series.
 
-003 Fig. 4.4-4.5 claim that DSAT beats fixed sampling because it places its releases where
+Li 2017, Fig. 4.4-4.5 claim that DSAT beats fixed sampling because it places its releases where
 the data change. This benchmark measures that claim on twelve families of histogram series --
 some with real change points (abrupt, gradual, with and without sampling noise, dense and
 sparse, large and small n), one without (the text's census setup) -- for
 
 - ``paced``: :func:`dpwidgets.engine.dynamic.dsat` with its defaults (``variant="paced"``);
-- ``text``: ``dsat(variant="text")``, 003 Alg. 8 as printed (k of Thm 4.3.4);
+- ``text``: ``dsat(variant="text")``, Li 2017, Alg. 8 as printed (k of Thm 4.3.4);
 - ``text-k0.05``: the same with ``k = 0.05`` (isolates the controller from Thm 4.3.4's k);
 - ``fixed``: fixed sampling, ``C`` evenly spaced releases of ``eps/C``;
 - ``baseline``: ``eps/N`` at every time point (the text's LM baseline).
 
 All at the same ``eps`` and ``C = 0.01 N`` (Table 4.2). Quality: mean absolute error of random
-range-count queries (003 §4.5.1), reported as the ratio to fixed sampling on the same series
+range-count queries (Li 2017, §4.5.1), reported as the ratio to fixed sampling on the same series
 and queries.
 
 The paced controller's constants (gain ln 2, on-schedule threshold max(0.5, 2F), decision
@@ -176,7 +176,7 @@ def fam_moving_objects(rng):
 
 FAMILIES = {
     # name: (builder, description)
-    "census, drift 0 (text)": (fam_census(0.0), "003 §4.5.1 setup: N=500, n=500K, U=3,456; no change point"),
+    "census, drift 0 (text)": (fam_census(0.0), "Li 2017, §4.5.1 setup: N=500, n=500K, U=3,456; no change point"),
     "census, drift 0.5": (fam_census(0.5), "same, inserted tuples from a new population per period"),
     "census, drift 1": (fam_census(1.0), "same, larger shifts"),
     "moving objects": (fam_moving_objects, "N=500, 50K objects, 32x32 grid, 4 rush hours"),
@@ -247,7 +247,7 @@ def markdown(df: pd.DataFrame, summ: pd.DataFrame, elapsed: float, series_per_fa
              runs: int, n_queries: int, seed: int) -> str:
     fams = list(dict.fromkeys(df["family"]))
     lines = [
-        "# DSAT variants against fixed sampling on twelve series families (003 Fig. 4.4-4.5 claim)",
+        "# DSAT variants against fixed sampling on twelve series families (Li 2017, Fig. 4.4-4.5 claim)",
         "",
         f"Each family: {series_per_family} series (data seeds {DATA_SEED0}..), eps in "
         f"{list(EPSILONS)}, {runs} run(s) each; C = 0.01 N; {n_queries} random range queries "

@@ -1,6 +1,6 @@
-"""Reproduce 003 Fig. 4.4: range-query error against the privacy budget eps.
+"""Reproduce Li 2017, Fig. 4.4: range-query error against the privacy budget eps.
 
-003 §4.5.2: "The larger the privacy budget is, the closer the query accuracy is to non-private
+Li 2017, §4.5.2: "The larger the privacy budget is, the closer the query accuracy is to non-private
 versions. ... the baseline performs one order of magnitude worse ... The perturbation errors
 for fixed-sampling and DSAT are almost similar as the number of released DP histograms are
 the same. DSAT outperforms fixed-sampling because DSAT has much less update error, which can
@@ -72,7 +72,7 @@ def _long(table: pd.DataFrame) -> pd.DataFrame:
 def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, seed: int) -> str:
     long = _long(table)
     lines = [
-        "# Error against the privacy budget (reproducing 003 Fig. 4.4)",
+        "# Error against the privacy budget (reproducing Li 2017, Fig. 4.4)",
         "",
         f"N = {dc.N_TIMES}, C = 5; {runs} runs per point, {n_queries} range queries (seed "
         f"{dc.QUERY_SEED}), release seed {seed}, data seed {dc.DATA_SEED}; {elapsed:.0f} s. "
@@ -103,7 +103,7 @@ def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, see
         claims.append(
             f"| baseline an order of magnitude worse ({data}) | baseline/paced DSAT "
             f"{base.min():.1f}-{base.max():.1f} |")
-    lines += ["## Against the text", "", "| claim (003 §4.5.2, Fig. 4.4) | here |", "|---|---|"]
+    lines += ["## Against the text", "", "| claim (Li 2017, §4.5.2, Fig. 4.4) | here |", "|---|---|"]
     lines += claims
     lines += [
         "| Fig. 4.4(b) taxi data, (c) PSD | not reproduced: no taxi data (the moving-object grid "
@@ -128,7 +128,7 @@ def figure(table: pd.DataFrame):
     for data in dict.fromkeys(long["data"]):
         sub = dc.summarise(long[long["data"] == data], ["method", "epsilon"])
         panels.append(dc.line_panel(sub, "epsilon", "error_mean", "method",
-                                    f"003 Fig. 4.4: error vs eps ({data})", x_log=True,
+                                    f"Li 2017, Fig. 4.4: error vs eps ({data})", x_log=True,
                                     x_label="privacy budget eps", width=480))
     return row(*panels)
 
@@ -142,7 +142,7 @@ def main(argv=None) -> pd.DataFrame:
     elapsed = time.perf_counter() - start
     report = markdown(table, elapsed, runs, n_queries, args.seed)
     dc.write("dynamic_epsilon", args.out, table, report, figure(table),
-             "003 Fig. 4.4: error vs eps")
+             "Li 2017, Fig. 4.4: error vs eps")
     print(report)
     return table
 

@@ -1,6 +1,6 @@
 """Timing of DSAT at the text's default size: N = 500 snapshots of |D| = 500,000 tuples.
 
-003 Table 4.2: N = 500, n = 500K, d = 6 (U = 27,648 bins). Times: generating the census-like
+Li 2017, Table 4.2: N = 500, n = 500K, d = 6 (U = 27,648 bins). Times: generating the census-like
 series, one run of paced DSAT, the text's DSAT, DSFT, fixed sampling and the eps/N baseline
 (eps = 1, C = 5, identity publisher), and one evaluation of 2,000 range queries, on the 3-D
 marginal (U = 3,456) and the full 6-D joint (U = 27,648). Median over repeats (wall clock,

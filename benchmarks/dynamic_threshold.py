@@ -1,12 +1,12 @@
-"""Reproduce 003 Fig. 4.3: DSFT over a grid of fixed thresholds T against DSAT.
+"""Reproduce Li 2017, Fig. 4.3: DSFT over a grid of fixed thresholds T against DSAT.
 
-003 §4.5.2: "the error of DSFT is very sensitive to the threshold value T ... the average
+Li 2017, §4.5.2: "the error of DSFT is very sensitive to the threshold value T ... the average
 absolute error of DSAT is close to the lowest error of DSFT with the optimal threshold T value
 being around 0.025. Here the initial value of T for DSAT can be arbitrarily selected."
 
 Setup: the census-like series (N = 500, n = 500,000, U = 3,456; :mod:`benchmarks.dynamic_common`)
 without (``drift = 0``, the text's) and with change points (``drift = 0.5``); eps = 1, C = 5
-(Table 4.2). DSFT (003 Alg. 7, k of Thm 4.3.4) on a grid of T, measured to the last release
+(Table 4.2). DSFT (Li 2017, Alg. 7, k of Thm 4.3.4) on a grid of T, measured to the last release
 (the text's) and to the last released snapshot (our paced DSAT's reference, same k). DSAT as
 printed (``variant="text"``) and paced, each started from three initial thresholds.
 
@@ -55,7 +55,7 @@ def run(thresholds, runs: int, n_queries: int, seed: int) -> pd.DataFrame:
 
 def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, seed: int) -> str:
     lines = [
-        "# DSFT over a grid of T against DSAT (reproducing 003 Fig. 4.3)",
+        "# DSFT over a grid of T against DSAT (reproducing Li 2017, Fig. 4.3)",
         "",
         f"Census-like series, N = {dc.N_TIMES}, n = {dc.N_RECORDS:,}, U = 3,456 (3-D), C = 5, "
         f"eps = {EPSILON}; {runs} runs per point, {n_queries} range queries (seed "
@@ -102,7 +102,7 @@ def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, see
             f"{100 * float(np.ptp(paced) / paced.mean()):.0f}% (its threshold is the "
             "on-schedule level, so it is not arbitrary: too high and early changes are missed, "
             "too low and the releases go to sampling noise) |")
-    lines += ["## Against the text", "", "| claim (003 §4.5.2, Fig. 4.3) | here |", "|---|---|"]
+    lines += ["## Against the text", "", "| claim (Li 2017, §4.5.2, Fig. 4.3) | here |", "|---|---|"]
     lines += claims
     lines += [
         "| optimal T around 0.025 | depends on the series and on the reference: to the noisy "
@@ -122,7 +122,7 @@ def figure(table: pd.DataFrame):
         sub = dc.summarise(table[table["data"] == data], ["method", "threshold"])
         dsft = sub[sub["method"].str.startswith("DSFT")]
         p = dc.line_panel(dsft, "threshold", "error_mean", "method",
-                          f"003 Fig. 4.3: DSFT vs T, DSAT as lines ({data})", x_log=True,
+                          f"Li 2017, Fig. 4.3: DSFT vs T, DSAT as lines ({data})", x_log=True,
                           x_label="threshold T")
         for i, m in enumerate(("DSAT text", "DSAT paced")):
             level = float(sub[(sub["method"] == m) & (sub["threshold"] == 0.5)]["error_mean"].iloc[0])
@@ -141,7 +141,7 @@ def main(argv=None) -> pd.DataFrame:
     elapsed = time.perf_counter() - start
     report = markdown(table, elapsed, runs, n_queries, args.seed)
     dc.write("dynamic_threshold", args.out, table, report, figure(table),
-             "003 Fig. 4.3: DSFT vs T, DSAT")
+             "Li 2017, Fig. 4.3: DSFT vs T, DSAT")
     print(report)
     return table
 

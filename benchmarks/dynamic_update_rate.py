@@ -1,6 +1,6 @@
-"""Reproduce 003 Fig. 4.5: range-query error against the update rate r.
+"""Reproduce Li 2017, Fig. 4.5: range-query error against the update rate r.
 
-003 §4.5.2: "All methods remain stable for various update rates. The DSAT performs better than
+Li 2017, §4.5.2: "All methods remain stable for various update rates. The DSAT performs better than
 both non-private and private fixed-sampling methods. This is because the update error of
 non-private DSAT is much less than non-private fixed-sampling."
 
@@ -64,7 +64,7 @@ def _long(table: pd.DataFrame) -> pd.DataFrame:
 def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, seed: int) -> str:
     long = _long(table)
     lines = [
-        "# Error against the update rate r (reproducing 003 Fig. 4.5)",
+        "# Error against the update rate r (reproducing Li 2017, Fig. 4.5)",
         "",
         f"Census-like series, N = {dc.N_TIMES}, n = {dc.N_RECORDS:,}, U = 3,456, C = 5, eps = "
         f"{EPSILON}; one series per r (data seed {dc.DATA_SEED}); {runs} runs per point, "
@@ -103,7 +103,7 @@ def markdown(table: pd.DataFrame, elapsed: float, runs: int, n_queries: int, see
             f"{true_ratio.min():.2f}-{true_ratio.max():.2f}; text/fixed "
             f"{(e.loc['DSAT text'] / e.loc['fixed']).min():.2f}-"
             f"{(e.loc['DSAT text'] / e.loc['fixed']).max():.2f} |")
-    lines += ["## Against the text", "", "| claim (003 §4.5.2, Fig. 4.5) | here |", "|---|---|"]
+    lines += ["## Against the text", "", "| claim (Li 2017, §4.5.2, Fig. 4.5) | here |", "|---|---|"]
     lines += claims
     lines += [
         "",
@@ -126,7 +126,7 @@ def figure(table: pd.DataFrame):
     for data in dict.fromkeys(long["data"]):
         sub = dc.summarise(long[long["data"] == data], ["method", "update_rate"])
         panels.append(dc.line_panel(sub, "update_rate", "error_mean", "method",
-                                    f"003 Fig. 4.5: error vs update rate ({data})",
+                                    f"Li 2017, Fig. 4.5: error vs update rate ({data})",
                                     x_label="update rate r"))
     return row(*panels)
 
@@ -140,7 +140,7 @@ def main(argv=None) -> pd.DataFrame:
     elapsed = time.perf_counter() - start
     report = markdown(table, elapsed, runs, n_queries, args.seed)
     dc.write("dynamic_update_rate", args.out, table, report, figure(table),
-             "003 Fig. 4.5: error vs update rate")
+             "Li 2017, Fig. 4.5: error vs update rate")
     print(report)
     return table
 

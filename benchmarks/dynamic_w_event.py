@@ -1,13 +1,13 @@
-"""Reproduce 003 Fig. 4.8-4.9: DSAT under w-event privacy against BD and BA.
+"""Reproduce Li 2017, Fig. 4.8-4.9: DSAT under w-event privacy against BD and BA.
 
-003 §4.5.3: "the gap between DSAT and BD or BA expands greatly as w increases" (Fig. 4.8,
+Li 2017, §4.5.3: "the gap between DSAT and BD or BA expands greatly as w increases" (Fig. 4.8,
 Oldenburg traffic data, 1000 timestamps) and, at w = 800, "BA degrades dramatically and the
 gap between BA and DSAT greatly expands as we reduce the privacy budget" (Fig. 4.9).
 
 Setup: the moving-object grid (:func:`dpwidgets.datasets.moving_object_series`, N = 1000
 timestamps, 50,000 objects, 32 x 32 cells; the text's Brinkhoff data had 500,000 objects on
 1024 x 1024 cells and is not available). Methods: :func:`~dpwidgets.engine.dynamic.dsat_w_event`
-(003 Alg. 9 with the fixes of the module docstring; C = max(1, round(0.01 w)) releases per
+(Li 2017, Alg. 9 with the fixes of the module docstring; C = max(1, round(0.01 w)) releases per
 window, its default, and C = 0.04 w), Budget Distribution and Budget Absorption (Kellaris et al. 2014). The
 text ran BD/BA "with column partitioning and eps1 = eps/U", which it does not define; we use
 the mechanisms of the paper (half the window budget for the dissimilarity, half for the
@@ -64,7 +64,7 @@ def run(n_times: int, w_values, epsilons, w_for_eps: int, runs: int, n_queries: 
 def markdown(table: pd.DataFrame, elapsed: float, n_times: int, runs: int, n_queries: int,
              seed: int) -> str:
     lines = [
-        "# DSAT under w-event privacy against BD and BA (reproducing 003 Fig. 4.8-4.9)",
+        "# DSAT under w-event privacy against BD and BA (reproducing Li 2017, Fig. 4.8-4.9)",
         "",
         f"Moving objects, N = {n_times}, {N_OBJECTS:,} objects, 32 x 32 grid (data seed "
         f"{dc.DATA_SEED}); {runs} runs per point, {n_queries} rectangle range queries (seed "
@@ -99,7 +99,7 @@ def markdown(table: pd.DataFrame, elapsed: float, n_times: int, runs: int, n_que
                     f"| Fig. {fig}: {other} / {ours} {panel} | " + ", ".join(
                         f"{c:g}: {v:.2f}" for c, v in gap.items()) + " |")
     lines += ["## Against the text", "",
-              "| claim (003 §4.5.3): DSAT beats BD and BA, the gap grows with w (Fig. 4.8) and "
+              "| claim (Li 2017, §4.5.3): DSAT beats BD and BA, the gap grows with w (Fig. 4.8) and "
               "BA's gap grows as eps falls at w = 800 (Fig. 4.9) | here: error ratio to DSAT |",
               "|---|---|"]
     lines += claims
@@ -120,9 +120,9 @@ def figure(table: pd.DataFrame):
     a = dc.summarise(table[table["panel"] == "vs w"], ["method", "w"])
     b = dc.summarise(table[table["panel"] == "vs eps"], ["method", "epsilon"])
     return row(
-        dc.line_panel(a, "w", "error_mean", "method", f"003 Fig. 4.8: error vs w (eps={EPSILON})",
+        dc.line_panel(a, "w", "error_mean", "method", f"Li 2017, Fig. 4.8: error vs w (eps={EPSILON})",
                       x_log=True, x_label="window w"),
-        dc.line_panel(b, "epsilon", "error_mean", "method", "003 Fig. 4.9: error vs eps (w=800)",
+        dc.line_panel(b, "epsilon", "error_mean", "method", "Li 2017, Fig. 4.9: error vs eps (w=800)",
                       x_log=True, x_label="privacy budget eps"),
     )
 
@@ -139,7 +139,7 @@ def main(argv=None) -> pd.DataFrame:
     elapsed = time.perf_counter() - start
     report = markdown(table, elapsed, n_times, runs, n_queries, args.seed)
     dc.write("dynamic_w_event", args.out, table, report, figure(table),
-             "003 Fig. 4.8-4.9: w-event DSAT vs BD/BA")
+             "Li 2017, Fig. 4.8-4.9: w-event DSAT vs BD/BA")
     print(report)
     return table
 

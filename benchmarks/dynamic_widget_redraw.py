@@ -8,7 +8,7 @@ last release), the ColumnDataSource updates and jupyter_bokeh's document-patch s
 The browser's own drawing is not included. The engine part is timed by wrapping the widget's
 ``compute`` (the one call that reaches the session); drawing = total - engine.
 
-Default series: 003 §4.5.1's census-like data as the widget builds it -- N = 500 snapshots of
+Default series: Li 2017, §4.5.1's census-like data as the widget builds it -- N = 500 snapshots of
 n = 100,000 people, age × education × income = 3,456 bins -- and the moving objects (N = 400,
 16 × 16 grid). Target: the drawing part well under 100 ms.
 
@@ -154,7 +154,8 @@ def main(argv: list[str] | None = None) -> str:
     with tempfile.TemporaryDirectory() as tmp:
         analyst = Session(mode="analyst", ledger=Path(tmp) / "ledger.sqlite", seed=0)
         analyst.add_dataset("series", series + 1.0, total_epsilon=5.0,
-                            stand_in=dynamic_stand_in(*series.shape, src.cardinality))
+                            stand_in=dynamic_stand_in(*series.shape, src.cardinality),
+                            facts={"cardinality": src.cardinality})
         a = DynamicHistogramWidget(analyst, "series", shape=src.shape,
                                    attributes=src.attributes, cardinality=src.cardinality,
                                    epsilon=0.5, debounce=0)
@@ -169,7 +170,7 @@ def main(argv: list[str] | None = None) -> str:
     teach.close()
 
     report = "\n".join([
-        "# Widget redraw time: DynamicHistogramWidget (003 Ch. 4)",
+        "# Widget redraw time: DynamicHistogramWidget (Li 2017, Ch. 4)",
         "",
         "Produced by `python -m benchmarks.dynamic_widget_redraw`. One control change handled",
         "headless end to end. *Engine* is the widget's `compute()` -- the session calls: in",
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> str:
         "500-point lines, the snapshot) and jupyter_bokeh's patch serialization. Browser drawing",
         f"not included. Target: drawing p95 < {BUDGET_MS:.0f} ms.",
         "",
-        "Default series: the widget's census-like data (003 §4.5.1 scaled to n = 100,000, with drift",
+        "Default series: the widget's census-like data (Li 2017, §4.5.1 scaled to n = 100,000, with drift",
         "0.5 between periods: N = 500, age × education × income = 3,456 bins, C = 0.01 N = 5 as in",
         "Table 4.2; the widget's default DSAT is the engine's paced controller); one row on the",
         "moving objects (N = 400, 16 × 16 grid). Identity (LPA) publisher, as in the text.",

@@ -8,7 +8,7 @@ publishers (DAWA, MWEM) are given the prefix workload.
 
 The regret of a method in a setting (shape, epsilon, metric) is its error divided by the
 best method's error there; the table ranks methods by mean regret over settings, the measure
-of 000 Tables 4.2 and 4.4 (where DAWA has the least regret inside PriRP and PriROC) and of
+of Chen 2018, Tables 4.2 and 4.4 (where DAWA has the least regret inside PriRP and PriROC) and of
 DPBench (Hay et al. 2016).
 
 Run from the repository root::
@@ -130,7 +130,7 @@ def _markdown(frame: pd.DataFrame, table: pd.DataFrame, reps: int) -> str:
         f"{reps} runs per setting; shapes of 4096 cells (1-D) and 64x64 (2-D), ~100k records; "
         "epsilon in {0.01, 0.1, 1}; DAWA and MWEM get the prefix workload. "
         "Regret = error / best error in the same (shape, epsilon), averaged over settings "
-        "(compare 000 Tables 4.2, 4.4: DAWA least regret). "
+        "(compare Chen 2018, Tables 4.2, 4.4: DAWA least regret). "
         "AG is 2-D only and EFPA 1-D only: their \"all shapes\" regrets average over the "
         "settings they run on.",
         "",

@@ -1,4 +1,4 @@
-"""Shared set-up of the personalized-DP benchmarks (003 Ch. 5, Fig. 5.2-5.11).
+"""Shared set-up of the personalized-DP benchmarks (Li 2017, Ch. 5, Fig. 5.2-5.11).
 
 Not a benchmark itself (no ``main``): ``personalized_counts`` and ``personalized_logistic``
 import it. Trial ``i`` of a setting draws from ``SeedSequence([seed, *key, i])``; the data
@@ -68,7 +68,7 @@ def summarise(rows: pd.DataFrame, value: str) -> pd.DataFrame:
 
 
 def claims_table(claims: list[tuple[str, str, str, str]]) -> list[str]:
-    lines = ["| claim (003) | setting | ours | verdict |", "|---|---|---|---|"]
+    lines = ["| claim (Li 2017) | setting | ours | verdict |", "|---|---|---|---|"]
     lines += [f"| {c} | {s} | {o} | {v} |" for c, s, o, v in claims]
     return lines
 

@@ -1,15 +1,15 @@
 """Redraw time of the PersonalizedWidget on 100,000 records (headless).
 
 A "redraw" is one control change handled end to end with no kernel: the public release plans
-(partitioning by dynamic programming over the sorted budgets, 003 Alg. 10-11), the engine runs
+(partitioning by dynamic programming over the sorted budgets, Li 2017, Alg. 10-11), the engine runs
 through the session (teaching: one charged live release per compared mechanism, cached
 releases replayed; analyst: free previews on the public stand-in), the relative frequency error
-of 1,000 range counts per mechanism (003 §5.3.1), the ColumnDataSource updates and jupyter_bokeh's
+of 1,000 range counts per mechanism (Li 2017, §5.3.1), the ColumnDataSource updates and jupyter_bokeh's
 document-patch serialization. The browser's own drawing is not included. Budget: well under a
 second per change (the issue's target); the table's verdict column uses 1,000 ms.
 
 Also reported: what the widget's 256 candidate cuts (``max_groups``; the engine's default is
-1,024) cost in the partitioning objectives, on 003 §5.3.1's privacy vectors.
+1,024) cost in the partitioning objectives, on Li 2017, §5.3.1's privacy vectors.
 
 Run: ``python -m benchmarks.personalized_widget_redraw [--quick]`` (writes
 ``benchmarks/results/personalized_widget_redraw.md``).
@@ -182,7 +182,7 @@ def main(argv: list[str] | None = None) -> str:
         "relative frequency error of 1,000 random range counts per mechanism, the "
         "ColumnDataSource updates (at most ~1,000 points on the sorted-budget axis, 2,048 "
         "histogram cells) and jupyter_bokeh's patch serialization. Browser drawing not "
-        "included. Data: 003 §5.3.1's count task on the census-like stand-in (age × gender × "
+        "included. Data: Li 2017, §5.3.1's count task on the census-like stand-in (age × gender × "
         "education × income, 2,048 cells), privacy vector N(0.1, 1) clipped to [0.01, 1] "
         f"(the custom rows: three groups), seed {SEED}. The text's four mechanisms compared "
         f"(Minimum, Sampling, privacy-aware, utility-based); the widget's partitioning uses "

@@ -9,7 +9,7 @@ Two questions (the issue's):
    the "now" cursors, and jupyter_bokeh's serialization of the resulting PATCH-DOC messages.
    It keeps up if a tick takes well under its 50 ms period; the steps/s it could sustain is
    batch / tick time.
-2. How long does a control change take on a 57,901-step stream (000 Table 5.1's length)? A
+2. How long does a control change take on a 57,901-step stream (Chen 2018, Table 5.1's length)? A
    release parameter (ε; teaching: a charged live release; analyst: a free preview on the
    stand-in) re-runs PeGaSus; the smoother, w and δ are post-processing and re-run nothing.
 

@@ -1,9 +1,9 @@
-"""Shared set-up of the stream benchmarks (000 Ch. 5): data, seeds, tables, output.
+"""Shared set-up of the stream benchmarks (Chen 2018, Ch. 5): data, seeds, tables, output.
 
 Not a benchmark itself (no ``main``): ``streams_unit_counts``, ``streams_windows``,
 ``streams_events``, ``streams_hierarchy`` and ``streams_speed`` import it.
 
-Data: the WiFi traces of 000 Table 5.1 are not public; :mod:`dpwidgets.datasets.streams`
+Data: the WiFi traces of Chen 2018, Table 5.1 are not public; :mod:`dpwidgets.datasets.streams`
 generates stand-ins with the published length and total (``wifi_stream``,
 ``multi_state_streams``), one fixed draw per stream (``DATA_SEED``). Trials differ only in the
 mechanisms' noise: trial ``i`` of a setting draws from ``SeedSequence([seed, *key, i])``.
@@ -23,8 +23,8 @@ from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STREAMS = ("Low_5", "Med_5", "High_5")
-EPSILONS = (0.1, 0.01)  # 000 §5.6: every figure uses eps = 0.1 and 0.01
-TEXT_TRIALS = 20  # 000 §5.6: "the average of 20 random trials"
+EPSILONS = (0.1, 0.01)  # Chen 2018, §5.6: every figure uses eps = 0.1 and 0.01
+TEXT_TRIALS = 20  # Chen 2018, §5.6: "the average of 20 random trials"
 DATA_SEED = 0  # the one stand-in draw of each stream
 SEED = 2017
 # A Grouper threshold 10x the text's default (theta = 50/eps_g instead of 5/eps_g). theta is

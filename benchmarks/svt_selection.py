@@ -1,12 +1,12 @@
-"""Reproduce 001 Fig. 4-5 (Zipf panels): top-c selection by SVT variants and by EM.
+"""Reproduce Lyu, Su & Li 2017, Fig. 4-5 (Zipf panels): top-c selection by SVT variants and by EM.
 
-Setup of 001 §6: 10,000 items, 1,000,000 records, item i has a count proportional to 1/i;
+Setup of Lyu, Su & Li 2017, §6: 10,000 items, 1,000,000 records, item i has a count proportional to 1/i;
 epsilon = 0.1; c in 25..300; threshold = mean of the c-th and (c+1)-th true scores; the item
 order is shuffled in every run (the same shuffle for every method in that run); 100 runs.
 
 Methods
 -------
-Interactive (Fig. 4): SVT-DPBook (001 Alg. 2) and SVT-S (001 Alg. 7 with epsilon3 = 0, the
+Interactive (Fig. 4): SVT-DPBook (Lyu, Su & Li 2017, Alg. 2) and SVT-S (Lyu, Su & Li 2017, Alg. 7 with epsilon3 = 0, the
 monotonic version of §4.3 since counts are monotonic) at epsilon1:epsilon2 = 1:1, 1:3, 1:c,
 1:c^(2/3).
 Non-interactive (Fig. 5): EM (c rounds without replacement, epsilon/c each, monotonic) and
@@ -48,7 +48,7 @@ METHODS = INTERACTIVE + NON_INTERACTIVE
 
 
 def zipf_scores(n_items: int = N_ITEMS, n_records: int = N_RECORDS) -> np.ndarray:
-    """Item counts proportional to 1/i, summing to about ``n_records`` (001 §6, Table 1)."""
+    """Item counts proportional to 1/i, summing to about ``n_records`` (Lyu, Su & Li 2017, §6, Table 1)."""
     rank = np.arange(1, n_items + 1)
     return np.round(n_records / (rank * np.sum(1.0 / rank)))
 
@@ -118,7 +118,7 @@ def markdown(table: pd.DataFrame, elapsed: float) -> str:
     """Two SER/FNR tables (methods x c), ``mean ± std``."""
     runs = int(table["runs"].iloc[0])
     lines = [
-        "# SVT vs EM top-c selection on Zipf (reproducing 001 Fig. 4-5, Zipf panels)",
+        "# SVT vs EM top-c selection on Zipf (reproducing Lyu, Su & Li 2017, Fig. 4-5, Zipf panels)",
         "",
         f"10,000 items, ~1,000,000 records, score ∝ 1/i; epsilon = {EPSILON}; threshold = mean "
         f"of the c-th and (c+1)-th scores; item order shuffled per run; {runs} runs; "
@@ -163,7 +163,7 @@ def build_figure(table: pd.DataFrame):
         row = []
         for metric, label in (("ser", "SER"), ("fnr", "FNR")):
             p = figure(
-                width=520, height=360, title=f"{label}, {setting} (001 {fig}, Zipf, ε={EPSILON})",
+                width=520, height=360, title=f"{label}, {setting} (Lyu, Su & Li 2017, {fig}, Zipf, ε={EPSILON})",
                 x_axis_label="c (top-c)", y_axis_label=label, y_range=(-0.05, 1.05),
                 tools="pan,box_zoom,reset,save,hover",
                 tooltips=[("method", "@method"), ("c", "@c"), (label, "@mean{0.000} ± @std{0.000}")],
@@ -212,7 +212,7 @@ def main(argv=None) -> pd.DataFrame:
     report = markdown(table, elapsed)
     (args.out / "svt_selection.md").write_text(report, encoding="utf-8")
     save(build_figure(table), args.out / "svt_selection.html", resources=INLINE,
-         title="SVT vs EM top-c selection (001 Fig. 4-5, Zipf)")
+         title="SVT vs EM top-c selection (Lyu, Su & Li 2017, Fig. 4-5, Zipf)")
     print(report)
     print(f"wrote {args.out}/svt_selection.{{csv,md,html}} in {elapsed:.1f} s")
     return table

@@ -1,11 +1,11 @@
-"""Shared set-up of the DPCopula benchmarks (003 Ch. 3, §3.3, Fig. 3.4-3.10).
+"""Shared set-up of the DPCopula benchmarks (Li 2017, Ch. 3, §3.3, Fig. 3.4-3.10).
 
 Not a benchmark itself (no ``main``): ``synth_parameters`` (Fig. 3.4-3.5), ``synth_census``
 (Fig. 3.6), ``synth_synthetic`` (Fig. 3.7-3.9), ``synth_scalability`` (Fig. 3.10),
 ``synth_margin_publishers`` (the margin publishers inside DPCopula) and ``synth_peers`` (AIM
 and MST) import it.
 
-Set-up of 003 §3.3.1 (Table 3.2): synthetic tables of n = 50,000 records, domain 1000 per
+Set-up of Li 2017, §3.3.1 (Table 3.2): synthetic tables of n = 50,000 records, domain 1000 per
 attribute, Gaussian dependence, Gaussian margins by default; census tables (US 100,000 x 4,
 Brazil 188,846 x 8); "in each experiment run, 1000 random queries are generated and the
 average relative error is computed; the final reported error is averaged over 5 runs";
@@ -48,10 +48,10 @@ from dpwidgets.engine import synth as S
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 2014  # DPCopula's EDBT year
 DATA_SEED = 0
-TEXT_RUNS = 5  # 003 §3.3.1: "averaged over 5 runs"
-TEXT_QUERIES = 1000  # 003 §3.3.1: "1000 random queries" per run
-TEXT_N = 50_000  # 003 Table 3.2
-TEXT_DOMAIN = 1000  # 003 Table 3.2
+TEXT_RUNS = 5  # Li 2017, §3.3.1: "averaged over 5 runs"
+TEXT_QUERIES = 1000  # Li 2017, §3.3.1: "1000 random queries" per run
+TEXT_N = 50_000  # Li 2017, Table 3.2
+TEXT_DOMAIN = 1000  # Li 2017, Table 3.2
 
 #: Method labels of the figures and tables.
 LABELS = {
@@ -94,7 +94,7 @@ def rng_for(seed: int, *key) -> np.random.Generator:
 def gaussian_table(
     m: int, margins: str = "gaussian", n: int = TEXT_N, domain: int = TEXT_DOMAIN
 ) -> CodedTable:
-    """003's synthetic table: ``n`` records, ``m`` attributes of ``domain`` values."""
+    """Li 2017's synthetic table: ``n`` records, ``m`` attributes of ``domain`` values."""
     return gaussian_dependence_table(
         n=n, m=m, domain=domain, margins=margins, rng=np.random.default_rng(DATA_SEED)
     )
@@ -112,7 +112,7 @@ def census_table(name: str, n: int | None = None) -> CodedTable:
 
 
 def census_sanity_bound(name: str, table: CodedTable) -> float:
-    """003 §3.3.1: ``s = 0.05%`` of the cardinality for the US table, 10 for Brazil."""
+    """Li 2017, §3.3.1: ``s = 0.05%`` of the cardinality for the US table, 10 for Brazil."""
     return 0.0005 * table.n if name == "us" else 10.0
 
 
@@ -259,7 +259,7 @@ def md_table(header: list[str], rows: list[list]) -> list[str]:
 
 def claims_table(claims: list[tuple[str, str, str, str]]) -> list[str]:
     """``(claim, setting, ours, verdict)`` rows."""
-    return md_table(["claim (003)", "setting", "ours", "verdict"], [list(c) for c in claims])
+    return md_table(["claim (Li 2017)", "setting", "ours", "verdict"], [list(c) for c in claims])
 
 
 def verdict(ok: bool | None) -> str:

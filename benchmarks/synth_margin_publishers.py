@@ -1,6 +1,6 @@
-"""Which histogram publisher should DPCopula use for its margins? (003 §3.2.1, SPEC §3.7)
+"""Which histogram publisher should DPCopula use for its margins? (Li 2017, §3.2.1)
 
-003 §3.2.1 computes DPCopula's marginal histograms with EFPA ("superior to other methods")
+Li 2017, §3.2.1 computes DPCopula's marginal histograms with EFPA ("superior to other methods")
 and notes that any 1-D publisher can be plugged in; §3.3.4 attributes part of Fig. 3.8 to
 EFPA's behaviour ("EFPA performs better on uniform-distributed data than skewed data"). The
 census tables have spiky margins (US income: top-coding and a zero spike; occupation: a
@@ -17,7 +17,7 @@ chosen on evidence:
 
 Metrics: the TVD between each released DP margin and the true one (before sampling: the
 cleanest view of the publisher), the range-count relative error of the synthetic table
-(s = 50 US, 10 Brazil, as 003 §3.3.1) and the mean |tau_syn - tau_real|. Everything else is
+(s = 50 US, 10 Brazil, as Li 2017, §3.3.1) and the mean |tau_syn - tau_real|. Everything else is
 the engine's defaults (Kendall, k = 8).
 
 Run from the repository root::

@@ -1,7 +1,7 @@
-"""Today's peers: AIM and MST (OpenDP's ``mbi`` extra) next to DPCopula (SPEC §3.7).
+"""Today's peers: AIM and MST (OpenDP's ``mbi`` extra) next to DPCopula.
 
 The text compares DPCopula with the histogram methods of 2014 (Privelet+, PSD, FP, P-HP);
-SPEC §3.7 asks for today's marginal-based synthesizers as well: MST (McKenna, Miklau,
+the specification asks for today's marginal-based synthesizers as well: MST (McKenna, Miklau,
 Sheldon 2021) and AIM (McKenna, Mullins, Sheldon, Miklau 2022), both through
 :func:`dpwidgets.engine.synth.peer_synth` (OpenDP ``contingency_table`` + Private-PGM, pure
 epsilon-DP, add/remove-one-row neighbours, every key public). They run on the census-shaped
@@ -187,7 +187,7 @@ def markdown(rows: pd.DataFrame, elapsed: float | None, note: str = "") -> str:
          f"run(s) per setting, {int(first.queries)} random range-count queries per run "
          f"(the text: {TEXT_QUERIES}) shared by every method. Peers: {versions}; Python "
          f"{first.python}. Relative error = mean over queries of |A_syn - A_act| / "
-         "max(A_act, s) (003 §3.3.1). `Kendall gap` = mean |tau_syn - tau_real| over "
+         "max(A_act, s) (Li 2017, §3.3.1). `Kendall gap` = mean |tau_syn - tau_real| over "
          f"attribute pairs ({KENDALL_ROWS:,} rows of each table); `max margin TVD` = the "
          "largest one-attribute TVD between the synthetic and the real table. Time = one "
          "whole release on this machine (2 cores)."),

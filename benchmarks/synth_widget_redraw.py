@@ -1,4 +1,4 @@
-"""Redraw time of the synthetic-data widget (DPCopula, 003 Ch. 3) on 100,000 records, headless.
+"""Redraw time of the synthetic-data widget (DPCopula, Li 2017, Ch. 3) on 100,000 records, headless.
 
 A "redraw" is one control change handled end to end with no kernel: the releases through the
 session (teaching: DPCopula and the independent baseline, each a charged live release; analyst:

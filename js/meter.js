@@ -14,19 +14,29 @@ function renderBudget(b, warnFraction, active) {
   const head = document.createElement("div");
   head.className = "dpw-meter-head";
   head.textContent =
-    `${b.dataset}: spent ε = ${fmt(b.spent)} of ${fmt(b.total)}, remaining ε = ${fmt(b.remaining)}`;
+    `${b.dataset}: spent ε = ${fmt(b.spent)} of ${fmt(b.total)}, remaining ε = ${fmt(b.remaining)}` +
+    (b.count === undefined ? "" : ` (${b.count} release${b.count === 1 ? "" : "s"})`);
   row.appendChild(head);
 
   const bar = document.createElement("div");
   bar.className = "dpw-meter-bar";
   const scale = Math.max(b.total, b.spent + b.overdraft);
+  // At most ~50 recent releases plus one aggregated "earlier releases" segment each for the
+  // ledger and the teaching overdrafts (the kernel bounds the list), so a redraw costs the
+  // same at 10 recorded releases as at 20,000.
   for (const s of b.segments) {
     const seg = document.createElement("div");
-    seg.className = "dpw-meter-segment" + (s.overdraft ? " dpw-meter-overdraft" : "");
-    seg.style.width = `${(100 * s.epsilon) / scale}%`;
-    seg.title = `${s.label}\nε = ${fmt(s.epsilon)}\n${s.time}` +
+    seg.className = "dpw-meter-segment" + (s.overdraft ? " dpw-meter-overdraft" : "") +
+      (s.earlier ? " dpw-meter-earlier" : "");
+    // The width is what the release added to "spent" (a release on a part of a partition
+    // already charged more elsewhere adds nothing: parallel composition).
+    const width = s.charged === undefined ? s.epsilon : s.charged;
+    seg.style.width = `${(100 * width) / scale}%`;
+    seg.title = (s.earlier ? `${s.label}\nε = ${fmt(s.epsilon)} together\n${s.time}`
+      : `${s.label}\nε = ${fmt(s.epsilon)}` +
+        (width !== s.epsilon ? ` (adds ${fmt(width)})` : "") + `\n${s.time}`) +
       (s.overdraft ? "\n(past the cap: analyst mode would refuse this)" : "");
-    seg.textContent = s.epsilon / scale > 0.08 ? s.label : "";
+    seg.textContent = width / scale > 0.08 ? s.label : "";
     bar.appendChild(seg);
   }
   const rest = document.createElement("div");
@@ -38,6 +48,8 @@ function renderBudget(b, warnFraction, active) {
 
   const odds = document.createElement("div");
   odds.className = "dpw-meter-odds";
+  // The sentence names the privacy unit ("row" unless the data owner declared one row per
+  // person): the bound protects one row, a person with k rows only at k times epsilon.
   odds.textContent = `Remaining budget: ${b.odds}.`;
   row.appendChild(odds);
 

@@ -1,4 +1,4 @@
-"""The dynamic-histogram session mechanisms (dpwidgets/releases/dynamic.py, 003 Ch. 4):
+"""The dynamic-histogram session mechanisms (dpwidgets/releases/dynamic.py, Li 2017, Ch. 4):
 validation before any charge or noise, what each release costs, and that only DP output leaves
 the session."""
 
@@ -53,8 +53,9 @@ WEVENT = {
 @pytest.fixture
 def analyst(tmp_path):
     s = Session(mode="analyst", ledger=tmp_path / "ledger.sqlite", seed=5)
+    # The public snapshot size is a fact the data owner declares (an analyst cannot claim it).
     s.add_dataset("series", secret_series(), total_epsilon=20.0,
-                  stand_in=dynamic_stand_in(N, U, PUBLIC_N))
+                  stand_in=dynamic_stand_in(N, U, PUBLIC_N), facts={"cardinality": PUBLIC_N})
     s.add_dataset("scores", np.arange(50.0), total_epsilon=1.0)
     yield s
     s.close()
@@ -80,7 +81,6 @@ def test_every_mechanism_is_registered_as_a_private_series_mechanism():
 
 
 BAD = [
-    ("dsat", {"epsilon": 0.5}, "cardinality"),  # n is never read off the data
     ("dsat", {"epsilon": 0.5, "cardinality": 1}, "cardinality"),
     ("dsat", {"epsilon": -1.0, "cardinality": PUBLIC_N}, "epsilon"),
     ("dsat", {"epsilon": 0.5, "cardinality": PUBLIC_N, "cutoff": 0}, "cutoff"),
@@ -130,6 +130,18 @@ def test_bad_parameters_are_refused_before_any_noise_or_charge(analyst, monkeypa
         analyst.cost(mechanism, "series", **params)
     assert analyst.spent("series") == 0.0
     assert analyst.ledger("series").spends == []
+
+
+def test_without_a_declared_size_the_samplers_refuse_and_never_read_it_off_the_data(tmp_path):
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite")
+    s.add_dataset("undeclared", secret_series(), total_epsilon=1.0,
+                  stand_in=dynamic_stand_in(N, U, PUBLIC_N))
+    for mechanism in ("dsat", "dsft", "dsat_w_event"):
+        with pytest.raises(ValueError, match="cardinality"):
+            s.release("undeclared", mechanism, epsilon=0.5, threshold=0.05, w=25)
+        with pytest.raises(ValueError, match="cardinality"):
+            s.release("undeclared", mechanism, epsilon=0.5, cardinality=PUBLIC_N)
+    assert s.spent("undeclared") == 0.0
 
 
 def test_a_series_mechanism_refuses_a_1d_dataset_and_dsat_a_single_snapshot(analyst):
@@ -222,7 +234,7 @@ def test_outputs_are_the_dp_release_only_and_expand_to_the_engine_series(teachin
 
 def _text_trajectory(points: np.ndarray, p: dict) -> np.ndarray:
     """The text's DSAT threshold recomputed from the release flags and the parameters alone
-    (003 Alg. 8 lines 6-8, eqs. 4.2.2-4.2.5, P term): if this matches the output, the
+    (Li 2017, Alg. 8 lines 6-8, eqs. 4.2.2-4.2.5, P term): if this matches the output, the
     trajectory is post-processing of released information."""
     n, target = points.size, p["cutoff"] / points.size
     out = np.full(n, p["threshold"])
@@ -270,7 +282,8 @@ def test_analyst_release_carries_no_confidential_value_and_survives_a_restart(tm
     path = tmp_path / "ledger.sqlite"
     secret = secret_series()
     s = Session(mode="analyst", ledger=path, seed=1)
-    s.add_dataset("series", secret, total_epsilon=5.0, stand_in=dynamic_stand_in(N, U, PUBLIC_N))
+    s.add_dataset("series", secret, total_epsilon=5.0, stand_in=dynamic_stand_in(N, U, PUBLIC_N),
+                  facts={"cardinality": PUBLIC_N})
     release = s.release("series", "dsat", epsilon=1.0, cardinality=PUBLIC_N, cutoff=4)
     assert release.result is None
     marginals = secret.reshape(N, *SHAPE).sum(axis=2)
@@ -281,7 +294,8 @@ def test_analyst_release_carries_no_confidential_value_and_survives_a_restart(tm
     s.close()
     # A new process on the same ledger: the stored output is replayed, nothing is charged.
     s2 = Session(mode="analyst", ledger=path, seed=2)
-    s2.add_dataset("series", secret, total_epsilon=None, stand_in=dynamic_stand_in(N, U, PUBLIC_N))
+    s2.add_dataset("series", secret, total_epsilon=None, stand_in=dynamic_stand_in(N, U, PUBLIC_N),
+                   facts={"cardinality": PUBLIC_N})
     replay = s2.release("series", "dsat", epsilon=1.0, cardinality=PUBLIC_N, cutoff=4)
     assert not replay.charged and s2.spent("series") == pytest.approx(1.0)
     np.testing.assert_allclose(expand_releases(replay.output), expand_releases(release.output))

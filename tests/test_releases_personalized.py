@@ -1,4 +1,4 @@
-"""The personalized-DP session mechanism (dpwidgets/releases/personalized.py, 003 Ch. 5):
+"""The personalized-DP session mechanism (dpwidgets/releases/personalized.py, Li 2017, Ch. 5):
 validation before any charge or noise, what a release costs on the uniform ledger, and that
 only DP output and functions of the public privacy vector leave the session."""
 
@@ -13,7 +13,6 @@ from dpwidgets.engine import personalized as engine
 from dpwidgets.releases.personalized import (
     PERSONALIZED_MECHANISMS,
     PrivacyVector,
-    histogram_outputs,
     personalized_stand_in,
     release_plan,
 )
@@ -33,7 +32,7 @@ def secret_values(n: int = N, seed: int = 3) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def budgets() -> np.ndarray:
-    return budgets_normal(N, rng=np.random.default_rng(11))  # 003 §5.3.1: N(0.1, 1) clipped
+    return budgets_normal(N, rng=np.random.default_rng(11))  # Li 2017, §5.3.1: N(0.1, 1) clipped
 
 
 @pytest.fixture
@@ -188,8 +187,7 @@ def test_the_outputs_are_the_dp_histogram_and_public_functions_of_the_vector(ana
     assert not np.isin(values, np.concatenate(arrays)).any()
     # The public part depends on the privacy vector and the parameters only: another table
     # with the same vector (the stand-in) gives the same partitions and enjoyed budgets.
-    preview = histogram_outputs(analyst.preview("survey", NAME, **params(budgets,
-                                                                         method="utility")))
+    preview = analyst.preview("survey", NAME, **params(budgets, method="utility")).output
     for key in ("labels", "enjoyed", "release_epsilons", "release_sizes", "release_rounds"):
         np.testing.assert_array_equal(out[key], preview[key])
     assert not np.array_equal(out["counts"], preview["counts"])

@@ -117,9 +117,10 @@ def test_analyst_mode_refuses_domains_read_from_the_data(analyst, tmp_path):
 
 
 def test_release_is_the_engine_run_on_the_selected_columns(tmp_path):
-    # Same generator state -> the session's release is exactly the engine's call.
+    # Same generator state -> the session's release is exactly the engine's call (teaching
+    # mode: an analyst session never lets a seed drive the noise of a release).
     frame = secret_table()
-    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", rng=np.random.default_rng(5))
+    s = Session(mode="teaching", rng=np.random.default_rng(5))
     s.add_dataset("t", frame, total_epsilon=2.0, stand_in=stand_in())
     r = s.release("t", "dpcopula", epsilon=1.0, attributes=["c", "a"], domains=DOMAINS,
                   hybrid_threshold=None)
@@ -252,9 +253,9 @@ def test_preview_runs_on_the_stand_in_for_free(analyst):
     # table has 0.6 (tau 0.41). The preview must see the stand-in's: the mean tau of the three
     # pairs a-b, a-c, b-c lies below the midpoint 0.30. With the text's sample size
     # t = 50 m(m-1)/eps2 the Laplace noise on each tau has scale C(m,2) 4/(t eps2) = 0.04 for
-    # any eps2 (003 §3.2.2), so the mean of three has s.d. about 0.033 (plus tau's sampling s.d.
+    # any eps2 (Li 2017, §3.2.2), so the mean of three has s.d. about 0.033 (plus tau's sampling s.d.
     # on t = 1350 rows, about 0.01): 0.30 is more than 3 s.d. away from 0.19.
-    tau = sy.dependence_comparison(stand_in(), result.data).synthetic_kendall.to_numpy()
+    tau = sy.dependence_comparison(stand_in(), result.result.data).synthetic_kendall.to_numpy()
     pairs = tau[np.triu_indices(3, 1)]  # a-b, a-c, b-c (not the binary flag)
     assert 0.08 < pairs.mean() < 0.30, pairs
 

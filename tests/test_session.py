@@ -99,7 +99,9 @@ def test_preview_runs_on_the_stand_in_and_is_free(tmp_path):
     s = analyst(tmp_path / "l.sqlite")
     preview = s.preview("d", "svt", **SVT)
     # The stand-in is all zeros, far below the threshold: no ⊤ (the data would give 3).
-    assert preview.positives.size == 0 and preview.n_examined == 500
+    assert preview.preview and not preview.charged and preview.epsilon == pytest.approx(0.2)
+    assert preview.result.positives.size == 0 and preview.result.n_examined == 500
+    assert preview.output["above"].size == 0
     assert s.spent("d") == 0.0
     np.testing.assert_array_equal(s.public_view("d"), STAND_IN)
 
@@ -186,7 +188,7 @@ def _column_sums(frame, p, rng):
     return {"columns": list(frame.columns), "sums": sums + laplace(18 / p["epsilon"], 2, rng=rng)}
 
 
-def test_dataframe_dataset_keeps_its_schema_and_registered_mechanisms_run_on_it():
+def test_dataframe_dataset_keeps_its_schema_and_registered_mechanisms_run_on_it(tmp_path):
     import pandas as pd
 
     from dpwidgets.session import MECHANISMS, Mechanism, register_mechanism
@@ -206,12 +208,14 @@ def test_dataframe_dataset_keeps_its_schema_and_registered_mechanisms_run_on_it(
     try:
         frame = pd.DataFrame({"age": np.arange(100) % 10, "sex": np.arange(100) % 2})
         stand_in = pd.DataFrame({"age": np.zeros(100, int), "sex": np.ones(100, int)})
-        s = Session(mode="analyst", ledger=":memory:", seed=3)
-        s.add_dataset("people", frame, total_epsilon=1.0, stand_in=stand_in)
+        s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=3)
+        # A mechanism registered outside dpwidgets runs on data only where the owner allows it.
+        s.add_dataset("people", frame, total_epsilon=1.0, stand_in=stand_in,
+                      allow_mechanisms=["toy_column_sums"])
         assert s.columns("people") == ["age", "sex"]
         assert s.shape("people") == (100, 2)
         preview = s.preview("people", "toy_column_sums", epsilon=0.5)
-        assert preview["columns"] == ["age", "sex"]
+        assert preview.output["columns"] == ["age", "sex"]
         r = s.release("people", "toy_column_sums", epsilon=0.5)
         assert r.charged and s.spent("people") == pytest.approx(0.5)
         # Seed 3, scale 36: the noisy sums stay within 400 of the true ones (450, 50).
@@ -219,7 +223,8 @@ def test_dataframe_dataset_keeps_its_schema_and_registered_mechanisms_run_on_it(
         with pytest.raises(ValueError, match="already registered"):
             register_mechanism(dataclasses.replace(mech))
         # A frame mechanism refuses a plain array dataset before charging anything.
-        s.add_dataset("array", np.ones((10, 2)), stand_in=np.zeros((10, 2)))
+        s.add_dataset("array", np.ones((10, 2)), stand_in=np.zeros((10, 2)),
+                      allow_mechanisms=["toy_column_sums"])
         with pytest.raises(ValueError, match="DataFrame"):
             s.release("array", "toy_column_sums", epsilon=0.1)
         assert s.spent("array") == 0
@@ -254,25 +259,32 @@ def test_release_store_keeps_a_bounded_number_of_rows_in_memory(tmp_path):
     assert s.spent("d") == pytest.approx(spent)
 
 
-def test_a_refusal_raised_while_running_is_heard_and_charges_nothing():
+def test_a_failure_while_running_on_the_data_says_nothing_and_stays_charged(tmp_path):
+    # In analyst mode the cost is charged before the data is read; whatever the mechanism then
+    # says (an exception, a warning) may depend on the data, so the caller gets a fixed message
+    # with no chained exception, and the charge stays (the failure itself depends on the data).
+    from dpwidgets.engine.errors import ReleaseFailed
     from dpwidgets.session import MECHANISMS, Mechanism, register_mechanism
 
     def run(data, p, rng):
-        raise ValueError("the mechanism's own last check")
+        raise ValueError(f"a snapshot holds {data.max():.0f}")
 
     register_mechanism(Mechanism(
-        "toy_refuses", validate=lambda params, n: {"epsilon": float(params["epsilon"])},
+        "toy_fails", validate=lambda params, n: {"epsilon": float(params["epsilon"])},
         cost=lambda p: p["epsilon"], run=run, outputs=lambda r, p: {}, private=lambda p: True,
-        label=lambda p: "refuses",
+        label=lambda p: "fails",
     ))
     try:
-        s = Session(mode="analyst", ledger=":memory:", seed=0)
-        s.add_dataset("d", SECRET, total_epsilon=1.0, stand_in=STAND_IN)
+        s = Session(mode="analyst", ledger=tmp_path / "l.sqlite")
+        s.add_dataset("d", SECRET, total_epsilon=1.0, stand_in=STAND_IN,
+                      allow_mechanisms=["toy_fails"])
         heard = []
         s.observe(lambda session, event: heard.append(event["kind"]))
-        with pytest.raises(ValueError, match="last check"):
-            s.release("d", "toy_refuses", epsilon=0.5)
-        assert heard == ["refused"] and s.spent("d") == 0
-        assert s.last_refusal == "the mechanism's own last check"
+        with pytest.raises(ReleaseFailed) as info:
+            s.release("d", "toy_fails", epsilon=0.5)
+        assert "1000" not in str(info.value) and info.value.__context__ is None
+        assert info.value.__cause__ is None
+        assert heard == ["refused"] and s.spent("d") == pytest.approx(0.5)
+        assert "1000" not in s.last_refusal
     finally:
-        MECHANISMS.pop("toy_refuses", None)
+        MECHANISMS.pop("toy_fails", None)

@@ -1,146 +1,31 @@
 """Generators for the source texts' experimental setups (seeded through an explicit Generator).
 
-- :mod:`.svt` — 001 §6's Zipf item scores for SVT / top-c selection, and Zipf-like 4096-cell
-  histograms shaped like 000 Table 3.1 for the GPTT reconstruction attack.
+Everything is made from public recipes: no download at run time, and where a text's data are
+not public, a stand-in with the published shape.
+
+- :mod:`.svt` -- Zipf item scores for SVT / top-c selection (Lyu, Su & Li 2017, §6), and
+  Zipf-like 4096-cell histograms shaped like Chen 2018, Table 3.1 for the GPTT reconstruction.
+- :mod:`.regression` -- regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al. 2016)
+  and the models under diagnosis.
+- :mod:`.streams` -- counting streams shaped like Chen 2018, Ch. 5's WiFi traces (Table 5.1)
+  and a public series turned into counts.
+- :mod:`.dynamic` -- dynamic histogram series (Li 2017, Ch. 4): census-like tuple replacement,
+  moving objects.
+- :mod:`.synth` -- DPCopula tables (Li 2017, Ch. 3): Gaussian dependence, census-shaped, the
+  fair survey.
+- :mod:`.personalized` -- personalized DP (Li 2017, Ch. 5): privacy vectors, census-like count
+  and logistic tasks, fair data.
 """
 
-from .svt import (
-    RECONSTRUCTION_SHAPES,
-    HistogramProfile,
-    HistogramShape,
-    histogram_profile,
-    reconstruction_histogram,
-    zipf_histogram,
-    zipf_item_scores,
+from . import dynamic, personalized, regression, streams, svt, synth
+from .dynamic import *  # noqa: F403
+from .personalized import *  # noqa: F403
+from .regression import *  # noqa: F403
+from .streams import *  # noqa: F403
+from .svt import *  # noqa: F403
+from .synth import *  # noqa: F403
+
+__all__ = sorted(
+    {*svt.__all__, *regression.__all__, *streams.__all__, *dynamic.__all__, *synth.__all__,
+     *personalized.__all__}
 )
-
-__all__ = [
-    "RECONSTRUCTION_SHAPES",
-    "HistogramProfile",
-    "HistogramShape",
-    "histogram_profile",
-    "reconstruction_histogram",
-    "zipf_histogram",
-    "zipf_item_scores",
-]
-
-# Regression-diagnostics scenarios (000 Ch. 4; 002) and the models under diagnosis.
-from .regression import (  # noqa: E402
-    RESIDUAL_SCENARIOS,
-    FittedModel,
-    RegressionData,
-    binormal_scores,
-    discriminatory_scenario,
-    fit_model,
-    load_breast_cancer_data,
-    load_diabetes_data,
-    logistic_scenario,
-    residual_scenario,
-)
-
-__all__ += [
-    "RESIDUAL_SCENARIOS",
-    "FittedModel",
-    "RegressionData",
-    "binormal_scores",
-    "discriminatory_scenario",
-    "fit_model",
-    "load_breast_cancer_data",
-    "load_diabetes_data",
-    "logistic_scenario",
-    "residual_scenario",
-]
-
-# Counting streams shaped like 000 Ch. 5's WiFi traces (Table 5.1) and a public series.
-from .streams import (  # noqa: E402
-    DAY,
-    STREAM_SHAPES,
-    WEEK,
-    StreamShape,
-    load_sunspot_counts,
-    multi_state_streams,
-    wifi_stream,
-)
-
-__all__ += [
-    "DAY",
-    "STREAM_SHAPES",
-    "WEEK",
-    "StreamShape",
-    "load_sunspot_counts",
-    "multi_state_streams",
-    "wifi_stream",
-]
-
-# Dynamic histogram series (003 Ch. 4): census-like tuple replacement, moving objects.
-from .dynamic import (  # noqa: E402
-    CENSUS_ATTRIBUTES,
-    CENSUS_DOMAINS,
-    DynamicSeries,
-    census_distribution,
-    census_like_series,
-    moving_object_series,
-)
-
-__all__ += [
-    "CENSUS_ATTRIBUTES",
-    "CENSUS_DOMAINS",
-    "DynamicSeries",
-    "census_distribution",
-    "census_like_series",
-    "moving_object_series",
-]
-
-# DPCopula tables (003 Ch. 3): Gaussian dependence, census-shaped, the fair survey.
-from .synth import (  # noqa: E402
-    BRAZIL_CENSUS_DOMAINS,
-    GAUSSIAN_MARGINS,
-    US_CENSUS_DOMAINS,
-    CodedTable,
-    brazil_census_like,
-    gaussian_dependence_table,
-    load_fair_table,
-    us_census_like,
-)
-
-__all__ += [
-    "BRAZIL_CENSUS_DOMAINS",
-    "GAUSSIAN_MARGINS",
-    "US_CENSUS_DOMAINS",
-    "CodedTable",
-    "brazil_census_like",
-    "gaussian_dependence_table",
-    "load_fair_table",
-    "us_census_like",
-]
-
-# Personalized DP (003 Ch. 5): privacy vectors, census-like count / logistic tasks, fair data.
-from .personalized import (  # noqa: E402
-    BUDGET_SETUPS,
-    ClassificationTask,
-    CountTask,
-    budgets_mixed,
-    budgets_normal,
-    budgets_uniform,
-    census_like_records,
-    count_task,
-    figure_5_1,
-    load_fair_logistic,
-    logistic_task,
-    make_budgets,
-)
-
-__all__ += [
-    "BUDGET_SETUPS",
-    "ClassificationTask",
-    "CountTask",
-    "budgets_mixed",
-    "budgets_normal",
-    "budgets_uniform",
-    "census_like_records",
-    "count_task",
-    "figure_5_1",
-    "load_fair_logistic",
-    "logistic_task",
-    "make_budgets",
-]

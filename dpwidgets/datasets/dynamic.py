@@ -1,7 +1,7 @@
-"""Dynamic datasets for 003 Ch. 4: a census-like table evolving by tuple replacement, and
+"""Dynamic datasets for Li 2017, Ch. 4: a census-like table evolving by tuple replacement, and
 objects moving on a grid. Both return an ``(N, U)`` series of count histograms.
 
-- :func:`census_like_series` — 003 §4.5.1's US-census setup: six attributes (Age, Gender,
+- :func:`census_like_series` — Li 2017, §4.5.1's US-census setup: six attributes (Age, Gender,
   Education, Health insurance, Marital status, Income) with domains 96, 2, 12, 2, 2, 3; a
   snapshot of ``n`` tuples drawn from a population, then at every step ``m ~ N(r|D|/2,
   sigma^2)`` tuples are deleted and as many drawn from the public pool, the N steps cut into
@@ -39,7 +39,7 @@ __all__ = [
     "moving_object_series",
 ]
 
-#: The six attributes of 003 §4.5.1 and their domain sizes (the joint has 27,648 cells).
+#: The six attributes of Li 2017, §4.5.1 and their domain sizes (the joint has 27,648 cells).
 CENSUS_ATTRIBUTES: tuple[str, ...] = (
     "age", "gender", "education", "health_insurance", "marital_status", "income",
 )
@@ -171,7 +171,7 @@ def census_like_series(
     drift: float = 0.0,
     rng: np.random.Generator | None = None,
 ) -> DynamicSeries:
-    """The census-like dynamic dataset of 003 §4.5.1, as an (N, U) series of histograms.
+    """The census-like dynamic dataset of Li 2017, §4.5.1, as an (N, U) series of histograms.
 
     ``D_1`` is ``n_records`` tuples drawn without replacement from a population of
     ``population`` tuples (:func:`census_distribution`); the rest form the public pool. At
@@ -243,7 +243,7 @@ def census_like_series(
 
     References
     ----------
-    003 §4.5.1 (US census dataset, dynamic generation), Table 4.2.
+    Li 2017, §4.5.1 (US census dataset, dynamic generation), Table 4.2.
     """
     n_times = check_positive_int(n_times, "n_times")
     n_records = check_positive_int(n_records, "n_records")
@@ -347,7 +347,7 @@ def moving_object_series(
 ) -> DynamicSeries:
     """Objects moving between hot spots on the unit square, counted per grid cell per step.
 
-    A stand-in for the Oldenburg traffic data of 003 §4.5.1 (Brinkhoff's generator: 1000
+    A stand-in for the Oldenburg traffic data of Li 2017, §4.5.1 (Brinkhoff's generator: 1000
     timestamps, 500K objects, a 1024 x 1024 grid), scaled down. Every object travels at
     ``speed`` (fraction of the square per step) towards a destination drawn near one of
     ``n_hotspots`` fixed centres, parks there, and leaves again. How many objects are on the
@@ -380,7 +380,7 @@ def moving_object_series(
 
     References
     ----------
-    003 §4.5.1 (Oldenburg traffic data, Brinkhoff generator), §4.5.3, Fig. 4.8-4.9.
+    Li 2017, §4.5.1 (Oldenburg traffic data, Brinkhoff generator), §4.5.3, Fig. 4.8-4.9.
     """
     n_times = check_positive_int(n_times, "n_times")
     n_objects = check_positive_int(n_objects, "n_objects")

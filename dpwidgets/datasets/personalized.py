@@ -1,6 +1,6 @@
-"""Privacy vectors and data for personalized differential privacy (003 Ch. 5).
+"""Privacy vectors and data for personalized differential privacy (Li 2017, Ch. 5).
 
-Privacy vectors (003 §5.3.1 "Privacy specification"):
+Privacy vectors (Li 2017, §5.3.1 "Privacy specification"):
 
 - :func:`budgets_uniform` -- ``U(low, high)``; the text samples ``U(0.01, 0.1)`` while it
   states the range of budgets as 0.01 to 1.0, so both ``high=0.1`` (default, the text's
@@ -19,9 +19,9 @@ attributes -- are not shipped; no download happens at run time):
 - :func:`census_like_records` -- a synthetic stand-in with the text's 13 attributes (Marital
   Status turned into the two binaries Is Single / Is Married, as the text does: 14 columns),
   made-up but plausible dependence, "us" and "brazil" flavours.
-- :func:`count_task` -- 003 §5.3.1's count task: Age, Gender, Education and Annual Income,
+- :func:`count_task` -- Li 2017, §5.3.1's count task: Age, Gender, Education and Annual Income,
   100,000 records, coded on a public grid (one cell index per record).
-- :func:`logistic_task` -- 003 §5.3.1's logistic regression: all attributes, 50,000 records,
+- :func:`logistic_task` -- Li 2017, §5.3.1's logistic regression: all attributes, 50,000 records,
   income above a public threshold as the label; features scaled by their public domains so
   that every row has L2 norm <= 1 (``data_norm = 1``).
 - :func:`load_fair_logistic` -- a real public data set shipped offline by statsmodels (Fair
@@ -43,6 +43,7 @@ import pandas as pd
 from scipy import special
 
 from ..engine._validation import check_positive_int, check_rng
+from .synth import fair_affairs
 
 __all__ = [
     "BUDGET_SETUPS",
@@ -78,7 +79,7 @@ def _check_real(value, name: str) -> float:
 def budgets_uniform(
     n: int, low: float = 0.01, high: float = 0.1, rng: np.random.Generator | None = None
 ) -> np.ndarray:
-    """``n`` budgets drawn from ``U(low, high)`` (003 §5.3.1: ``U(0.01, 0.1)``).
+    """``n`` budgets drawn from ``U(low, high)`` (Li 2017, §5.3.1: ``U(0.01, 0.1)``).
 
     Raises
     ------
@@ -102,7 +103,7 @@ def budgets_normal(
     *,
     mode: str = "clip",
 ) -> np.ndarray:
-    """``n`` budgets from ``N(mean, sd^2)`` kept inside ``clip`` (003 §5.3.1: ``N(0.1, 1)``,
+    """``n`` budgets from ``N(mean, sd^2)`` kept inside ``clip`` (Li 2017, §5.3.1: ``N(0.1, 1)``,
     budgets from 0.01 to 1.0).
 
     Parameters
@@ -174,13 +175,13 @@ def budgets_mixed(
 #: Named privacy vectors: name -> (description, generator(n, rng)).
 BUDGET_SETUPS: Mapping[str, tuple[str, Any]] = MappingProxyType(
     {
-        "normal": ("N(0.1, 1) clipped to [0.01, 1] (003 §5.3.1)",
+        "normal": ("N(0.1, 1) clipped to [0.01, 1] (Li 2017, §5.3.1)",
                    lambda n, rng: budgets_normal(n, rng=rng)),
         "normal_truncated": ("N(0.1, 1) truncated to [0.01, 1]",
                              lambda n, rng: budgets_normal(n, rng=rng, mode="truncate")),
-        "uniform": ("U(0.01, 0.1) (003 §5.3.1, as written)",
+        "uniform": ("U(0.01, 0.1) (Li 2017, §5.3.1, as written)",
                     lambda n, rng: budgets_uniform(n, 0.01, 0.1, rng)),
-        "uniform_wide": ("U(0.01, 1) (003 §5.3.1's stated range 0.01-1.0)",
+        "uniform_wide": ("U(0.01, 1) (Li 2017, §5.3.1's stated range 0.01-1.0)",
                          lambda n, rng: budgets_uniform(n, 0.01, 1.0, rng)),
     }
 )
@@ -194,7 +195,7 @@ def make_budgets(name: str, n: int, rng: np.random.Generator | None = None) -> n
 
 
 def figure_5_1() -> pd.DataFrame:
-    """003 Fig. 5.1: a personalized privacy dataset (8 people, Salary sensitive, one budget
+    """Li 2017, Fig. 5.1: a personalized privacy dataset (8 people, Salary sensitive, one budget
     each; the budget is not correlated with the salary)."""
     return pd.DataFrame(
         {
@@ -208,7 +209,7 @@ def figure_5_1() -> pd.DataFrame:
 
 
 # ---------------------------------------------------------------------------------------------
-# Census-like records (stand-in for the IPUMS US / Brazil extracts of 003 §5.3.1)
+# Census-like records (stand-in for the IPUMS US / Brazil extracts of Li 2017, §5.3.1)
 # ---------------------------------------------------------------------------------------------
 
 #: The 14 columns (the text's 13 attributes, Marital Status as Is Single / Is Married).
@@ -247,7 +248,7 @@ def _age(n: int, rng: np.random.Generator) -> np.ndarray:
 def census_like_records(
     country: str = "us", n: int = 100_000, rng: np.random.Generator | None = None
 ) -> pd.DataFrame:
-    """Synthetic census records with the 13 attributes of 003 §5.3.1 (14 columns).
+    """Synthetic census records with the 13 attributes of Li 2017, §5.3.1 (14 columns).
 
     Age (16-95), Gender (1 = male), Marital Status as Is Single / Is Married (divorced or
     widowed: both 0), Education (0-15, attainment code), Disability, Nativity (1 = born
@@ -311,7 +312,7 @@ def census_like_records(
 
 
 # ---------------------------------------------------------------------------------------------
-# The two tasks of 003 §5.3.1
+# The two tasks of Li 2017, §5.3.1
 # ---------------------------------------------------------------------------------------------
 
 #: Count-task grid: age in 10-year bands 16-95 (8), gender (2), education in pairs of codes
@@ -322,7 +323,7 @@ _INCOME_EDGES = np.concatenate(([0.0], np.geomspace(2.0, 300.0, 15), [np.inf]))
 
 @dataclass(frozen=True, eq=False)
 class CountTask:
-    """Records coded on a public grid for range-count queries (003 §5.3.1).
+    """Records coded on a public grid for range-count queries (Li 2017, §5.3.1).
 
     Attributes
     ----------
@@ -363,7 +364,7 @@ class CountTask:
 def count_task(
     country: str = "us", n: int = 100_000, rng: np.random.Generator | None = None
 ) -> CountTask:
-    """003 §5.3.1's count task: Age, Gender, Education, Annual Income of ``n`` records.
+    """Li 2017, §5.3.1's count task: Age, Gender, Education, Annual Income of ``n`` records.
 
     The attributes are coded on the public grid :data:`COUNT_TASK_SHAPE` (the text does not
     give its coding): age in 10-year bands, gender, education in pairs of codes, income on a
@@ -433,7 +434,7 @@ INCOME_THRESHOLDS: Mapping[str, float] = MappingProxyType({"us": 40.0, "brazil":
 def logistic_task(
     country: str = "us", n: int = 50_000, rng: np.random.Generator | None = None
 ) -> ClassificationTask:
-    """003 §5.3.1's logistic regression task: income above a public threshold from the other
+    """Li 2017, §5.3.1's logistic regression task: income above a public threshold from the other
     13 columns of :func:`census_like_records` (the text uses 50,000 records).
     """
     frame = census_like_records(country, n, rng)
@@ -472,15 +473,9 @@ def load_fair_logistic() -> ClassificationTask:
     Raises
     ------
     ImportError
-        If ``statsmodels`` is not installed (it comes with the ``demo`` and ``test`` extras).
+        Without ``statsmodels`` (see :func:`~dpwidgets.datasets.synth.fair_affairs`).
     """
-    try:
-        from statsmodels.datasets import fair
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "load_fair_logistic needs statsmodels: pip install 'dpwidgets[demo]' (or statsmodels)"
-        ) from exc
-    raw = fair.load_pandas().data
+    raw = fair_affairs("load_fair_logistic")
     return ClassificationTask(
         X=_scale(raw, _FAIR_DOMAINS),
         y=(raw["affairs"].to_numpy() > 0).astype(np.int64),

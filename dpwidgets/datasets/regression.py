@@ -1,19 +1,18 @@
-"""Scenarios of the regression-diagnostics texts (000 Ch. 4; 002) and models to diagnose.
+"""Scenarios of the regression-diagnostics texts (Chen 2018, Ch. 4; Chen et al. 2016) and models to diagnose.
 
-- :func:`residual_scenario` — 000 §4.2.3: "Ideal" ``y = x + N(0, 1)``, "Heteroscedastic"
+- :func:`residual_scenario` — Chen 2018, §4.2.3: "Ideal" ``y = x + N(0, 1)``, "Heteroscedastic"
   ``y = x + N(0, x)``, "Nonlinear" ``y = 0.01 x² + x + N(0, 1)``, ``x ~ U[1, 50]``.
 - :func:`discriminatory_scenario` — Table 4.1's M1-M3 (``x ~ U[0, 50]``, violations α, γ).
-- :func:`logistic_scenario` — 000 §4.4.3's M1 (logit 2x) and M2 (logit x² + 2x - 1),
+- :func:`logistic_scenario` — Chen 2018, §4.4.3's M1 (logit 2x) and M2 (logit x² + 2x - 1),
   ``x ~ U[-1, 1]``, to be fitted with the linear term only.
 - :func:`binormal_scores` — labels and scores whose ROC curve is binormal with a set AUC
-  (000 §4.3.3's pairs R_a, R_{a+δ}).
+  (Chen 2018, §4.3.3's pairs R_a, R_{a+δ}).
 - :func:`load_diabetes_data`, :func:`load_breast_cancer_data` — small public data sets that
   scikit-learn ships (no download at run time).
 - :func:`fit_model` — the model under diagnosis: OLS / logistic regression, ordinary or DP
   (diffprivlib), returning predictions, residuals and the fitting budget.
 
-``N(0, v)`` follows 000 eq. 4.1's ``N(0, σ²)``: the second argument is the *variance*.
-Everything random goes through an explicit :class:`numpy.random.Generator`.
+``N(0, v)`` follows Chen 2018, eq. 4.1's ``N(0, σ²)``: the second argument is the *variance*.
 """
 
 from __future__ import annotations
@@ -28,16 +27,9 @@ from scipy import special, stats
 from ..engine._validation import check_epsilon, check_finite_array, check_positive_int, check_rng
 
 __all__ = [
-    "RegressionData",
-    "FittedModel",
-    "RESIDUAL_SCENARIOS",
-    "residual_scenario",
-    "discriminatory_scenario",
-    "logistic_scenario",
-    "binormal_scores",
-    "load_diabetes_data",
-    "load_breast_cancer_data",
-    "fit_model",
+    "RegressionData", "FittedModel", "RESIDUAL_SCENARIOS", "residual_scenario",
+    "discriminatory_scenario", "logistic_scenario", "binormal_scores", "load_diabetes_data",
+    "load_breast_cancer_data", "fit_model",
 ]
 
 
@@ -56,7 +48,7 @@ class RegressionData:
         return int(self.y.size)
 
 
-#: The three generative scenarios of 000 §4.2.3 (Fig. 4.1), name -> description.
+#: The three generative scenarios of Chen 2018, §4.2.3 (Fig. 4.1), name -> description.
 RESIDUAL_SCENARIOS = {
     "ideal": "y = x + N(0, 1), x ~ U[1, 50] (all OLS assumptions hold)",
     "heteroscedastic": "y = x + N(0, x), x ~ U[1, 50] (non-constant variance: a fan)",
@@ -65,7 +57,7 @@ RESIDUAL_SCENARIOS = {
 
 
 def residual_scenario(name: str, n: int, rng: np.random.Generator | None = None) -> RegressionData:
-    """One confidential data set of 000 §4.2.3 ("Ideal", "Heteroscedastic", "Nonlinear").
+    """One confidential data set of Chen 2018, §4.2.3 ("Ideal", "Heteroscedastic", "Nonlinear").
 
     The text uses ``n ∈ {500, 1000, 2000, 5000}`` and fits ``y = b0 + b1 x`` by OLS.
     """
@@ -91,7 +83,7 @@ def discriminatory_scenario(
     alpha: float = 0.0,
     gamma: float = 0.0,
 ) -> RegressionData:
-    """Table 4.1's models, ``x ~ U[0, 50]`` (000 §4.2.3, "Discriminatory power").
+    """Table 4.1's models, ``x ~ U[0, 50]`` (Chen 2018, §4.2.3, "Discriminatory power").
 
     M1: ``y = x + N(0, 1)``; M2: ``y = x + N(0, αx + 1)`` (variance grows with x);
     M3: ``y = x + γx² + N(0, 1)``. The text's smallest detectable violations at n·ε = 1000 are
@@ -114,7 +106,7 @@ def discriminatory_scenario(
 
 
 def logistic_scenario(model: str, n: int, rng: np.random.Generator | None = None) -> RegressionData:
-    """000 §4.4.3's logistic models, ``x ~ U[-1, 1]``: M1 logit = 2x, M2 logit = x² + 2x - 1.
+    """Chen 2018, §4.4.3's logistic models, ``x ~ U[-1, 1]``: M1 logit = 2x, M2 logit = x² + 2x - 1.
 
     Fitting ``logit = b0 + b1 x`` is correct for M1 and misspecified for M2 (the hook of
     Fig. 4.12(b)); ``y`` holds 0/1 labels.
@@ -141,7 +133,7 @@ def binormal_scores(
 
     Negatives have latent ``z ~ N(0, 1)``, positives ``z ~ N(d, 1)`` with
     ``d = sqrt(2) Φ⁻¹(auc)`` (so ``P(z+ > z-) = Φ(d/√2) = auc``); the score is
-    ``expit(z)``, a monotone map that leaves the ROC curve unchanged. Used for 000 §4.3.3's
+    ``expit(z)``, a monotone map that leaves the ROC curve unchanged. Used for Chen 2018, §4.3.3's
     discriminatory power (AUCs a ∈ {0.7, 0.725, ..., 0.95}).
     """
     n = check_positive_int(n, "n")
@@ -257,7 +249,7 @@ def fit_model(
         Public bound on the L2 norm of a row of X for the private logistic fit (required when
         ``private``, same reason).
     features : {"linear"}
-        Only the linear term is fitted (as in every scenario of 000 Ch. 4).
+        Only the linear term is fitted (as in every scenario of Chen 2018, Ch. 4).
 
     Returns
     -------

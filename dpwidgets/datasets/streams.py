@@ -1,6 +1,6 @@
-"""Counting streams shaped like 000 Ch. 5's WiFi traces, and a public series turned into counts.
+"""Counting streams shaped like Chen 2018, Ch. 5's WiFi traces, and a public series turned into counts.
 
-000 §5.6 (Table 5.1) evaluates PeGaSus on connection counts from ~4000 campus WiFi access
+Chen 2018, §5.6 (Table 5.1) evaluates PeGaSus on connection counts from ~4000 campus WiFi access
 points over six months, in five-minute steps. The traces are not public; what is reproducible
 is their published shape:
 
@@ -19,7 +19,6 @@ breaks, over-dispersion (gamma noise) and, for the sparse streams, random occupa
 The published total is then met exactly by drawing it multinomially over the intensity.
 Five-minute steps: a day is 288 steps, a week 2016 steps, 57,901 steps ≈ 201 days.
 
-Everything random goes through an explicit :class:`numpy.random.Generator`.
 """
 
 from __future__ import annotations
@@ -32,12 +31,7 @@ import numpy as np
 from ..engine._validation import check_positive_int, check_rng
 
 __all__ = [
-    "StreamShape",
-    "STREAM_SHAPES",
-    "DAY",
-    "WEEK",
-    "wifi_stream",
-    "multi_state_streams",
+    "StreamShape", "STREAM_SHAPES", "DAY", "WEEK", "wifi_stream", "multi_state_streams",
     "load_sunspot_counts",
 ]
 
@@ -48,7 +42,7 @@ WEEK = 7 * DAY
 
 @dataclass(frozen=True)
 class StreamShape:
-    """The published size of one 000 Table 5.1 stream and the knobs of its stand-in."""
+    """The published size of one Chen 2018, Table 5.1 stream and the knobs of its stand-in."""
 
     name: str
     states: int
@@ -59,26 +53,16 @@ class StreamShape:
     description: str
 
 
-STREAM_SHAPES = MappingProxyType(
-    {
-        "Low_5": StreamShape(
-            "Low_5", 1, 57_901, 2_846, True, 0.5,
-            "sparse: a quiet room, a few short occupancy episodes per working day",
-        ),
-        "Med_5": StreamShape(
-            "Med_5", 1, 57_901, 101_843, False, 2.0,
-            "an office / lecture-room AP: daily and weekly cycle, bursty",
-        ),
-        "High_5": StreamShape(
-            "High_5", 1, 57_901, 2_141_963, False, 8.0,
-            "a busy hall: strong daily cycle, class-change spikes, weekends low",
-        ),
-        "Multi_5": StreamShape(
-            "Multi_5", 128, 20_000, 646_254, False, 1.0,
-            "128 APs of lognormal load (many sparse), binary hierarchy of height 8",
-        ),
-    }
-)
+STREAM_SHAPES = MappingProxyType({shape.name: shape for shape in (
+    StreamShape("Low_5", 1, 57_901, 2_846, True, 0.5,
+                "sparse: a quiet room, a few short occupancy episodes per working day"),
+    StreamShape("Med_5", 1, 57_901, 101_843, False, 2.0,
+                "an office / lecture-room AP: daily and weekly cycle, bursty"),
+    StreamShape("High_5", 1, 57_901, 2_141_963, False, 8.0,
+                "a busy hall: strong daily cycle, class-change spikes, weekends low"),
+    StreamShape("Multi_5", 128, 20_000, 646_254, False, 1.0,
+                "128 APs of lognormal load (many sparse), binary hierarchy of height 8"),
+)})
 
 
 def _daily_profile(steps: np.ndarray, shift: float = 0.0) -> np.ndarray:
@@ -125,7 +109,7 @@ def _intensity(shape: StreamShape, length: int, rng: np.random.Generator, shift:
 
 
 def wifi_stream(name: str = "Med_5", rng: np.random.Generator | None = None) -> np.ndarray:
-    """One single-state stream shaped like 000 Table 5.1's ``Low_5``, ``Med_5`` or ``High_5``.
+    """One single-state stream shaped like Chen 2018, Table 5.1's ``Low_5``, ``Med_5`` or ``High_5``.
 
     Returns 57,901 five-minute counts (int64) summing exactly to the published total.
 
@@ -136,7 +120,7 @@ def wifi_stream(name: str = "Med_5", rng: np.random.Generator | None = None) -> 
 
     References
     ----------
-    000 §5.6, Table 5.1, Fig. 5.2 (High_5's first 8000 steps).
+    Chen 2018, §5.6, Table 5.1, Fig. 5.2 (High_5's first 8000 steps).
     """
     if name not in ("Low_5", "Med_5", "High_5"):
         raise ValueError(f"name must be 'Low_5', 'Med_5' or 'High_5', got {name!r}")
@@ -153,7 +137,7 @@ def multi_state_streams(
     length: int = 20_000,
     total: int = 646_254,
 ) -> np.ndarray:
-    """Streams of ``n_states`` access points shaped like 000 Table 5.1's ``Multi_5``.
+    """Streams of ``n_states`` access points shaped like Chen 2018, Table 5.1's ``Multi_5``.
 
     Returns an int64 array of shape (n_states, length) summing exactly to ``total``; pair it
     with ``dpwidgets.engine.streams.Hierarchy.binary(n_states)`` (height log2(n) + 1: 8 for
@@ -162,7 +146,7 @@ def multi_state_streams(
 
     References
     ----------
-    000 §5.6, Table 5.1, §5.6.4 (Fig. 5.8).
+    Chen 2018, §5.6, Table 5.1, §5.6.4 (Fig. 5.8).
     """
     rng = check_rng(rng)
     n_states = check_positive_int(n_states, "n_states")

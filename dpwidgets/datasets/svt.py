@@ -1,13 +1,11 @@
-"""Experimental setups of the SVT texts: Zipf item scores (001 §6) and Zipf-like histograms
-for the GPTT reconstruction attack (000 §3.2.4, Table 3.1).
+"""Experimental setups of the SVT texts: Zipf item scores (Lyu, Su & Li 2017, §6) and Zipf-like histograms
+for the GPTT reconstruction attack (Chen 2018, §3.2.4, Table 3.1).
 
-The item-frequency data sets of 001 (BMS-POS, Kosarak, AOL) and the histograms of 000
-Table 3.1 (Adult, MedicalCost, Income, HepPh) are not shipped. What is reproducible is their
-*shape*: 001's synthetic Zipf scores exactly, and for each Table 3.1 histogram a seeded Zipf-like
+The item-frequency data sets of Lyu, Su & Li 2017 (BMS-POS, Kosarak, AOL) and the histograms of Chen 2018, Table 3.1 (Adult, MedicalCost, Income, HepPh) are not shipped. What is reproducible is their
+*shape*: Lyu, Su & Li 2017's synthetic Zipf scores exactly, and for each Table 3.1 histogram a seeded Zipf-like
 stand-in with the same domain and scale whose number of small counts and contiguous support
 ``k`` are calibrated to the published ones (see :data:`RECONSTRUCTION_SHAPES`).
 
-Everything random goes through an explicit :class:`numpy.random.Generator`.
 """
 
 from __future__ import annotations
@@ -20,13 +18,8 @@ import numpy as np
 from ..engine._validation import check_counts, check_positive_int, check_rng
 
 __all__ = [
-    "HistogramShape",
-    "HistogramProfile",
-    "RECONSTRUCTION_SHAPES",
-    "zipf_item_scores",
-    "zipf_histogram",
-    "reconstruction_histogram",
-    "histogram_profile",
+    "HistogramShape", "HistogramProfile", "RECONSTRUCTION_SHAPES", "zipf_item_scores",
+    "zipf_histogram", "reconstruction_histogram", "histogram_profile",
 ]
 
 
@@ -54,9 +47,9 @@ def zipf_item_scores(
     *,
     method: str = "round",
 ) -> np.ndarray:
-    """Integer item scores following Zipf's law: item i's score ∝ 1 / i^exponent (001 §6).
+    """Integer item scores following Zipf's law: item i's score ∝ 1 / i^exponent (Lyu, Su & Li 2017, §6).
 
-    001 §6 (Table 1, "Zipf": 1,000,000 records, 10,000 items) gives "the i'th query a score
+    Lyu, Su & Li 2017, §6 (Table 1, "Zipf": 1,000,000 records, 10,000 items) gives "the i'th query a score
     proportional to 1/i". The scores are returned in rank order (item 0 has the largest score);
     the experiment shuffles the item order per run itself.
 
@@ -67,7 +60,7 @@ def zipf_item_scores(
     n_records : int
         Number of records; the scores sum to exactly this.
     exponent : float
-        Zipf exponent s (> 0); 1 in 001.
+        Zipf exponent s (> 0); 1 in Lyu, Su & Li 2017.
     rng : numpy.random.Generator, optional
         Used only by ``method="multinomial"`` (type-checked in both cases).
     method : {"round", "multinomial"}
@@ -84,7 +77,7 @@ def zipf_item_scores(
 
     References
     ----------
-    001 §6, Table 1 and Figure 3.
+    Lyu, Su & Li 2017, §6, Table 1 and Figure 3.
     """
     n_items = check_positive_int(n_items, "n_items")
     n_records = check_positive_int(n_records, "n_records")
@@ -117,7 +110,7 @@ def zipf_histogram(
     The cell of popularity rank r receives each record with probability
     ``∝ (r + offset)^-exponent``; the counts are one multinomial draw, so they sum to exactly
     ``total``, and (with ``shuffle``) the ranks are then placed at random positions of the
-    domain. 000 §3.2.4 names this family as the one its attack succeeds on: "datasets drawn from
+    domain. Chen 2018, §3.2.4 names this family as the one its attack succeeds on: "datasets drawn from
     a Zipfian distribution", where most cells hold small counts and every small count occurs.
     The defaults give MedicalCost's shape (Table 3.1): at 9,415 records, about 3,880 of 4,096
     cells hold counts in [0, 5] and every count 0..26 occurs.
@@ -125,7 +118,7 @@ def zipf_histogram(
     Parameters
     ----------
     domain : int
-        Number of cells (4096 in 000 Table 3.1).
+        Number of cells (4096 in Chen 2018, Table 3.1).
     total : int
         Number of records.
     rng : numpy.random.Generator, optional
@@ -143,7 +136,7 @@ def zipf_histogram(
 
     References
     ----------
-    000 §3.2.4 (discussion after Thm 6; Table 3.1).
+    Chen 2018, §3.2.4 (discussion after Thm 6; Table 3.1).
     """
     domain = check_positive_int(domain, "domain")
     total = check_positive_int(total, "total", minimum=0)
@@ -159,7 +152,7 @@ def zipf_histogram(
 
 @dataclass(frozen=True)
 class HistogramShape:
-    """A named Zipf-like stand-in for one histogram of 000 Table 3.1.
+    """A named Zipf-like stand-in for one histogram of Chen 2018, Table 3.1.
 
     ``total`` and ``domain`` are the published Scale and DomainSize; ``exponent`` and ``offset``
     were chosen by a grid search (exponent in steps of 0.05, offset on a log-like grid, 4 seeds
@@ -178,35 +171,23 @@ class HistogramShape:
     published_small: int
 
 
-RECONSTRUCTION_SHAPES: MappingProxyType[str, HistogramShape] = MappingProxyType(
-    {
-        shape.name: shape
-        for shape in (
-            HistogramShape(
-                "adult", "US Census 'capital loss' (000 Table 3.1: Adult)",
-                4096, 17_665, 2.05, 1.0, published_k=15, published_small=4062,
-            ),
-            HistogramShape(
-                "medicalcost", "personal medical expenses, US HHS 2007 (MedicalCost)",
-                4096, 9_415, 1.3, 7.0, published_k=26, published_small=3878,
-            ),
-            HistogramShape(
-                "income", "'personal income' attribute (Income)",
-                4096, 20_787_122, 3.75, 75.0, published_k=98, published_small=2369,
-            ),
-            HistogramShape(
-                # The one shape the family cannot match: with these small counts and scale
-                # its contiguous support stops near k = 150, not 275 (benchmark reports both).
-                "hepph", "arXiv HEP-PH citation network (HepPh)",
-                4096, 347_414, 4.65, 1500.0, published_k=275, published_small=1153,
-            ),
-        )
-    }
+# (name, what, domain, total, zipf exponent, scale, published k, published cells in [0, 5]).
+# HepPh is the one shape the family cannot match: with these small counts and scale its
+# contiguous support stops near k = 150, not 275 (the benchmark reports both).
+_TABLE_3_1 = (
+    ("adult", "US Census 'capital loss' (Chen 2018, Table 3.1: Adult)", 4096, 17_665, 2.05, 1.0, 15, 4062),
+    ("medicalcost", "personal medical expenses, US HHS 2007 (MedicalCost)", 4096, 9_415, 1.3, 7.0, 26, 3878),
+    ("income", "'personal income' attribute (Income)", 4096, 20_787_122, 3.75, 75.0, 98, 2369),
+    ("hepph", "arXiv HEP-PH citation network (HepPh)", 4096, 347_414, 4.65, 1500.0, 275, 1153),
 )
+RECONSTRUCTION_SHAPES: MappingProxyType[str, HistogramShape] = MappingProxyType({
+    row[0]: HistogramShape(*row[:6], published_k=row[6], published_small=row[7])
+    for row in _TABLE_3_1
+})
 
 
 def reconstruction_histogram(name: str, rng: np.random.Generator | None = None) -> np.ndarray:
-    """A seeded stand-in for one of the histograms of 000 Table 3.1 (see :data:`RECONSTRUCTION_SHAPES`).
+    """A seeded stand-in for one of the histograms of Chen 2018, Table 3.1 (see :data:`RECONSTRUCTION_SHAPES`).
 
     Parameters
     ----------
@@ -238,9 +219,9 @@ class HistogramProfile:
 
 
 def histogram_profile(counts, small_max: int = 5) -> HistogramProfile:
-    """Domain, scale, cells with counts in ``[0, small_max]`` and ``k`` (000 Table 3.1, 3.3).
+    """Domain, scale, cells with counts in ``[0, small_max]`` and ``k`` (Chen 2018, Table 3.1, 3.3).
 
-    ``k`` is the largest K such that every count 0, 1, ..., K occurs in some cell (000's
+    ``k`` is the largest K such that every count 0, 1, ..., K occurs in some cell (Chen 2018's
     "S_i != empty for all i in [0, k]"); -1 if no cell is empty.
     """
     x = check_counts(counts, "counts").astype(np.int64)

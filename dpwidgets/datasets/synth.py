@@ -1,12 +1,12 @@
-"""Tables for DPCopula (003 Ch. 3): Gaussian-dependence synthetic tables, census-shaped tables
+"""Tables for DPCopula (Li 2017, Ch. 3): Gaussian-dependence synthetic tables, census-shaped tables
 and one small real table shipped offline by ``statsmodels``.
 
-- :func:`gaussian_dependence_table` -- 003 §3.3.1/§3.3.4's synthetic data: ``n = 50,000``
+- :func:`gaussian_dependence_table` -- Li 2017, §3.3.1/§3.3.4's synthetic data: ``n = 50,000``
   records, ``m = 2..8`` attributes of domain 1000, Gaussian dependence (a Gaussian copula)
   with Gaussian, uniform or Zipf margins.
-- :func:`us_census_like` -- the shape of 003's US census extract (Fig. 3.3a: age 96,
+- :func:`us_census_like` -- the shape of Li 2017's US census extract (Fig. 3.3a: age 96,
   income 1020, occupation 511, gender 2; 100,000 records).
-- :func:`brazil_census_like` -- the shape of 003's Brazil census extract (Fig. 3.3b: eight
+- :func:`brazil_census_like` -- the shape of Li 2017's Brazil census extract (Fig. 3.3b: eight
   attributes, 188,846 records).
 - :func:`load_fair_table` -- the ``fair`` (extramarital affairs) survey of Fair 1978 as
   shipped by ``statsmodels`` (6,366 records, 9 attributes), integer-coded with its
@@ -44,15 +44,15 @@ __all__ = [
     "load_fair_table",
 ]
 
-#: The margins of 003 Fig. 3.8.
+#: The margins of Li 2017, Fig. 3.8.
 GAUSSIAN_MARGINS = ("gaussian", "uniform", "zipf")
 
-#: 003 Fig. 3.3(a), US census (IPUMS), 100,000 records.
+#: Li 2017, Fig. 3.3(a), US census (IPUMS), 100,000 records.
 US_CENSUS_DOMAINS: Mapping[str, int] = MappingProxyType(
     {"age": 96, "income": 1020, "occupation": 511, "gender": 2}
 )
 
-#: 003 Fig. 3.3(b), Brazil census (IPUMS-International), 188,846 records. The text lists
+#: Li 2017, Fig. 3.3(b), Brazil census (IPUMS-International), 188,846 records. The text lists
 #: "nativity" among the attributes and the table "marital status" (both binary); we use
 #: nativity.
 BRAZIL_CENSUS_DOMAINS: Mapping[str, int] = MappingProxyType(
@@ -151,7 +151,7 @@ def gaussian_dependence_table(
     correlation: float | np.ndarray = 0.5,
     zipf_exponent: float = 1.1,
 ) -> CodedTable:
-    """A table with Gaussian dependence and chosen margins (003 §3.3.1, §3.3.4, Fig. 3.8-3.9).
+    """A table with Gaussian dependence and chosen margins (Li 2017, §3.3.1, §3.3.4, Fig. 3.8-3.9).
 
     Latent ``Z ~ N(0, P)`` (``P`` equicorrelated with ``correlation``, or the given matrix);
     ``U = Phi(Z)``; attribute ``j`` is ``F^{-1}(U_j)`` for a discrete margin over
@@ -210,7 +210,7 @@ def gaussian_dependence_table(
         name=f"gaussian-dependence-{m}d-{margins}",
         description=(
             f"{n} records, {m} attributes of domain {domain}, Gaussian dependence, {margins} "
-            f"margins (003 §3.3.4)"
+            f"margins (Li 2017, §3.3.4)"
         ),
         details={"correlation": corr, "margins": margins, "zipf_exponent": float(zipf_exponent)},
     )
@@ -224,7 +224,7 @@ def _age_pmf(size: int) -> np.ndarray:
 
 
 def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> CodedTable:
-    """A table with the attributes and domains of 003's US census extract (Fig. 3.3a).
+    """A table with the attributes and domains of Li 2017's US census extract (Fig. 3.3a).
 
     Age (96 values: 0-95), income (1020: thousands of dollars, top-coded at 1019), occupation
     (511 codes, ordered by how common they are, as the text imposes a total order on the
@@ -265,7 +265,7 @@ def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> 
         domains={c: (0, a - 1) for c, a in US_CENSUS_DOMAINS.items()},
         name="us-census-like",
         description=(
-            f"{n} records shaped like 003's US census extract (age 96, income 1020, "
+            f"{n} records shaped like Li 2017's US census extract (age 96, income 1020, "
             f"occupation 511, gender 2); synthetic, made-up dependence"
         ),
         codebook={"gender": np.array(["female", "male"])},
@@ -274,7 +274,7 @@ def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> 
 
 
 def brazil_census_like(n: int = 188_846, rng: np.random.Generator | None = None) -> CodedTable:
-    """A table with the attributes and domains of 003's Brazil census extract (Fig. 3.3b).
+    """A table with the attributes and domains of Li 2017's Brazil census extract (Fig. 3.3b).
 
     Age (95), gender (2), disability (2), nativity (2), years residing in the current place
     (31), education (140, a fine-grained attainment code), working hours per week (95) and
@@ -340,7 +340,7 @@ def brazil_census_like(n: int = 188_846, rng: np.random.Generator | None = None)
         domains={c: (0, a - 1) for c, a in BRAZIL_CENSUS_DOMAINS.items()},
         name="brazil-census-like",
         description=(
-            f"{n} records shaped like 003's Brazil census extract (8 attributes, domains "
+            f"{n} records shaped like Li 2017's Brazil census extract (8 attributes, domains "
             f"95, 2, 2, 2, 31, 140, 95, 586); synthetic, made-up dependence"
         ),
         codebook={
@@ -372,6 +372,20 @@ _FAIR_VALUES: Mapping[str, tuple[float, ...]] = MappingProxyType(
 _AFFAIRS_BINS = 21
 
 
+def fair_affairs(caller: str):
+    """The 1974 Redbook survey of affairs (Fair 1978) that statsmodels ships, as a DataFrame.
+
+    Raises ``ImportError`` naming ``caller`` without statsmodels (it comes with the ``demo`` and
+    ``test`` extras)."""
+    try:
+        from statsmodels.datasets import fair
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"{caller} needs statsmodels: pip install 'dpwidgets[demo]' (or statsmodels)"
+        ) from exc
+    return fair.load_pandas().data
+
+
 def load_fair_table() -> CodedTable:
     """The ``fair`` survey (Fair 1978; 6,366 women, Redbook 1974) as an integer-coded table.
 
@@ -391,15 +405,9 @@ def load_fair_table() -> CodedTable:
     Raises
     ------
     ImportError
-        If ``statsmodels`` is not installed (it comes with the ``demo`` and ``test`` extras).
+        Without ``statsmodels`` (see :func:`fair_affairs`).
     """
-    try:
-        from statsmodels.datasets import fair
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "load_fair_table needs statsmodels: pip install 'dpwidgets[demo]' (or statsmodels)"
-        ) from exc
-    raw = fair.load_pandas().data
+    raw = fair_affairs("load_fair_table")
     out = {}
     codebook = {}
     for col, values in _FAIR_VALUES.items():

@@ -1,9 +1,9 @@
-"""Attacks on broken SVT variants: the GPTT reconstruction attack of 000 §3.2.4 (Alg. 6-7).
+"""Attacks on broken SVT variants: the GPTT reconstruction attack of Chen 2018 §3.2.4 (Alg. 6-7).
 
 This module is a teaching instrument, not a mechanism. Generalized Private Threshold Testing
-(GPTT, 000 Alg. 5) stands for the SVT variants that answer an unlimited number of threshold
+(GPTT, Chen 2018 Alg. 5) stands for the SVT variants that answer an unlimited number of threshold
 queries with one noisy threshold; they are not differentially private for any finite epsilon
-(000 Thm 4 — whose own proof is flawed, 001 §9.3 — and 001 §9.1-9.2). The attack below shows
+(Chen 2018 Thm 4 — whose own proof is flawed, Lyu, Su & Li 2017 §9.3 — and Lyu, Su & Li 2017 §9.1-9.2). The attack below shows
 what that means in practice: run GPTT on every difference query ``diff(u, v) = x_u - x_v`` of a
 histogram, read off an ordering of the cells, and recover most cell counts *exactly* — in
 particular the counts 0, 1, 2 ... that single out individuals.
@@ -14,7 +14,7 @@ With the query noise switched off (epsilon_2 = infinity, as in the attack) every
 counts and one number: :func:`gptt_partition` computes the partition of Alg. 6 by sorting,
 without materialising a single pair.
 
-The other instrument of SPEC §3.2, the empirical privacy-loss audit, lives in
+The other instrument, the empirical privacy-loss audit, lives in
 :mod:`dpwidgets.engine.audit` and is re-exported here (``audit_privacy_loss``, ``audit_svt``,
 ``svt_counterexample``), so both instruments are reached as ``dpwidgets.engine.attacks``.
 """
@@ -27,11 +27,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from ._validation import (
+    check_bool,
     check_counts,
     check_epsilon,
     check_finite_array,
     check_positive_int,
     check_probability,
+    check_real,
     check_rng,
 )
 from .audit import (
@@ -43,8 +45,10 @@ from .audit import (
     svt_counterexample,
 )
 from .mechanisms import laplace
+from .svt import MAX_CUTOFF
 
 __all__ = [
+    "MAX_QUERIES",
     "AuditResult",
     "COUNTEREXAMPLES",
     "Counterexample",
@@ -60,16 +64,19 @@ __all__ = [
     "attack_success",
 ]
 
-#: The honest label of the attack's first phase (SPEC §2 principle 5).
-GPTT_GUARANTEE = "not DP for any finite epsilon (000 Thm 4; 001 §9.1-9.3)"
+#: The most difference queries :func:`reconstruct_histogram_with_svt` asks (``max_queries``).
+MAX_QUERIES = 10**7
+
+#: The honest label of the attack's first phase (every algorithm states its guarantee).
+GPTT_GUARANTEE = "not DP for any finite epsilon (Chen 2018 Thm 4; Lyu, Su & Li 2017 §9.1-9.3)"
 
 
 def gptt_threshold(epsilon_1: float, delta: float) -> int:
-    """The public threshold ``theta = ceil((1/epsilon_1) ln(1/delta))`` of 000 Alg. 6 line 2.
+    """The public threshold ``theta = ceil((1/epsilon_1) ln(1/delta))`` of Chen 2018 Alg. 6 line 2.
 
     With this theta, the noisy threshold ``theta + Lap(1/epsilon_1)`` is positive with
     probability ``1 - exp(-epsilon_1 theta)/2 >= 1 - delta/2`` and lies in ``[0, 2 theta]``
-    with probability ``>= 1 - delta`` (000 Lemma 5, Thm 6). The text writes ``log``; the
+    with probability ``>= 1 - delta`` (Chen 2018 Lemma 5, Thm 6). The text writes ``log``; the
     Laplace tail makes it the natural logarithm.
     """
     epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
@@ -82,10 +89,10 @@ def _as_int_counts(counts, name: str = "counts") -> np.ndarray:
 
 
 def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
-    """The ordered partition of 000 Alg. 6 (lines 4-9), given GPTT's noisy threshold.
+    """The ordered partition of Chen 2018 Alg. 6 (lines 4-9), given GPTT's noisy threshold.
 
     GPTT with epsilon_2 = infinity answers ``diff(u, v)`` with ⊤ iff
-    ``x_u - x_v >= noisy_threshold`` (000 Alg. 5 line 5). ``Larger(v)`` is the set of cells
+    ``x_u - x_v >= noisy_threshold`` (Chen 2018 Alg. 5 line 5). ``Larger(v)`` is the set of cells
     ``u != v`` answered ⊤ against ``v``; cells with equal ``Larger`` sets form one part, and
     parts are ordered by decreasing ``Larger`` set (``P_0`` holds the smallest counts).
 
@@ -112,8 +119,7 @@ def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
     its own part, ordered by count (ties by index) — the failure event of Lemma 5.
     """
     x = _as_int_counts(counts)
-    if not math.isfinite(noisy_threshold):
-        raise ValueError(f"noisy_threshold must be finite, got {noisy_threshold!r}")
+    noisy_threshold = check_real(noisy_threshold, "noisy_threshold")
     t = math.ceil(noisy_threshold)
     if t >= 1:
         larger_size = x.size - np.searchsorted(np.sort(x), x + t, side="left")
@@ -126,7 +132,7 @@ def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
 
 @dataclass(frozen=True)
 class ReconstructionResult:
-    """What the GPTT reconstruction attack (000 Alg. 7) recovered, and what it cost.
+    """What the GPTT reconstruction attack (Chen 2018 Alg. 7) recovered, and what it cost.
 
     Attributes
     ----------
@@ -187,9 +193,9 @@ def reconstruct_histogram(
     split: float = 0.5,
     clip_negative: bool = False,
 ) -> ReconstructionResult:
-    """Reconstruct a histogram through GPTT: 000 Alg. 7 on top of the attack of Alg. 6.
+    """Reconstruct a histogram through GPTT: Chen 2018 Alg. 7 on top of the attack of Alg. 6.
 
-    Phase 1 (Alg. 6, budget ``epsilon_1 = split * epsilon``): GPTT (000 Alg. 5) with
+    Phase 1 (Alg. 6, budget ``epsilon_1 = split * epsilon``): GPTT (Chen 2018 Alg. 5) with
     ``epsilon_1`` for the threshold and ``epsilon_2 = infinity`` (no query noise) answers all
     ``d (d - 1)`` difference queries ``diff(u, v) = x_u - x_v`` (sensitivity 1, Def. 5) against
     ``theta = ceil((1/epsilon_1) ln(1/delta))`` perturbed once by ``Lap(1/epsilon_1)``; the sets
@@ -204,11 +210,11 @@ def reconstruct_histogram(
     epsilon : float
         Total nominal budget ``epsilon = epsilon_1 + epsilon_2`` (Alg. 7 line 1).
     delta : float
-        Failure rate of Alg. 6, in (0, 1); 0.05 in the experiments of 000 §3.2.4.
+        Failure rate of Alg. 6, in (0, 1); 0.05 in the experiments of Chen 2018 §3.2.4.
     rng : numpy.random.Generator, optional
         Source of randomness (one threshold draw, one Laplace draw per part).
     split : float
-        ``epsilon_1 / epsilon``, in (0, 1); 1/2 in 000 §3.2.4 ("epsilon_1 = epsilon_2 = epsilon/2").
+        ``epsilon_1 / epsilon``, in (0, 1); 1/2 in Chen 2018 §3.2.4 ("epsilon_1 = epsilon_2 = epsilon/2").
     clip_negative : bool
         Round negative averages up to 0 (counts are known to be non-negative). Off by default:
         Alg. 7 line 6 rounds the average as it is.
@@ -226,19 +232,20 @@ def reconstruct_histogram(
 
     Notes
     -----
-    Guarantee: none. Phase 1 is GPTT, not DP for any finite epsilon (000 Thm 4; 001 §9); the
+    Guarantee: none. Phase 1 is GPTT, not DP for any finite epsilon (Chen 2018 Thm 4; Lyu, Su & Li 2017 §9); the
     phase-2 totals are epsilon_2-DP given the partition under replace-one neighbours (a moved
     record changes two totals by 1 each, hence the 2 in ``Lap(2/epsilon_2)``). Runs in
     O(d log d): a sort and a ``searchsorted`` replace the d (d - 1) queries.
 
     References
     ----------
-    000 §3.2.4, Def. 5, Alg. 6-7, Lemma 5, Thm 6, Tables 3.1-3.3; 000 Alg. 5 (GPTT).
+    Chen 2018 §3.2.4, Def. 5, Alg. 6-7, Lemma 5, Thm 6, Tables 3.1-3.3; Chen 2018 Alg. 5 (GPTT).
     """
     x = _as_int_counts(counts)
     epsilon = check_epsilon(epsilon)
     delta = check_probability(delta, "delta")
     split = check_probability(split, "split")
+    clip_negative = check_bool(clip_negative, "clip_negative")
     rng = check_rng(rng)
 
     epsilon_1 = split * epsilon
@@ -286,7 +293,7 @@ def reconstruct_histogram_with_svt(
     (epsilon_1 = epsilon_2 = epsilon/2), the same threshold ``theta`` and the same difference
     queries ``x_u - x_v`` (at most ``max_queries`` of them, pairs drawn uniformly at random --
     the order is public and data independent), but phase 1 is answered by standard SVT
-    (001 Alg. 1 / Alg. 7, query noise Lap(2c/epsilon_1)) which stops after ``c`` positives. All
+    (Lyu, Su & Li 2017 Alg. 1 / Alg. 7, query noise Lap(2c/epsilon_1)) which stops after ``c`` positives. All
     the attacker can then do is split the cells into those seen as the larger side of a
     positive pair and the rest; phase 2 is unchanged (noisy part totals with Lap(2/epsilon_2),
     rounded averages).
@@ -299,21 +306,21 @@ def reconstruct_histogram_with_svt(
     Notes
     -----
     Guarantee: epsilon-DP under add/remove-one neighbours. Phase 1 is epsilon_1-DP standard SVT
-    (001 Thm 3.3) because each difference query has sensitivity 1 (000 Def. 5); phase 2 is
+    (Lyu, Su & Li 2017 Thm 3.3) because each difference query has sensitivity 1 (Chen 2018 Def. 5); phase 2 is
     epsilon_2-DP given the partition, which phase 1 released (one total moves by 1; the
     Lap(2/epsilon_2) of Alg. 7 even covers replace-one).
 
     References
     ----------
-    000 §3.2.4, Alg. 6-7; 001 Alg. 1, Thm 3.3.
+    Chen 2018 §3.2.4, Alg. 6-7; Lyu, Su & Li 2017 Alg. 1, Thm 3.3.
     """
     from .svt import sparse_vector  # svt imports nothing from here; avoid a cycle at import time
 
     x = _as_int_counts(counts)
     epsilon = check_epsilon(epsilon)
     delta = check_probability(delta, "delta")
-    c = check_positive_int(c, "c")
-    max_queries = check_positive_int(max_queries, "max_queries")
+    c = check_positive_int(c, "c", maximum=MAX_CUTOFF)
+    max_queries = check_positive_int(max_queries, "max_queries", maximum=MAX_QUERIES)
     if x.size < 2:
         raise ValueError("counts must have at least 2 cells for difference queries")
     rng = check_rng(rng)
@@ -337,7 +344,7 @@ def reconstruct_histogram_with_svt(
 
 @dataclass(frozen=True)
 class AttackSuccess:
-    """Success rates of a reconstruction, as in 000 Tables 3.2 (overall) and 3.3 (small)."""
+    """Success rates of a reconstruction, as in Chen 2018 Tables 3.2 (overall) and 3.3 (small)."""
 
     overall: float
     small: float
@@ -354,7 +361,7 @@ def attack_success(true, estimate, small_max: int = 5) -> AttackSuccess:
     true, estimate : array_like of int, 1-D, same length
         The true histogram and the reconstruction (e.g. ``result.estimate``).
     small_max : int
-        Cells with true counts in ``[0, small_max]`` are "small" (5 in 000 Table 3.3).
+        Cells with true counts in ``[0, small_max]`` are "small" (5 in Chen 2018 Table 3.3).
 
     Returns
     -------
@@ -364,7 +371,7 @@ def attack_success(true, estimate, small_max: int = 5) -> AttackSuccess:
 
     References
     ----------
-    000 §3.2.4, Tables 3.2-3.3.
+    Chen 2018 §3.2.4, Tables 3.2-3.3.
     """
     true = _as_int_counts(true, "true")
     # Estimates may be negative (Alg. 7 rounds noisy averages as they are), but not NaN.

@@ -1,4 +1,4 @@
-"""The empirical privacy-loss audit (SPEC §3.2), and ready-to-run SVT counterexamples.
+"""The empirical privacy-loss audit, and ready-to-run SVT counterexamples.
 
 An epsilon-DP mechanism M satisfies ``P[M(D) ∈ E] <= exp(epsilon) P[M(D') ∈ E]`` for every pair
 of neighbours D, D' and every output event E. The audit fixes D, D' and E, estimates both
@@ -13,13 +13,14 @@ Where things are
 - :class:`AuditResult` — every number a view needs; :meth:`AuditResult.from_counts` turns hit
   counts into bounds (no sampling) and :meth:`AuditResult.summary` into one sentence.
 - :func:`svt_counterexample` / :class:`Counterexample` — the neighbouring query answers and
-  the output event that break each broken SVT variant (001 Thm 3.5, §9.1, §9.2; 000 Thm 4).
+  the output event that break each broken SVT variant (Lyu, Su & Li 2017 Thm 3.5, §9.1, §9.2; Chen 2018 Thm 4).
 - :func:`audit_svt` — runs a variant of :mod:`.svt` on a counterexample and audits it; by
   default on the variant's counterexample sized for the audited epsilon (the rule is in
   :func:`svt_counterexample`'s Notes).
 
-Sources: "001" is Lyu, Su, Li, *Understanding the Sparse Vector Technique for Differential
-Privacy*, VLDB 2017; "000" is the thesis chapter on GPTT (Ch. 3). The SVT noise is drawn only
+Sources: M. Lyu, D. Su, N. Li, *Understanding the Sparse Vector Technique for Differential
+Privacy*, PVLDB 10(6), 2017 (Lyu, Su & Li 2017); Y. Chen, *Applying Differential Privacy with
+Sparse Vector Technique*, PhD thesis, Duke University, 2018, Ch. 3 on GPTT (Chen 2018). The SVT noise is drawn only
 by :func:`dpwidgets.engine.svt.sparse_vector_trials`; nothing here knows a variant's scales.
 """
 
@@ -40,6 +41,7 @@ from ._validation import (
     check_probability,
     check_rng,
 )
+from .mechanisms import MAX_DRAWS
 from .svt import VARIANTS, SVTTrials, sparse_vector_trials
 
 __all__ = [
@@ -49,7 +51,12 @@ __all__ = [
     "COUNTEREXAMPLES",
     "svt_counterexample",
     "audit_svt",
+    "MAX_TRIALS",
 ]
+
+#: The most trials (per input, and per pilot) an audit runs: about a minute of a cheap
+#: mechanism; a larger request is refused rather than left running.
+MAX_TRIALS = 10**8
 
 #: An audited mechanism: ``mechanism(data, trials, rng)`` -> a batch of ``trials`` outputs.
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
@@ -382,8 +389,10 @@ def audit_privacy_loss(
 
     References
     ----------
-    SPEC §3.2; Clopper & Pearson 1934 (exact binomial intervals).
+    Clopper & Pearson 1934 (exact binomial intervals).
     """
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string, got {type(label).__name__}")
     if not callable(mechanism):
         raise TypeError(f"mechanism must be callable as mechanism(data, trials, rng), got {mechanism!r}")
     events = list(event) if isinstance(event, Sequence) else [event]
@@ -392,18 +401,19 @@ def audit_privacy_loss(
     for candidate in events:
         if not callable(candidate):
             raise TypeError(f"event must be callable as event(outputs), got {candidate!r}")
-    trials = check_positive_int(trials, "trials")
+    trials = check_positive_int(trials, "trials", maximum=MAX_TRIALS)
     confidence = check_probability(confidence, "confidence")
     if claimed_epsilon is not None:
         claimed_epsilon = check_epsilon(claimed_epsilon, "claimed_epsilon", allow_zero=True)
-    batch_size = trials if batch_size is None else check_positive_int(batch_size, "batch_size")
+    batch_size = (trials if batch_size is None
+                  else check_positive_int(batch_size, "batch_size", maximum=MAX_TRIALS))
     if len(events) == 1 and pilot_trials is not None:
         raise ValueError("pilot_trials is only used to choose among several events; pass one event")
     if len(events) > 1:
         pilot_trials = (
             max(1, trials // 4)
             if pilot_trials is None
-            else check_positive_int(pilot_trials, "pilot_trials")
+            else check_positive_int(pilot_trials, "pilot_trials", maximum=MAX_TRIALS)
         )
     rng = check_rng(rng)
 
@@ -518,20 +528,20 @@ class Counterexample:
 
 
 def _stoddard(m, c, value_at_most):
-    # 001 Proof 3.6: q(D) = <0,1>, q(D') = <1,0>, T = 0, a = <⊥,⊤>.
+    # Lyu, Su & Li 2017 Proof 3.6: q(D) = <0,1>, q(D') = <1,0>, T = 0, a = <⊥,⊤>.
     return (
         np.array([0.0, 1.0]),
         np.array([1.0, 0.0]),
         np.array([False, True]),
         None,
         20_000,
-        "001 Thm 3.5 (Proof 3.6)",
+        "Lyu, Su & Li 2017 Thm 3.5 (Proof 3.6)",
         "q(D)=⟨0,1⟩, q(D')=⟨1,0⟩, T=0, a=⟨⊥,⊤⟩: possible on D, impossible on D' without query noise",
     )
 
 
 def _roth2011(m, c, value_at_most):
-    # 001 Proof 9.12 with c = 1: q(D) = 0^m Δ, q(D') = Δ^m 0, a = ⊥^m 0. An exact value has
+    # Lyu, Su & Li 2017 Proof 9.12 with c = 1: q(D) = 0^m Δ, q(D') = Δ^m 0, a = ⊥^m 0. An exact value has
     # probability 0, so "a_{m+1} = 0" becomes "a_{m+1} <= value_at_most": the released value
     # still caps the noisy threshold, which is the leak.
     m = 8 if m is None else m
@@ -542,7 +552,7 @@ def _roth2011(m, c, value_at_most):
         np.r_[np.zeros(m, dtype=bool), True],
         value_at_most,
         200_000,
-        "001 §9.1 (Thm 9.11, Proof 9.12)",
+        "Lyu, Su & Li 2017 §9.1 (Thm 9.11, Proof 9.12)",
         f"q(D)=0^{m}·1, q(D')=1^{m}·0, T=0, c=1, a=⊥^{m} then a numeric output ≤ "
         f"{value_at_most:g}: the value reveals that the noisy threshold is below it, after "
         "which every ⊥ costs again",
@@ -550,7 +560,7 @@ def _roth2011(m, c, value_at_most):
 
 
 def _chen2015(m, c, value_at_most):
-    # 001 Proof 9.14: q(D) = 0^{2m}, q(D') = 1^m (-1)^m, a = ⊥^m ⊤^m.
+    # Lyu, Su & Li 2017 Proof 9.14: q(D) = 0^{2m}, q(D') = 1^m (-1)^m, a = ⊥^m ⊤^m.
     m = 4 if m is None else m
     return (
         np.zeros(2 * m),
@@ -558,14 +568,14 @@ def _chen2015(m, c, value_at_most):
         np.r_[np.zeros(m, dtype=bool), np.ones(m, dtype=bool)],
         None,
         200_000,
-        "001 §9.2 (Thm 9.13, Proof 9.14)",
+        "Lyu, Su & Li 2017 §9.2 (Thm 9.13, Proof 9.14)",
         f"q(D)=0^{2 * m}, q(D')=1^{m}·(−1)^{m}, T=0, a=⊥^{m}⊤^{m}: the loss grows like "
         "m·ε2 with the number of queries",
     )
 
 
 def _gptt(m, c, value_at_most):
-    # 000 Thm 4 (finite eps2): q(D1) = 0^t 1^t, q(D2) = 1^t 0^t, o = ⊥^t ⊤^t, with t = m.
+    # Chen 2018 Thm 4 (finite eps2): q(D1) = 0^t 1^t, q(D2) = 1^t 0^t, o = ⊥^t ⊤^t, with t = m.
     m = 5 if m is None else m
     return (
         np.r_[np.zeros(m), np.ones(m)],
@@ -573,14 +583,14 @@ def _gptt(m, c, value_at_most):
         np.r_[np.zeros(m, dtype=bool), np.ones(m, dtype=bool)],
         None,
         100_000,
-        "000 Thm 4 inputs (its proof is flawed, 001 §9.3); ratio ≥ exp(m·ε2) by the "
-        "pointwise argument of 001 §9.2",
+        "Chen 2018 Thm 4 inputs (its proof is flawed, Lyu, Su & Li 2017 §9.3); ratio ≥ exp(m·ε2) by the "
+        "pointwise argument of Lyu, Su & Li 2017 §9.2",
         f"q(D)=0^{m}·1^{m}, q(D')=1^{m}·0^{m}, T=0, a=⊥^{m}⊤^{m}",
     )
 
 
 def _lee_clifton(m, c, value_at_most):
-    # Built here (001 gives the bound, not an input): 000 Thm 4's straddling inputs with c ⊤
+    # Built here (Lyu, Su & Li 2017 gives the bound, not an input): Chen 2018 Thm 4's straddling inputs with c ⊤
     # queries, so the run stops right after them. m ⊥ queries pin the noisy threshold; each ⊤
     # then costs up to 2·eps2 instead of 2·eps2/c, so the loss approaches ((1+6c)/4)·eps.
     m = 6 if m is None else m
@@ -591,7 +601,7 @@ def _lee_clifton(m, c, value_at_most):
         np.r_[np.zeros(m, dtype=bool), np.ones(c, dtype=bool)],
         None,
         100_000,
-        "001 §3.2 (Alg. 4 is only ((1+6c)/4)ε-DP); inputs in the style of 000 Thm 4",
+        "Lyu, Su & Li 2017 §3.2 (Alg. 4 is only ((1+6c)/4)ε-DP); inputs in the style of Chen 2018 Thm 4",
         f"q(D)=0^{m}·1^{c}, q(D')=1^{m}·0^{c}, T=0, cutoff c={c}, a=⊥^{m}⊤^{c}",
     )
 
@@ -628,7 +638,7 @@ _LN_ALPHA = math.log(4 / 0.05)  # ln(1/alpha) of each one-sided bound at 95% con
 def _epsilon_sizes(variant: str, epsilon: float, base_trials: int) -> dict:
     """Sizes of ``variant``'s counterexample for ``epsilon`` (see the comment above)."""
     if variant == "stoddard":
-        # E = <⊥,⊤> is impossible on D' (001 Proof 3.6): the bound is ln(n p / ln(1/alpha))
+        # E = <⊥,⊤> is impossible on D' (Lyu, Su & Li 2017 Proof 3.6): the bound is ln(n p / ln(1/alpha))
         # with p = P[0 < rho <= 1] = (1 - exp(-epsilon/2)) / 2, rho ~ Lap(2/epsilon).
         p = (1.0 - math.exp(-epsilon / 2.0)) / 2.0
         wanted = _LN_ALPHA * math.exp(1.5 * epsilon + 1.0) / p
@@ -643,7 +653,7 @@ def _epsilon_sizes(variant: str, epsilon: float, base_trials: int) -> dict:
         return {"m": m, "value_at_most": 1.0 + 1.0 / epsilon, "trials": _trials(base_trials, wanted, m + 1)}
     if variant in ("chen2015", "gptt"):
         # The loss grows like t * epsilon2 = t * epsilon/2 with the number t of agreeing ⊥/⊤
-        # pairs (001 §9.2), so t = 3/epsilon pairs give a loss of several epsilon on the
+        # pairs (Lyu, Su & Li 2017 §9.2), so t = 3/epsilon pairs give a loss of several epsilon on the
         # event "at least k agree", k chosen on a pilot batch (the exact pattern is too rare
         # for large t). Its probabilities are not small, so few trials suffice (K = 130).
         default = 4 if variant == "chen2015" else 5
@@ -652,7 +662,7 @@ def _epsilon_sizes(variant: str, epsilon: float, base_trials: int) -> dict:
         trials = min(max(base_trials, math.ceil(wanted)), _PILOT_SLOTS // (2 * m))
         return {"m": m, "trials": trials, "pilot": True}
     if variant == "lee_clifton":
-        # With c = 2 the proven loss is 3.25 epsilon (001 §3.2); m = 3 ⊥ queries already push
+        # With c = 2 the proven loss is 3.25 epsilon (Lyu, Su & Li 2017 §3.2); m = 3 ⊥ queries already push
         # the threshold into the tail where the event's exact loss is 2.66 epsilon, with the
         # likeliest pattern (p about 0.01 at every small epsilon). A = 9,500, K = 110.
         wanted = max(9_500 / epsilon**2, 110 * math.exp(1.5 * epsilon))
@@ -673,7 +683,7 @@ def svt_counterexample(
     min_agree: int | None = None,
     value_at_most: float | None = None,
 ) -> Counterexample:
-    """The inputs and the event that expose a broken SVT variant (001 §3, §9; 000 Thm 4).
+    """The inputs and the event that expose a broken SVT variant (Lyu, Su & Li 2017 §3, §9; Chen 2018 Thm 4).
 
     Parameters
     ----------
@@ -682,7 +692,7 @@ def svt_counterexample(
     m : int, optional
         Size of the construction: the ⊥ queries before the numeric output (``roth2011``,
         default 8), the pairs ⊥/⊤ (``chen2015``, default 4; ``gptt``, default 5 — the t of
-        000), the ⊥ queries before the c ⊤ (``lee_clifton``, default 6). ``stoddard`` has
+        Chen 2018), the ⊥ queries before the c ⊤ (``lee_clifton``, default 6). ``stoddard`` has
         none (two queries).
     c : int, optional
         ``lee_clifton`` only: its cutoff and number of ⊤ queries (default 2).
@@ -744,21 +754,21 @@ def svt_counterexample(
     1/epsilon^2; chen2015 / gptt below about 3/64; every variant above about 6, where the
     bound grows only like ln(trials)) the audit may find no violation: its summary then says
     "no violation found at this size", which is no evidence of privacy — these variants are
-    not private at any epsilon (001 Thm 3.5, §9.1, §9.2) or not at the claimed one (§3.2).
+    not private at any epsilon (Lyu, Su & Li 2017 Thm 3.5, §9.1, §9.2) or not at the claimed one (§3.2).
 
-    GPTT: 000 Thm 4 proves non-privacy with these inputs, but its proof is flawed (001 §9.3):
+    GPTT: Chen 2018 Thm 4 proves non-privacy with these inputs, but its proof is flawed (Lyu, Su & Li 2017 §9.3):
     it bounds the integrand ratio κ(z) on an interval [−δ, δ] whose width grows with t, so
     κ shrinks as t grows, and the same argument would "prove" Alg. 1 non-private. GPTT is
-    nevertheless not private (with eps1 = eps2 it *is* Alg. 6, 001 §9.2), and for Laplace query
-    noise 000's inputs do work: splitting κ(z) as in 001 Proof 9.14 gives κ(z) >= exp(eps2)
+    nevertheless not private (with eps1 = eps2 it *is* Alg. 6, Lyu, Su & Li 2017 §9.2), and for Laplace query
+    noise Chen 2018's inputs do work: splitting κ(z) as in Lyu, Su & Li 2017 Proof 9.14 gives κ(z) >= exp(eps2)
     for every z (the ⊥ factor for z <= 0, the ⊤ factor for z >= 1, both in between), hence a
-    ratio >= exp(t·eps2). (001 §9.3's remark that κ(z) -> 1 as |z| -> ∞ does not hold for
+    ratio >= exp(t·eps2). (Lyu, Su & Li 2017 §9.3's remark that κ(z) -> 1 as |z| -> ∞ does not hold for
     Laplace noise, whose tail ratio stays exp(eps2).) The audit shows the ratio empirically.
 
     References
     ----------
-    001 Thm 3.5 and Proof 3.6 (Alg. 5), §9.1 Thm 9.11 (Alg. 3), §9.2 Thm 9.13 (Alg. 6),
-    §9.3 and §3.3 (GPTT), §3.2 (Alg. 4's ((1+6c)/4)·epsilon); 000 Alg. 5 and Thm 4.
+    Lyu, Su & Li 2017 Thm 3.5 and Proof 3.6 (Alg. 5), §9.1 Thm 9.11 (Alg. 3), §9.2 Thm 9.13 (Alg. 6),
+    §9.3 and §3.3 (GPTT), §3.2 (Alg. 4's ((1+6c)/4)·epsilon); Chen 2018 Alg. 5 and Thm 4.
     """
     if not isinstance(variant, str) or variant not in COUNTEREXAMPLES:
         raise ValueError(f"variant must be one of {sorted(COUNTEREXAMPLES)}, got {variant!r}")
@@ -844,7 +854,7 @@ def audit_svt(
         A key of :data:`dpwidgets.engine.svt.VARIANTS`.
     epsilon : float
         The nominal budget given to the variant, which is also the claim tested: each source
-        claims epsilon-DP (``lee_clifton`` is proven only ((1+6c)/4)·epsilon-DP, 001 §3.2).
+        claims epsilon-DP (``lee_clifton`` is proven only ((1+6c)/4)·epsilon-DP, Lyu, Su & Li 2017 §3.2).
     counterexample : str or Counterexample, optional
         The inputs and event; a name means ``svt_counterexample(name)`` (sized for
         epsilon = 1). Defaults to the variant's own, sized for ``epsilon``:
@@ -896,7 +906,7 @@ def audit_svt(
 
     References
     ----------
-    SPEC §3.2; 001 §3, §9; 000 Thm 4.
+    Lyu, Su & Li 2017 §3, §9; Chen 2018 Thm 4.
     """
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
@@ -909,6 +919,11 @@ def audit_svt(
             )
         counterexample = svt_counterexample(variant, epsilon=epsilon)
     if isinstance(counterexample, str):
+        if counterexample not in COUNTEREXAMPLES:
+            raise ValueError(
+                f"counterexample must be a name in {sorted(COUNTEREXAMPLES)} or a Counterexample, "
+                f"got {counterexample!r}"
+            )
         counterexample = svt_counterexample(counterexample)
     elif not isinstance(counterexample, Counterexample):
         raise ValueError(
@@ -916,10 +931,16 @@ def audit_svt(
             f"got {counterexample!r}"
         )
     ex = counterexample
-    trials = ex.trials if trials is None else check_positive_int(trials, "trials")
+    trials = ex.trials if trials is None else check_positive_int(trials, "trials", maximum=MAX_TRIALS)
     n = ex.n_queries
     if batch_size is None:
         batch_size = max(1, 4_000_000 // n)
+    else:  # one batch is one sparse_vector_trials call: at most MAX_DRAWS query slots
+        batch_size = check_positive_int(batch_size, "batch_size", maximum=max(1, MAX_DRAWS // n))
+    if pilot_trials is not None:
+        pilot_trials = check_positive_int(pilot_trials, "pilot_trials", maximum=MAX_TRIALS)
+    check_probability(confidence, "confidence")
+    rng = check_rng(rng)
 
     if min_agree is None and ex.pilot:
         min_agree = "pilot"

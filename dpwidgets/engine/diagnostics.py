@@ -7,12 +7,12 @@ and what each step spent (``epsilon_parts``, which sums to ``epsilon``).
 
 Where things are
 ----------------
-- :func:`private_bounds` — 000 Alg. 10 (SVT over doubling intervals).
-- :func:`private_residual_plot` (PriRP) — 000 Alg. 9: residuals vs predictions, linear models.
-- :func:`s_recursive_medians` — 000 Alg. 12: data-dependent thresholds / bin edges.
-- :func:`private_roc_curve` (PriROC) — 000 Alg. 11; :func:`roc_fixed_laplace` is the naive
+- :func:`private_bounds` — Chen 2018 Alg. 10 (SVT over doubling intervals).
+- :func:`private_residual_plot` (PriRP) — Chen 2018 Alg. 9: residuals vs predictions, linear models.
+- :func:`s_recursive_medians` — Chen 2018 Alg. 12: data-dependent thresholds / bin edges.
+- :func:`private_roc_curve` (PriROC) — Chen 2018 Alg. 11; :func:`roc_fixed_laplace` is the naive
   Laplace *baseline* the text argues against (sensitivity ``2|Θ|+1``).
-- :func:`private_binned_residual_plot` (PriBRP) — 000 Alg. 13-14: logistic models.
+- :func:`private_binned_residual_plot` (PriBRP) — Chen 2018 Alg. 13-14: logistic models.
 - Metrics: :func:`residual_plot_similarity` (Sim, §4.2.3), :func:`roc_auc`, :func:`auc_error`,
   :func:`symmetric_difference`, :func:`binned_residuals` (the non-private reference),
   :func:`shape_distance` (ShapeD, eq. 4.13), :func:`regret` (eq. 4.2-4.3),
@@ -20,10 +20,10 @@ Where things are
 
 Neighbours and budget
 ---------------------
-``neighbours="replace-one"`` (default; bounded DP, n public): the reading of SPEC §3.4 / §4
-(Alg. 12 and PriBRP's counts are "bounded DP") and of 002 §2. ``neighbours="add/remove"``: the
-thesis' own definition (000 §2.1), with ``n = len(data)`` used as a public size ("we suppose n
-is known", 000 §4.2.2) — it reproduces the text's noise scales of PriRP and PriBRP exactly.
+``neighbours="replace-one"`` (default; bounded DP, n public): the reading of Chen 2018 §4.3-4.4
+(Alg. 12 and PriBRP's counts are "bounded DP") and of Chen et al. 2016 §2. ``neighbours="add/remove"``: the
+thesis' own definition (Chen 2018 §2.1), with ``n = len(data)`` used as a public size ("we suppose n
+is known", Chen 2018 §4.2.2) — it reproduces the text's noise scales of PriRP and PriBRP exactly.
 PriROC is the exception: its text's scales (Thm 11-12 count two changed partitions and
 compose the two histograms sequentially) are what *replace-one* needs, so they are its
 default, and ``"add/remove"`` halves its noise (see :func:`private_roc_curve`). The histogram
@@ -32,9 +32,10 @@ publishers (:mod:`.histograms`) are calibrated for add/remove; where a step is o
 docstring. All Laplace noise comes from :func:`.mechanisms.laplace` (directly or through
 :func:`.svt.sparse_vector` and :func:`.histograms.publish`).
 
-Sources: "000" is Yan Chen's thesis, Ch. 4; "002" is Chen, Machanavajjhala, Reiter,
-Barrientos, *Differentially Private Regression Diagnostics* (the conference version).
-Errata followed (SPEC §4): N0 ≈ θ²·n (002 writes θ²/n); Alg. 12 spends γ/2 per median on at
+Sources: Y. Chen, *Applying Differential Privacy with Sparse Vector Technique*, PhD thesis, Duke
+University, 2018, Ch. 4 (Chen 2018); Y. Chen, A. Machanavajjhala, J. P. Reiter, A. F. Barrientos,
+*Differentially Private Regression Diagnostics*, 2016, the conference version (Chen et al. 2016).
+Errata of the texts followed: N0 ≈ θ²·n (Chen et al. 2016 writes θ²/n); Alg. 12 spends γ/2 per median on at
 most two partitions per level; PriROC's privacy follows from Thm 11 (Thm 12 cites itself).
 """
 
@@ -50,10 +51,15 @@ import numpy as np
 from ._validation import (
     check_epsilon,
     check_finite_array,
+    check_nonnegative,
+    check_positive,
     check_positive_int,
     check_probability,
+    check_real,
     check_rng,
+    split_budget,
 )
+from .histograms import _check_workload
 from .mechanisms import SMOOTH_MEDIAN_VARIANTS, _noisy_medians_of_runs, laplace
 from .svt import sparse_vector
 
@@ -82,7 +88,26 @@ __all__ = [
     "shape_distance",
     "regret",
     "discriminatory_power",
+    "MAX_DOUBLINGS",
+    "MAX_GRID",
+    "MAX_LEVELS",
+    "MAX_THRESHOLDS",
+    "MAX_METRIC_BINS",
 ]
+
+#: The most doublings of :func:`private_bounds` (``mu 2^960`` is still a finite float for
+#: ``mu`` up to 1e15).
+MAX_DOUBLINGS = 960
+#: The largest side ``m`` of PriRP's ``m x m`` grid (16.7 million cells); the text's rule
+#: ``m = sqrt(N0 eps2 / 10)`` is clipped to it.
+MAX_GRID = 4096
+#: The deepest s-RecursiveMedians (``2^20 - 1`` thresholds), for PriROC's and PriBRP's ``s``.
+MAX_LEVELS = 20
+#: The most thresholds of the naive Laplace ROC curve (:func:`roc_fixed_laplace`).
+MAX_THRESHOLDS = 2**20
+#: The most bins per axis of the metrics' grids (Sim's ``bins x bins`` grid, the histograms
+#: of :func:`discriminatory_power`).
+MAX_METRIC_BINS = 4096
 
 #: The neighbour relations the diagnostics support, with what each means.
 NEIGHBOURS: Mapping[str, str] = MappingProxyType(
@@ -142,18 +167,7 @@ def _uniform_bin(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return guess
 
 
-def _parts(epsilon: float, **parts: float) -> Mapping[str, float]:
-    """Freeze a budget split; the last part is recomputed as the exact remainder."""
-    names = list(parts)
-    values = [float(parts[k]) for k in names]
-    values[-1] = epsilon - math.fsum(values[:-1])
-    # Nudge the remainder by ulps until the fsum is exactly epsilon (it nearly always is).
-    for _ in range(4):
-        gap = epsilon - math.fsum(values)
-        if gap == 0:
-            break
-        values[-1] = float(np.nextafter(values[-1], math.copysign(math.inf, gap)))
-    return MappingProxyType(dict(zip(names, values, strict=True)))
+_parts = split_budget  # the last part is the exact remainder (see split_budget)
 
 
 def _check_pair(a, b, name_a: str, name_b: str) -> tuple[np.ndarray, np.ndarray]:
@@ -174,21 +188,31 @@ def _check_labels(labels) -> np.ndarray:
 
 def _check_in_domain(values: np.ndarray, name: str, lower: float, upper: float) -> None:
     if values.min() < lower or values.max() > upper:
-        bad = int(np.count_nonzero((values < lower) | (values > upper)))
         raise ValueError(
-            f"{name} must lie in [{lower}, {upper}]; {bad} value(s) fall outside "
+            f"{name} must lie in [{lower}, {upper}]; some values fall outside "
             "(give the public bounds of the scores, or clip them first)"
         )
 
 
-def _check_domain(bounds) -> tuple[float, float]:
-    try:
-        lower, upper = (float(v) for v in bounds)
-    except (TypeError, ValueError):
-        raise ValueError(f"bounds must be a pair (lower, upper), got {bounds!r}") from None
-    if not (math.isfinite(lower) and math.isfinite(upper) and lower < upper):
-        raise ValueError(f"bounds must be finite with lower < upper, got {bounds!r}")
+def _check_domain(bounds, name: str = "bounds") -> tuple[float, float]:
+    if isinstance(bounds, str) or not isinstance(bounds, Sequence | np.ndarray) or len(bounds) != 2:
+        raise ValueError(f"{name} must be a pair (lower, upper), got {bounds!r}")
+    lower, upper = (check_real(v, name) for v in bounds)
+    if not lower < upper:
+        raise ValueError(f"{name} must be finite with lower < upper, got {bounds!r}")
     return lower, upper
+
+
+def _check_scored(labels, scores, name: str = "scores", bounds=(0.0, 1.0)
+                  ) -> tuple[np.ndarray, np.ndarray, float, float]:
+    """Labels in {0, 1}, one score per label, and the scores inside ``bounds`` (checked too)."""
+    y = _check_labels(labels)
+    p = check_finite_array(scores, name)
+    if p.shape != y.shape:
+        raise ValueError(f"labels and {name} must have the same length, got {y.size} and {p.size}")
+    lower, upper = _check_domain(bounds)
+    _check_in_domain(p, name, lower, upper)
+    return y, p, lower, upper
 
 
 def _check_fraction(value: float, name: str) -> float:
@@ -196,7 +220,7 @@ def _check_fraction(value: float, name: str) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Private bounds (000 §4.2.2, Alg. 10)
+# Private bounds (Chen 2018 §4.2.2, Alg. 10)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -251,7 +275,7 @@ def private_bounds(
     center: float = 0.0,
     rng: np.random.Generator | None = None,
 ) -> PrivateBounds:
-    """Find ``[c - d, c + d]`` holding about a ``theta`` fraction of ``values`` (000 Alg. 10).
+    """Find ``[c - d, c + d]`` holding about a ``theta`` fraction of ``values`` (Chen 2018 Alg. 10).
 
     Alg. 10 asks SVT the counts ``q_i = #{x : |x - c| <= mu 2^i}``, ``i = 0, 1, ...``, against
     the noisy threshold ``theta·n + Lap(2/epsilon)`` with fresh ``Lap(4/epsilon)`` on every
@@ -267,12 +291,13 @@ def private_bounds(
     epsilon : float
         Budget of this call.
     mu : float
-        The unit: 1 for scores or test marks, 1000 for incomes (000 §4.2.2).
+        The unit: 1 for scores or test marks, 1000 for incomes (Chen 2018 §4.2.2).
     theta : float
         Target fraction in (0, 1) (0.95 in the text).
     max_doublings : int
-        Cap on ``i`` (public): at most ``max_doublings + 1`` queries; if none passes, the
-        widest interval ``mu 2^max_doublings`` is returned and ``capped`` is set.
+        Cap on ``i`` (public; at most :data:`MAX_DOUBLINGS`): at most ``max_doublings + 1``
+        queries; if none passes, the widest interval ``mu 2^max_doublings`` is returned and
+        ``capped`` is set.
     center : float
         Public centre. The text centres at 0 (residuals are centred there). For predictions a
         public value from the model's context (the public midpoint of the outcome's range, a
@@ -291,21 +316,22 @@ def private_bounds(
 
     Notes
     -----
-    Privacy: epsilon-DP by SVT with c = 1 (000 Thm 9; 001 Thm 4.7): each count has sensitivity
+    Privacy: epsilon-DP by SVT with c = 1 (Chen 2018 Thm 9; Lyu, Su & Li 2017 Thm 4.7): each count has sensitivity
     1 under add/remove and under replace-one, and ``n`` is public in both readings.
     Utility (Thm 9): with probability 1 - β the interval holds at least a
     ``theta - 8(log(k-1) + log(2/β))/(n eps)`` fraction; n·eps ≥ 470 gives θ - 0.1 at β = 0.05.
 
     References
     ----------
-    000 §4.2.2, Alg. 10, Thm 9; 002 §4.2.1, Alg. 2.
+    Chen 2018 §4.2.2, Alg. 10, Thm 9; Chen et al. 2016 §4.2.1, Alg. 2.
     """
     x = check_finite_array(values, "values")
     epsilon = check_epsilon(epsilon)
-    mu = check_epsilon(mu, "mu")
+    mu = check_positive(mu, "mu")
     theta = _check_fraction(theta, "theta")
-    max_doublings = check_positive_int(max_doublings, "max_doublings", minimum=0)
-    center = float(check_finite_array(np.atleast_1d(center), "center")[0])
+    max_doublings = check_positive_int(max_doublings, "max_doublings", minimum=0,
+                                       maximum=MAX_DOUBLINGS)
+    center = check_real(center, "center")
     rng = check_rng(rng)
     n = x.size
 
@@ -329,13 +355,13 @@ def private_bounds(
     return PrivateBounds(
         lower=center - d, upper=center + d, center=center, half_width=d, doublings=i,
         capped=capped, mu=mu, theta=theta, epsilon=epsilon, n=int(n),
-        guarantee=f"{epsilon:g}-DP (SVT, c = 1; 000 Thm 9)",
+        guarantee=f"{epsilon:g}-DP (SVT, c = 1; Chen 2018 Thm 9)",
         neighbours="add/remove or replace-one (count sensitivity 1 in both; n public)",
     )
 
 
 # ---------------------------------------------------------------------------------------------
-# PriRP (000 §4.2.2, Alg. 9)
+# PriRP (Chen 2018 §4.2.2, Alg. 9)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -410,12 +436,12 @@ def private_residual_plot(
     workload: str | None = "range",
     neighbours: str = "replace-one",
 ) -> PrivateResidualPlot:
-    """PriRP: an epsilon-DP residual plot (residuals vs predicted values), 000 Alg. 9.
+    """PriRP: an epsilon-DP residual plot (residuals vs predicted values), Chen 2018 Alg. 9.
 
     Step 1 (§4.2.2 "Computing private bounds"): :func:`private_bounds` on the predictions and
     on the residuals, ``epsilon1/2`` each, ``epsilon1 = min(0.3·eps, 470/n)``.
     Step 2 ("Perturbing residual plots", ``epsilon2 = eps - epsilon1``): an ``m × m`` grid over
-    the bounded region with ``m = round(sqrt(N0·epsilon2/10))``, ``N0 = θ²·n`` (erratum: 002
+    the bounded region with ``m = round(sqrt(N0·epsilon2/10))``, ``N0 = θ²·n`` (erratum: Chen et al. 2016
     writes θ²/n); the 2-D histogram of the records inside the region is released by
     :func:`.histograms.publish` (DAWA by default), negatives set to 0 and rounded; then
     ``counts[i, j]`` points are drawn uniformly in each cell (post-processing).
@@ -429,7 +455,7 @@ def private_residual_plot(
         Total budget.
     rng : numpy.random.Generator, optional
     publisher : str
-        A 2-D-capable key of :data:`.histograms.PUBLISHERS` (000 Table 4.2 compares them;
+        A 2-D-capable key of :data:`.histograms.PUBLISHERS` (Chen 2018 Table 4.2 compares them;
         DAWA has the least regret).
     theta : float
         Coverage target of each bound (0.95).
@@ -440,13 +466,13 @@ def private_residual_plot(
         of the grid when all predictions are positive; pass a public centre when one is known
         (e.g. the midpoint of the outcome's published range). No budget is spent on centres.
     epsilon1 : float, optional
-        Override of the bounds budget (default ``min(0.3 eps, 470/n)``, 000 §4.2.2).
+        Override of the bounds budget (default ``min(0.3 eps, 470/n)``, Chen 2018 §4.2.2).
     grid : int, optional
-        Override of m.
+        Override of m, at most :data:`MAX_GRID` (the default rule is clipped to it too).
     max_doublings : int
-        Cap of Alg. 10.
+        Cap of Alg. 10 (at most :data:`MAX_DOUBLINGS`).
     workload : str or None
-        Passed to the publisher (range queries over the 2-D domain, 000 §4.2.2).
+        Passed to the publisher (range queries over the 2-D domain, Chen 2018 §4.2.2).
     neighbours : {"replace-one", "add/remove"}
         See the module docstring. The publishers are add/remove-calibrated; a replace-one change
         moves a record between two cells, so in replace-one mode the publisher is called with
@@ -466,12 +492,12 @@ def private_residual_plot(
     Notes
     -----
     Privacy: epsilon-DP under the chosen neighbour relation by sequential composition
-    (000 Thm 10): two Alg. 10 runs of ``epsilon1/2`` (count sensitivity 1 in both relations)
+    (Chen 2018 Thm 10): two Alg. 10 runs of ``epsilon1/2`` (count sensitivity 1 in both relations)
     and one ``epsilon2`` histogram release; sampling is post-processing.
 
     References
     ----------
-    000 §4.2.2, Alg. 9-10, Thm 9-10; 002 §4.2; Li, Hay, Miklau, Wang 2014 (DAWA).
+    Chen 2018 §4.2.2, Alg. 9-10, Thm 9-10; Chen et al. 2016 §4.2; Li, Hay, Miklau, Wang 2014 (DAWA).
     """
     x, r = _check_pair(predicted, residuals, "predicted", "residuals")
     n = x.size
@@ -487,9 +513,13 @@ def private_residual_plot(
     if not epsilon1 < epsilon:
         raise ValueError(f"epsilon1 must be < epsilon ({epsilon}), got {epsilon1}")
     for value, name in ((mu_predicted, "mu_predicted"), (mu_residual, "mu_residual")):
-        check_epsilon(value, name)
+        check_positive(value, name)
     if grid is not None:
-        grid = check_positive_int(grid, "grid")
+        grid = check_positive_int(grid, "grid", maximum=MAX_GRID)
+    check_positive_int(max_doublings, "max_doublings", minimum=0, maximum=MAX_DOUBLINGS)
+    for value, name in ((center_predicted, "center_predicted"), (center_residual, "center_residual")):
+        check_real(value, name)
+    _check_workload(workload)
     rng = check_rng(rng)
 
     parts = _parts(epsilon, bounds_predicted=epsilon1 / 2, bounds_residual=epsilon1 / 2,
@@ -502,7 +532,7 @@ def private_residual_plot(
                         **common)
 
     n0 = theta**2 * n  # erratum: θ²·n, not θ²/n
-    m = grid if grid is not None else max(1, int(round(math.sqrt(n0 * epsilon2 / 10.0))))
+    m = grid if grid is not None else min(MAX_GRID, max(1, int(round(math.sqrt(n0 * epsilon2 / 10.0)))))
     ex = np.linspace(bp.lower, bp.upper, m + 1)
     er = np.linspace(br.lower, br.upper, m + 1)
     inside = (x >= bp.lower) & (x <= bp.upper) & (r >= br.lower) & (r <= br.upper)
@@ -521,7 +551,7 @@ def private_residual_plot(
         points=points, counts=counts, raw_counts=np.asarray(release.counts),
         edges_predicted=ex, edges_residual=er, bounds_predicted=bp, bounds_residual=br,
         grid=m, publisher=publisher, epsilon=epsilon, epsilon_parts=parts, n=int(n),
-        guarantee=f"{epsilon:g}-DP (000 Thm 10; publisher {publisher!r} at "
+        guarantee=f"{epsilon:g}-DP (Chen 2018 Thm 10; publisher {publisher!r} at "
         f"{epsilon2 / factor:g} for {neighbours} neighbours)",
         neighbours=NEIGHBOURS[neighbours],
     )
@@ -531,14 +561,14 @@ PriRP = private_residual_plot
 
 
 # ---------------------------------------------------------------------------------------------
-# s-RecursiveMedians (000 §4.3.2, Alg. 12)
+# s-RecursiveMedians (Chen 2018 §4.3.2, Alg. 12)
 # ---------------------------------------------------------------------------------------------
 
 
-def _median_cost_factor(variant: str) -> float:
+def _median_cost_factor(variant: str, name: str = "variant") -> float:
     """``epsilon_spent / epsilon`` of one :func:`smooth_sensitivity_median` call."""
-    if variant not in SMOOTH_MEDIAN_VARIANTS:
-        raise ValueError(f"variant must be one of {sorted(SMOOTH_MEDIAN_VARIANTS)}, got {variant!r}")
+    if not isinstance(variant, str) or variant not in SMOOTH_MEDIAN_VARIANTS:
+        raise ValueError(f"{name} must be one of {sorted(SMOOTH_MEDIAN_VARIANTS)}, got {variant!r}")
     if variant == "nrs":
         return 1.0
     alpha, beta = SMOOTH_MEDIAN_VARIANTS[variant]
@@ -574,7 +604,7 @@ def s_recursive_medians(
     epsilon : float
         ε1, the budget of the whole recursion.
     s : int
-        Depth (>= 1).
+        Depth, in ``[1, MAX_LEVELS]`` (:data:`MAX_LEVELS` = 20: about a million thresholds).
     lower, upper : float
         Public domain (``[0, 1]`` for probabilities).
     rng : numpy.random.Generator, optional
@@ -602,7 +632,7 @@ def s_recursive_medians(
 
     Notes
     -----
-    Privacy (000 Thm 11 with the SPEC §4 erratum): each level uses γ = ε1/s. Under
+    Privacy (Chen 2018 Thm 11, with the erratum that Alg. 12 spends γ/2 per median): each level uses γ = ε1/s. Under
     replace-one a changed record leaves one partition and joins another, so at most two
     partitions per level differ, each by one added or removed value: each median is
     released with γ/2, ``2 · γ/2`` per level, ε1 over s levels (the text's scales). Under
@@ -614,6 +644,10 @@ def s_recursive_medians(
     the median by at most one order statistic and shifts the index ranges in eq. 4.6 by at
     most one, so ``S*`` stays a β-smooth bound on the local sensitivity for that change
     (NRS 2007 §3.1's argument with k ± 1) — an argument sketched here, not a new proof.
+    A partition with no value inside releases its midpoint plus Cauchy noise of scale
+    ``(r - l)/alpha`` (the smooth sensitivity of an empty set), never the bare midpoint: a
+    neighbour may hold one value there, and an exact midpoint against a noisy one would be
+    an output of probability 1 against 0 (:func:`.mechanisms.smooth_sensitivity_median`).
 
     Ties. A partition is the open interval ``(l, r)`` between two released thresholds and
     holds the values strictly inside it. With heavily tied values a noisy median can land
@@ -627,12 +661,12 @@ def s_recursive_medians(
 
     References
     ----------
-    000 §4.3.2, Alg. 12, eq. 4.6, Thm 11; 002 §3.2.1, Alg. 1; Nissim, Raskhodnikova, Smith 2007.
+    Chen 2018 §4.3.2, Alg. 12, eq. 4.6, Thm 11; Chen et al. 2016 §3.2.1, Alg. 1; Nissim, Raskhodnikova, Smith 2007.
     """
     x = check_finite_array(values, "values")
     epsilon = check_epsilon(epsilon)
-    s = check_positive_int(s, "s")
-    lower, upper = _check_domain((lower, upper))
+    s = check_positive_int(s, "s", maximum=MAX_LEVELS)
+    lower, upper = _check_domain((lower, upper), "lower and upper")
     _check_in_domain(x, "values", lower, upper)
     factor = _check_neighbours(neighbours)  # 2 medians per level may change under replace-one
     per_median = epsilon / s / factor / _median_cost_factor(variant)
@@ -665,7 +699,7 @@ def s_recursive_medians(
 
 
 # ---------------------------------------------------------------------------------------------
-# PriROC (000 §4.3.2, Alg. 11) and the naive Laplace baseline
+# PriROC (Chen 2018 §4.3.2, Alg. 11) and the naive Laplace baseline
 # ---------------------------------------------------------------------------------------------
 
 
@@ -727,7 +761,7 @@ def _interval_index(scores: np.ndarray, thresholds_desc: np.ndarray) -> np.ndarr
 def _monotone_rates(noisy_cells: np.ndarray) -> np.ndarray:
     """Noisy interval counts -> a rate curve from 0 to 1, monotone by isotonic regression.
 
-    The rate at θ_k is the noisy prefix sum over the noisy total (000 §4.3.2: "TPR/FPR use the
+    The rate at θ_k is the noisy prefix sum over the noisy total (Chen 2018 §4.3.2: "TPR/FPR use the
     noisy totals"); the endpoints are 0 (θ_0 = upper) and 1 (θ_ℓ = lower) by definition.
     """
     from sklearn.isotonic import IsotonicRegression
@@ -742,7 +776,7 @@ def _monotone_rates(noisy_cells: np.ndarray) -> np.ndarray:
 
 
 def _default_s(n: int) -> int:
-    # 000 §4.3.3: |Θ| = 2^10; 002 §3.3: the largest 2^s <= n. Both: min(10, floor(log2 n)).
+    # Chen 2018 §4.3.3: |Θ| = 2^10; Chen et al. 2016 §3.3: the largest 2^s <= n. Both: min(10, floor(log2 n)).
     return max(1, min(10, int(math.floor(math.log2(n)))))
 
 
@@ -761,7 +795,7 @@ def private_roc_curve(
     workload: str | None = "prefix",
     neighbours: str = "replace-one",
 ) -> PrivateRoc:
-    """PriROC: an epsilon-DP ROC curve of a binary classifier (000 Alg. 11).
+    """PriROC: an epsilon-DP ROC curve of a binary classifier (Chen 2018 Alg. 11).
 
     Step 1: thresholds Θ by :func:`s_recursive_medians` with ``epsilon1 = rho·eps`` (``2^s - 1``
     medians plus the public ends), or N-FixedSpace (``thresholds="fixed"``: ``2^s``
@@ -779,11 +813,11 @@ def private_roc_curve(
     epsilon : float
     rng : numpy.random.Generator, optional
     rho : float
-        Fraction of epsilon for the thresholds (0.2, 000 §4.3.3, Fig. 4.10). Ignored (ε1 = 0)
+        Fraction of epsilon for the thresholds (0.2, Chen 2018 §4.3.3, Fig. 4.10). Ignored (ε1 = 0)
         for ``thresholds="fixed"``.
     s : int, optional
-        ``|Θ| - 1 = 2^s``; default ``min(10, floor(log2 n))`` (000 uses 2^10, 002 the
-        largest 2^s <= n).
+        ``|Θ| - 1 = 2^s``; default ``min(10, floor(log2 n))`` (Chen 2018 uses 2^10, Chen et al. 2016 the
+        largest 2^s <= n); at most :data:`MAX_LEVELS`.
     thresholds : {"recursive_medians", "fixed"}
     publisher : str
         A 1-D-capable key of :data:`.histograms.PUBLISHERS` (Table 4.4: DAWA has regret 1).
@@ -792,7 +826,7 @@ def private_roc_curve(
     median_variant : {"nrs", "thesis"}
         Calibration of the noisy medians.
     workload : str or None
-        Passed to the publisher ("prefix": TP and FP are one-sided range queries, 002 Def. 4).
+        Passed to the publisher ("prefix": TP and FP are one-sided range queries, Chen et al. 2016 Def. 4).
     neighbours : {"replace-one", "add/remove"}
         ``"replace-one"`` (default): the text's scales — γ/2 per median, ε2/2 per histogram.
         ``"add/remove"``: γ per median and ε2 per histogram, half the noise (see Notes).
@@ -827,14 +861,9 @@ def private_roc_curve(
 
     References
     ----------
-    000 §4.3.2, Alg. 11-12, Thm 11-12; 002 §3.2.
+    Chen 2018 §4.3.2, Alg. 11-12, Thm 11-12; Chen et al. 2016 §3.2.
     """
-    y = _check_labels(labels)
-    p = check_finite_array(scores, "scores")
-    if p.shape != y.shape:
-        raise ValueError(f"labels and scores must have the same length, got {y.size} and {p.size}")
-    lower, upper = _check_domain(bounds)
-    _check_in_domain(p, "scores", lower, upper)
+    y, p, lower, upper = _check_scored(labels, scores, "scores", bounds)
     n = y.size
     if n < 2:
         raise ValueError(f"labels must hold at least 2 records, got {n}")
@@ -842,9 +871,10 @@ def private_roc_curve(
     if thresholds not in ("recursive_medians", "fixed"):
         raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
     rho = _check_fraction(rho, "rho")
-    s = _default_s(n) if s is None else check_positive_int(s, "s")
+    s = _default_s(n) if s is None else check_positive_int(s, "s", maximum=MAX_LEVELS)
     publisher = _check_publisher(publisher, 1)
-    _median_cost_factor(median_variant)
+    _median_cost_factor(median_variant, "median_variant")
+    _check_workload(workload)
     factor = _check_neighbours(neighbours)
     rng = check_rng(rng)
 
@@ -875,7 +905,7 @@ def private_roc_curve(
         fpr=fpr, tpr=tpr, thresholds=theta, auc=roc_auc(fpr, tpr), noisy_tp=noisy_tp,
         noisy_fp=noisy_fp, strategy=thresholds, publisher=publisher, s=s, epsilon=epsilon,
         epsilon_parts=parts, n=int(n),
-        guarantee=f"{epsilon:g}-DP under {neighbours} (000 Thm 11 + publisher {publisher!r}; Thm 12)",
+        guarantee=f"{epsilon:g}-DP under {neighbours} (Chen 2018 Thm 11 + publisher {publisher!r}; Thm 12)",
         neighbours=NEIGHBOURS[neighbours],
     )
 
@@ -892,7 +922,7 @@ def roc_fixed_laplace(
     n_thresholds: int = 1024,
     bounds: tuple[float, float] = (0.0, 1.0),
 ) -> PrivateRoc:
-    """BASELINE: the naive Laplace ROC curve 000 §4.3.2 argues against.
+    """BASELINE: the naive Laplace ROC curve Chen 2018 §4.3.2 argues against.
 
     N equal-width thresholds; every TP(θ_k), FP(θ_k) and n1 gets ``Lap((2N + 1)/eps)`` (the
     vector of 2N + 1 counts has L1 sensitivity ``2N + 1``; n0 = n - ñ1 with n public); then the
@@ -902,19 +932,15 @@ def roc_fixed_laplace(
     Privacy: epsilon-DP under add/remove and under replace-one (each count moves by <= 1).
     Returned as a :class:`PrivateRoc` with ``strategy="fixed_laplace_baseline"``.
 
-    References: 000 §4.3.2 ("high sensitivity (2|Θ| + 1)"); 002 §3.2.
+    References: Chen 2018 §4.3.2 ("high sensitivity (2|Θ| + 1)"); Chen et al. 2016 §3.2.
     """
     from sklearn.isotonic import IsotonicRegression
 
-    y = _check_labels(labels)
-    p = check_finite_array(scores, "scores")
-    if p.shape != y.shape:
-        raise ValueError(f"labels and scores must have the same length, got {y.size} and {p.size}")
-    lower, upper = _check_domain(bounds)
-    _check_in_domain(p, "scores", lower, upper)
+    y, p, lower, upper = _check_scored(labels, scores, "scores", bounds)
     n = y.size
     epsilon = check_epsilon(epsilon)
-    n_thresholds = check_positive_int(n_thresholds, "n_thresholds", minimum=2)
+    n_thresholds = check_positive_int(n_thresholds, "n_thresholds", minimum=2,
+                                      maximum=MAX_THRESHOLDS)
     rng = check_rng(rng)
 
     theta = np.linspace(upper, lower, n_thresholds + 1)
@@ -943,7 +969,7 @@ def roc_fixed_laplace(
 
 
 # ---------------------------------------------------------------------------------------------
-# PriBRP (000 §4.4.2, Alg. 13-14)
+# PriBRP (Chen 2018 §4.4.2, Alg. 13-14)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -986,7 +1012,7 @@ class PrivateBinnedResiduals:
 
 
 def _adjust_bins(sizes: np.ndarray, threshold: float, epsilon: float, rng) -> list[tuple[int, int]]:
-    """000 Alg. 14 over initial bin sizes; returns groups ``[start, stop)`` of initial bins.
+    """Chen 2018 Alg. 14 over initial bin sizes; returns groups ``[start, stop)`` of initial bins.
 
     Every merged bin is one run of SVT with c = 1 and a fresh noisy threshold (line 8):
     :func:`.svt.sparse_vector` with ``variant="standard", monotonic=True, ratio=1`` gives
@@ -1022,7 +1048,7 @@ def private_binned_residual_plot(
     median_variant: str = "nrs",
     neighbours: str = "replace-one",
 ) -> PrivateBinnedResiduals:
-    """PriBRP: an epsilon-DP binned residual plot of a logistic model (000 Alg. 13).
+    """PriBRP: an epsilon-DP binned residual plot of a logistic model (Chen 2018 Alg. 13).
 
     Step 1: ``2^s`` bins by :func:`s_recursive_medians` on the predictions with ε1,
     ``s = max{t : 2^t <= sqrt(n)}``. Step 2: Alg. 14 merges consecutive small bins with ε2 and
@@ -1041,12 +1067,13 @@ def private_binned_residual_plot(
     epsilon : float
     rng : numpy.random.Generator, optional
     split : (float, float, float)
-        Fractions (ε1, ε2, ε3) of epsilon; (0.15, 0.15, 0.7) in 000 §4.4.3 (ρ = 0.15,
+        Fractions (ε1, ε2, ε3) of epsilon; (0.15, 0.15, 0.7) in Chen 2018 §4.4.3 (ρ = 0.15,
         Fig. 4.15). Must be positive and sum to 1.
     s : int, optional
-        Depth of the recursion (default as above; n >= 4 needed for s >= 1).
+        Depth of the recursion (default as above, clipped to :data:`MAX_LEVELS`; n >= 4
+        needed for s >= 1).
     gamma : float
-        Failure probability in θ (000 §4.4.2; not Alg. 12's γ).
+        Failure probability in θ (Chen 2018 §4.4.2; not Alg. 12's γ).
     threshold : float, optional
         Override of θ.
     median_variant : {"nrs", "thesis"}
@@ -1069,7 +1096,7 @@ def private_binned_residual_plot(
 
     Notes
     -----
-    Privacy: epsilon-DP by sequential composition (000 Thm 14): ε1 (Thm 11), ε2 (Thm 13:
+    Privacy: epsilon-DP by sequential composition (Chen 2018 Thm 14): ε1 (Thm 11), ε2 (Thm 13:
     each merged bin is one SVT run; a changed record touches the run(s) holding its bin(s)),
     ε3 (per bin ε3/2 + ε3/4 + ε3/4, bins disjoint). One correction to the text: the sum of
     predictions in ``[l, r]`` has sensitivity r (not r - l) when a record enters or leaves
@@ -1078,27 +1105,22 @@ def private_binned_residual_plot(
 
     References
     ----------
-    000 §4.4.2, Alg. 12-14, eq. 4.8-4.12, Thm 13-14.
+    Chen 2018 §4.4.2, Alg. 12-14, eq. 4.8-4.12, Thm 13-14.
     """
-    y = _check_labels(labels)
-    p = check_finite_array(probabilities, "probabilities")
-    if p.shape != y.shape:
-        raise ValueError(
-            f"labels and probabilities must have the same length, got {y.size} and {p.size}"
-        )
-    _check_in_domain(p, "probabilities", 0.0, 1.0)
+    y, p, _, _ = _check_scored(labels, probabilities, "probabilities")
     n = y.size
     if n < 4:
         raise ValueError(f"labels must hold at least 4 records (2 bins), got {n}")
     epsilon = check_epsilon(epsilon)
-    fractions = [check_epsilon(f, "split") for f in split] if len(split) == 3 else None
+    fractions = [check_positive(f, "split") for f in split] if len(split) == 3 else None
     if fractions is None or not math.isclose(math.fsum(fractions), 1.0, rel_tol=1e-9):
         raise ValueError(f"split must be three positive fractions summing to 1, got {split!r}")
     gamma = _check_fraction(gamma, "gamma")
-    s = max(1, int(math.floor(math.log2(math.sqrt(n))))) if s is None else check_positive_int(s, "s")
+    s = (min(MAX_LEVELS, max(1, int(math.floor(math.log2(math.sqrt(n))))))
+         if s is None else check_positive_int(s, "s", maximum=MAX_LEVELS))
     if threshold is not None:
         threshold = float(check_finite_array(np.atleast_1d(threshold), "threshold")[0])
-    _median_cost_factor(median_variant)
+    _median_cost_factor(median_variant, "median_variant")
     factor = _check_neighbours(neighbours)
     rng = check_rng(rng)
 
@@ -1107,7 +1129,8 @@ def private_binned_residual_plot(
     eps1, eps2, eps3 = parts["bins"], parts["adjust"], parts["averages"]
 
     # Step 1 (Alg. 12): 2^s initial bins.
-    inner = s_recursive_medians(p, eps1, s, 0.0, 1.0, rng=rng, variant=median_variant)
+    inner = s_recursive_medians(p, eps1, s, 0.0, 1.0, rng=rng, variant=median_variant,
+                                neighbours=neighbours)
     initial = np.concatenate(([0.0], inner, [1.0]))
     index = np.clip(np.searchsorted(initial, p, side="right") - 1, 0, inner.size)
     sizes = np.bincount(index, minlength=inner.size + 1).astype(float)
@@ -1139,7 +1162,7 @@ def private_binned_residual_plot(
         mean_predicted=mean_p, mean_residual=mean_r, bins=edges, initial_bins=initial,
         noisy_sizes=m_noisy, threshold=float(threshold), s=s, epsilon=epsilon,
         epsilon_parts=parts, n=int(n),
-        guarantee=f"{epsilon:g}-DP (000 Thm 14, {neighbours} calibration)",
+        guarantee=f"{epsilon:g}-DP (Chen 2018 Thm 14, {neighbours} calibration)",
         neighbours=NEIGHBOURS[neighbours],
     )
 
@@ -1183,7 +1206,8 @@ def similarity_reference(true_points, *, bins: int = 10, margin: float = 0.1) ->
     t = check_finite_array(true_points, "true_points", ndim=2)
     if t.shape[1] != 2:
         raise ValueError("true_points and private_points must have shape (k, 2)")
-    bins = check_positive_int(bins, "bins")
+    bins = check_positive_int(bins, "bins", maximum=MAX_METRIC_BINS)
+    margin = check_nonnegative(margin, "margin")
     lo = t.min(axis=0) - margin
     hi = t.max(axis=0) + margin
     edges_p = np.linspace(lo[0], hi[0], bins + 1)  # what histogram2d builds from (bins, range)
@@ -1198,7 +1222,7 @@ def similarity_reference(true_points, *, bins: int = 10, margin: float = 0.1) ->
 def residual_plot_similarity(true_points, private_points, *, bins: int = 10,
                              margin: float = 0.1,
                              reference: SimilarityReference | None = None) -> float:
-    """Sim(RP, PRP): total variation distance on a 10×10 grid over the true plot (000 §4.2.3).
+    """Sim(RP, PRP): total variation distance on a 10×10 grid over the true plot (Chen 2018 §4.2.3).
 
     The grid covers ``[min ŷ - 0.1, max ŷ + 0.1] × [min r - 0.1, max r + 0.1]`` of the true
     plot; ``P(c)`` and ``P_p(c)`` are the fractions of true and private points per cell, and
@@ -1234,16 +1258,19 @@ def residual_plot_similarity(true_points, private_points, *, bins: int = 10,
 def roc_auc(fpr, tpr) -> float:
     """Trapezoidal area under a ROC curve given by non-decreasing ``fpr`` and ``tpr``."""
     f, t = _check_pair(fpr, tpr, "fpr", "tpr")
+    _check_in_domain(f, "fpr", 0.0, 1.0)
+    _check_in_domain(t, "tpr", 0.0, 1.0)
     return float(np.sum(np.diff(f) * (t[1:] + t[:-1]) / 2.0))
 
 
 def auc_error(labels, scores, private_auc: float) -> float:
-    """``|AUC(labels, scores) - private_auc|``: the AUC error of 000 §4.3.3 (Fig. 4.8)."""
+    """``|AUC(labels, scores) - private_auc|``: the AUC error of Chen 2018 §4.3.3 (Fig. 4.8)."""
     from sklearn.metrics import roc_auc_score
 
     y = _check_labels(labels)
     p = check_finite_array(scores, "scores")
-    return float(abs(roc_auc_score(y, p) - float(private_auc)))
+    private_auc = check_probability(private_auc, "private_auc", open_interval=False)
+    return float(abs(roc_auc_score(y, p) - private_auc))
 
 
 def _curve_limits(f: np.ndarray, t: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -1267,7 +1294,7 @@ def _curve_limits(f: np.ndarray, t: np.ndarray, x: np.ndarray) -> tuple[np.ndarr
 
 
 def symmetric_difference(fpr_a, tpr_a, fpr_b, tpr_b) -> float:
-    """Area between two ROC curves over FPR in [0, 1] (000 §4.3.3, Fig. 4.9).
+    """Area between two ROC curves over FPR in [0, 1] (Chen 2018 §4.3.3, Fig. 4.9).
 
     Both curves are piecewise linear from (0, 0) to (1, 1) (vertical steps allowed); the area
     is computed exactly on the union of their breakpoints, including where they cross.
@@ -1275,6 +1302,8 @@ def symmetric_difference(fpr_a, tpr_a, fpr_b, tpr_b) -> float:
     """
     fa, ta = _check_pair(fpr_a, tpr_a, "fpr_a", "tpr_a")
     fb, tb = _check_pair(fpr_b, tpr_b, "fpr_b", "tpr_b")
+    for values, name in ((fa, "fpr_a"), (ta, "tpr_a"), (fb, "fpr_b"), (tb, "tpr_b")):
+        _check_in_domain(values, name, 0.0, 1.0)
     for f, name in ((fa, "fpr_a"), (fb, "fpr_b")):
         if f[0] != 0 or f[-1] != 1 or np.any(np.diff(f) < 0):
             raise ValueError(f"{name} must be non-decreasing from 0 to 1")
@@ -1292,16 +1321,13 @@ def symmetric_difference(fpr_a, tpr_a, fpr_b, tpr_b) -> float:
 
 
 def binned_residuals(labels, probabilities, n_bins: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """The confidential binned residual plot (000 §4.4.1): bins of (nearly) equal size.
+    """The confidential binned residual plot (Chen 2018 §4.4.1): bins of (nearly) equal size.
 
     ``n_bins`` defaults to ``2^s`` with ``s = max{t : 2^t <= sqrt(n)}``, PriBRP's count.
     Returns (mean prediction, mean residual) per bin. Not private: the reference for
     :func:`shape_distance`.
     """
-    y = _check_labels(labels)
-    p = check_finite_array(probabilities, "probabilities")
-    if p.shape != y.shape:
-        raise ValueError("labels and probabilities must have the same length")
+    y, p, _, _ = _check_scored(labels, probabilities, "probabilities")
     n = y.size
     if n_bins is None:
         n_bins = 2 ** max(1, int(math.floor(math.log2(math.sqrt(n)))))
@@ -1327,7 +1353,7 @@ def _half_slopes(p: np.ndarray, r: np.ndarray, split: float) -> np.ndarray:
 
 def shape_distance(predicted, residual, reference_predicted=None, reference_residual=None, *,
                    split: float = 0.5) -> float:
-    """ShapeD (000 eq. 4.13): the summed |slope differences| of two binned residual plots.
+    """ShapeD (Chen 2018 eq. 4.13): the summed |slope differences| of two binned residual plots.
 
     Each plot's points are split at ``p <= split`` / ``p > split`` and an OLS line of residual
     on prediction is fitted to each half; ``ShapeD = |Slp_A1 - Slp_B1| + |Slp_A2 - Slp_B2|``.
@@ -1335,6 +1361,9 @@ def shape_distance(predicted, residual, reference_predicted=None, reference_resi
     fewer than two distinct predictions has slope 0 (a flat line: no evidence of a pattern).
     """
     p, r = _check_pair(predicted, residual, "predicted", "residual")
+    split = check_real(split, "split")
+    if (reference_predicted is None) != (reference_residual is None):
+        raise ValueError("reference_predicted and reference_residual must be given together")
     a = _half_slopes(p, r, split)
     if reference_predicted is None:
         b = np.zeros(2)
@@ -1347,17 +1376,22 @@ def shape_distance(predicted, residual, reference_predicted=None, reference_resi
 
 def regret(errors: Mapping[str, Sequence[float]] | np.ndarray,
            names: Sequence[str] | None = None) -> dict[str, float]:
-    """Average regret (000 eq. 4.2-4.3; Tables 4.2 and 4.4).
+    """Average regret (Chen 2018 eq. 4.2-4.3; Tables 4.2 and 4.4).
 
     ``errors[a][j]`` is algorithm a's error on setting j (a (dataset, ε) pair); the regret of a
     is the mean over settings of its error divided by the smallest error on that setting.
     Accepts a mapping name -> errors, or an (algorithms × settings) array with ``names``.
     """
+    if names is not None and (isinstance(names, str) or not isinstance(names, Sequence)
+                              or not all(isinstance(name, str) for name in names)):
+        raise ValueError("names must be a sequence of algorithm names (strings) or None")
+    if isinstance(errors, str):
+        raise ValueError("errors must be a mapping name -> errors or an (algorithms x settings) array")
     if isinstance(errors, Mapping):
         names = list(errors)
         table = np.array([np.asarray(errors[k], dtype=float) for k in names])
     else:
-        table = np.asarray(errors, dtype=float)
+        table = check_finite_array(errors, "errors", ndim=2)
         names = list(names) if names is not None else [str(i) for i in range(table.shape[0])]
     table = check_finite_array(table, "errors", ndim=2)
     if np.any(table < 0) or len(names) != table.shape[0]:
@@ -1372,7 +1406,7 @@ def discriminatory_power(sample_a, sample_b, *, bins: int = 20,
                          value_range: tuple[float, float] | None = None) -> float:
     """TVD between the empirical distributions of a quality measure in two scenarios.
 
-    000 §4.2.3 (Fig. 4.3(e, j), Table 4.1) and §4.4.3 (Fig. 4.14(e, j), Table 4.5) judge
+    Chen 2018 §4.2.3 (Fig. 4.3(e, j), Table 4.1) and §4.4.3 (Fig. 4.14(e, j), Table 4.5) judge
     whether noisy plots can tell a good model from a bad one by the total variation distance
     between the distributions of Sim (or ShapeD) over repeated noisy plots of each scenario;
     1 means the two never overlap. The text does not say how the distributions are binned:
@@ -1381,7 +1415,9 @@ def discriminatory_power(sample_a, sample_b, *, bins: int = 20,
     """
     a = check_finite_array(sample_a, "sample_a")
     b = check_finite_array(sample_b, "sample_b")
-    bins = check_positive_int(bins, "bins")
+    bins = check_positive_int(bins, "bins", maximum=MAX_METRIC_BINS)
+    if value_range is not None:
+        value_range = _check_domain(value_range, "value_range")
     if value_range is None:
         lo, hi = float(min(a.min(), b.min())), float(max(a.max(), b.max()))
         value_range = (lo, hi if hi > lo else lo + 1.0)

@@ -2,22 +2,22 @@
 
 A series of N histogram snapshots ``H_1..H_N`` of one evolving dataset (an ``(N, U)`` array) is
 released as N private histograms. Releasing every snapshot with ``epsilon/N`` (the baseline)
-drowns it in noise; the distance-based samplers of 003 Ch. 4 release a *new* private histogram
+drowns it in noise; the distance-based samplers of Li 2017 Ch. 4 release a *new* private histogram
 only when the current snapshot has moved far enough from the last release (at most ``C``
 times), and repeat the last release otherwise.
 
 Where things are
 ----------------
-- :func:`dsft` — 003 Alg. 7, fixed threshold ``T``.
-- :func:`dsat` — 003 Alg. 8, the threshold steered by a P controller: ``variant="paced"``
+- :func:`dsft` — Li 2017 Alg. 7, fixed threshold ``T``.
+- :func:`dsat` — Li 2017 Alg. 8, the threshold steered by a P controller: ``variant="paced"``
   (default, our improvement) or ``variant="text"`` (Alg. 8 as printed); see
   :data:`DSAT_VARIANTS`.
-- :func:`dsat_w_event` — 003 Alg. 9, DSAT under w-event privacy.
+- :func:`dsat_w_event` — Li 2017 Alg. 9, DSAT under w-event privacy.
 - Baselines: :func:`uniform_budget_release` (``epsilon/N`` per time point),
   :func:`fixed_sampling_release` (every ``N/C`` points), and Kellaris et al.'s w-event
   :func:`budget_distribution_release` (BD) and :func:`budget_absorption_release` (BA).
 - Quality: :func:`range_query_error` (mean absolute error of random range-count queries,
-  003 §4.5.1), :func:`random_range_queries`, :func:`update_ratio` (``C_i / i``, Def. 4.2.1),
+  Li 2017 §4.5.1), :func:`random_range_queries`, :func:`update_ratio` (``C_i / i``, Def. 4.2.1),
   :func:`empirical_update_rate` (the data's update rate ``r``, §4.5.1).
 - Helpers: :func:`dsft_k` (the budget split of Thm 4.3.4), :func:`paced_k` (the paced
   DSAT's split), :func:`sampling_noise_floor`, :func:`l1_sensitivity` (Lemma 4.2.1).
@@ -30,12 +30,12 @@ comes from :func:`.mechanisms.laplace`.
 
 Neighbours and guarantees
 -------------------------
-User level (003 Def. 4.1.1; :func:`dsft`, :func:`dsat`, the two user-level baselines): two
+User level (Li 2017 Def. 4.1.1; :func:`dsft`, :func:`dsat`, the two user-level baselines): two
 series are neighbours when one is obtained from the other by adding or removing one user,
 *with all of their occurrences* (one record in each of up to N snapshots). Each snapshot's
 histogram then changes by one in one cell, so a release at one time point has L1 sensitivity
 1 and the N releases compose sequentially.
-w-event (003 Def. 4.1.3; Kellaris et al. 2014; :func:`dsat_w_event`, BD, BA): neighbours
+w-event (Li 2017 Def. 4.1.3; Kellaris et al. 2014; :func:`dsat_w_event`, BD, BA): neighbours
 differ by one user's records at time points inside one window of ``w`` consecutive points;
 the guarantee is ``epsilon``-DP for every such window (equivalently: every window of ``w``
 time points is charged at most ``epsilon``; :attr:`DynamicRelease.window_epsilons`).
@@ -53,11 +53,11 @@ Departures from the text (each is an erratum or a fix; see the function docstrin
    distance were a plain Laplace release. In SVT a ⊤ costs a shift of ``2 Delta`` of its query
    noise (the threshold moves by ``Delta`` and the distance may move ``Delta`` the other way;
    the distances are not monotonic in the data), so the printed scales are ``1.5 eps1``-DP. We
-   run the decisions as standard SVT (001 Alg. 1) with an even split: threshold
+   run the decisions as standard SVT (Lyu, Su & Li 2017 Alg. 1) with an even split: threshold
    ``Lap(2 Delta/eps1)`` (the text's) and query noise ``Lap(4 c Delta/eps1)`` -- the scale
    whose variance ``32 c^2 Delta^2/eps1^2`` is what Lemma 4.3.3 and Thm 4.3.4 already use.
    ``c = C - 1``: the first release (time 1) and the forced last one are not SVT answers.
-2. DSAT threshold (SPEC §4 erratum: Alg. 8 adjusts ``T~_{i-1}``, eq. 4.2.5 ``T_{i-1}``). We
+2. DSAT threshold (an erratum of the text: Alg. 8 adjusts ``T~_{i-1}``, eq. 4.2.5 ``T_{i-1}``). We
    adjust the *public* ``T_i`` (clamped to [0, 2]) from the public release count and compare
    against ``T_i + rho`` with the one secret ``rho`` of the SVT. The adjustment is then
    post-processing of released information and the decisions are SVT with adaptively chosen
@@ -97,9 +97,9 @@ points).
 
 References
 ----------
-003 Ch. 4 (§4.1-4.5; Alg. 7, 8, 9; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Table 4.2).
+Li 2017 Ch. 4 (§4.1-4.5; Alg. 7, 8, 9; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Table 4.2).
 Kellaris, Papadopoulos, Xiao, Papadias 2014, "Differentially private event sequences over
-infinite streams", PVLDB 7(12) (w-event privacy, BD, BA). Lyu, Su, Li 2017 (001; SVT).
+infinite streams", PVLDB 7(12) (w-event privacy, BD, BA). Lyu, Su, Li 2017 (Lyu, Su & Li 2017; SVT).
 """
 
 from __future__ import annotations
@@ -113,11 +113,20 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_counts, check_epsilon, check_positive_int, check_rng
+from ._results import readonly as _readonly
+from ._validation import (
+    check_counts,
+    check_epsilon,
+    check_finite_array,
+    check_positive_int,
+    check_rng,
+)
 from .mechanisms import laplace
 
 __all__ = [
     "NEIGHBOURS",
+    "MAX_WINDOW",
+    "MAX_QUERIES",
     "DSAT_DEFAULTS",
     "DynamicRelease",
     "dsft",
@@ -142,17 +151,22 @@ __all__ = [
     "empirical_update_rate",
 ]
 
+#: The largest window ``w`` of the w-event methods (ten million time points).
+MAX_WINDOW = 10**7
+#: The most random range queries :func:`random_range_queries` / :func:`range_query_error` draw.
+MAX_QUERIES = 10**7
+
 #: The neighbour relations of this module, by name.
 NEIGHBOURS: Mapping[str, str] = MappingProxyType(
     {
         "user-level": "add/remove one user with all their occurrences (one record in each of up "
-        "to N snapshots), snapshot size n public (003 Def. 4.1.1)",
+        "to N snapshots), snapshot size n public (Li 2017 Def. 4.1.1)",
         "w-event": "add/remove one user's records at the time points of one window of w "
-        "consecutive snapshots (003 Def. 4.1.3; Kellaris et al. 2014), snapshot size n public",
+        "consecutive snapshots (Li 2017 Def. 4.1.3; Kellaris et al. 2014), snapshot size n public",
     }
 )
 
-#: The text's defaults (003 Table 4.2 and §4.2.2). ``N``, ``n`` and ``r`` describe the data
+#: The text's defaults (Li 2017 Table 4.2 and §4.2.2). ``N``, ``n`` and ``r`` describe the data
 #: (see :func:`dpwidgets.datasets.census_like_series`); ``cutoff_fraction`` gives C = 0.01 N.
 DSAT_DEFAULTS: Mapping[str, float] = MappingProxyType(
     {
@@ -171,12 +185,6 @@ DSAT_DEFAULTS: Mapping[str, float] = MappingProxyType(
 # ---------------------------------------------------------------------------------------------
 # Result object
 # ---------------------------------------------------------------------------------------------
-
-
-def _readonly(array, dtype=float) -> np.ndarray:
-    out = np.array(array, dtype=dtype, copy=True)
-    out.setflags(write=False)
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -250,7 +258,7 @@ class DynamicRelease:
 
     @property
     def update_ratio(self) -> np.ndarray:
-        """``C_i / i`` at every time point (003 Def. 4.2.1)."""
+        """``C_i / i`` at every time point (Li 2017 Def. 4.2.1)."""
         return update_ratio(self.release_points)
 
 
@@ -308,7 +316,7 @@ def _check_cardinality(cardinality, series: np.ndarray) -> int:
     if totals.min() < cardinality - 1:
         raise ValueError(
             f"cardinality (the public snapshot size n) is {cardinality}, but a snapshot holds "
-            f"{int(totals.min())} < n - 1 records, so Delta = 2/(n-1) would not bound the "
+            f"fewer than n - 1 records, so Delta = 2/(n-1) would not bound the "
             f"distance's sensitivity; pass a smaller public lower bound"
         )
     return cardinality
@@ -353,7 +361,7 @@ def _check_burn_in(burn_in, n_times: int) -> int:
 
 
 def l1_sensitivity(cardinality: int) -> float:
-    """Delta = 2/(n - 1) of the normalised L1 distance (003 Lemma 4.2.1).
+    """Delta = 2/(n - 1) of the normalised L1 distance (Li 2017 Lemma 4.2.1).
 
     Adding or removing one record to a histogram of ``m`` records moves its normalisation
     ``H/|H|`` by at most ``2/max(m, m')`` in L1; with every snapshot holding at least ``n - 1``
@@ -364,7 +372,7 @@ def l1_sensitivity(cardinality: int) -> float:
 
 
 def dsft_k(cardinality: int, n_bins: int, cutoff: int, n_times: int) -> float:
-    """The decision share ``k`` of 003 Thm 4.3.4 (``eps1 = k * eps``).
+    """The decision share ``k`` of Li 2017 Thm 4.3.4 (``eps1 = k * eps``).
 
     ``k = min{ cbrt(n^2 (8 Delta^2 + 32 C^2 Delta^2) / (U C^2)), 1 - C/N }``, Delta = 2/(n-1).
     The cap ``1 - C/N`` keeps ``eps2/C >= eps/N`` (a release is never noisier than the
@@ -390,9 +398,14 @@ def _normalise_release(counts: np.ndarray) -> np.ndarray:
 
 
 def normalised_l1(counts, reference) -> float:
-    """``|| counts/|counts| - reference^+/|reference^+| ||_1`` in [0, 2] (003 §4.2.1)."""
-    counts = np.asarray(counts, dtype=float)
-    return float(np.abs(counts / counts.sum() - _normalise_release(np.asarray(reference, float))).sum())
+    """``|| counts/|counts| - reference^+/|reference^+| ||_1`` in [0, 2] (Li 2017 §4.2.1)."""
+    counts = check_finite_array(counts, "counts")
+    reference = check_finite_array(reference, "reference")
+    if counts.shape != reference.shape:
+        raise ValueError("counts and reference must have the same length")
+    if np.any(counts < 0) or not counts.sum() > 0:
+        raise ValueError("counts must be non-negative with a positive total")
+    return float(np.abs(counts / counts.sum() - _normalise_release(reference)).sum())
 
 
 def _publisher_call(publisher: str):
@@ -424,7 +437,7 @@ def _user_guarantee(epsilon: float, what: str) -> str:
 
 
 # ---------------------------------------------------------------------------------------------
-# DSFT and DSAT (003 §4.2, Alg. 7 and 8)
+# DSFT and DSAT (Li 2017 §4.2, Alg. 7 and 8)
 # ---------------------------------------------------------------------------------------------
 
 #: The two versions of DSAT (:func:`dsat`'s ``variant``).
@@ -434,7 +447,7 @@ DSAT_VARIANTS: Mapping[str, str] = MappingProxyType(
         "the schedule C t/N in log space, floored at twice the sampling-noise distance; distance "
         "to the last released snapshot; decision share from the decision-noise target; SVT "
         "split 1:(2c)^(2/3)",
-        "text": "003 Alg. 8 as printed: the P term of eqs 4.2.2-4.2.5 on the release ratio; "
+        "text": "Li 2017 Alg. 8 as printed: the P term of eqs 4.2.2-4.2.5 on the release ratio; "
         "distance to the last private release; k of Thm 4.3.4; SVT split 1:1",
     }
 )
@@ -469,7 +482,13 @@ def sampling_noise_floor(cardinality: int, n_bins: int) -> float:
 
 
 def _optimal_ratio(cutoff: int) -> float:
-    """``eps_query : eps_threshold = (2c)^(2/3)`` for standard SVT with c = C - 1 (001 §4.2)."""
+    """``eps_query : eps_threshold = (2c)^(2/3)`` for standard SVT with c = C - 1.
+
+    Lyu, Su & Li 2017 §4.2, eq. 12: the threshold noise ``Lap(Delta/eps_t)`` has variance
+    ``2 Delta^2/eps_t^2`` and the query noise ``Lap(2 c Delta/eps_q)`` variance
+    ``8 c^2 Delta^2/eps_q^2``; minimising their sum under ``eps_t + eps_q = eps1`` gives
+    ``4/eps_t^3 = 16 c^2/eps_q^3``, i.e. ``eps_q/eps_t = (4 c^2)^(1/3) = (2c)^(2/3)``.
+    """
     return float((2 * max(cutoff - 1, 1)) ** (2.0 / 3.0))
 
 
@@ -547,7 +566,9 @@ def _distance_sampling(
     paced = controller == "paced"
     scale = _paced_scale(threshold, cardinality, n_bins) if paced else threshold
     if decision_ratio is None:
-        decision_ratio = _optimal_ratio(cutoff) if paced else 1.0
+        # The optimum split of a c-cutoff standard SVT (DSFT and paced DSAT); the text's DSAT
+        # keeps its even split.
+        decision_ratio = 1.0 if controller == "text" else _optimal_ratio(cutoff)
     k_rule = "given"
     if cutoff == 1:
         # No decision is ever made (the one release is time 1): nothing to pay for.
@@ -649,7 +670,7 @@ def _distance_sampling(
         releases=releases, release_points=points, release_epsilons=spent, thresholds=thresholds,
         epsilon=epsilon, epsilon_parts=parts, method=name, publisher=publisher,
         guarantee=_user_guarantee(epsilon, f"SVT decisions eps1 = {eps1:.4g} + at most "
-                                  f"C = {cutoff} releases of eps2/C; 003 Thm 4.2.2"),
+                                  f"C = {cutoff} releases of eps2/C; Li 2017 Thm 4.2.2"),
         neighbours=NEIGHBOURS["user-level"], cutoff=cutoff, details=details,
     )
 
@@ -682,7 +703,7 @@ def dsft(
     decision_ratio: float | None = 1.0,
     reference: str = "release",
 ) -> DynamicRelease:
-    """Distance-based Sampling with Fixed Threshold (DSFT, 003 Alg. 7).
+    """Distance-based Sampling with Fixed Threshold (DSFT, Li 2017 Alg. 7).
 
     At time 1 release ``H_1`` with ``eps2/C``. At every later time point compare the noisy
     normalised L1 distance between ``H_i`` and the last release ``H~_j`` with the noisy fixed
@@ -713,8 +734,9 @@ def dsft(
         The :func:`.histograms.publish` method of the releases; default ``"identity"`` (LPA,
         the text's default; it also uses PSD, which this package does not have).
     decision_ratio : float or None
-        ``eps_query/eps_threshold`` inside the SVT; 1 (even split) keeps the text's threshold
-        noise ``Lap(2 Delta/eps1)``; None: ``(2(C-1))^(2/3)`` (001 §4.2).
+        ``eps_query/eps_threshold`` inside the SVT; 1 (the default, even split) keeps the
+        text's threshold noise ``Lap(2 Delta/eps1)``; None: the optimum ``(2(C-1))^(2/3)``
+        for a standard SVT with ``c = C - 1`` answers (Lyu, Su & Li 2017 §4.2, eq. 12).
     reference : {"release", "snapshot"}
         What the distance is measured to: the last private release ``H~_j`` (the text's,
         sensitivity ``Delta``) or the true snapshot ``H_j`` at the last release time
@@ -738,13 +760,13 @@ def dsft(
     Privacy: ``epsilon``-DP at user level -- the decisions are standard SVT with at most
     ``C - 1`` ⊤ answers on queries of sensitivity ``Delta`` (``2 Delta`` to the snapshot)
     (``eps1``), the at most ``C`` releases of L1-sensitivity-1 histograms compose to ``eps2``
-    (003 Thm 4.2.2, with the SVT query noise corrected to ``Lap(4 (C-1) Delta/eps1)``; see the
-    module docstring). Neighbours: add/remove one user with all of their occurrences (003
+    (Li 2017 Thm 4.2.2, with the SVT query noise corrected to ``Lap(4 (C-1) Delta/eps1)``; see the
+    module docstring). Neighbours: add/remove one user with all of their occurrences (Li 2017
     Def. 4.1.1).
 
     References
     ----------
-    003 §4.2.1, Alg. 7; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Fig. 4.2-4.3.
+    Li 2017 §4.2.1, Alg. 7; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Fig. 4.2-4.3.
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)
@@ -780,12 +802,12 @@ def dsat(
     reference: str | None = None,
     gain: float | None = None,
 ) -> DynamicRelease:
-    """Distance-based Sampling with Adaptive Threshold (DSAT, 003 Alg. 8).
+    """Distance-based Sampling with Adaptive Threshold (DSAT, Li 2017 Alg. 8).
 
     DSFT whose threshold is steered, from public information only, so that the ``C`` releases
     land where the series moves. Two versions (``variant``):
 
-    ``"text"`` -- 003 Alg. 8 as printed. After a burn-in of ``M`` time points, at each ``t_i``
+    ``"text"`` -- Li 2017 Alg. 8 as printed. After a burn-in of ``M`` time points, at each ``t_i``
     the feedback error ``E_i = |C_i/i - C/N|`` (eq. 4.2.2, ``C_i`` releases so far) gives
     ``e_i = |E_i - delta|/delta`` (eq. 4.2.4) and ``u_i = theta * e_i`` (the P term of the PID
     controller, eq. 4.2.3 with ``theta_P = 1``); the threshold moves down by ``u_i`` (not
@@ -806,7 +828,7 @@ def dsat(
       own Laplace noise then neither masks small changes nor, on sparse histograms, dominates
       the distance;
     - ``k`` from :func:`paced_k` (decision noise ``0.1 T_s``, ``k`` in [0.01, 0.5]) and the
-      SVT split ``1:(2c)^(2/3)`` of 001 §4.2 instead of 1:1.
+      SVT split ``1:(2c)^(2/3)`` of Lyu, Su & Li 2017 §4.2 instead of 1:1.
 
     Parameters
     ----------
@@ -850,13 +872,13 @@ def dsat(
 
     Notes
     -----
-    Privacy: ``epsilon``-DP at user level (003 Thm 4.2.2): the decisions are standard SVT
+    Privacy: ``epsilon``-DP at user level (Li 2017 Thm 4.2.2): the decisions are standard SVT
     against ``T_i + rho`` with one secret ``rho``, where ``T_i`` is computed from the public
-    release count and time only (post-processing; SPEC §4 erratum, departure 2 in the module
+    release count and time only (post-processing; an erratum of the text, departure 2 in the module
     docstring), on queries of sensitivity ``Delta`` (to the release) or ``2 Delta`` (to the
     snapshot: both normalised snapshots move by at most ``Delta``); at most ``C`` releases of
     ``eps2/C``. ``T_s``, ``k`` and the split are functions of the public ``n``, ``U``, ``N``,
-    ``C`` and ``eps``. Neighbours: add/remove one user with all of their occurrences (003
+    ``C`` and ``eps``. Neighbours: add/remove one user with all of their occurrences (Li 2017
     Def. 4.1.1).
 
     Why ``"paced"`` is the default: on twelve families of series with real change points (the
@@ -875,7 +897,7 @@ def dsat(
 
     References
     ----------
-    003 §4.2.2, Alg. 8, eqs. 4.2.2-4.2.5, Fig. 4.1; Table 4.2; Fig. 4.3-4.7. 001 §4.2 (SVT
+    Li 2017 §4.2.2, Alg. 8, eqs. 4.2.2-4.2.5, Fig. 4.1; Table 4.2; Fig. 4.3-4.7. Lyu, Su & Li 2017 §4.2 (SVT
     budget split).
     """
     series = _check_series(histograms, min_times=2)
@@ -906,7 +928,7 @@ DSAT = dsat
 
 
 # ---------------------------------------------------------------------------------------------
-# DSAT under w-event privacy (003 §4.4, Alg. 9)
+# DSAT under w-event privacy (Li 2017 §4.4, Alg. 9)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -919,7 +941,7 @@ def _window_sums(per_time: np.ndarray, w: int) -> np.ndarray:
 
 
 def _check_w(w, n_times: int) -> int:
-    return check_positive_int(w, "w")
+    return check_positive_int(w, "w", maximum=MAX_WINDOW)
 
 
 def dsat_w_event(
@@ -937,7 +959,7 @@ def dsat_w_event(
     cardinality: int | None = None,
     publisher: str = "identity",
 ) -> DynamicRelease:
-    """DSAT under w-event privacy (003 §4.4, Alg. 9).
+    """DSAT under w-event privacy (Li 2017 §4.4, Alg. 9).
 
     Every window of ``w`` consecutive time points may hold at most ``C`` releases of
     ``eps2/C`` each (Alg. 9 lines 3-5: with no budget left in the window ending at ``t_i``,
@@ -970,7 +992,7 @@ def dsat_w_event(
     Notes
     -----
     Privacy: ``epsilon``-DP under w-event neighbours (one user's records inside one window of
-    ``w`` points; 003 Def. 4.1.3). Releases: at most ``C`` per window, ``eps2/C`` each.
+    ``w`` points; Li 2017 Def. 4.1.3). Releases: at most ``C`` per window, ``eps2/C`` each.
     Decisions: AboveThreshold (SVT with c = 1: threshold ``Lap(2 Delta/eps_a)``, query
     ``Lap(4 Delta/eps_a)``) restarted with a fresh threshold after every ⊤, ``eps_a =
     eps1/(C+1)``; the instances are disjoint in time and a window meets at most ``C + 1`` of
@@ -980,7 +1002,7 @@ def dsat_w_event(
 
     References
     ----------
-    003 §4.4, Alg. 9; §4.5.3, Fig. 4.8-4.9. Kellaris et al. 2014 (w-event privacy).
+    Li 2017 §4.4, Alg. 9; §4.5.3, Fig. 4.8-4.9. Kellaris et al. 2014 (w-event privacy).
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)
@@ -1076,7 +1098,7 @@ def dsat_w_event(
 
 
 # ---------------------------------------------------------------------------------------------
-# User-level baselines (003 §4.1.4)
+# User-level baselines (Li 2017 §4.1.4)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1107,7 +1129,7 @@ def uniform_budget_release(
     *,
     publisher: str = "identity",
 ) -> DynamicRelease:
-    """The baseline: release every snapshot with ``epsilon/N`` (003 §4.1.4).
+    """The baseline: release every snapshot with ``epsilon/N`` (Li 2017 §4.1.4).
 
     Parameters
     ----------
@@ -1131,12 +1153,12 @@ def uniform_budget_release(
     Notes
     -----
     Privacy: ``epsilon``-DP at user level by sequential composition of N releases of
-    ``epsilon/N`` (003 Thm 4.1.1). Neighbours: add/remove one user with all occurrences.
+    ``epsilon/N`` (Li 2017 Thm 4.1.1). Neighbours: add/remove one user with all occurrences.
     Its noise grows as O(N).
 
     References
     ----------
-    003 §4.1.4 ("Baseline method").
+    Li 2017 §4.1.4 ("Baseline method").
     """
     series = _check_series(histograms)
     epsilon = check_epsilon(epsilon)
@@ -1155,7 +1177,7 @@ def fixed_sampling_release(
     *,
     publisher: str = "identity",
 ) -> DynamicRelease:
-    """Fixed sampling: ``C`` evenly spaced releases of ``epsilon/C`` (003 §4.1.4).
+    """Fixed sampling: ``C`` evenly spaced releases of ``epsilon/C`` (Li 2017 §4.1.4).
 
     The release points are ``round(j N / C)`` for ``j = 0..C-1`` (time 1 always released;
     the interval is ``N/C``); between them the last release is repeated.
@@ -1182,12 +1204,12 @@ def fixed_sampling_release(
     Notes
     -----
     Privacy: ``epsilon``-DP at user level; the schedule is public and the C releases compose
-    (003 Thm 4.1.1). Neighbours: add/remove one user with all occurrences. (The text writes
+    (Li 2017 Thm 4.1.1). Neighbours: add/remove one user with all occurrences. (The text writes
     ``N/T`` releases; ``T`` there is the sampling interval, ``N/C``.)
 
     References
     ----------
-    003 §4.1.4 ("Fixed-sampling method"); Fig. 4.4-4.7 ("fixed").
+    Li 2017 §4.1.4 ("Fixed-sampling method"); Fig. 4.4-4.7 ("fixed").
     """
     series = _check_series(histograms)
     epsilon = check_epsilon(epsilon)
@@ -1202,7 +1224,7 @@ def fixed_sampling_release(
 
 
 # ---------------------------------------------------------------------------------------------
-# w-event baselines: BD and BA (Kellaris et al. 2014; 003 §4.1.4, §4.5.3)
+# w-event baselines: BD and BA (Kellaris et al. 2014; Li 2017 §4.1.4, §4.5.3)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -1284,8 +1306,17 @@ _KELLARIS_DOC = """
     References
     ----------
     Kellaris, Papadopoulos, Xiao, Papadias 2014, PVLDB 7(12), §4 (BD, BA);
-    003 §4.1.4, §4.5.3, Fig. 4.8-4.9.
+    Li 2017 §4.1.4, §4.5.3, Fig. 4.8-4.9.
     """
+
+
+def _check_kellaris(histograms, epsilon, w, rng, publisher):
+    """The validated ``(series, epsilon, w, rng, publisher)`` of BD and BA, before any draw."""
+    series = _check_series(histograms)
+    epsilon = check_epsilon(epsilon)
+    w = _check_w(w, series.shape[0])
+    publisher = _check_publisher(publisher)
+    return series, epsilon, w, check_rng(rng), publisher
 
 
 def budget_distribution_release(
@@ -1296,12 +1327,7 @@ def budget_distribution_release(
     *,
     publisher: str = "identity",
 ) -> DynamicRelease:
-    series = _check_series(histograms)
-    epsilon = check_epsilon(epsilon)
-    w = _check_w(w, series.shape[0])
-    publisher = _check_publisher(publisher)
-    rng = check_rng(rng)
-    return _kellaris(series, epsilon, w, rng, publisher, absorb=False)
+    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher), absorb=False)
 
 
 def budget_absorption_release(
@@ -1312,12 +1338,7 @@ def budget_absorption_release(
     *,
     publisher: str = "identity",
 ) -> DynamicRelease:
-    series = _check_series(histograms)
-    epsilon = check_epsilon(epsilon)
-    w = _check_w(w, series.shape[0])
-    publisher = _check_publisher(publisher)
-    rng = check_rng(rng)
-    return _kellaris(series, epsilon, w, rng, publisher, absorb=True)
+    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher), absorb=True)
 
 
 budget_distribution_release.__doc__ = (
@@ -1339,13 +1360,15 @@ budget_absorption_release.__doc__ = (
 
 
 # ---------------------------------------------------------------------------------------------
-# Quality measures (003 §4.5.1)
+# Quality measures (Li 2017 §4.5.1)
 # ---------------------------------------------------------------------------------------------
 
 
 def _check_shape(shape, n_bins: int) -> tuple[int, ...]:
     if shape is None:
         return (n_bins,)
+    if isinstance(shape, str):
+        raise ValueError(f"shape must be a tuple of positive integers, got {shape!r}")
     try:
         dims = tuple(int(s) for s in shape)
     except (TypeError, ValueError):
@@ -1360,7 +1383,7 @@ def _check_shape(shape, n_bins: int) -> tuple[int, ...]:
 
 
 def random_range_queries(shape, n_queries: int, rng: np.random.Generator | None = None):
-    """Random range-count queries over a ``shape``-d domain (003 §4.5.1).
+    """Random range-count queries over a ``shape``-d domain (Li 2017 §4.5.1).
 
     Each query picks, on every attribute, a random interval ``[lo, hi)`` (two uniform cells,
     sorted, both ends included): "Where A_1 in I_1 and ... and A_m in I_m".
@@ -1369,8 +1392,12 @@ def random_range_queries(shape, n_queries: int, rng: np.random.Generator | None 
     -------
     (lo, hi) : two int arrays of shape (n_queries, len(shape)), half-open per dimension.
     """
-    dims = _check_shape(shape, math.prod(int(s) for s in np.atleast_1d(shape)))
-    n_queries = check_positive_int(n_queries, "n_queries")
+    try:
+        cells = math.prod(int(s) for s in np.atleast_1d(shape))
+    except (TypeError, ValueError):
+        raise ValueError(f"shape must be a tuple of positive integers, got {shape!r}") from None
+    dims = _check_shape(shape, cells)
+    n_queries = check_positive_int(n_queries, "n_queries", maximum=MAX_QUERIES)
     rng = check_rng(rng)
     ends = rng.integers(0, np.array(dims), size=(2, n_queries, len(dims)))
     return np.minimum(ends[0], ends[1]), np.maximum(ends[0], ends[1]) + 1
@@ -1401,7 +1428,7 @@ def range_query_error(
     shape: Sequence[int] | None = None,
     queries: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> float:
-    """Mean absolute error of random range-count queries over the series (003 §4.5.1).
+    """Mean absolute error of random range-count queries over the series (Li 2017 §4.5.1).
 
     ``E^a = (1/(M N)) sum_k sum_i |A~_i^k - A_i^k|`` over ``M`` random box queries and all N
     time points, answered on the true and the released histograms.
@@ -1435,9 +1462,16 @@ def range_query_error(
         raise ValueError(f"true and released must have the same shape, got {true.shape} and {released.shape}")
     dims = _check_shape(shape, true.shape[1])
     if queries is None:
+        n_queries = check_positive_int(n_queries, "n_queries", maximum=MAX_QUERIES)
+        rng = check_rng(rng)
         lo, hi = random_range_queries(dims, n_queries, rng)
     else:
-        lo, hi = (np.asarray(q, dtype=int) for q in queries)
+        if not isinstance(queries, tuple | list) or len(queries) != 2:
+            raise ValueError(f"queries must be a pair (lo, hi) of (M, {len(dims)}) integer arrays")
+        try:
+            lo, hi = (np.asarray(q, dtype=int) for q in queries)
+        except (TypeError, ValueError):
+            raise ValueError(f"queries must be a pair (lo, hi) of (M, {len(dims)}) integer arrays") from None
         if lo.shape != hi.shape or lo.ndim != 2 or lo.shape[1] != len(dims):
             raise ValueError(f"queries must be two (M, {len(dims)}) arrays (lo, hi)")
         if np.any(lo < 0) or np.any(hi > np.array(dims)) or np.any(lo >= hi):
@@ -1458,7 +1492,7 @@ def _check_float_series(values, name: str) -> np.ndarray:
 
 
 def update_ratio(release_points) -> np.ndarray:
-    """``C_i / i``: releases up to and including time ``i``, over ``i`` (003 Def. 4.2.1)."""
+    """``C_i / i``: releases up to and including time ``i``, over ``i`` (Li 2017 Def. 4.2.1)."""
     points = np.asarray(release_points)
     if points.ndim != 1 or points.size == 0 or points.dtype != bool:
         raise ValueError("release_points must be a non-empty 1-D boolean array")
@@ -1469,7 +1503,7 @@ def empirical_update_rate(histograms) -> np.ndarray:
     """Per-step update rate of a series: ``||H_i - H_{i-1}||_1 / |D_{i-1}|`` (N - 1 values).
 
     When ``m`` tuples are replaced per step the text's update rate is ``r = 2m/|D|``
-    (003 §4.5.1, ``m ~ N(r|D|/2, sigma^2)``); a replaced tuple that lands in the cell it left
+    (Li 2017 §4.5.1, ``m ~ N(r|D|/2, sigma^2)``); a replaced tuple that lands in the cell it left
     cancels, so this is a lower bound on ``r`` that is close to it when the bins are many.
     Not private (reads the true histograms).
     """

@@ -21,7 +21,7 @@ choice uses the explicit ``rng``; inputs are validated before any randomness is 
 
 References
 ----------
-000 §4.2.2 (PriRP uses DAWA on a Hilbert-ordered grid), §4.3 (PriROC's one-sided range
+Chen 2018 §4.2.2 (PriRP uses DAWA on a Hilbert-ordered grid), §4.3 (PriROC's one-sided range
 queries), Tables 4.2 and 4.4 (regret of the publishers inside PriRP and PriROC).
 Hay, Machanavajjhala, Miklau, Chen, Zhang, Bhattacharya, Hay 2016, "Principled evaluation of
 differentially private algorithms using DPBench" (the regret measure and the method zoo).
@@ -33,12 +33,20 @@ import functools
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from numbers import Integral
 from types import MappingProxyType
 from typing import Any
 
 import numpy as np
 
-from ._validation import check_counts, check_epsilon, check_nonnegative, check_rng
+from ._results import readonly as _readonly
+from ._validation import (
+    check_counts,
+    check_epsilon,
+    check_nonnegative,
+    check_positive_int,
+    check_rng,
+)
 from .mechanisms import exponential_mechanism, laplace
 
 __all__ = [
@@ -48,21 +56,25 @@ __all__ = [
     "PublishedHistogram",
     "publish",
     "workload_matrix",
+    "MAX_QUERIES",
+    "MAX_MATRIX_ENTRIES",
+    "MAX_HILBERT_ORDER",
 ]
 
 #: The neighbour relation every publisher in this module assumes.
 NEIGHBOURS = "add/remove one record (one cell changes by 1)"
 
+#: The most queries :func:`workload_matrix` samples (``max_queries``).
+MAX_QUERIES = 10**6
+#: The most entries of a dense workload matrix (800 MB of float64).
+MAX_MATRIX_ENTRIES = 10**8
+#: The largest Hilbert-curve order (a ``2^31`` square: positions up to ``2^62`` fit in int64).
+MAX_HILBERT_ORDER = 31
+
 
 # ---------------------------------------------------------------------------------------------
 # Result object and registry
 # ---------------------------------------------------------------------------------------------
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array = np.array(array, dtype=float, copy=True)
-    array.setflags(write=False)
-    return array
 
 
 @dataclass(frozen=True)
@@ -126,7 +138,7 @@ class PublishedHistogram:
 
     def nonnegative(self, *, rounded: bool = True) -> np.ndarray:
         """The estimate with negatives set to 0 and (by default) rounded to whole counts, as
-        PriRP post-processes its grid (000 §4.2.2). Post-processing: costs nothing."""
+        PriRP post-processes its grid (Chen 2018 §4.2.2). Post-processing: costs nothing."""
         out = np.clip(self.counts, 0.0, None)
         return np.round(out) if rounded else out
 
@@ -241,12 +253,34 @@ def workload_matrix(
     numpy.ndarray
         A dense ``(n_queries, n_cells)`` 0/1 (or explicit) matrix.
     """
-    n = int(np.prod(shape))
+    if (not isinstance(shape, tuple | list) or len(shape) not in (1, 2)
+            or not all(isinstance(s, Integral | np.integer) and not isinstance(s, bool) and s >= 1
+                       for s in shape)):
+        raise ValueError(f"shape must be a tuple of 1 or 2 integers >= 1, got {shape!r}")
+    shape = tuple(int(s) for s in shape)
+    n = math.prod(shape)
+    max_queries = check_positive_int(max_queries, "max_queries", maximum=MAX_QUERIES)
+    rng = check_rng(rng)
+    if isinstance(workload, str) and workload not in (*_NAMED_WORKLOADS, "identity"):
+        raise ValueError(f"workload must be None, one of {_NAMED_WORKLOADS} or a matrix, got {workload!r}")
+    if workload is None or isinstance(workload, str):
+        if workload is None or workload == "identity" or (workload == "prefix" and len(shape) == 1):
+            rows_out = n
+        elif workload == "prefix":
+            rows_out = min(n, max_queries)
+        elif len(shape) == 1:
+            rows_out = min(n * (n + 1) // 2, max_queries)
+        else:
+            rows_out = max_queries
+        if rows_out * n > MAX_MATRIX_ENTRIES:
+            raise ValueError(
+                f"shape and max_queries give a dense {rows_out} x {n} workload matrix; at most "
+                f"MAX_MATRIX_ENTRIES = {MAX_MATRIX_ENTRIES} entries are built (use a smaller "
+                f"shape or max_queries)"
+            )
     if workload is None or (isinstance(workload, str) and workload == "identity"):
         return np.eye(n)
     if isinstance(workload, str):
-        if workload not in _NAMED_WORKLOADS:
-            raise ValueError(f"workload must be None, one of {_NAMED_WORKLOADS} or a matrix, got {workload!r}")
         if len(shape) == 1:
             idx = np.arange(n)
             if workload == "prefix":
@@ -293,7 +327,15 @@ def _check_workload(workload) -> None:
         if workload not in _NAMED_WORKLOADS:
             raise ValueError(f"workload must be None, one of {_NAMED_WORKLOADS} or a matrix, got {workload!r}")
         return
-    np.asarray(workload, dtype=float)
+    try:
+        matrix = np.asarray(workload, dtype=float)
+    except (TypeError, ValueError):
+        matrix = None
+    if matrix is None or matrix.ndim != 2:
+        raise ValueError(
+            f"workload must be None, one of {_NAMED_WORKLOADS} or a 2-D query matrix, got "
+            f"{type(workload).__name__}"
+        )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -441,7 +483,7 @@ def _public_or_private_total(
     Returns (n estimate, the part spent, the budget left for the rest of the algorithm).
     """
     if total is not None:
-        n = check_epsilon(total, "total", allow_zero=True)
+        n = check_nonnegative(total, "total")
         return n, {}, epsilon
     if not 0.0 < share < 1.0:
         raise ValueError(f"total_share must be in (0, 1), got {share!r}")
@@ -504,12 +546,21 @@ def _level_sums(leaves: np.ndarray, fanout: int, depth: int) -> list[np.ndarray]
     return levels[::-1]
 
 
+def _check_cells(values, name: str) -> np.ndarray:
+    """A copy of ``values`` as int64, or a ValueError naming ``name`` (integers >= 0 only)."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "iu" or np.any(array < 0):
+        raise ValueError(f"{name} must be integers >= 0")
+    return array.astype(np.int64)
+
+
 def hilbert_d2xy(order: int, d) -> tuple[np.ndarray, np.ndarray]:
     """Cell ``(x, y)`` at position ``d`` of the Hilbert curve on a ``2**order`` square (vectorised).
 
     Consecutive positions are neighbouring cells (distance 1). Inverse of :func:`hilbert_xy2d`.
     """
-    t = np.asarray(d, dtype=np.int64).copy()
+    order = check_positive_int(order, "order", minimum=0, maximum=MAX_HILBERT_ORDER)
+    t = _check_cells(d, "d")
     x = np.zeros_like(t)
     y = np.zeros_like(t)
     s = 1
@@ -531,8 +582,9 @@ def hilbert_d2xy(order: int, d) -> tuple[np.ndarray, np.ndarray]:
 
 def hilbert_xy2d(order: int, x, y) -> np.ndarray:
     """Position on the Hilbert curve of cell ``(x, y)`` of a ``2**order`` square (vectorised)."""
-    x = np.asarray(x, dtype=np.int64).copy()
-    y = np.asarray(y, dtype=np.int64).copy()
+    order = check_positive_int(order, "order", minimum=0, maximum=MAX_HILBERT_ORDER)
+    x = _check_cells(x, "x")
+    y = _check_cells(y, "y")
     d = np.zeros(np.broadcast(x, y).shape, dtype=np.int64)
     s = (1 << order) // 2
     while s > 0:
@@ -554,8 +606,15 @@ def hilbert_order(shape: tuple[int, int]) -> np.ndarray:
     The grid is embedded in the smallest ``2**k`` square; cells outside the grid are skipped,
     so for a ``2**k`` square every step is to an adjacent cell.
     """
-    rows, cols = shape
+    if (not isinstance(shape, tuple | list) or len(shape) != 2
+            or not all(isinstance(s, Integral | np.integer) and not isinstance(s, bool) and s >= 1
+                       for s in shape)):
+        raise ValueError(f"shape must be a pair (rows, cols) of integers >= 1, got {shape!r}")
+    rows, cols = (int(s) for s in shape)
     order = max(0, math.ceil(math.log2(max(rows, cols, 1))))
+    if order > MAX_HILBERT_ORDER or 4**order > MAX_MATRIX_ENTRIES:
+        raise ValueError(f"shape must fit in a 2^k square of at most MAX_MATRIX_ENTRIES = "
+                         f"{MAX_MATRIX_ENTRIES} cells, got {shape!r}")
     x, y = hilbert_d2xy(order, np.arange(1 << (2 * order)))
     inside = (x < rows) & (y < cols)
     return (x[inside] * cols + y[inside]).astype(np.int64)
@@ -1006,7 +1065,7 @@ def _dawa(
     identity workload; for prefix/range/explicit workloads the best of a few hierarchies
     over the buckets, see :func:`_bucket_hierarchy_design`), least-squares inference makes
     them consistent, and each bucket's total is spread uniformly over its cells. 2-D
-    histograms are flattened along a Hilbert curve (:func:`hilbert_order`), as 000 §4.2.2
+    histograms are flattened along a Hilbert curve (:func:`hilbert_order`), as Chen 2018 §4.2.2
     describes for PriRP, and unflattened at the end; a 2-D workload is then matched by its
     1-D analogue over the Hilbert order (an explicit matrix is permuted accordingly).
 
@@ -1015,7 +1074,7 @@ def _dawa(
     measured level of the bucket hierarchy), under add/remove-one neighbours; 2*epsilon-DP
     under replace-one.
 
-    References: Li, Hay, Miklau, Wang, PVLDB 7(5) 2014; 000 §4.2.2; Hilbert 1891 (the curve).
+    References: Li, Hay, Miklau, Wang, PVLDB 7(5) 2014; Chen 2018 §4.2.2; Hilbert 1891 (the curve).
     """
     if not 0.0 < rho < 1.0:
         raise ValueError(f"rho must be in (0, 1), got {rho!r}")
@@ -1429,7 +1488,7 @@ def _efpa_scores(x: np.ndarray, eps2: float, l2_bound: str):
     title="EFPA (enhanced Fourier perturbation, 1-D)",
     source=(
         "Ács, Castelluccia, Chen, 'Differentially private histogram publishing through lossy "
-        "compression', ICDM 2012 (003 §3.2.1 uses it for DPCopula's margins)"
+        "compression', ICDM 2012 (Li 2017 §3.2.1 uses it for DPCopula's margins)"
     ),
     dims=(1,),
 )
@@ -1508,7 +1567,7 @@ def _efpa(
     1-D only: a 2-D grid raises ``ValueError`` (publish it with another method).
 
     References: Ács, Castelluccia, Chen, ICDM 2012 (EFPA); Rastogi, Nath, SIGMOD 2010 (FPA,
-    the L2-to-L1 step); McSherry, Talwar 2007 (exponential mechanism); 003 §3.2.1 (DPCopula
+    the L2-to-L1 step); McSherry, Talwar 2007 (exponential mechanism); Li 2017 §3.2.1 (DPCopula
     computes its DP margins with EFPA).
     """
     if not 0.0 < rho < 1.0:

@@ -6,11 +6,25 @@ so there is exactly one place where Laplace noise is generated.
 
 from __future__ import annotations
 
+import math
+from numbers import Integral
+
 import numpy as np
 
-from ._validation import check_epsilon, check_finite_array, check_positive_int, check_rng
+from ._validation import (
+    check_bool,
+    check_epsilon,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+    check_rng,
+)
 
-__all__ = ["laplace", "laplace_mechanism", "exponential_mechanism"]
+__all__ = ["MAX_DRAWS", "laplace", "laplace_mechanism", "exponential_mechanism"]
+
+#: The most Laplace draws one :func:`laplace` call makes (800 MB of float64): a larger
+#: ``size`` is refused before anything is allocated.
+MAX_DRAWS = 10**8
 
 
 def laplace(scale, size=None, *, rng: np.random.Generator) -> np.ndarray | float:
@@ -23,13 +37,28 @@ def laplace(scale, size=None, *, rng: np.random.Generator) -> np.ndarray | float
         An array broadcasts against ``size``. A scale of 0 returns exact zeros (used by the
         broken SVT variant of Stoddard et al., which adds no query noise).
     size : int or tuple of ints, optional
-        Output shape, as for :meth:`numpy.random.Generator.laplace`.
+        Output shape, as for :meth:`numpy.random.Generator.laplace`; at most
+        :data:`MAX_DRAWS` draws.
     rng : numpy.random.Generator
         The source of randomness; required, so every caller states where its noise comes from.
     """
-    scale = np.asarray(scale, dtype=float)
+    if not isinstance(rng, np.random.Generator):
+        raise TypeError(f"rng must be a numpy.random.Generator, got {type(rng).__name__}")
+    try:
+        scale = np.asarray(scale, dtype=float)
+    except (TypeError, ValueError):
+        raise ValueError("scale must be a finite number >= 0 (or an array of them)") from None
     if np.any(~np.isfinite(scale)) or np.any(scale < 0):
-        raise ValueError(f"scale must be finite and >= 0, got {scale!r}")
+        raise ValueError("scale must be finite and >= 0")
+    if size is not None:
+        shape = (size,) if isinstance(size, Integral | np.integer) and not isinstance(size, bool) \
+            else size
+        if not isinstance(shape, tuple) or not all(
+            isinstance(d, Integral | np.integer) and not isinstance(d, bool) and d >= 0 for d in shape
+        ):
+            raise ValueError(f"size must be None, an integer >= 0 or a tuple of them, got {size!r}")
+        if math.prod(int(d) for d in shape) > MAX_DRAWS:
+            raise ValueError(f"size must hold at most MAX_DRAWS = {MAX_DRAWS} draws, got {size!r}")
     return rng.laplace(0.0, scale, size)
 
 
@@ -46,11 +75,11 @@ def laplace_mechanism(
     ``values`` between neighbouring datasets (for a histogram: 1 under add/remove-one, 2 under
     replace-one).
 
-    References: Dwork, McSherry, Nissim, Smith 2006; 001 §2.
+    References: Dwork, McSherry, Nissim, Smith 2006; Lyu, Su & Li 2017 §2.
     """
     values = check_finite_array(values, "values", ndim=None)
     epsilon = check_epsilon(epsilon)
-    sensitivity = check_epsilon(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     rng = check_rng(rng)
     return values + laplace(sensitivity / epsilon, values.shape, rng=rng)
 
@@ -68,7 +97,7 @@ def exponential_mechanism(
 
     Each round picks among the not-yet-selected candidates with probability proportional to
     ``exp(eps_r * q / (2 * sensitivity))`` (``exp(eps_r * q / sensitivity)`` when the quality is
-    monotonic), where ``eps_r = epsilon / k``; this is 001 §5's "EM run c times without
+    monotonic), where ``eps_r = epsilon / k``; this is Lyu, Su & Li 2017 §5's "EM run c times without
     replacement, each round with epsilon/c". Rather than k sequential draws, the rounds are
     drawn at once with the Gumbel-top-k trick: adding independent Gumbel noise to the
     log-weights and taking the k largest gives exactly the distribution (order included) of
@@ -88,7 +117,7 @@ def exponential_mechanism(
     k : int
         Number of distinct candidates to select (1 <= k <= len(qualities)).
     monotonic : bool
-        Whether all qualities move in the same direction between neighbours (001 §4.3).
+        Whether all qualities move in the same direction between neighbours (Lyu, Su & Li 2017 §4.3).
 
     Returns
     -------
@@ -97,12 +126,13 @@ def exponential_mechanism(
 
     References
     ----------
-    McSherry and Talwar 2007; 001 §5.
+    McSherry and Talwar 2007; Lyu, Su & Li 2017 §5.
     """
     qualities = check_finite_array(qualities, "qualities")
     epsilon = check_epsilon(epsilon)
-    sensitivity = check_epsilon(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     k = check_positive_int(k, "k")
+    monotonic = check_bool(monotonic, "monotonic")
     if k > qualities.size:
         raise ValueError(f"k must be at most the number of candidates ({qualities.size}), got {k}")
     rng = check_rng(rng)
@@ -116,7 +146,7 @@ def exponential_mechanism(
 
 
 # ---------------------------------------------------------------------------------------------
-# Smooth-sensitivity median (000 §4.3.2, Alg. 12 and eq. 4.6; 002 §3.2.1, Alg. 1 and eq. 3)
+# Smooth-sensitivity median (Chen 2018 §4.3.2, Alg. 12 and eq. 4.6; Chen et al. 2016 §3.2.1, Alg. 1 and eq. 3)
 # ---------------------------------------------------------------------------------------------
 
 # This section is appended to the module (the code above is left as it was), hence the import
@@ -126,11 +156,14 @@ from dataclasses import dataclass  # noqa: E402
 #: The two calibrations of the Cauchy-noise median that :func:`smooth_sensitivity_median`
 #: offers, as (alpha, beta) fractions of epsilon: the noise is ``(S*_beta / alpha) * eta``.
 SMOOTH_MEDIAN_VARIANTS: dict[str, tuple[float, float]] = {
-    # The usual Nissim-Raskhodnikova-Smith 2007 calibration of Cauchy-like noise
-    # h(z) ∝ 1/(1+|z|^g): alpha = beta = eps/(2(g+1)), i.e. eps/6 for g = 2. The direct
-    # argument in smooth_sensitivity_median's Notes shows it is (eps/3)-DP, so eps-DP holds.
-    "nrs": (1.0 / 6.0, 1.0 / 6.0),
-    # 000 Alg. 12 / 002 Alg. 1 as printed: m + (8 S*_{f,eps}(P) / eps) * eta, where eq. 4.6
+    # The Nissim-Raskhodnikova-Smith 2007 framework with the Cauchy-like noise h(z) ∝ 1/(1+z^2)
+    # calibrated to the whole budget: a shift of the median by at most S*/alpha standard units
+    # costs at most alpha, a dilation by e^{+-beta} at most beta (smooth_sensitivity_median's
+    # Notes), so alpha = beta = eps/2 spends exactly eps. (NRS's generic constants
+    # alpha = beta = eps/6 for g = 2 are only (eps/3)-DP by the same argument: they would
+    # charge eps for a third of it, at three times the noise.)
+    "nrs": (0.5, 0.5),
+    # Chen 2018 Alg. 12 / Chen et al. 2016 Alg. 1 as printed: m + (8 S*_{f,eps}(P) / eps) * eta, where eq. 4.6
     # smooths with e^{-k eps}, i.e. alpha = eps/8 and beta = eps.
     "thesis": (1.0 / 8.0, 1.0),
 }
@@ -157,10 +190,9 @@ def _check_bounds(lower: float, upper: float) -> tuple[float, float]:
 def _check_median_values(values, lower: float, upper: float) -> np.ndarray:
     values = check_finite_array(values, "values", ndim=1, allow_empty=True)
     if values.size and (values.min() < lower or values.max() > upper):
-        outside = int(np.count_nonzero((values < lower) | (values > upper)))
         raise ValueError(
             f"values must lie in the public domain [lower, upper] = [{lower}, {upper}]; "
-            f"{outside} value(s) fall outside (clip them first, or widen the bounds)"
+            f"some fall outside (clip them first, or widen the bounds)"
         )
     return values
 
@@ -286,7 +318,7 @@ def _row_maxima(y: np.ndarray, base: np.ndarray, i: np.ndarray, jlo: np.ndarray,
 def median_smooth_sensitivity(values, beta: float, lower: float, upper: float) -> float:
     """The beta-smooth sensitivity S*_beta of the median on the public domain [lower, upper].
 
-    Implements 000 eq. 4.6 (002 eq. 3; Nissim, Raskhodnikova, Smith 2007, Prop. 3.4)::
+    Implements Chen 2018 eq. 4.6 (Chen et al. 2016 eq. 3; Nissim, Raskhodnikova, Smith 2007, Prop. 3.4)::
 
         S*(x) = max_{k=0..n} e^{-k beta} max_{t=0..k+1} (x_{m+t} - x_{m+t-k-1})
 
@@ -319,10 +351,10 @@ def median_smooth_sensitivity(values, beta: float, lower: float, upper: float) -
 
     References
     ----------
-    000 §4.3.2, eq. 4.6; 002 §3.2.1, eq. 3; Nissim, Raskhodnikova, Smith, "Smooth sensitivity and
+    Chen 2018 §4.3.2, eq. 4.6; Chen et al. 2016 §3.2.1, eq. 3; Nissim, Raskhodnikova, Smith, "Smooth sensitivity and
     sampling in private data analysis", STOC 2007, §3.1.
     """
-    beta = check_epsilon(beta, "beta")
+    beta = check_positive(beta, "beta")
     lower, upper = _check_bounds(lower, upper)
     values = _check_median_values(values, lower, upper)
     return _median_smooth_sensitivity_sorted(np.sort(values), beta, lower, upper)
@@ -368,7 +400,7 @@ def smooth_sensitivity_median(
     """Release the median of ``values`` with Cauchy noise scaled to its smooth sensitivity.
 
     The release is ``median + (S*_beta(values) / alpha) * eta`` with ``eta = tan(pi (U - 1/2))``,
-    ``U ~ Uniform(0, 1)`` — density ∝ 1/(1 + eta^2) — as in FINDMEDIANS of 000 Alg. 12
+    ``U ~ Uniform(0, 1)`` — density ∝ 1/(1 + eta^2) — as in FINDMEDIANS of Chen 2018 Alg. 12
     (s-RecursiveMedians, used by PriROC and PriBRP). ``S*_beta`` is eq. 4.6, computed by
     :func:`median_smooth_sensitivity`. The median is the order statistic ``x_(ceil(n/2))`` (the
     lower middle value when n is even), the statistic eq. 4.6 is the smooth sensitivity of.
@@ -379,7 +411,7 @@ def smooth_sensitivity_median(
         The confidential values, all inside the public domain ``[lower, upper]``. May be empty.
     epsilon : float
         Budget of this one median. Inside s-RecursiveMedians each median gets gamma/2 with
-        gamma = epsilon_1 / s (000 Alg. 12; SPEC §4 errata).
+        gamma = epsilon_1 / s (Chen 2018 Alg. 12, γ/2 per median: an erratum).
     lower, upper : float
         Public bounds of one value (``lower < upper``); they enter ``S*`` for medians near the
         ends of the data and define the fallback.
@@ -387,14 +419,14 @@ def smooth_sensitivity_median(
         Source of randomness (one uniform draw).
     variant : {"nrs", "thesis"}
         Calibration (alpha, beta) as fractions of epsilon, see ``SMOOTH_MEDIAN_VARIANTS``.
-        ``"nrs"`` (default): alpha = beta = epsilon/6, the usual NRS 2007 constants for
-        Cauchy-like noise, epsilon-DP with room to spare (Notes). ``"thesis"``: 000 Alg. 12 /
-        002 Alg. 1 as printed, noise ``8 S*_eps / eps`` with ``e^{-k eps}`` smoothing (alpha =
+        ``"nrs"`` (default): alpha = beta = epsilon/2, the NRS 2007 framework with the
+        Cauchy-like noise calibrated so that it spends exactly epsilon (Notes). ``"thesis"``: Chen 2018 Alg. 12 /
+        Chen et al. 2016 Alg. 1 as printed, noise ``8 S*_eps / eps`` with ``e^{-k eps}`` smoothing (alpha =
         epsilon/8, beta = epsilon); NRS's lemma does not cover it, and the direct argument in
         the Notes gives (9/8)·epsilon, which is what ``epsilon_spent`` reports.
     out_of_range : {"midpoint", "clip", "keep"}
         What to release when the noisy median is not strictly inside (lower, upper):
-        the midpoint (000 Alg. 12: "if m~ <= l or m~ >= r then m~ <- (l+r)/2"), the nearest
+        the midpoint (Chen 2018 Alg. 12: "if m~ <= l or m~ >= r then m~ <- (l+r)/2"), the nearest
         bound, or the raw value. All three are post-processing.
 
     Returns
@@ -415,20 +447,28 @@ def smooth_sensitivity_median(
     sensitivity, and the noise ``(S*/alpha) eta`` is calibrated to it. For h ∝ 1/(1+z^2)
     directly: neighbours shift ``eta`` by at most alpha, costing at most alpha in log-density
     (|d ln(1+z^2)/dz| <= 1), and rescale it by at most e^beta, costing at most beta (the
-    Jacobian and the density change partly cancel), so the release is (alpha + beta)-DP: for
-    the NRS constants epsilon/3 <= epsilon, for the thesis constants 9·epsilon/8.
+    Jacobian and the density change partly cancel), so the release is (alpha + beta)-DP:
+    exactly epsilon for ``"nrs"`` (alpha = beta = epsilon/2), 9·epsilon/8 for the thesis
+    constants.
 
-    An empty input has no neighbours under replace-one: the midpoint is released with no
-    noise (that is also Alg. 12's fallback). All-equal values are handled by eq. 4.6 as is:
+    An empty input is released like any other: its median is taken to be the midpoint and
+    its smooth sensitivity the width ``upper - lower`` (what eq. 4.6 gives with no records),
+    so the release is ``midpoint + ((upper - lower)/alpha) eta`` under the same out-of-range
+    rule, and one uniform is drawn. Never the bare midpoint: inside s-RecursiveMedians a
+    partition empty on one input holds a record on its neighbour, and an exact midpoint
+    against a noisy one would be a difference with probability 0 against > 0 (unbounded
+    privacy loss). The midpoint shifts by at most ``(upper - lower)/2 <= S*`` from the
+    one-record median and ``S*`` changes by at most e^beta, so the argument above covers
+    it. All-equal values are handled by eq. 4.6 as is:
     ``S*`` is then the smoothed distance from the common value to the domain bounds.
 
     Inside s-RecursiveMedians a replaced record can leave one partition and join another, so
     each partition sees an add/remove change, not a replace-one change; the thesis accounts
-    for this by charging two medians per level (000 Thm 11) — the caller's concern.
+    for this by charging two medians per level (Chen 2018 Thm 11) — the caller's concern.
 
     References
     ----------
-    000 §4.3.2, Alg. 12, eq. 4.6; 002 §3.2.1, Alg. 1, eq. 3; Nissim, Raskhodnikova, Smith 2007.
+    Chen 2018 §4.3.2, Alg. 12, eq. 4.6; Chen et al. 2016 §3.2.1, Alg. 1, eq. 3; Nissim, Raskhodnikova, Smith 2007.
     """
     epsilon = check_epsilon(epsilon)
     lower, upper = _check_bounds(lower, upper)
@@ -441,28 +481,22 @@ def smooth_sensitivity_median(
 
     alpha_frac, beta_frac = SMOOTH_MEDIAN_VARIANTS[variant]
     alpha, beta = alpha_frac * epsilon, beta_frac * epsilon
-    epsilon_spent = epsilon if variant == "nrs" else (alpha + beta)
+    epsilon_spent = alpha + beta
     guarantee = (
-        f"{epsilon_spent:g}-DP (NRS 2007, Cauchy noise, alpha = beta = epsilon/6)"
+        f"{epsilon_spent:g}-DP (NRS 2007, Cauchy noise, alpha = beta = epsilon/2)"
         if variant == "nrs"
-        else f"{epsilon_spent:g}-DP (= 9/8 x epsilon; 000 Alg. 12 claims epsilon)"
+        else f"{epsilon_spent:g}-DP (= 9/8 x epsilon; Chen 2018 Alg. 12 claims epsilon)"
     )
     midpoint = 0.5 * (lower + upper)
     n = values.size
-    if n == 0:
-        return SmoothSensitivityMedian(
-            value=midpoint, median=float("nan"), smooth_sensitivity=upper - lower,
-            noise_scale=0.0, alpha=alpha, beta=beta, epsilon=epsilon,
-            epsilon_spent=epsilon_spent, fell_back=True, variant=variant, n=0,
-            guarantee=guarantee,
-        )
-
     x = np.sort(values)
-    median = float(x[(n + 1) // 2 - 1])
+    # An empty input: the midpoint with the noise of the global sensitivity (see Notes).
+    median = float(x[(n + 1) // 2 - 1]) if n else float("nan")
+    centre = median if n else midpoint
     s_star = _median_smooth_sensitivity_sorted(x, beta, lower, upper)
     scale = s_star / alpha
     eta = _cauchy(rng.random())
-    noisy = median + scale * eta
+    noisy = centre + scale * eta
     inside = lower < noisy < upper
     if inside or out_of_range == "keep":
         value = noisy
@@ -494,7 +528,8 @@ def _noisy_medians_of_runs(
     in its ``[lo, hi]``, ``epsilon`` has been checked. The smooth sensitivities of all runs come
     from one batched computation; the uniforms are one ``rng.random(count)`` over the non-empty
     runs in order, which is the same stream as one ``rng.random()`` per call (an empty run
-    draws nothing and releases its midpoint, as a single call does).
+    draws its uniform too and releases ``midpoint + ((hi - lo)/alpha) eta``, as a single call
+    does: never the bare midpoint).
     """
     alpha_frac, beta_frac = SMOOTH_MEDIAN_VARIANTS[variant]
     alpha, beta = alpha_frac * epsilon, beta_frac * epsilon
@@ -508,13 +543,15 @@ def _noisy_medians_of_runs(
     busy = np.flatnonzero(stops > starts)
     s_star = _median_smooth_sensitivities(xs, starts[busy], stops[busy], beta, lowers[busy],
                                           uppers[busy]) if busy.size else np.empty(0)
-    u = rng.random(busy.size)
+    u = rng.random(starts.size)
     out = [0.5 * (float(lo) + float(hi)) for lo, hi in zip(lowers, uppers, strict=True)]
-    for r, p in enumerate(busy.tolist()):
+    sens = uppers - lowers  # an empty run: the global sensitivity (as a single call)
+    sens[busy] = s_star
+    for p in range(starts.size):
         lower, upper = float(lowers[p]), float(uppers[p])
         n = int(stops[p] - starts[p])
-        median = float(xs[starts[p] + (n + 1) // 2 - 1])
-        noisy = median + (float(s_star[r]) / alpha) * _cauchy(float(u[r]))
+        centre = float(xs[starts[p] + (n + 1) // 2 - 1]) if n else out[p]
+        noisy = centre + (float(sens[p]) / alpha) * _cauchy(float(u[p]))
         if lower < noisy < upper:
             out[p] = noisy
     return out

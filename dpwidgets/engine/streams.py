@@ -1,5 +1,5 @@
 """Private release of counting streams in real time: PeGaSus, its smoothers, queries,
-hierarchies and the baselines it is compared with (000 Ch. 5).
+hierarchies and the baselines it is compared with (Chen 2018 Ch. 5).
 
 A stream is a sequence of counts ``c_1, c_2, ...`` (one per time step, e.g. the number of
 users seen at one WiFi access point in each five-minute interval). Every algorithm here is
@@ -7,7 +7,7 @@ users seen at one WiFi access point in each five-minute interval). Every algorit
 
 Where things are
 ----------------
-- :func:`pegasus` / :class:`PegasusStream` — 000 Alg. 15 (Perturb-Group-Smooth): the
+- :func:`pegasus` / :class:`PegasusStream` — Chen 2018 Alg. 15 (Perturb-Group-Smooth): the
   Perturber (Laplace), the Deviation-Based Grouper :func:`deviation_grouper` (Alg. 16) and the
   smoothers of §5.3.3 (:data:`SMOOTHERS`: median, average, James-Stein). The batch function
   runs the online object, so both give bit-identical output for the same ``rng``.
@@ -22,13 +22,13 @@ Where things are
 
 Privacy
 -------
-Neighbours are *event-level* (000 §5.2.3, Def. 7): two stream prefixes differ by adding or
+Neighbours are *event-level* (Chen 2018 §5.2.3, Def. 7): two stream prefixes differ by adding or
 removing one tuple (user, state, time), so one count ``c_t`` of one state changes by 1 (and,
 in a hierarchy, every aggregate above that state). Every release here is ``epsilon``-DP under
 that relation; ``epsilon_parts`` says what each step spent and sums to ``epsilon``. All Laplace
 noise comes from :func:`.mechanisms.laplace`.
 
-Errata and readings (000 Ch. 5)
+Errata and readings (Chen 2018 Ch. 5)
 -------------------------------
 - Eq. 5.7 (James-Stein) ends in ``+ c̃_t``; the text says the estimate "shrinks to the mean",
   which is ``avg + (1 - (|G|-1)τ²/Σ(c̃_i - avg)²)(c̃_t - avg)``; that is implemented, with
@@ -65,12 +65,14 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ._results import frozen as _readonly
 from ._validation import (
     check_counts,
     check_epsilon,
     check_finite_array,
     check_positive_int,
     check_rng,
+    split_budget,
 )
 from .mechanisms import laplace
 
@@ -101,12 +103,16 @@ __all__ = [
     "binary_tree_window_sums",
     "scaled_total_l1",
     "average_l1",
+    "MAX_WINDOW",
 ]
+
+#: The largest window ``w`` (and backward-smoothing ``k``) accepted: ten million steps.
+MAX_WINDOW = 10**7
 
 #: The neighbour relation of every function in this module.
 NEIGHBOURS = "event-level: add/remove one tuple (user, state, time), i.e. one c_t changes by 1"
 
-#: The smoothers of 000 §5.3.3 (post-processing of the Perturber and Grouper outputs).
+#: The smoothers of Chen 2018 §5.3.3 (post-processing of the Perturber and Grouper outputs).
 SMOOTHERS: Mapping[str, str] = MappingProxyType(
     {
         "median": "MedianSmoother, eq. 5.6: median of the noisy counts of the current group",
@@ -115,7 +121,7 @@ SMOOTHERS: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# Text defaults (000 §5.6.1): eps_p = 0.8 eps, eps_g = 0.2 eps, theta = 5 / eps_g.
+# Text defaults (Chen 2018 §5.6.1): eps_p = 0.8 eps, eps_g = 0.2 eps, theta = 5 / eps_g.
 _PERTURBER_SHARE = 0.8
 _THETA_TIMES_EPS_G = 5.0
 # Alg. 16 / Thm 17: Delta(dev) = 2 (Lemma 16); threshold noise Lap(2 Delta / eps_g) = Lap(4/eps_g)
@@ -145,27 +151,17 @@ def _check_smoother(smoother: str) -> str:
 
 
 def _check_window(w, n: int | None = None) -> int:
-    w = check_positive_int(w, "w")
+    w = check_positive_int(w, "w", maximum=MAX_WINDOW)
     if n is not None and w > n:
         raise ValueError(f"w must be <= the stream length {n}, got {w}")
     return w
 
 
-def _budget_parts(epsilon: float, **parts: float) -> Mapping[str, float]:
-    """Freeze a budget split; the last part is the exact remainder so the fsum is ``epsilon``."""
-    names = list(parts)
-    values = [float(parts[k]) for k in names]
-    values[-1] = epsilon - math.fsum(values[:-1])
-    for _ in range(4):
-        gap = epsilon - math.fsum(values)
-        if gap == 0:
-            break
-        values[-1] = float(np.nextafter(values[-1], math.copysign(math.inf, gap)))
-    return MappingProxyType(dict(zip(names, values, strict=True)))
+_budget_parts = split_budget  # the last part is the exact remainder (see split_budget)
 
 
 def _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta) -> tuple[float, float, float, float]:
-    """Resolve (eps, eps_p, eps_g, theta); eps_p + eps_g must equal eps (000 Alg. 15)."""
+    """Resolve (eps, eps_p, eps_g, theta); eps_p + eps_g must equal eps (Chen 2018 Alg. 15)."""
     epsilon = check_epsilon(epsilon)
     if epsilon_p is None and epsilon_g is None:
         epsilon_p = _PERTURBER_SHARE * epsilon
@@ -185,7 +181,7 @@ def _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta) -> tuple[float, 
         epsilon_g = check_epsilon(epsilon_g, "epsilon_g")
         if not math.isclose(epsilon_p + epsilon_g, epsilon, rel_tol=1e-9, abs_tol=0.0):
             raise ValueError(
-                f"epsilon_p + epsilon_g must equal epsilon (000 Alg. 15): "
+                f"epsilon_p + epsilon_g must equal epsilon (Chen 2018 Alg. 15): "
                 f"{epsilon_p} + {epsilon_g} = {epsilon_p + epsilon_g} != {epsilon}; "
                 f"pass only one of them to have the other computed"
             )
@@ -196,19 +192,14 @@ def _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta) -> tuple[float, 
     return epsilon, float(epsilon_p), float(epsilon_g), float(theta)
 
 
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
-
-
 def deviation(values) -> float:
-    """``dev(C[G]) = Σ_i |c_i − mean(C[G])|`` (000 eq. 5.4); its sensitivity is 2 (Lemma 16)."""
+    """``dev(C[G]) = Σ_i |c_i − mean(C[G])|`` (Chen 2018 eq. 5.4); its sensitivity is 2 (Lemma 16)."""
     values = check_finite_array(values, "values")
     return float(np.abs(values - values.mean()).sum())
 
 
 # ---------------------------------------------------------------------------------------------
-# PeGaSus: the sequential core (000 Alg. 15-16, §5.3.3)
+# PeGaSus: the sequential core (Chen 2018 Alg. 15-16, §5.3.3)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -435,7 +426,7 @@ class PegasusResult:
 
 
 class PegasusStream:
-    """Online PeGaSus (000 Alg. 15): :meth:`push` one count, get its private estimate back.
+    """Online PeGaSus (Chen 2018 Alg. 15): :meth:`push` one count, get its private estimate back.
 
     Parameters
     ----------
@@ -445,10 +436,10 @@ class PegasusStream:
         Which smoother gives the returned estimate (all three are kept in :meth:`result`).
     rng : numpy.random.Generator, optional
     epsilon_p, epsilon_g : float, optional
-        Perturber and Grouper budgets; defaults 0.8ε and 0.2ε (000 §5.6.1). Give one and the
+        Perturber and Grouper budgets; defaults 0.8ε and 0.2ε (Chen 2018 §5.6.1). Give one and the
         other is the remainder; give both and they must sum to ε.
     theta : float, optional
-        Deviation threshold θ of Alg. 16; default 5/ε_g (000 §5.6.1).
+        Deviation threshold θ of Alg. 16; default 5/ε_g (Chen 2018 §5.6.1).
 
     Raises
     ------
@@ -469,7 +460,7 @@ class PegasusStream:
 
     References
     ----------
-    000 §5.3, Alg. 15-16, eq. 5.5-5.7, Thm 15, 17.
+    Chen 2018 §5.3, Alg. 15-16, eq. 5.5-5.7, Thm 15, 17.
     """
 
     def __init__(
@@ -522,7 +513,7 @@ class PegasusStream:
         )
 
     def push(self, count) -> float:
-        """Release ĉ_t for the next count c_t (000 Alg. 15 lines 2-5)."""
+        """Release ĉ_t for the next count c_t (Chen 2018 Alg. 15 lines 2-5)."""
         if isinstance(count, int | np.integer) and not isinstance(count, bool) and count >= 0:
             c = int(count)  # fast path for the common case; anything else is fully checked
         else:
@@ -561,7 +552,7 @@ class PegasusStream:
             epsilon_parts=self.epsilon_parts,
             guarantee=(
                 f"{self.epsilon:g}-DP (event-level): Perturber {eps_p:g}-DP + Grouper "
-                f"{eps_g:g}-DP (000 Thm 15, 17)"
+                f"{eps_g:g}-DP (Chen 2018 Thm 15, 17)"
             ),
         )
 
@@ -590,10 +581,10 @@ def pegasus(
     epsilon : float
         Total budget ε = ε_p + ε_g.
     smoother : {"median", "average", "james_stein"}
-        Default "median" (000 §5.3.4: the most accurate in the text's experiments).
+        Default "median" (Chen 2018 §5.3.4: the most accurate in the text's experiments).
     rng : numpy.random.Generator, optional
     epsilon_p, epsilon_g, theta : float, optional
-        Defaults 0.8ε, 0.2ε, 5/ε_g (000 §5.6.1).
+        Defaults 0.8ε, 0.2ε, 5/ε_g (Chen 2018 §5.6.1).
 
     Returns
     -------
@@ -618,7 +609,7 @@ def pegasus(
 
     References
     ----------
-    000 §5.3, Alg. 15 (PeGaSus), Alg. 16 (DBG), eq. 5.4-5.7, Thm 15, 17; defaults §5.6.1.
+    Chen 2018 §5.3, Alg. 15 (PeGaSus), Alg. 16 (DBG), eq. 5.4-5.7, Thm 15, 17; defaults §5.6.1.
     """
     counts = _check_stream(counts)
     stream = PegasusStream(
@@ -634,18 +625,18 @@ def deviation_grouper(
     theta: float,
     rng: np.random.Generator | None = None,
 ) -> np.ndarray:
-    """The Deviation-Based Grouper alone (000 Alg. 16): the group id of every step.
+    """The Deviation-Based Grouper alone (Chen 2018 Alg. 16): the group id of every step.
 
-    ``epsilon_g = math.inf`` runs the noiseless rule of 000 Example 7 (not private).
+    ``epsilon_g = math.inf`` runs the noiseless rule of Chen 2018 Example 7 (not private).
 
     Notes
     -----
-    Privacy: ε_g-DP (event-level) for finite ε_g (000 Thm 17); Lap(4/ε_g) on each group's
+    Privacy: ε_g-DP (event-level) for finite ε_g (Chen 2018 Thm 17); Lap(4/ε_g) on each group's
     threshold, Lap(8/ε_g) on each deviation test.
 
     References
     ----------
-    000 §5.3.2, Alg. 16, Example 7, Lemma 16, Thm 17.
+    Chen 2018 §5.3.2, Alg. 16, Example 7, Lemma 16, Thm 17.
     """
     counts = _check_stream(counts)
     if isinstance(theta, bool) or not isinstance(theta, Real) or not math.isfinite(theta) or theta < 0:
@@ -668,7 +659,7 @@ def deviation_grouper(
 
 
 # ---------------------------------------------------------------------------------------------
-# Queries by post-processing (000 §5.4): sliding windows and event monitoring
+# Queries by post-processing (Chen 2018 §5.4): sliding windows and event monitoring
 # ---------------------------------------------------------------------------------------------
 
 
@@ -690,7 +681,7 @@ def _group_medians(noisy: np.ndarray, groups: np.ndarray) -> np.ndarray:
 
 
 def window_sum_smoother(result: PegasusResult, w: int) -> np.ndarray:
-    """Window Sum Smoother (WSS, 000 Alg. 17): private sliding-window sums from PeGaSus.
+    """Window Sum Smoother (WSS, Chen 2018 Alg. 17): private sliding-window sums from PeGaSus.
 
     At step t every group G of P_t that meets the window ``[t-w+1, t]`` contributes
     ``median{c̃_i : i ∈ G, i <= t} · |G ∩ window|``. A group other than t's own is closed by
@@ -703,7 +694,7 @@ def window_sum_smoother(result: PegasusResult, w: int) -> np.ndarray:
 
     References
     ----------
-    000 §5.4, Alg. 17.
+    Chen 2018 §5.4, Alg. 17.
     """
     if not isinstance(result, PegasusResult):
         raise ValueError(f"result must be a PegasusResult (from pegasus), got {type(result).__name__}")
@@ -740,8 +731,10 @@ def sliding_window_sums(released, w: int, *, method: str = "wss") -> np.ndarray:
 
     References
     ----------
-    000 §5.2.2 (sliding windows), §5.4, Alg. 17.
+    Chen 2018 §5.2.2 (sliding windows), §5.4, Alg. 17.
     """
+    if not isinstance(method, str) or method not in ("wss", "estimates"):
+        raise ValueError(f"method must be 'wss' or 'estimates', got {method!r}")
     if isinstance(released, PegasusResult):
         if method == "wss":
             return window_sum_smoother(released, w)
@@ -780,14 +773,14 @@ def jump_drop_statistic(released, w: int) -> np.ndarray:
 
 
 def jump_drop_events(released, w: int, delta: float) -> np.ndarray:
-    """Jumping and dropping points ``b_t = |c_t − c_{t−w+1}| >= δ`` (000 §5.2.2).
+    """Jumping and dropping points ``b_t = |c_t − c_{t−w+1}| >= δ`` (Chen 2018 §5.2.2).
 
     ``released`` is a stream (true or private) or a :class:`PegasusResult` (its estimates, the
     MedianSmoother in the text's experiment, §5.4). Steps t < w−1 are never events.
 
     References
     ----------
-    000 §5.2.2 (event monitoring), §5.4.
+    Chen 2018 §5.2.2 (event monitoring), §5.4.
     """
     delta = _check_real(delta, "delta")
     stat = jump_drop_statistic(released, w)
@@ -802,14 +795,14 @@ def _low_signal_statistic(released, w: int) -> np.ndarray:
 
 
 def low_signal_events(released, w: int, delta: float) -> np.ndarray:
-    """Low-signal points ``b_t = Σ_{i=t−w+1}^{t} c_i < δ`` (000 §5.2.2).
+    """Low-signal points ``b_t = Σ_{i=t−w+1}^{t} c_i < δ`` (Chen 2018 §5.2.2).
 
     For a :class:`PegasusResult` the window sums come from the Window Sum Smoother (§5.4).
     Steps t < w−1 (incomplete windows) are never events.
 
     References
     ----------
-    000 §5.2.2, §5.4, Alg. 17.
+    Chen 2018 §5.2.2, §5.4, Alg. 17.
     """
     delta = _check_real(delta, "delta")
     stat = _low_signal_statistic(released, w)
@@ -857,7 +850,7 @@ def event_roc(true_counts, released, w: int, delta: float, kind: str = "jump_dro
     """ROC of detecting the true events of ``true_counts`` from a private release.
 
     The truth is the event stream of the true counts with threshold δ; the private detector
-    uses the same statistic on the release with a moving threshold τ (000 §5.6.3 varies τ over
+    uses the same statistic on the release with a moving threshold τ (Chen 2018 §5.6.3 varies τ over
     0..1000 for jumps and −4000..4000 for low signal; here every distinct value is a point).
     Only steps with a complete window (t >= w−1) are scored.
 
@@ -878,7 +871,7 @@ def event_roc(true_counts, released, w: int, delta: float, kind: str = "jump_dro
 
     References
     ----------
-    000 §5.6.3, Fig. 5.6-5.7.
+    Chen 2018 §5.6.3, Fig. 5.6-5.7.
     """
     truth_counts = check_finite_array(true_counts, "true_counts")
     delta = _check_real(delta, "delta")
@@ -917,12 +910,12 @@ def event_roc(true_counts, released, w: int, delta: float, kind: str = "jump_dro
 
 
 # ---------------------------------------------------------------------------------------------
-# Quality measures (000 §5.6)
+# Quality measures (Chen 2018 §5.6)
 # ---------------------------------------------------------------------------------------------
 
 
 def scaled_total_l1(true_counts, estimates) -> float:
-    """Scaled total L1 error ``Σ_t |c_t − ĉ_t| / Σ_t c_t`` (000 §5.6.1, Fig. 5.3-5.4).
+    """Scaled total L1 error ``Σ_t |c_t − ĉ_t| / Σ_t c_t`` (Chen 2018 §5.6.1, Fig. 5.3-5.4).
 
     Works for a matrix of streams too (sums over everything).
     """
@@ -937,7 +930,7 @@ def scaled_total_l1(true_counts, estimates) -> float:
 
 
 def average_l1(true_values, estimates) -> float:
-    """Average L1 error ``mean_t |x_t − x̂_t|`` (000 §5.6.2 windows, §5.6.4 hierarchies)."""
+    """Average L1 error ``mean_t |x_t − x̂_t|`` (Chen 2018 §5.6.2 windows, §5.6.4 hierarchies)."""
     c = check_finite_array(true_values, "true_values", ndim=None)
     e = check_finite_array(estimates, "estimates", ndim=None)
     if c.shape != e.shape:
@@ -946,7 +939,7 @@ def average_l1(true_values, estimates) -> float:
 
 
 # ---------------------------------------------------------------------------------------------
-# Baselines (000 §5.6): LM, BS_k, SW_w
+# Baselines (Chen 2018 §5.6): LM, BS_k, SW_w
 # ---------------------------------------------------------------------------------------------
 
 
@@ -985,7 +978,7 @@ def laplace_stream(counts, epsilon: float, rng: np.random.Generator | None = Non
 
     References
     ----------
-    000 §5.6.1 ("LM", Fig. 5.3).
+    Chen 2018 §5.6.1 ("LM", Fig. 5.3).
     """
     counts = _check_stream(counts)
     epsilon = check_epsilon(epsilon)
@@ -1010,12 +1003,12 @@ def backward_smoothing(
 
     References
     ----------
-    000 §5.6.1 ("BS_k", Fig. 5.3); the text's formula is read as described in the module
+    Chen 2018 §5.6.1 ("BS_k", Fig. 5.3); the text's formula is read as described in the module
     docstring.
     """
     counts = _check_stream(counts)
     epsilon = check_epsilon(epsilon)
-    k = check_positive_int(k, "k", minimum=0)
+    k = check_positive_int(k, "k", minimum=0, maximum=MAX_WINDOW)
     rng = check_rng(rng)
     lm = counts + laplace(1.0 / epsilon, counts.size, rng=rng)
     sums = _trailing_sums(lm, k + 1)
@@ -1056,7 +1049,7 @@ def binary_tree_window_sums(
 
     References
     ----------
-    000 §5.6.2 ("SW_w", Fig. 5.5, 5.7; ref. [8]): "binary trees on every consecutive window of
+    Chen 2018 §5.6.2 ("SW_w", Fig. 5.5, 5.7; ref. [8]): "binary trees on every consecutive window of
     w counts ... any sliding window query with size w can be derived as the sum of the prefix
     and suffix of any two neighboring binary trees". The dyadic (binary-tree) counter is that
     of Chan, Shi, Song 2011 and Dwork, Naor, Pitassi, Rothblum 2010, applied per block.
@@ -1094,22 +1087,22 @@ def binary_tree_window_sums(
 
 
 # ---------------------------------------------------------------------------------------------
-# Hierarchies of aggregated states (000 §5.5): HS-LM, HS-PGS, PHS-PGS
+# Hierarchies of aggregated states (Chen 2018 §5.5): HS-LM, HS-PGS, PHS-PGS
 # ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True, eq=False)
 class Hierarchy:
-    """A tree of aggregations (000 Def. 6): leaves are the states, every other node the union
+    """A tree of aggregations (Chen 2018 Def. 6): leaves are the states, every other node the union
     of its children. Node ids are 0..m−1; ``parents[root] == -1``.
 
     Attributes
     ----------
     parents : numpy.ndarray of int
     levels : numpy.ndarray of int
-        ``level(agg)``: 1 at the root, parent's level + 1 below (000 §5.2.2).
+        ``level(agg)``: 1 at the root, parent's level + 1 below (Chen 2018 §5.2.2).
     height : int
-        h, the number of levels (8 for a binary tree over 128 states, 000 §5.6.4).
+        h, the number of levels (8 for a binary tree over 128 states, Chen 2018 §5.6.4).
     leaves : numpy.ndarray of int
         The states, in increasing node id: row i of ``leaf_counts`` is state ``leaves[i]``.
     order : numpy.ndarray of int
@@ -1169,7 +1162,7 @@ class Hierarchy:
     def binary(cls, n_leaves: int) -> Hierarchy:
         """A complete binary tree over ``n_leaves`` (a power of 2) states, in heap order.
 
-        ``Hierarchy.binary(128)`` is 000 §5.6.4's AGG: 255 nodes, height log2(128) + 1 = 8.
+        ``Hierarchy.binary(128)`` is Chen 2018 §5.6.4's AGG: 255 nodes, height log2(128) + 1 = 8.
         """
         n_leaves = check_positive_int(n_leaves, "n_leaves")
         if n_leaves & (n_leaves - 1):
@@ -1199,7 +1192,13 @@ class Hierarchy:
 def _check_hierarchy(hierarchy) -> Hierarchy:
     if isinstance(hierarchy, Hierarchy):
         return hierarchy
-    return Hierarchy.from_parents(hierarchy)
+    if isinstance(hierarchy, str) or not isinstance(hierarchy, Sequence | np.ndarray):
+        raise ValueError(f"hierarchy must be a Hierarchy or a parent array, got "
+                         f"{type(hierarchy).__name__}")
+    try:
+        return Hierarchy.from_parents(hierarchy)
+    except ValueError as exc:
+        raise ValueError(f"hierarchy: {exc}") from None
 
 
 @dataclass(frozen=True, eq=False)
@@ -1255,7 +1254,7 @@ def hs_laplace(
 
     References
     ----------
-    000 §5.6.4 ("HS-LM", Fig. 5.8).
+    Chen 2018 §5.6.4 ("HS-LM", Fig. 5.8).
     """
     h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
     epsilon = check_epsilon(epsilon)
@@ -1277,7 +1276,7 @@ def _pegasus_rows(
     rng: np.random.Generator,
 ) -> np.ndarray:
     """PeGaSus on every row of ``counts``; steps where ``active`` is False are skipped (the
-    Grouper and the smoother never see them, 000 §5.5.2) and released as 0."""
+    Grouper and the smoother never see them, Chen 2018 §5.5.2) and released as 0."""
     m, T = counts.shape
     est = np.zeros((m, T))
     for node in range(m):
@@ -1323,12 +1322,12 @@ def hs_pegasus(
 
     Notes
     -----
-    Privacy: ε-DP (event-level), 000 Thm 19: PeGaSus is ε/h-DP per stream (Thm 15), parallel
+    Privacy: ε-DP (event-level), Chen 2018 Thm 19: PeGaSus is ε/h-DP per stream (Thm 15), parallel
     within a level, sequential over the h levels.
 
     References
     ----------
-    000 §5.5.1, Thm 19; Fig. 5.8.
+    Chen 2018 §5.5.1, Thm 19; Fig. 5.8.
     """
     h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
     smoother = _check_smoother(smoother)
@@ -1354,7 +1353,7 @@ def phs_pegasus(
     beta: float | None = None,
     theta: float | None = None,
 ) -> HierarchyResult:
-    """PHS-PGS (000 Alg. 18): HS-PGS that prunes small aggregates top-down at every step and
+    """PHS-PGS (Chen 2018 Alg. 18): HS-PGS that prunes small aggregates top-down at every step and
     gives the budget its pruned descendants would have spent to the node that pruned them.
 
     At each step t, PRUNE visits the levels top-down: a node whose parent was pruned is pruned;
@@ -1387,12 +1386,12 @@ def phs_pegasus(
     level, sequential over h levels: ε_pr (not the text's SVT argument, see the module docstring).
     Release: along the path, if the node at level i has its children pruned, the levels above
     spend (ε_p+ε_g)/h each and it spends (h−i+1)(ε_p+ε_g)/h, the levels below nothing: ε_p + ε_g
-    in total (000 Thm 21). Steps are disjoint (parallel composition; the Grouper's SVT per
+    in total (Chen 2018 Thm 21). Steps are disjoint (parallel composition; the Grouper's SVT per
     group as in Thm 17).
 
     References
     ----------
-    000 §5.5.2, Alg. 18, Thm 20-21; Fig. 5.8.
+    Chen 2018 §5.5.2, Alg. 18, Thm 20-21; Fig. 5.8.
     """
     h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
     smoother = _check_smoother(smoother)
@@ -1429,5 +1428,5 @@ def phs_pegasus(
     return HierarchyResult(
         _readonly(est), "PHS-PGS", h, _readonly(pruned), epsilon,
         _budget_parts(epsilon, prune=epsilon_pr, perturber=eps_p * height, grouper=eps_g * height),
-        f"{epsilon:g}-DP (event-level): PRUNE {epsilon_pr:g} + PeGaSus {rest:g} (000 Thm 21)",
+        f"{epsilon:g}-DP (event-level): PRUNE {epsilon_pr:g} + PeGaSus {rest:g} (Chen 2018 Thm 21)",
     )

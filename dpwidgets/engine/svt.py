@@ -15,15 +15,17 @@ Where things are
 - :func:`sparse_vector_trials` — many independent runs at once -> :class:`SVTTrials`.
 - :class:`SparseVector` — the interactive form: one query at a time, refuses after c ⊤.
 - :func:`top_c` — non-interactive top-c selection by the exponential mechanism or by SVT with
-  retraversal (001 §5); :func:`false_negative_rate`, :func:`score_error_rate` (001 §6).
+  retraversal (Lyu, Su & Li 2017 §5); :func:`false_negative_rate`, :func:`score_error_rate` (Lyu, Su & Li 2017 §6).
 
-Sources: "001" is Lyu, Su, Li, *Understanding the Sparse Vector Technique for Differential
-Privacy*, VLDB 2017; "000" is the thesis chapter on GPTT and the generalized SVT (Ch. 3).
+Sources: M. Lyu, D. Su, N. Li, *Understanding the Sparse Vector Technique for Differential
+Privacy*, PVLDB 10(6), 2017 (Lyu, Su & Li 2017); Y. Chen, *Applying Differential Privacy with
+Sparse Vector Technique*, PhD thesis, Duke University, 2018, Ch. 3 on GPTT and the generalized
+SVT (Chen 2018).
 
 Budget convention
 -----------------
 ``epsilon`` is always the *total* budget the caller intends to spend. For ``standard`` it is
-split as ``epsilon1 + epsilon2 + epsilon3 = epsilon`` (001 Thm 4.7): ``epsilon3`` (numeric
+split as ``epsilon1 + epsilon2 + epsilon3 = epsilon`` (Lyu, Su & Li 2017 Thm 4.7): ``epsilon3`` (numeric
 outputs of ⊤ queries, Alg. 7 line 8) is taken out first and ``epsilon1:epsilon2 = 1:ratio``
 divides the rest. The other variants split ``epsilon`` the way their source does; for the broken
 ones ``epsilon`` is only the *nominal* budget — :meth:`SVTVariant.privacy_loss` gives the loss
@@ -40,14 +42,17 @@ from numbers import Real
 
 import numpy as np
 
+from ._results import frozen as _readonly
 from ._validation import (
+    check_bool,
     check_epsilon,
     check_finite_array,
     check_nonnegative,
+    check_positive,
     check_positive_int,
     check_rng,
 )
-from .mechanisms import exponential_mechanism, laplace
+from .mechanisms import MAX_DRAWS, exponential_mechanism, laplace
 
 __all__ = [
     "VARIANTS",
@@ -64,7 +69,18 @@ __all__ = [
     "top_c",
     "false_negative_rate",
     "score_error_rate",
+    "MAX_CUTOFF",
+    "MAX_TRIALS",
+    "MAX_PASSES",
 ]
+
+#: The largest cutoff ``c`` (number of ⊤ answers) any SVT here accepts.
+MAX_CUTOFF = 10**7
+#: The most runs :func:`sparse_vector_trials` simulates; also ``trials * len(answers)`` must
+#: stay within :data:`.mechanisms.MAX_DRAWS`.
+MAX_TRIALS = 10**7
+#: The most passes of SVT with retraversal (:func:`top_c`, ``method="svt_retr"``).
+MAX_PASSES = 10**6
 
 # --------------------------------------------------------------------------------------------
 # The variant table
@@ -104,7 +120,7 @@ class SVTNoise:
 
 
 def _noise_standard(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 001 Alg. 7 lines 3, 5, 8; Lap(c*d/eps2) for monotonic queries (001 Thm 4.9).
+    # Lyu, Su & Li 2017 Alg. 7 lines 3, 5, 8; Lap(c*d/eps2) for monotonic queries (Lyu, Su & Li 2017 Thm 4.9).
     e1 = (eps - eps3) / (1.0 + ratio)
     e2 = (eps - eps3) - e1
     query = (c if mono else 2 * c) * d / e2
@@ -113,42 +129,42 @@ def _noise_standard(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
 
 
 def _noise_dpbook(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 001 Alg. 2 lines 2, 5, 7: rho ~ Lap(c d/e1), nu ~ Lap(2 c d/e1), rho' ~ Lap(c d/e2).
+    # Lyu, Su & Li 2017 Alg. 2 lines 2, 5, 7: rho ~ Lap(c d/e1), nu ~ Lap(2 c d/e1), rho' ~ Lap(c d/e2).
     e1 = eps / 2
     e2 = eps - e1
     return SVTNoise(e1, e2, 0.0, c * d / e1, 2 * c * d / e1, c * d / e2)
 
 
 def _noise_roth2011(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 001 Alg. 3 lines 2, 5 (outputs q_i + nu_i for a ⊤, line 7).
+    # Lyu, Su & Li 2017 Alg. 3 lines 2, 5 (outputs q_i + nu_i for a ⊤, line 7).
     e1 = eps / 2
     e2 = eps - e1
     return SVTNoise(e1, e2, 0.0, d / e1, c * d / e2)
 
 
 def _noise_lee_clifton(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 001 Alg. 4 lines 2, 5: eps1 = eps/4 and query noise that does not scale with c.
+    # Lyu, Su & Li 2017 Alg. 4 lines 2, 5: eps1 = eps/4 and query noise that does not scale with c.
     e1 = eps / 4
     e2 = eps - e1
     return SVTNoise(e1, e2, 0.0, d / e1, d / e2)
 
 
 def _noise_stoddard(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 001 Alg. 5 lines 2, 5: no query noise at all (eps2 is nominal, never used).
+    # Lyu, Su & Li 2017 Alg. 5 lines 2, 5: no query noise at all (eps2 is nominal, never used).
     e1 = eps / 2
     e2 = eps - e1
     return SVTNoise(e1, e2, 0.0, d / e1, 0.0)
 
 
 def _noise_chen2015(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 001 Alg. 6 lines 2, 5.
+    # Lyu, Su & Li 2017 Alg. 6 lines 2, 5.
     e1 = eps / 2
     e2 = eps - e1
     return SVTNoise(e1, e2, 0.0, d / e1, d / e2)
 
 
 def _noise_gptt(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 000 Alg. 5 lines 1, 2, 4 with f(eps) given by ratio = eps2/eps1. ratio = inf is the
+    # Chen 2018 Alg. 5 lines 1, 2, 4 with f(eps) given by ratio = eps2/eps1. ratio = inf is the
     # eps1 = eps, eps2 = inf instantiation (no query noise) used by the reconstruction attack.
     if math.isinf(ratio):
         return SVTNoise(eps, math.inf, 0.0, d / eps, 0.0)
@@ -158,13 +174,13 @@ def _noise_gptt(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
 
 
 def _noise_generalized(eps, c, d, mono, ratio, eps3, d2) -> SVTNoise:
-    # 000 Alg. 8 lines 1, 3: alpha ~ Lap(2(D1+D2)/eps), nu ~ Lap(4c(D1+D2)/eps); the proof
-    # (000 Thm 7) spends eps/2 on each, which is what epsilon1/epsilon2 report.
+    # Chen 2018 Alg. 8 lines 1, 3: alpha ~ Lap(2(D1+D2)/eps), nu ~ Lap(4c(D1+D2)/eps); the proof
+    # (Chen 2018 Thm 7) spends eps/2 on each, which is what epsilon1/epsilon2 report.
     return SVTNoise(eps / 2, eps / 2, 0.0, 2 * (d + d2) / eps, 4 * c * (d + d2) / eps)
 
 
 def _optimal_ratio(c: int, monotonic: bool) -> float:
-    # 001 eq. 12: eps1:eps2 = 1:(2c)^(2/3); 1:c^(2/3) for monotonic queries (001 §4.3).
+    # Lyu, Su & Li 2017 eq. 12: eps1:eps2 = 1:(2c)^(2/3); 1:c^(2/3) for monotonic queries (Lyu, Su & Li 2017 §4.3).
     return float((c if monotonic else 2 * c) ** (2.0 / 3.0))
 
 
@@ -190,7 +206,7 @@ class SVTVariant:
         Whether a ⊤ is reported as the compared noisy answer q_i + nu_i (``roth2011``).
         ``standard`` emits values only with ``epsilon3 > 0`` (see ``supports_epsilon3``).
     supports_epsilon3 : bool
-        Whether numeric outputs with their own budget are available (001 Alg. 7 line 8).
+        Whether numeric outputs with their own budget are available (Lyu, Su & Li 2017 Alg. 7 line 8).
     resamples_threshold : bool
         Whether rho is redrawn after every ⊤ (``dpbook``).
     accepts_ratio : bool
@@ -241,7 +257,7 @@ class SVTVariant:
     def privacy_loss(self, epsilon: float, c: int = 1, monotonic: bool = False) -> float:
         """Upper bound on the privacy loss of one run at nominal ``epsilon`` (``inf``: none)."""
         epsilon = check_epsilon(epsilon)
-        c = check_positive_int(c, "c")
+        c = check_positive_int(c, "c", maximum=MAX_CUTOFF)
         return float(self._loss(epsilon, c, bool(monotonic)))
 
 
@@ -249,139 +265,103 @@ def _inf(eps: float, c: int, mono: bool) -> float:
     return math.inf
 
 
+def _eps(eps: float, c: int, mono: bool) -> float:
+    return eps
+
+
+def _variant(
+    name: str,
+    title: str,
+    noise: Callable[..., SVTNoise],
+    *,
+    source: str,
+    guarantee: str,
+    note: str,
+    private: bool = False,
+    has_cutoff: bool = True,
+    emits_values: bool = False,
+    supports_epsilon3: bool = False,
+    resamples_threshold: bool = False,
+    ratio: Callable[[int, bool], float] | None = None,
+    loss: Callable[[float, int, bool], float] | None = None,
+) -> SVTVariant:
+    # One table row. The defaults are what most variants share: a cutoff, ⊤/⊥ outputs only,
+    # one threshold noise, a fixed epsilon1:epsilon2 split; the loss is epsilon for a private
+    # variant and unbounded for a broken one unless a finite bound is given.
+    return SVTVariant(
+        name, title, source, private, guarantee, has_cutoff, emits_values, supports_epsilon3,
+        resamples_threshold, note, noise, ratio, loss or (_eps if private else _inf),
+    )
+
+
+_NOT_DP = "NOT DP for any finite epsilon"
+
 VARIANTS: dict[str, SVTVariant] = {
     v.name: v
     for v in (
-        SVTVariant(
-            name="standard",
-            title="Standard SVT (Lyu et al.)",
-            source="001 Alg. 1 / Alg. 7, Thm 4.7; monotonic queries 001 §4.3 Thm 4.9",
-            private=True,
+        _variant(
+            "standard", "Standard SVT (Lyu et al.)", _noise_standard, private=True,
+            supports_epsilon3=True, ratio=_optimal_ratio,
+            source="Lyu, Su & Li 2017 Alg. 1 / Alg. 7, Thm 4.7; monotonic queries Lyu, Su & Li 2017 §4.3 Thm 4.9",
             guarantee="epsilon-DP (epsilon1 + epsilon2 + epsilon3 = epsilon)",
-            has_cutoff=True,
-            emits_values=False,
-            supports_epsilon3=True,
-            resamples_threshold=False,
             note="One threshold noise Lap(Δ/ε1) for the whole run and query noise "
             "Lap(2cΔ/ε2) (Lap(cΔ/ε2) for monotonic queries); stops after c ⊤.",
-            _noise=_noise_standard,
-            _default_ratio=_optimal_ratio,
-            _loss=lambda eps, c, mono: eps,
         ),
-        SVTVariant(
-            name="dpbook",
-            title="SVT of Dwork & Roth's book",
-            source="001 Alg. 2 (Dwork & Roth 2014)",
-            private=True,
-            guarantee="epsilon-DP",
-            has_cutoff=True,
-            emits_values=False,
-            supports_epsilon3=False,
+        _variant(
+            "dpbook", "SVT of Dwork & Roth's book", _noise_dpbook, private=True,
             resamples_threshold=True,
+            source="Lyu, Su & Li 2017 Alg. 2 (Dwork & Roth 2014)",
+            guarantee="epsilon-DP",
             note="Private, but redraws the threshold noise after every ⊤, which forces it to "
-            "scale with c (Lap(cΔ/ε1)): much less accurate than standard (001 §3.2, §6).",
-            _noise=_noise_dpbook,
-            _default_ratio=None,
-            _loss=lambda eps, c, mono: eps,
+            "scale with c (Lap(cΔ/ε1)): much less accurate than standard (Lyu, Su & Li 2017 §3.2, §6).",
         ),
-        SVTVariant(
-            name="roth2011",
-            title="Roth 2011 lecture notes (BROKEN)",
-            source="001 Alg. 3 (Roth 2011 lecture notes)",
-            private=False,
-            guarantee="NOT DP for any finite epsilon (001 §3.2, Alg. 3)",
-            has_cutoff=True,
-            emits_values=True,
-            supports_epsilon3=False,
-            resamples_threshold=False,
+        _variant(
+            "roth2011", "Roth 2011 lecture notes (BROKEN)", _noise_roth2011, emits_values=True,
+            source="Lyu, Su & Li 2017 Alg. 3 (Roth 2011 lecture notes)",
+            guarantee=f"{_NOT_DP} (Lyu, Su & Li 2017 §3.2, Alg. 3)",
             note="Outputs the noisy answer q_i + nu_i of a ⊤ query, which reveals that the "
             "noisy threshold lies below it; the ⊥ answers are then no longer free.",
-            _noise=_noise_roth2011,
-            _default_ratio=None,
-            _loss=_inf,
         ),
-        SVTVariant(
-            name="lee_clifton",
-            title="Lee & Clifton 2014 (weaker than claimed)",
-            source="001 Alg. 4 (Lee & Clifton 2014)",
-            private=False,
+        _variant(
+            "lee_clifton", "Lee & Clifton 2014 (weaker than claimed)", _noise_lee_clifton,
+            loss=lambda eps, c, mono: (1 + (3 if mono else 6) * c) / 4 * eps,
+            source="Lyu, Su & Li 2017 Alg. 4 (Lee & Clifton 2014)",
             guarantee="only ((1+6c)/4)·epsilon-DP (((1+3c)/4)·epsilon for monotonic "
             "queries), NOT epsilon-DP",
-            has_cutoff=True,
-            emits_values=False,
-            supports_epsilon3=False,
-            resamples_threshold=False,
             note="Query noise Lap(Δ/ε2) does not scale with c; each ⊤ costs 2ε2 (ε2 when "
-            "monotonic) instead of 2ε2/c (001 §3.2).",
-            _noise=_noise_lee_clifton,
-            _default_ratio=None,
-            _loss=lambda eps, c, mono: (1 + (3 if mono else 6) * c) / 4 * eps,
+            "monotonic) instead of 2ε2/c (Lyu, Su & Li 2017 §3.2).",
         ),
-        SVTVariant(
-            name="stoddard",
-            title="Stoddard et al. 2014 (BROKEN)",
-            source="001 Alg. 5 (Stoddard et al. 2014)",
-            private=False,
-            guarantee="NOT DP for any finite epsilon (001 Thm 3.5)",
-            has_cutoff=False,
-            emits_values=False,
-            supports_epsilon3=False,
-            resamples_threshold=False,
+        _variant(
+            "stoddard", "Stoddard et al. 2014 (BROKEN)", _noise_stoddard, has_cutoff=False,
+            source="Lyu, Su & Li 2017 Alg. 5 (Stoddard et al. 2014)",
+            guarantee=f"{_NOT_DP} (Lyu, Su & Li 2017 Thm 3.5)",
             note="No query noise and no cutoff: ⟨⊥,⊤⟩ has positive probability on "
-            "q(D)=⟨0,1⟩ and probability 0 on q(D')=⟨1,0⟩ (001 Thm 3.5).",
-            _noise=_noise_stoddard,
-            _default_ratio=None,
-            _loss=_inf,
+            "q(D)=⟨0,1⟩ and probability 0 on q(D')=⟨1,0⟩ (Lyu, Su & Li 2017 Thm 3.5).",
         ),
-        SVTVariant(
-            name="chen2015",
-            title="Chen et al. 2015 (BROKEN)",
-            source="001 Alg. 6 (Chen et al. 2015)",
-            private=False,
-            guarantee="NOT DP for any finite epsilon (001 §9.2)",
-            has_cutoff=False,
-            emits_values=False,
-            supports_epsilon3=False,
-            resamples_threshold=False,
+        _variant(
+            "chen2015", "Chen et al. 2015 (BROKEN)", _noise_chen2015, has_cutoff=False,
+            source="Lyu, Su & Li 2017 Alg. 6 (Chen et al. 2015)",
+            guarantee=f"{_NOT_DP} (Lyu, Su & Li 2017 §9.2)",
             note="No cutoff: unboundedly many ⊤ answers at a fixed accuracy would be privacy "
-            "'for free'; the proof wrongly factorises the integral over rho (001 §3.2).",
-            _noise=_noise_chen2015,
-            _default_ratio=None,
-            _loss=_inf,
+            "'for free'; the proof wrongly factorises the integral over rho (Lyu, Su & Li 2017 §3.2).",
         ),
-        SVTVariant(
-            name="gptt",
-            title="Generalized Private Threshold Testing (BROKEN)",
-            source="000 Alg. 5 (GPTT); 001 §3.3, §9.1-9.3",
-            private=False,
-            guarantee="NOT DP for any finite epsilon (001 §9.1-9.2; 000 Thm 4's proof of "
-            "this is itself flawed, 001 §3.3 / §9.3)",
-            has_cutoff=False,
-            emits_values=False,
-            supports_epsilon3=False,
-            resamples_threshold=False,
+        _variant(
+            "gptt", "Generalized Private Threshold Testing (BROKEN)", _noise_gptt,
+            has_cutoff=False, ratio=lambda c, mono: 1.0,
+            source="Chen 2018 Alg. 5 (GPTT); Lyu, Su & Li 2017 §3.3, §9.1-9.3",
+            guarantee=f"{_NOT_DP} (Lyu, Su & Li 2017 §9.1-9.2; Chen 2018 Thm 4's proof of "
+            "this is itself flawed, Lyu, Su & Li 2017 §3.3 / §9.3)",
             note="Lap(Δ/ε1) threshold, Lap(Δ/ε2) queries, no cutoff; generalises Alg. 4-6. "
-            "It is not private (001 §9.1-9.2), but 000 Thm 4's constructive proof of that is "
-            "wrong: the same argument would 'prove' Alg. 1 non-private (001 §9.3).",
-            _noise=_noise_gptt,
-            _default_ratio=lambda c, mono: 1.0,
-            _loss=_inf,
+            "It is not private (Lyu, Su & Li 2017 §9.1-9.2), but Chen 2018 Thm 4's constructive proof of that is "
+            "wrong: the same argument would 'prove' Alg. 1 non-private (Lyu, Su & Li 2017 §9.3).",
         ),
-        SVTVariant(
-            name="generalized",
-            title="Generalized SVT (data-dependent thresholds)",
-            source="000 Alg. 8, Thm 7 (count set once before the loop: SPEC §4 erratum)",
+        _variant(
+            "generalized", "Generalized SVT (data-dependent thresholds)", _noise_generalized,
             private=True,
+            source="Chen 2018 Alg. 8, Thm 7 (count set once before the loop, an erratum of the text)",
             guarantee="epsilon-DP",
-            has_cutoff=True,
-            emits_values=False,
-            supports_epsilon3=False,
-            resamples_threshold=False,
             note="Thresholds θ_i(D) may depend on the data (sensitivity Δ2); threshold noise "
             "Lap(2(Δ1+Δ2)/ε), query noise Lap(4c(Δ1+Δ2)/ε), stops after c ⊤.",
-            _noise=_noise_generalized,
-            _default_ratio=None,
-            _loss=lambda eps, c, mono: eps,
         ),
     )
 }
@@ -389,8 +369,9 @@ VARIANTS: dict[str, SVTVariant] = {
 
 
 def default_ratio(c: int = 1, monotonic: bool = False) -> float:
-    """The optimal ``epsilon2/epsilon1`` of 001 eq. 12: ``(2c)^(2/3)``, or ``c^(2/3)`` if monotonic."""
-    return _optimal_ratio(check_positive_int(c, "c"), bool(monotonic))
+    """The optimal ``epsilon2/epsilon1`` of Lyu, Su & Li 2017 eq. 12: ``(2c)^(2/3)``, or ``c^(2/3)`` if monotonic."""
+    return _optimal_ratio(check_positive_int(c, "c", maximum=MAX_CUTOFF),
+                          check_bool(monotonic, "monotonic"))
 
 
 # --------------------------------------------------------------------------------------------
@@ -421,10 +402,10 @@ def _check_params(
 ) -> _Params:
     spec = _check_variant(variant)
     epsilon = check_epsilon(epsilon)
-    c = check_positive_int(c, "c")
+    c = check_positive_int(c, "c", maximum=MAX_CUTOFF)
     if isinstance(sensitivity, bool) or not isinstance(sensitivity, Real):
         raise ValueError(f"sensitivity must be a finite number > 0, got {sensitivity!r}")
-    sensitivity = check_epsilon(sensitivity, "sensitivity")
+    sensitivity = check_positive(sensitivity, "sensitivity")
     if not isinstance(monotonic, bool | np.bool_):
         raise ValueError(f"monotonic must be True or False, got {monotonic!r}")
     monotonic = bool(monotonic)
@@ -432,12 +413,12 @@ def _check_params(
     if threshold_sensitivity > 0 and spec.name != "generalized":
         raise ValueError(
             f"threshold_sensitivity > 0 (data-dependent thresholds) needs variant='generalized' "
-            f"(000 Alg. 8); variant {spec.name!r} assumes public thresholds, so pass 0"
+            f"(Chen 2018 Alg. 8); variant {spec.name!r} assumes public thresholds, so pass 0"
         )
-    epsilon3 = check_nonnegative(epsilon3, "epsilon3")
+    epsilon3 = check_epsilon(epsilon3, "epsilon3", allow_zero=True)
     if epsilon3 > 0 and not spec.supports_epsilon3:
         raise ValueError(
-            f"epsilon3 > 0 (numeric outputs, 001 Alg. 7) is only available for "
+            f"epsilon3 > 0 (numeric outputs, Lyu, Su & Li 2017 Alg. 7) is only available for "
             f"variant='standard', not {spec.name!r}"
         )
     if epsilon3 >= epsilon:
@@ -482,11 +463,6 @@ def _noise_of(spec: SVTVariant, p: _Params) -> SVTNoise:
     return spec._noise(
         p.epsilon, p.c, p.sensitivity, p.monotonic, p.ratio, p.epsilon3, p.threshold_sensitivity
     )
-
-
-def _readonly(array: np.ndarray) -> np.ndarray:
-    array.setflags(write=False)
-    return array
 
 
 # --------------------------------------------------------------------------------------------
@@ -597,8 +573,8 @@ def sparse_vector(
     answers : array_like, 1-D
         The true answers q_i(D), in the order the queries are examined.
     threshold : float or array_like
-        The public threshold T, or one T_i per query (001 Alg. 1 and 6; testing q_i against
-        T_i is the same as testing q_i - T_i against 0, 001 §3). For ``generalized`` these are
+        The public threshold T, or one T_i per query (Lyu, Su & Li 2017 Alg. 1 and 6; testing q_i against
+        T_i is the same as testing q_i - T_i against 0, Lyu, Su & Li 2017 §3). For ``generalized`` these are
         the data-dependent thresholds θ_i(D).
     epsilon : float
         Total privacy budget (> 0). For the broken variants this is only the nominal budget;
@@ -613,16 +589,16 @@ def sparse_vector(
         Δ, the largest change of any q_i between neighbours (Δ1 for ``generalized``), > 0.
     monotonic : bool
         Promise that all queries move in the same direction between neighbours (e.g. counts
-        under add/remove-one). Only ``standard`` uses it to halve its query noise (001 Thm 4.9)
+        under add/remove-one). Only ``standard`` uses it to halve its query noise (Lyu, Su & Li 2017 Thm 4.9)
         and ``lee_clifton`` to report its smaller loss; the others are unaffected.
     ratio : float, optional
         ``epsilon2/epsilon1``. ``standard``: default (2c)^(2/3), or c^(2/3) when monotonic
-        (001 eq. 12, §4.3). ``gptt``: default 1; ``math.inf`` means epsilon1 = epsilon and no
-        query noise (the instantiation attacked in 000 Alg. 6). The other variants fix their
+        (Lyu, Su & Li 2017 eq. 12, §4.3). ``gptt``: default 1; ``math.inf`` means epsilon1 = epsilon and no
+        query noise (the instantiation attacked in Chen 2018 Alg. 6). The other variants fix their
         split and raise if ``ratio`` is given.
     epsilon3 : float
         ``standard`` only: the part of ``epsilon`` spent on releasing q_i + Lap(cΔ/epsilon3)
-        for ⊤ queries (001 Alg. 7 line 8); ``epsilon1 + epsilon2 = epsilon - epsilon3``.
+        for ⊤ queries (Lyu, Su & Li 2017 Alg. 7 line 8); ``epsilon1 + epsilon2 = epsilon - epsilon3``.
     rng : numpy.random.Generator, optional
         Source of randomness (default: a fresh unseeded generator).
     threshold_sensitivity : float
@@ -662,7 +638,7 @@ def sparse_vector(
 
     References
     ----------
-    001 Alg. 1-7 (Fig. 1-2), Thm 4.7, §4.2 eq. 12, §4.3 Thm 4.9; 000 Alg. 5 (GPTT), Alg. 8
+    Lyu, Su & Li 2017 Alg. 1-7 (Fig. 1-2), Thm 4.7, §4.2 eq. 12, §4.3 Thm 4.9; Chen 2018 Alg. 5 (GPTT), Alg. 8
     and Thm 7 (generalized SVT).
     """
     p = _check_params(
@@ -681,7 +657,7 @@ def sparse_vector(
     stopped = False
 
     if spec.resamples_threshold:
-        # 001 Alg. 2: find the first query above the current noisy threshold, redraw rho
+        # Lyu, Su & Li 2017 Alg. 2: find the first query above the current noisy threshold, redraw rho
         # (line 7), continue: at most c vectorised steps.
         start, count = 0, 0
         while start < n:
@@ -706,7 +682,7 @@ def sparse_vector(
         examined = n
         if spec.has_cutoff:
             tops = np.flatnonzero(outcomes)
-            if tops.size >= p.c:  # abort right after the c-th ⊤ (001 Alg. 1 line 8)
+            if tops.size >= p.c:  # abort right after the c-th ⊤ (Lyu, Su & Li 2017 Alg. 1 line 8)
                 examined = int(tops[p.c - 1]) + 1
                 stopped = True
 
@@ -714,9 +690,9 @@ def sparse_vector(
     positives = np.flatnonzero(outcomes)
     values = np.full(examined, np.nan)
     if spec.emits_values:
-        values[positives] = noisy_answers[positives]  # 001 Alg. 3 line 7 (the leak)
+        values[positives] = noisy_answers[positives]  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
     elif noise.value_scale is not None:
-        # 001 Alg. 7 line 8: fresh Laplace noise, its own budget epsilon3.
+        # Lyu, Su & Li 2017 Alg. 7 line 8: fresh Laplace noise, its own budget epsilon3.
         values[positives] = answers[positives] + laplace(
             noise.value_scale, positives.size, rng=rng
         )
@@ -828,13 +804,18 @@ def sparse_vector_trials(
 
     References
     ----------
-    001 Alg. 1-7; 000 Alg. 5, Alg. 8.
+    Lyu, Su & Li 2017 Alg. 1-7; Chen 2018 Alg. 5, Alg. 8.
     """
     p = _check_params(
         variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
     )
     answers, thresholds = _check_answers_and_threshold(answers, threshold)
-    trials = check_positive_int(trials, "trials")
+    trials = check_positive_int(trials, "trials", maximum=MAX_TRIALS)
+    if trials * answers.size > MAX_DRAWS:
+        raise ValueError(
+            f"trials x len(answers) must be at most MAX_DRAWS = {MAX_DRAWS} noise draws; "
+            f"lower trials"
+        )
     rng = check_rng(rng)
     spec = VARIANTS[p.variant]
     noise = _noise_of(spec, p)
@@ -941,7 +922,7 @@ class SparseVector:
 
     References
     ----------
-    001 Alg. 1 / Alg. 7 (interactive stream of queries), Alg. 2; 000 Alg. 8.
+    Lyu, Su & Li 2017 Alg. 1 / Alg. 7 (interactive stream of queries), Alg. 2; Chen 2018 Alg. 8.
     """
 
     def __init__(
@@ -1043,7 +1024,7 @@ class SparseVector:
         if above:
             self._positives += 1
             if self.spec.emits_values:
-                value = noisy  # 001 Alg. 3 line 7 (the leak)
+                value = noisy  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
             elif self.noise.value_scale is not None:
                 value = answer + float(laplace(self.noise.value_scale, rng=self._rng))
             if self.spec.resamples_threshold and not self.exhausted:
@@ -1055,7 +1036,7 @@ class SparseVector:
 
 
 # --------------------------------------------------------------------------------------------
-# Non-interactive top-c selection and its metrics (001 §5-6)
+# Non-interactive top-c selection and its metrics (Lyu, Su & Li 2017 §5-6)
 # --------------------------------------------------------------------------------------------
 
 
@@ -1096,11 +1077,11 @@ def top_c(
         Δ of every score.
     threshold : float or array_like, optional
         ``svt_retr`` only, and required there: the PUBLIC threshold before the increment
-        (001 §6 uses the mean of the c-th and (c+1)-th scores — in a real deployment that
+        (Lyu, Su & Li 2017 §6 uses the mean of the c-th and (c+1)-th scores — in a real deployment that
         must come from public knowledge, not from the private scores).
     increment : float
         ``svt_retr``: the k of "kD", in standard deviations sqrt(2)·b of the query noise
-        Lap(b) (001 §6: "1D means adding one standard deviation").
+        Lap(b) (Lyu, Su & Li 2017 §6: "1D means adding one standard deviation").
     max_passes : int
         ``svt_retr``: cap on the traversals. If c items are still not selected after
         ``max_passes`` passes, the (fewer) items selected are returned with a
@@ -1126,31 +1107,32 @@ def top_c(
 
     References
     ----------
-    001 §5 (SVT versus EM, SVT with retraversal), §6 (Fig. 4-5); McSherry & Talwar 2007.
+    Lyu, Su & Li 2017 §5 (SVT versus EM, SVT with retraversal), §6 (Fig. 4-5); McSherry & Talwar 2007.
     """
     scores = check_finite_array(scores, "scores")
     c = check_positive_int(c, "c")
     if c > scores.size:
         raise ValueError(f"c must be at most the number of items ({scores.size}), got {c}")
     epsilon = check_epsilon(epsilon)
-    sensitivity = check_epsilon(sensitivity, "sensitivity")
-    monotonic = bool(monotonic)
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    monotonic = check_bool(monotonic, "monotonic")
+    if not isinstance(method, str) or method not in ("em", "svt_retr"):
+        raise ValueError(f"method must be 'em' or 'svt_retr', got {method!r}")
+    increment = check_nonnegative(increment, "increment")
+    max_passes = check_positive_int(max_passes, "max_passes", maximum=MAX_PASSES)
     if method == "em":
         if threshold is not None:
             raise ValueError("threshold is only used by method='svt_retr'; pass None for 'em'")
+        rng = check_rng(rng)
         return exponential_mechanism(
             scores, epsilon, sensitivity, k=c, monotonic=monotonic, rng=rng
         )
-    if method != "svt_retr":
-        raise ValueError(f"method must be 'em' or 'svt_retr', got {method!r}")
     if threshold is None:
         raise ValueError(
-            "threshold is required for method='svt_retr' and must be public (001 §6 uses the "
+            "threshold is required for method='svt_retr' and must be public (Lyu, Su & Li 2017 §6 uses the "
             "mean of the c-th and (c+1)-th scores)"
         )
     _, thresholds = _check_answers_and_threshold(scores, threshold)
-    increment = check_nonnegative(increment, "increment")
-    max_passes = check_positive_int(max_passes, "max_passes")
     rng = check_rng(rng)
 
     noise = VARIANTS["standard"].noise(
@@ -1200,7 +1182,7 @@ def _check_selection(selected, scores, c) -> tuple[np.ndarray, np.ndarray, int]:
 
 
 def false_negative_rate(selected, scores, c: int) -> float:
-    """The fraction of the true top-c items that the selection missed (001 §6).
+    """The fraction of the true top-c items that the selection missed (Lyu, Su & Li 2017 §6).
 
     Parameters
     ----------
@@ -1229,7 +1211,7 @@ def false_negative_rate(selected, scores, c: int) -> float:
 
     References
     ----------
-    001 §6 ("Utility Measures").
+    Lyu, Su & Li 2017 §6 ("Utility Measures").
     """
     sel, scores, c = _check_selection(selected, scores, c)
     kth = np.partition(scores, scores.size - c)[scores.size - c]
@@ -1238,7 +1220,7 @@ def false_negative_rate(selected, scores, c: int) -> float:
 
 
 def score_error_rate(selected, scores, c: int) -> float:
-    """SER = 1 − avgScore(S)/avgScore(Top_c), the share of the top-c score missed (001 §6).
+    """SER = 1 − avgScore(S)/avgScore(Top_c), the share of the top-c score missed (Lyu, Su & Li 2017 §6).
 
     Parameters
     ----------
@@ -1262,7 +1244,7 @@ def score_error_rate(selected, scores, c: int) -> float:
 
     References
     ----------
-    001 §6 ("Score Error Rate").
+    Lyu, Su & Li 2017 §6 ("Score Error Rate").
     """
     sel, scores, c = _check_selection(selected, scores, c)
     top = np.partition(scores, scores.size - c)[scores.size - c :]

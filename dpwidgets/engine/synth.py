@@ -1,31 +1,31 @@
 """Differentially private synthetic data: DPCopula (Kendall, MLE, hybrid) and its evaluation.
 
-DPCopula (003 Ch. 3) releases a table of ``m`` integer-coded attributes as synthetic records
+DPCopula (Li 2017 Ch. 3) releases a table of ``m`` integer-coded attributes as synthetic records
 drawn from a Gaussian copula: one DP histogram per attribute gives DP margins, a DP
 correlation matrix gives the dependence, and Gaussian samples ``Z ~ N(0, P)`` are pushed
-through ``U = Phi(Z)`` and the inverse DP margins ``X_j = F~_j^{-1}(U_j)`` (003 Alg. 3).
+through ``U = Phi(Z)`` and the inverse DP margins ``X_j = F~_j^{-1}(U_j)`` (Li 2017 Alg. 3).
 
 Where things are
 ----------------
-- :func:`dpcopula` -- 003 Alg. 4 (Kendall's tau, the default), Alg. 1-2 (``method="mle"``)
+- :func:`dpcopula` -- Li 2017 Alg. 4 (Kendall's tau, the default), Alg. 1-2 (``method="mle"``)
   and Alg. 6 (the hybrid for small-domain attributes, on by default).
 - Baselines: :func:`independent_synth` (DP margins only, no dependence: the dependence-free
   baseline DPCopula is judged against), :func:`laplace_histogram_synth` (the Laplace
   mechanism on the full-domain histogram, where it fits in memory), :func:`peer_synth`
   (today's peers AIM and MST from OpenDP's ``mbi`` extra, imported lazily).
 - Evaluation: :func:`random_range_queries` (random hyper-rectangles over all attributes,
-  003 §3.3.1), :func:`range_count_error` (relative error with a sanity bound),
+  Li 2017 §3.3.1), :func:`range_count_error` (relative error with a sanity bound),
   :func:`marginal_comparison` (per-column total variation distance),
   :func:`dependence_comparison` (Kendall / Pearson matrices and their difference).
-- Helpers: :func:`repair_correlation` (003 Alg. 5 step 3), :func:`kendall_sample_size`
-  (the sampling rule of 003 §3.2.2), :func:`resolve_domains`.
+- Helpers: :func:`repair_correlation` (Li 2017 Alg. 5 step 3), :func:`kendall_sample_size`
+  (the sampling rule of Li 2017 §3.2.2), :func:`resolve_domains`.
 
 Every release returns a :class:`SynthResult` (the synthetic DataFrame, what each step
 spent, the DP correlation matrix, the DP margins, the guarantee).
 
 Neighbours and guarantee
 ------------------------
-Add/remove one record (003 Def. 3.1.1). Every release here is ``epsilon``-DP for that
+Add/remove one record (Li 2017 Def. 3.1.1). Every release here is ``epsilon``-DP for that
 relation (``2 * epsilon``-DP under replace-one), *given public attribute domains*. The
 record count ``n`` is **not** assumed public: the synthetic size and the number ``t`` of
 rows Kendall's tau is computed on come from DP outputs (see :func:`dpcopula`, Notes).
@@ -76,7 +76,7 @@ Defaults that differ from the text (measured, each switchable back; see :func:`d
 
 References
 ----------
-003 Ch. 3 (§3.1-3.3; Alg. 1-6; Lemma 3.2.1; Thms 3.2.1, 3.2.2, 3.2.4; Table 3.2).
+Li 2017 Ch. 3 (§3.1-3.3; Alg. 1-6; Lemma 3.2.1; Thms 3.2.1, 3.2.2, 3.2.4; Table 3.2).
 Li, Xiong, Jiang, "DPCopula: differentially private data synthesization via copula
 functions", EDBT 2014. Rousseeuw, Molenberghs 1993 (eigenvalue repair).
 McKenna, Miklau, Sheldon 2021 (MST); McKenna, Mullins, Sheldon, Miklau 2022 (AIM).
@@ -96,11 +96,16 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
-from ._validation import check_epsilon, check_positive_int, check_rng
+from ._results import readonly as _readonly
+from ._validation import check_epsilon, check_positive, check_positive_int, check_rng
 from .histograms import PUBLISHERS, publish
 from .mechanisms import laplace
 
 __all__ = [
+    "MAX_ROWS",
+    "MAX_PARTITIONS",
+    "MAX_CELLS",
+    "MAX_QUERIES",
     "NEIGHBOURS",
     "METHODS",
     "MARGIN_FITS",
@@ -126,30 +131,39 @@ __all__ = [
     "dependence_comparison",
 ]
 
+#: The most synthetic rows one call generates (``n_rows``).
+MAX_ROWS = 10**7
+#: The most partitions of the hybrid / MLE methods (``max_partitions``, ``mle_partitions``).
+MAX_PARTITIONS = 4096
+#: The largest full histogram of :func:`laplace_histogram_synth` (``max_cells``; 800 MB).
+MAX_CELLS = 10**8
+#: The most random range queries of :func:`random_range_queries`.
+MAX_QUERIES = 10**7
+
 #: The neighbour relation every release in this module assumes.
-NEIGHBOURS = "add/remove one record (003 Def. 3.1.1); attribute domains public"
+NEIGHBOURS = "add/remove one record (Li 2017 Def. 3.1.1); attribute domains public"
 
 #: The dependence estimators of :func:`dpcopula`.
 METHODS: Mapping[str, str] = MappingProxyType(
     {
         "kendall": "DPCopula-Kendall: noisy pairwise Kendall's tau, P = sin(pi tau / 2) "
-        "(003 Alg. 4-5)",
+        "(Li 2017 Alg. 4-5)",
         "mle": "DPCopula-MLE: noisy average of per-block Gaussian-copula estimates over l "
-        "disjoint blocks (003 Alg. 1-2)",
+        "disjoint blocks (Li 2017 Alg. 1-2)",
     }
 )
 
 #: Largest domain (number of values) accepted for one attribute: its histogram must fit.
 MAX_DOMAIN_SIZE = 2**22
 
-#: The text's constant in the Kendall sampling rule n^ >= 50 m (m-1) / eps2 (003 §3.2.2).
+#: The text's constant in the Kendall sampling rule n^ >= 50 m (m-1) / eps2 (Li 2017 §3.2.2).
 _SAMPLE_CONSTANT = 50.0
 #: The fewest rows DP Kendall's tau is computed on by default (when the table has them).
 #: The text's rule ``50 m (m-1) / eps2`` alone shrinks the sample as epsilon grows (m = 3,
 #: eps = 50: 54 rows), so more budget would give a worse dependence estimate; the floor is a
 #: public constant, so ``t`` stays a function of public values and the DP record count.
 KENDALL_MIN_ROWS = 20_000
-#: The text's rule for the number of MLE blocks, l > C(m,2) / (0.025 eps2) (003 §3.2.1).
+#: The text's rule for the number of MLE blocks, l > C(m,2) / (0.025 eps2) (Li 2017 §3.2.1).
 _MLE_CONSTANT = 0.025
 #: Smallest average MLE block we allow when the text's l would make blocks smaller.
 _MLE_MIN_BLOCK = 20
@@ -163,12 +177,6 @@ class DomainFromDataWarning(UserWarning):
 # ---------------------------------------------------------------------------------------------
 # Result objects
 # ---------------------------------------------------------------------------------------------
-
-
-def _readonly(array, dtype=float) -> np.ndarray:
-    out = np.array(array, dtype=dtype, copy=True)
-    out.setflags(write=False)
-    return out
 
 
 @dataclass(frozen=True, eq=False)
@@ -364,7 +372,7 @@ def _prepare(frame, domains) -> _Table:
     for j, col in enumerate(columns):
         series = frame[col]
         if series.isna().any():
-            raise ValueError(f"frame[{col!r}] has {int(series.isna().sum())} missing value(s)")
+            raise ValueError(f"frame[{col!r}] has missing values")
         raw = series.to_numpy()
         if raw.dtype == object:  # a nullable extension dtype without NA
             raw = raw.astype(float)
@@ -472,7 +480,7 @@ def _warn_from_data(table: _Table) -> None:
 
 def _guarantee(epsilon: float, table: _Table, what: str = "") -> str:
     base = (
-        f"{epsilon:g}-DP{what} for add/remove-one-record neighbours (003 Def. 3.1.1); "
+        f"{epsilon:g}-DP{what} for add/remove-one-record neighbours (Li 2017 Def. 3.1.1); "
         f"{2 * epsilon:g}-DP under replace-one"
     )
     if table.from_data:
@@ -503,7 +511,7 @@ def _check_publisher(publisher: str, options) -> dict:
 def _check_n_rows(n_rows) -> int | None:
     if n_rows is None:
         return None
-    return check_positive_int(n_rows, "n_rows", minimum=0)
+    return check_positive_int(n_rows, "n_rows", minimum=0, maximum=MAX_ROWS)
 
 
 def _exact_parts(epsilon: float, parts: dict[str, float]) -> dict[str, float]:
@@ -519,7 +527,7 @@ def _exact_parts(epsilon: float, parts: dict[str, float]) -> dict[str, float]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Margins and sampling (003 Alg. 1 step 1, Alg. 3)
+# Margins and sampling (Li 2017 Alg. 1 step 1, Alg. 3)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -582,7 +590,7 @@ def _check_fit(fit: str) -> str:
 
 
 def _inverse_cdf(prob: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Codes ``F^{-1}(u)`` of a discrete distribution: P(code = i) = prob[i] (003 Alg. 3)."""
+    """Codes ``F^{-1}(u)`` of a discrete distribution: P(code = i) = prob[i] (Li 2017 Alg. 3)."""
     cdf = np.cumsum(prob)
     cdf[-1] = 1.0
     return np.minimum(np.searchsorted(cdf, u, side="right"), prob.size - 1)
@@ -591,7 +599,7 @@ def _inverse_cdf(prob: np.ndarray, u: np.ndarray) -> np.ndarray:
 def _sample_copula(
     probs: Sequence[np.ndarray], corr: np.ndarray | None, n: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """``n`` coded rows: Z ~ N(0, P), U = Phi(Z), X_j = F~_j^{-1}(U_j) (003 Alg. 3)."""
+    """``n`` coded rows: Z ~ N(0, P), U = Phi(Z), X_j = F~_j^{-1}(U_j) (Li 2017 Alg. 3)."""
     m = len(probs)
     if corr is None:
         u = rng.random((n, m))
@@ -622,7 +630,7 @@ def _cholesky(corr: np.ndarray) -> np.ndarray:
 def kendall_sample_size(m: int, epsilon2: float) -> int:
     """The number of rows DP Kendall's tau is computed on: ``ceil(50 m (m-1) / epsilon2)``.
 
-    003 §3.2.2: "setting n^ >= 50 m (m-1) / eps2 - 1 is adequate", with noise
+    Li 2017 §3.2.2: "setting n^ >= 50 m (m-1) / eps2 - 1 is adequate", with noise
     ``Lap(4/(n^+1))``; we compute tau on ``t = n^ + 1`` rows with sensitivity ``4/t``.
     """
     m = check_positive_int(m, "m", minimum=2)
@@ -665,7 +673,7 @@ def _concordance_sums(codes: np.ndarray) -> np.ndarray:
 def _dp_kendall(
     codes: np.ndarray, t: int, eps2: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Noisy Kendall's tau matrix on ``t`` rows (003 Alg. 5 step 1).
+    """Noisy Kendall's tau matrix on ``t`` rows (Li 2017 Alg. 5 step 1).
 
     The statistic of a pair is ``S_jk(sample) / C(t, 2)`` where the sample is a uniform
     ``t``-subset of the rows when there are more than ``t``, else all rows; it changes by at
@@ -699,7 +707,7 @@ def _midranks_by_block(
 def _dp_mle(
     codes: np.ndarray, sizes: Sequence[int], blocks: int, eps2: float, rng: np.random.Generator
 ) -> tuple[np.ndarray, dict[str, Any]]:
-    """Noisy average of per-block Gaussian-copula correlation estimates (003 Alg. 2).
+    """Noisy average of per-block Gaussian-copula correlation estimates (Li 2017 Alg. 2).
 
     Every record is assigned to one of ``blocks`` blocks uniformly at random (independently),
     so adding or removing a record changes one block. In each block the pseudo-copula data
@@ -744,7 +752,7 @@ def _dp_mle(
 def repair_correlation(matrix, *, floor: float = 1e-6) -> tuple[np.ndarray, bool]:
     """Make a symmetric unit-diagonal matrix a positive-definite correlation matrix.
 
-    003 Alg. 5 step 3 (the eigenvalue method of Rousseeuw and Molenberghs 1993): if the
+    Li 2017 Alg. 5 step 3 (the eigenvalue method of Rousseeuw and Molenberghs 1993): if the
     smallest eigenvalue is below ``floor``, decompose ``P = R D R^T``, replace eigenvalues
     below ``floor`` by ``floor``, rebuild ``R D~ R^T`` and rescale it to unit diagonal
     (``D^{-1/2} A D^{-1/2}`` stays positive definite). Post-processing: costs no budget.
@@ -764,7 +772,7 @@ def repair_correlation(matrix, *, floor: float = 1e-6) -> tuple[np.ndarray, bool
     a = np.asarray(matrix, dtype=float)
     if a.ndim != 2 or a.shape[0] != a.shape[1] or not np.all(np.isfinite(a)):
         raise ValueError(f"matrix must be a finite square matrix, got shape {a.shape}")
-    floor = check_epsilon(floor, "floor")
+    floor = check_positive(floor, "floor")
     a = (a + a.T) / 2.0
     np.fill_diagonal(a, 1.0)
     w, v = np.linalg.eigh(a)
@@ -779,7 +787,7 @@ def repair_correlation(matrix, *, floor: float = 1e-6) -> tuple[np.ndarray, bool
 
 
 def _correlation_from_tau(tau: np.ndarray) -> np.ndarray:
-    """P = sin(pi tau / 2) with tau clipped to [-1, 1] first (003 Alg. 5 step 2)."""
+    """P = sin(pi tau / 2) with tau clipped to [-1, 1] first (Li 2017 Alg. 5 step 2)."""
     out = np.sin(np.pi / 2.0 * np.clip(tau, -1.0, 1.0))
     np.fill_diagonal(out, 1.0)
     return out
@@ -1031,7 +1039,7 @@ def dpcopula(
     tie_correction: bool = True,
     rng: np.random.Generator | None = None,
 ) -> SynthResult:
-    """Release a DP synthetic copy of ``frame`` with DPCopula (003 Alg. 1-6).
+    """Release a DP synthetic copy of ``frame`` with DPCopula (Li 2017 Alg. 1-6).
 
     Parameters
     ----------
@@ -1041,10 +1049,10 @@ def dpcopula(
     epsilon : float
         Total budget (> 0).
     method : {"kendall", "mle"}
-        Dependence estimator: DP Kendall's tau (003 Alg. 4-5) or DP MLE (Alg. 1-2).
+        Dependence estimator: DP Kendall's tau (Li 2017 Alg. 4-5) or DP MLE (Alg. 1-2).
     k : float
         Ratio ``eps1 / eps2`` of the margin and dependence budgets (> 0; the text's
-        default 8, 003 Table 3.2): ``eps2 = epsilon / (k + 1)``, ``eps1 = epsilon - eps2``.
+        default 8, Li 2017 Table 3.2): ``eps2 = epsilon / (k + 1)``, ``eps1 = epsilon - eps2``.
     domains : mapping or None
         Public domain of every column: ``(min, max)`` (inclusive integers), an int ``A``
         (``0..A-1``) or a list of values. ``None`` reads them from the data -- not private
@@ -1171,11 +1179,11 @@ def dpcopula(
 
     References
     ----------
-    003 Ch. 3: Alg. 1 and 4 (steps), Alg. 2 (DP MLE), Alg. 3 (sampling), Alg. 5 (DP
+    Li 2017 Ch. 3: Alg. 1 and 4 (steps), Alg. 2 (DP MLE), Alg. 3 (sampling), Alg. 5 (DP
     Kendall and the repair), Alg. 6 (hybrid), Lemma 3.2.1, Thms 3.2.1-3.2.4, §3.3.2 (k = 8).
     """
     epsilon = check_epsilon(epsilon)
-    k = check_epsilon(k, "k")
+    k = check_positive(k, "k")
     if not isinstance(tie_correction, bool | np.bool_):
         raise ValueError(f"tie_correction must be True or False, got {tie_correction!r}")
     if method not in METHODS:
@@ -1192,8 +1200,8 @@ def dpcopula(
     elif sample_size is not None:
         sample_size = check_positive_int(sample_size, "sample_size", minimum=2)
     if mle_partitions is not None:
-        mle_partitions = check_positive_int(mle_partitions, "mle_partitions")
-    max_partitions = check_positive_int(max_partitions, "max_partitions")
+        mle_partitions = check_positive_int(mle_partitions, "mle_partitions", maximum=MAX_PARTITIONS)
+    max_partitions = check_positive_int(max_partitions, "max_partitions", maximum=MAX_PARTITIONS)
     fit = _check_fit(margin_fit)
     table = _prepare(frame, domains)
     sizes = table.sizes
@@ -1246,7 +1254,7 @@ def dpcopula(
             details=details,
         )
 
-    # Hybrid (003 Alg. 6).
+    # Hybrid (Li 2017 Alg. 6).
     eps_part = eps_margin_each * m1
     part_sizes = [sizes[j] for j in small]
     pid = (
@@ -1386,7 +1394,7 @@ def independent_synth(
 
     References
     ----------
-    003 §3.2 (the margins step of Alg. 1/4 on its own).
+    Li 2017 §3.2 (the margins step of Alg. 1/4 on its own).
     """
     epsilon = check_epsilon(epsilon)
     options = _check_publisher(publisher, publisher_options)
@@ -1431,7 +1439,7 @@ def laplace_histogram_synth(
     margin_fit: str = "project",
 ) -> SynthResult:
     """The full-domain histogram baseline: Laplace per cell of the joint histogram, then
-    sampling (003 §3.3.1's "methods with histograms as inputs", LM in SPEC §3.7).
+    sampling (Li 2017 §3.3.1's "methods with histograms as inputs", LM).
 
     The joint histogram over the product of all domains (``prod |A_j|`` cells, C order) is
     released with ``epsilon`` (``publisher="identity"``: ``Lap(1/epsilon)`` per cell),
@@ -1466,11 +1474,11 @@ def laplace_histogram_synth(
 
     References
     ----------
-    Dwork, McSherry, Nissim, Smith 2006; 003 §3.3.1 (why histogram methods do not scale).
+    Dwork, McSherry, Nissim, Smith 2006; Li 2017 §3.3.1 (why histogram methods do not scale).
     """
     epsilon = check_epsilon(epsilon)
     options = _check_publisher(publisher, None)
-    max_cells = check_positive_int(max_cells, "max_cells")
+    max_cells = check_positive_int(max_cells, "max_cells", maximum=MAX_CELLS)
     n_rows = _check_n_rows(n_rows)
     fit = _check_fit(margin_fit)
     table = _prepare(frame, domains)
@@ -1573,7 +1581,7 @@ def peer_synth(
 
     References
     ----------
-    OpenDP ``opendp.extras.mbi`` (``make_contingency_table``, ``AIM``, ``MST``); SPEC §3.7.
+    OpenDP ``opendp.extras.mbi`` (``make_contingency_table``, ``AIM``, ``MST``).
     """
     epsilon = check_epsilon(epsilon)
     if method not in ("aim", "mst"):
@@ -1692,12 +1700,12 @@ def random_range_queries(
     *,
     width: float | None = None,
 ) -> RangeQueries:
-    """Random hyper-rectangles over all attributes (003 §3.3.1, "Metrics").
+    """Random hyper-rectangles over all attributes (Li 2017 §3.3.1, "Metrics").
 
     For every query and attribute an interval of the domain is drawn: with ``width=None``
     its two end points are independent uniform domain positions (sorted); with a
     ``width`` in (0, 1] it covers ``max(1, round(width |A_j|))`` consecutive domain values
-    at a uniform position (003 Fig. 3.7 fixes the range size this way).
+    at a uniform position (Li 2017 Fig. 3.7 fixes the range size this way).
 
     Parameters
     ----------
@@ -1714,7 +1722,7 @@ def random_range_queries(
     """
     if not isinstance(domains, Mapping) or len(domains) == 0:
         raise ValueError("domains must be a non-empty mapping column -> domain")
-    n_queries = check_positive_int(n_queries, "n_queries")
+    n_queries = check_positive_int(n_queries, "n_queries", maximum=MAX_QUERIES)
     if width is not None and not (isinstance(width, Real) and 0 < width <= 1):
         raise ValueError(f"width must be in (0, 1] or None, got {width!r}")
     values = {
@@ -1742,7 +1750,7 @@ def random_range_queries(
 
 @dataclass(frozen=True, eq=False)
 class RangeCountError:
-    """Errors of range-count queries answered on synthetic data (003 §3.3.1).
+    """Errors of range-count queries answered on synthetic data (Li 2017 §3.3.1).
 
     Attributes
     ----------
@@ -1783,7 +1791,7 @@ def range_count_error(
 ) -> RangeCountError:
     """Relative error of range-count queries: ``|A_noisy(q) - A_act(q)| / max(A_act(q), s)``.
 
-    003 §3.3.1: the sanity bound ``s`` mitigates queries with tiny true answers; the text
+    Li 2017 §3.3.1: the sanity bound ``s`` mitigates queries with tiny true answers; the text
     uses ``s = 1`` by default, ``0.05%`` of the cardinality for the US census and 10 for the
     Brazil census. The synthetic answers are raw counts (no rescaling to the real size).
     Evaluation only: it reads the real data, so its output is not DP.
@@ -1794,7 +1802,9 @@ def range_count_error(
     """
     if not isinstance(queries, RangeQueries):
         raise ValueError("queries must come from random_range_queries")
-    s = check_epsilon(sanity_bound, "sanity_bound")
+    _check_finite_frame(real, "real")
+    _check_finite_frame(synthetic, "synthetic")
+    s = check_positive(sanity_bound, "sanity_bound")
     true = queries.answer(real)
     syn = queries.answer(synthetic)
     absolute = np.abs(syn - true).astype(float)
@@ -1820,10 +1830,23 @@ def marginal_comparison(real: pd.DataFrame, synthetic: pd.DataFrame) -> pd.Serie
     return pd.Series(out, name="tvd", dtype=float)
 
 
+def _check_finite_frame(frame, name: str) -> None:
+    """Refuse a DataFrame with NaN or infinite cells (non-numeric columns: missing cells)."""
+    if not isinstance(frame, pd.DataFrame):
+        raise ValueError(f"{name} must be a pandas DataFrame")
+    if frame.isna().to_numpy().any():
+        raise ValueError(f"{name} must not hold missing (NaN) cells")
+    try:
+        values = frame.to_numpy(dtype=float)
+    except (TypeError, ValueError):
+        return  # non-numeric columns: compared by their codes
+    if not np.all(np.isfinite(values)):
+        raise ValueError(f"{name} must hold finite values: found infinite cells")
+
+
 def _check_same_columns(real, synthetic) -> None:
     for name, f in (("real", real), ("synthetic", synthetic)):
-        if not isinstance(f, pd.DataFrame):
-            raise ValueError(f"{name} must be a pandas DataFrame")
+        _check_finite_frame(f, name)
     if list(real.columns) != list(synthetic.columns):
         raise ValueError(
             f"real and synthetic must have the same columns, got {list(real.columns)} and "

@@ -1,4 +1,4 @@
-"""Session mechanisms for dynamic histogram release (003 Ch. 4; SPEC §3.6).
+"""Session mechanisms for dynamic histogram release (Li 2017, Ch. 4).
 
 A dataset here is a *series* of histogram snapshots: an ``(N, U)`` array of whole counts, one
 row per time point (:class:`dpwidgets.datasets.DynamicSeries` ``.histograms``), added with
@@ -10,10 +10,10 @@ Mechanisms (``session.release(dataset, name, epsilon=..., ...)``):
 =====================  ====================================================  ===================
 name                   engine (:mod:`dpwidgets.engine.dynamic`)              charged
 =====================  ====================================================  ===================
-``"dsat"``             :func:`~dpwidgets.engine.dynamic.dsat` (003 Alg. 8)    ``epsilon``
-``"dsft"``             :func:`~dpwidgets.engine.dynamic.dsft` (003 Alg. 7)    ``epsilon``
+``"dsat"``             :func:`~dpwidgets.engine.dynamic.dsat` (Li 2017, Alg. 8)    ``epsilon``
+``"dsft"``             :func:`~dpwidgets.engine.dynamic.dsft` (Li 2017, Alg. 7)    ``epsilon``
 ``"dsat_w_event"``     :func:`~dpwidgets.engine.dynamic.dsat_w_event`         ``epsilon·⌈N/w⌉``
-                       (003 Alg. 9)
+                       (Li 2017, Alg. 9)
 ``"dynamic_fixed"``    :func:`~dpwidgets.engine.dynamic.fixed_sampling_release`  ``epsilon``
 ``"dynamic_uniform"``  :func:`~dpwidgets.engine.dynamic.uniform_budget_release`  ``epsilon``
                        (ε/N per snapshot)
@@ -23,16 +23,16 @@ name                   engine (:mod:`dpwidgets.engine.dynamic`)              cha
 
 ``"dsat"`` takes ``variant="paced"`` (the engine's default: a threshold steered by the release
 count's lag behind the schedule ``C t/N``, distance to the true snapshot at the last release) or
-``variant="text"`` (003 Alg. 8 as printed: the P term of eqs. 4.2.2-4.2.5 with ``delta`` and
+``variant="text"`` (Li 2017, Alg. 8 as printed: the P term of eqs. 4.2.2-4.2.5 with ``delta`` and
 ``theta``); only the parameters the chosen variant uses enter the release's cache key. ``k``,
 ``decision_ratio``, ``reference`` and ``gain`` default to the engine's rules (``None``).
 
 Neighbours and what the ledger is charged
 -----------------------------------------
-The ledger of a series dataset is kept at *user level* (003 Def. 4.1.1): two series are
+The ledger of a series dataset is kept at *user level* (Li 2017, Def. 4.1.1): two series are
 neighbours when one user is added or removed with all of their occurrences. The user-level
 mechanisms are ``epsilon``-DP under it and are charged ``epsilon``. The w-event mechanisms are
-``epsilon``-DP for every window of ``w`` consecutive snapshots (003 Def. 4.1.3); a user present
+``epsilon``-DP for every window of ``w`` consecutive snapshots (Li 2017, Def. 4.1.3); a user present
 in all N snapshots spans ``⌈N/w⌉`` disjoint windows, and changing them one window at a time is a
 chain of ``⌈N/w⌉`` w-event neighbours, so the user-level guarantee is ``epsilon·⌈N/w⌉`` (group
 privacy over the chain) -- that is what the ledger is charged (``epsilon`` when ``w >= N``).
@@ -42,7 +42,7 @@ the per-window budget and charging it alone would understate the loss.
 The public snapshot size
 ------------------------
 The distance-based samplers compare the normalised L1 distance, whose sensitivity is
-``Delta = 2/(n-1)`` for a *public* lower bound ``n`` on the snapshot sizes (003 Lemma 4.2.1).
+``Delta = 2/(n-1)`` for a *public* lower bound ``n`` on the snapshot sizes (Li 2017, Lemma 4.2.1).
 The engine can read ``n`` off the data; a session cannot let it (that number would be
 confidential), so ``"dsat"``, ``"dsft"`` and ``"dsat_w_event"`` require ``cardinality=n``. A series
 with a snapshot of fewer than ``n - 1`` records is refused by the engine before anything is
@@ -55,14 +55,14 @@ the release points (``histograms``, shape ``(k, U)``: the series repeats them in
 :func:`expand_releases` rebuilds the ``(N, U)`` series), the release flags, the budget of each
 release, the threshold trajectory and the budget split. The threshold trajectory is public:
 DSFT's is the constant ``T`` the user chose; DSAT's ``T_i`` is computed from the public
-release count only (003 eq. 4.2.5, SPEC §4 erratum), i.e. post-processing of the release flags.
+release count only (Li 2017, eq. 4.2.5, the specification erratum), i.e. post-processing of the release flags.
 The secret offset ``rho`` of the SVT decisions (the text's noisy threshold ``T~ = T + Lap``) is
 never in the engine's result and so never in an output; neither are the distances, noisy or
 true.
 
 References
 ----------
-003 Ch. 4 (§4.1-4.5; Alg. 7, 8, 9; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Table 4.2).
+Li 2017, Ch. 4 (§4.1-4.5; Alg. 7, 8, 9; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Table 4.2).
 Kellaris, Papadopoulos, Xiao, Papadias 2014 (w-event privacy, BD, BA).
 """
 
@@ -74,7 +74,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ..engine._validation import check_epsilon, check_positive_int
-from ..session import Mechanism, register_mechanism
+from ..mechanism import Fact, Mechanism, register_mechanism
 
 __all__ = [
     "DYNAMIC_MECHANISMS",
@@ -163,7 +163,7 @@ def _cutoff(p: dict, limit: int, what: str) -> int:
         fraction = _real(fraction, "cutoff_fraction", 0.0, 1.0, lo_open=True)
         return max(1, int(round(fraction * limit)))
     if cutoff is None:
-        return max(1, int(round(0.01 * limit)))  # 003 Table 4.2: C = 0.01 N
+        return max(1, int(round(0.01 * limit)))  # Li 2017, Table 4.2: C = 0.01 N
     cutoff = check_positive_int(cutoff, "cutoff")
     if cutoff > limit:
         raise ValueError(f"cutoff (C) must be between 1 and {what} = {limit}, got {cutoff}")
@@ -175,7 +175,7 @@ def _cardinality(p: dict, mechanism: str) -> int:
         p.pop("cardinality", None)
         raise ValueError(
             f"{mechanism!r} needs cardinality= : the public lower bound n on the snapshot sizes "
-            f"(the distance's sensitivity is 2/(n-1), 003 Lemma 4.2.1); it is not read off "
+            f"(the distance's sensitivity is 2/(n-1), Li 2017, Lemma 4.2.1); it is not read off "
             f"the data"
         )
     return check_positive_int(p.pop("cardinality"), "cardinality", minimum=2)
@@ -257,7 +257,7 @@ def _sampling_validate(mechanism: str, adaptive: bool):
         else:
             if p.get("threshold") is None:
                 raise ValueError("'dsft' needs threshold= (T in [0, 2]; about 0.025 was best on "
-                                 "the text's US data, 003 Fig. 4.3)")
+                                 "the text's US data, Li 2017, Fig. 4.3)")
             out["threshold"] = _real(p.pop("threshold"), "threshold", 0.0, 2.0)
         out["cardinality"] = _cardinality(p, mechanism)
         out["k"] = _k(p)
@@ -381,12 +381,8 @@ def _plain(value):
 def dynamic_outputs(result, p: dict | None = None) -> dict:
     """The DP output of a :class:`~dpwidgets.engine.dynamic.DynamicRelease`, and nothing else.
 
-    Parameters
-    ----------
-    result : DynamicRelease
-        The engine's result.
-    p : dict, optional
-        The validated parameters (unused; the :class:`~dpwidgets.session.Mechanism` signature).
+    ``p`` (the validated parameters) is unused: it is the :class:`~dpwidgets.mechanism.Mechanism`
+    signature.
 
     Returns
     -------
@@ -462,7 +458,7 @@ def dynamic_stand_in(
 
     A smooth random distribution over the bins drifts towards a fresh random one in each of
     ``n_periods`` periods, at a rate that differs by period (some periods nearly static, some
-    busy, as in 003 §4.5.1's update model); every snapshot is a Poisson sample of about
+    busy, as in Li 2017, §4.5.1's update model); every snapshot is a Poisson sample of about
     ``cardinality`` records, topped up to at least ``cardinality``. Seeded (``seed``), so a preview on it is reproducible and says
     nothing about any confidential series.
 
@@ -530,58 +526,70 @@ def _k_note(p: dict) -> str:
 
 def _dsat_label(p: dict) -> str:
     if p["variant"] == "text":
-        name = "DSAT (003 Alg. 8 as printed)"
+        name = "DSAT (Li 2017, Alg. 8 as printed)"
         steer = f", δ = {p['delta']:g}, θ = {p['theta']:g}"
     else:
-        name = f"DSAT ({p['variant']} controller; 003 Alg. 8)"
+        name = f"DSAT ({p['variant']} controller; Li 2017, Alg. 8)"
         steer = "" if p.get("gain") is None else f", gain = {p['gain']:g}"
     return (f"{name}: C = {p['cutoff']}, T = {p['threshold']:g}{steer}, M = {p['burn_in']}, "
             f"{_k_note(p)}")
 
 
+def _holds_cardinality(series: np.ndarray, n) -> bool:
+    """Whether every snapshot holds at least ``n - 1`` records (Li 2017, Lemma 4.2.1)."""
+    return bool(np.asarray(series).sum(axis=1).min() >= float(n) - 1)
+
+
+#: The public lower bound n on the snapshot sizes is a fact about the data: declared by the
+#: data owner (``facts={"cardinality": n}``); an analyst may only claim a smaller one (more noise).
+_FACTS = {"cardinality": Fact("at_most", None, check=_holds_cardinality)}
+_USER = "one user added or removed with all of their occurrences (user level)"
+_W = ("one user added or removed within any window of w snapshots (w-event); a user present "
+      "throughout spans ceil(N/w) windows, which the charge covers")
+
 DYNAMIC_MECHANISMS: dict[str, Mechanism] = {
     "dsat": Mechanism(
-        "dsat", _sampling_validate("dsat", adaptive=True), cost=lambda p: p["epsilon"],
-        run=_run_dsat, outputs=dynamic_outputs, private=lambda p: True,
+        "dsat", _sampling_validate("dsat", adaptive=True),
+        run=_run_dsat, outputs=dynamic_outputs,
         label=_dsat_label,
-        table=True,
+        table=True, facts=_FACTS, neighbours=_USER,
     ),
     "dsft": Mechanism(
-        "dsft", _sampling_validate("dsft", adaptive=False), cost=lambda p: p["epsilon"],
-        run=_run_dsft, outputs=dynamic_outputs, private=lambda p: True,
-        label=lambda p: (f"DSFT (003 Alg. 7): C = {p['cutoff']}, T = {p['threshold']:g}, "
+        "dsft", _sampling_validate("dsft", adaptive=False),
+        run=_run_dsft, outputs=dynamic_outputs,
+        label=lambda p: (f"DSFT (Li 2017, Alg. 7): C = {p['cutoff']}, T = {p['threshold']:g}, "
                          f"{_k_note(p)}"),
-        table=True,
+        table=True, facts=_FACTS, neighbours=_USER,
     ),
     "dsat_w_event": Mechanism(
         "dsat_w_event", _dsat_w_validate, cost=_w_cost, run=_run_dsat_w,
-        outputs=dynamic_outputs, private=lambda p: True,
-        label=lambda p: f"w-event DSAT (003 Alg. 9): C = {p['cutoff']} per window, {_w_note(p)}",
-        table=True,
+        outputs=dynamic_outputs,
+        label=lambda p: f"w-event DSAT (Li 2017, Alg. 9): C = {p['cutoff']} per window, {_w_note(p)}",
+        table=True, facts=_FACTS, neighbours=_W,
     ),
     "dynamic_fixed": Mechanism(
-        "dynamic_fixed", _fixed_validate, cost=lambda p: p["epsilon"], run=_run_fixed,
-        outputs=dynamic_outputs, private=lambda p: True,
-        label=lambda p: f"fixed sampling (003 §4.1.4): C = {p['cutoff']} releases of ε/C",
-        table=True,
+        "dynamic_fixed", _fixed_validate, run=_run_fixed,
+        outputs=dynamic_outputs,
+        label=lambda p: f"fixed sampling (Li 2017, §4.1.4): C = {p['cutoff']} releases of ε/C",
+        table=True, neighbours=_USER,
     ),
     "dynamic_uniform": Mechanism(
-        "dynamic_uniform", _uniform_validate, cost=lambda p: p["epsilon"], run=_run_uniform,
-        outputs=dynamic_outputs, private=lambda p: True,
-        label=lambda p: f"baseline (003 §4.1.4): every snapshot with ε/N, N = {p['n_times']}",
-        table=True,
+        "dynamic_uniform", _uniform_validate, run=_run_uniform,
+        outputs=dynamic_outputs,
+        label=lambda p: f"baseline (Li 2017, §4.1.4): every snapshot with ε/N, N = {p['n_times']}",
+        table=True, neighbours=_USER,
     ),
     "dynamic_bd": Mechanism(
         "dynamic_bd", _kellaris_validate("dynamic_bd"), cost=_w_cost, run=_run_bd,
-        outputs=dynamic_outputs, private=lambda p: True,
+        outputs=dynamic_outputs,
         label=lambda p: f"BD, budget distribution (Kellaris et al.): {_w_note(p)}",
-        table=True,
+        table=True, neighbours=_W,
     ),
     "dynamic_ba": Mechanism(
         "dynamic_ba", _kellaris_validate("dynamic_ba"), cost=_w_cost, run=_run_ba,
-        outputs=dynamic_outputs, private=lambda p: True,
+        outputs=dynamic_outputs,
         label=lambda p: f"BA, budget absorption (Kellaris et al.): {_w_note(p)}",
-        table=True,
+        table=True, neighbours=_W,
     ),
 }
 """The dynamic-histogram mechanisms, by session name (all registered on import)."""

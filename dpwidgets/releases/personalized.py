@@ -1,8 +1,8 @@
-"""Session mechanism for personalized differential privacy (003 Ch. 5; SPEC §3.8).
+"""Session mechanism for personalized differential privacy (Li 2017, Ch. 5).
 
 A dataset here is a table of two columns, one row per record: ``[value, budget]``. The value
 is confidential; the budget is the privacy budget the record's owner asked for, and it is
-**public** -- the privacy vector ``phi = (eps_1, ..., eps_n)`` of 003 §5.1, which "should not be
+**public** -- the privacy vector ``phi = (eps_1, ..., eps_n)`` of Li 2017, §5.1, which "should not be
 correlated with any sensitive information". Add it with a public stand-in of the same shape
 whose second column is the same privacy vector (:func:`personalized_stand_in`).
 
@@ -10,7 +10,7 @@ Mechanism (``session.release(dataset, "personalized_histogram", ...)``)
 -----------------------------------------------------------------------
 :func:`dpwidgets.engine.personalized.personalized_histogram`: the histogram of the values under
 personalized DP, by Minimum, Threshold, Sampling (Jorgensen et al.), privacy-aware partitioning
-(003 Alg. 10) or utility-based partitioning (Alg. 11), with T-round repartitioning (§5.2.3)
+(Li 2017, Alg. 10) or utility-based partitioning (Alg. 11), with T-round repartitioning (§5.2.3)
 and the inverse-variance ensemble (§5.2.4). Parameters:
 
 ``epsilon`` (required)
@@ -32,7 +32,7 @@ and the inverse-variance ensemble (§5.2.4). Parameters:
     ``"utility"`` (default), ``"privacy_aware"``, ``"sampling"``, ``"minimum"``, ``"threshold"``.
 ``threshold``
     ``eps_T`` of Sampling / Threshold, in ``[min, max]`` of the (capped) budgets; default the
-    mean budget (003 §5.3.2.1's rule for counts).
+    mean budget (Li 2017, §5.3.2.1's rule for counts).
 ``rounds``
     T-round partitioning (partitioning methods and Minimum).
 ``ensemble``, ``min_size``, ``max_partitions``, ``max_groups``
@@ -49,9 +49,9 @@ implies -- and what it is charged -- is the **largest per-record loss**
 than ``max(budgets)`` (nor than the cap ``epsilon``), and can be much less: Minimum is charged
 ``min(budgets)``, Sampling ``eps_T`` (record ``j`` enjoys ``min(eps_j, eps_T)``), a partitioning
 method the largest budget any of its releases (summed over rounds) runs at -- e.g. about 0.76 of
-a ``max(budgets) = 1`` under 003's ``N(0.1, 1)`` vector for utility-based partitioning. The
+a ``max(budgets) = 1`` under Li 2017's ``N(0.1, 1)`` vector for utility-based partitioning. The
 charge is a function of the public privacy vector and the parameters only (the plan is computed
-before anything is run). SPEC/the issue suggested charging ``max(budgets)``; that is an upper
+before anything is run). An earlier design suggested charging ``max(budgets)``; that is an upper
 bound of the charge here, reached when some record enjoys its whole (capped) budget.
 
 Neighbours: replace-one (the engine's :data:`~dpwidgets.engine.personalized.NEIGHBOURS`): the
@@ -66,7 +66,7 @@ round, the threshold, the charge. Never a value, a true count, or Sampling's sec
 
 References
 ----------
-003 Ch. 5 (§5.1 Def. 5.1.1; §5.2 Alg. 10-11, eq. 5.2.3, 5.2.6; §5.2.3 T-round; §5.2.4 ensemble);
+Li 2017, Ch. 5 (§5.1 Def. 5.1.1; §5.2 Alg. 10-11, eq. 5.2.3, 5.2.6; §5.2.3 T-round; §5.2.4 ensemble);
 Jorgensen, Yu, Cormode, "Conservative or liberal? Personalized differential privacy", ICDE 2015.
 """
 
@@ -81,7 +81,7 @@ import numpy as np
 
 from ..engine import personalized as pdp
 from ..engine._validation import check_epsilon, check_finite_array, check_positive_int
-from ..session import Mechanism, register_mechanism
+from ..mechanism import Mechanism, register_mechanism
 
 __all__ = [
     "METHOD_LABELS",
@@ -297,12 +297,8 @@ def _histogram_run(table: np.ndarray, p: dict, rng: np.random.Generator):
 def histogram_outputs(result: pdp.PersonalizedResult, p: dict | None = None) -> dict:
     """The DP output of a personalized histogram, and public functions of the privacy vector.
 
-    Parameters
-    ----------
-    result : PersonalizedResult
-        The engine's result.
-    p : dict, optional
-        The validated parameters (unused; the :class:`~dpwidgets.session.Mechanism` signature).
+    ``p`` (the validated parameters) is unused: it is the :class:`~dpwidgets.mechanism.Mechanism`
+    signature.
 
     Returns
     -------
@@ -347,7 +343,7 @@ def histogram_outputs(result: pdp.PersonalizedResult, p: dict | None = None) -> 
 
 def _histogram_label(p: dict) -> str:
     method = p["method"]
-    parts = [f"personalized histogram, {METHOD_LABELS[method]} (003 Ch. 5)",
+    parts = [f"personalized histogram, {METHOD_LABELS[method]} (Li 2017, Ch. 5)",
              f"{p['bins'].size - 1} bins"]
     if p["threshold"] is not None:
         parts.append(f"ε_T = {p['threshold']:.3g}")
@@ -362,8 +358,11 @@ def _histogram_label(p: dict) -> str:
 PERSONALIZED_MECHANISMS: dict[str, Mechanism] = {
     "personalized_histogram": Mechanism(
         "personalized_histogram", _histogram_validate, cost=lambda p: p["charge"],
-        run=_histogram_run, outputs=histogram_outputs, private=lambda p: True,
+        run=_histogram_run, outputs=histogram_outputs,
         label=_histogram_label, table=True,
+        # The budget column is the public privacy vector: checked before the charge.
+        precheck=lambda table, p: _check_within_asked(p["budgets"].array, table[:, 1]),
+        neighbours=pdp.NEIGHBOURS,
     ),
 }
 """The personalized-DP mechanisms, by session name (registered on import)."""

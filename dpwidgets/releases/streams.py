@@ -1,20 +1,20 @@
-"""Session mechanisms for counting streams (000 Ch. 5; SPEC §3.5): PeGaSus on one stream,
+"""Session mechanisms for counting streams (Chen 2018, Ch. 5): PeGaSus on one stream,
 the Laplace baseline, and PeGaSus over a public hierarchy of aggregated states.
 
 Registered names
 ----------------
 ``"pegasus"`` (1-D data: a counting stream ``c_1..c_T``)
-    000 Alg. 15: Perturber (Laplace, ε_p) + Deviation-Based Grouper (Alg. 16, ε_g); cost ε.
-    Parameters: ``epsilon``, ``perturber_share`` = ε_p/ε (default 0.8, 000 §5.6.1), ``theta``
+    Chen 2018, Alg. 15: Perturber (Laplace, ε_p) + Deviation-Based Grouper (Alg. 16, ε_g); cost ε.
+    Parameters: ``epsilon``, ``perturber_share`` = ε_p/ε (default 0.8, Chen 2018, §5.6.1), ``theta``
     (the Grouper's deviation threshold; default 5/ε_g). The output is the Perturber's noisy
     counts c̃, the Grouper's partition (as group ``boundaries``), and the estimates of *every*
     smoother of §5.3.3: a smoother is post-processing, so there is no ``smoother`` parameter —
     choose one afterwards with :func:`estimates`, for free.
 ``"laplace_stream"`` (1-D)
-    The baseline LM of 000 §5.6.1 (ĉ_t = c_t + Lap(1/ε)); ``k > 0`` gives BS_k (the trailing
+    The baseline LM of Chen 2018, §5.6.1 (ĉ_t = c_t + Lap(1/ε)); ``k > 0`` gives BS_k (the trailing
     mean of the last k+1 Laplace outputs, post-processing). Cost ε.
 ``"hierarchical_pegasus"`` (2-D data: one row per state, one column per time step)
-    000 §5.5 over a *public* hierarchy of aggregations: ``method="phs_pegasus"`` (Alg. 18, with
+    Chen 2018, §5.5 over a *public* hierarchy of aggregations: ``method="phs_pegasus"`` (Alg. 18, with
     pruning; default), ``"hs_pegasus"`` (HS-PGS, Thm 19) or ``"hs_laplace"`` (HS-LM). Parameters:
     ``epsilon``, ``parents`` (the tree as a parent array, leaves = the data's rows in increasing
     node id; default a complete binary tree when the number of states is a power of 2),
@@ -24,7 +24,7 @@ Registered names
 
 Privacy
 -------
-Every mechanism here is ε-DP under *event-level* neighbours (000 §5.2.3, Def. 7): two stream
+Every mechanism here is ε-DP under *event-level* neighbours (Chen 2018, §5.2.3, Def. 7): two stream
 prefixes differ by adding or removing one tuple (user, state, time), so one count c_t of one
 state changes by 1 (and, in a hierarchy, the aggregates above it, one node per level).
 ``"pegasus"``: Perturber ε_p-DP (Laplace, sensitivity 1 per step) + Grouper ε_g-DP (SVT per
@@ -35,7 +35,7 @@ the pruning step read as the Laplace mechanism with ε_pr/h per level rather tha
 SVT argument (see :mod:`dpwidgets.engine.streams`: the text's Thm 20 does not go through for
 fresh threshold noise per node). The cost charged is exactly ε in every case.
 
-References: 000 §5.2-5.6, Alg. 15-18, Thm 15, 17, 19, 21.
+References: Chen 2018, §5.2-5.6, Alg. 15-18, Thm 15, 17, 19, 21.
 
 What may leave the session
 --------------------------
@@ -46,14 +46,14 @@ step's group never changes after the step), the pruning pattern (PRUNE's ε_pr-D
 budget split and the guarantee. Never a true count, a deviation, or the Grouper's noisy
 threshold θ̃ (SVT's secret state).
 
-Queries by post-processing (000 §5.4)
+Queries by post-processing (Chen 2018, §5.4)
 -------------------------------------
 Sliding-window sums (:func:`window_sums`: WSS, Alg. 17, or the sum of the estimates) and event
 detections (:func:`detections`: jump/drop, low signal) are computed from a release's *output*
 dict only, so every window size w and threshold δ comes from the one release: moving w or δ
 spends nothing.
 
-Every estimate at step t depends on c_1..c_t only (real time, 000 §5.2.2): releasing the whole
+Every estimate at step t depends on c_1..c_t only (real time, Chen 2018, §5.2.2): releasing the whole
 stream at once and revealing it step by step shows exactly what the online algorithm would
 have released at each step.
 """
@@ -68,11 +68,12 @@ import numpy as np
 
 from ..engine import streams as st
 from ..engine._validation import check_epsilon, check_positive_int
-from ..session import Mechanism, register_mechanism
+from ..mechanism import Mechanism, register_mechanism
 
 __all__ = [
     "DEFAULT_PERTURBER_SHARE",
     "HIERARCHY_METHODS",
+    "STREAM_MECHANISMS",
     "detections",
     "estimates",
     "event_statistic",
@@ -81,14 +82,14 @@ __all__ = [
     "window_sums",
 ]
 
-#: ε_p/ε of 000 §5.6.1 (ε_p = 0.8ε, ε_g = 0.2ε).
+#: ε_p/ε of Chen 2018, §5.6.1 (ε_p = 0.8ε, ε_g = 0.2ε).
 DEFAULT_PERTURBER_SHARE = 0.8
 
-#: The hierarchy methods of 000 §5.5-5.6.4, by parameter value.
+#: The hierarchy methods of Chen 2018, §5.5-5.6.4, by parameter value.
 HIERARCHY_METHODS = MappingProxyType(
     {
-        "phs_pegasus": "PHS-PGS: PeGaSus with pruning (000 Alg. 18)",
-        "hs_pegasus": "HS-PGS: PeGaSus with ε/h on every aggregated stream (000 §5.5.1)",
+        "phs_pegasus": "PHS-PGS: PeGaSus with pruning (Chen 2018, Alg. 18)",
+        "hs_pegasus": "HS-PGS: PeGaSus with ε/h on every aggregated stream (Chen 2018, §5.5.1)",
         "hs_laplace": "HS-LM: the Laplace mechanism with ε/h on every aggregated stream",
     }
 )
@@ -295,7 +296,7 @@ def _hier_label(p: dict) -> str:
 
 
 # --------------------------------------------------------------------------------------------
-# Post-processing of a release's output (000 §5.4): free
+# Post-processing of a release's output (Chen 2018, §5.4): free
 # --------------------------------------------------------------------------------------------
 def pegasus_result(output: dict) -> st.PegasusResult:
     """Rebuild the engine's :class:`~dpwidgets.engine.streams.PegasusResult` from the DP output
@@ -324,7 +325,7 @@ def pegasus_result(output: dict) -> st.PegasusResult:
 
 
 def estimates(output: dict, smoother: str = "median") -> np.ndarray:
-    """The released estimates ĉ under ``smoother`` (000 §5.3.3; all are in the output)."""
+    """The released estimates ĉ under ``smoother`` (Chen 2018, §5.3.3; all are in the output)."""
     return np.asarray(output["smoothed"][_smoother(smoother)], dtype=float)
 
 
@@ -338,13 +339,13 @@ def window_sums(output: dict, w: int, method: str = "wss", smoother: str = "medi
     w : int
         Window size (1 <= w <= T).
     method : {"wss", "estimates", "noisy"}
-        ``"wss"``: the Window Sum Smoother (000 Alg. 17, PGS_WSS); ``"estimates"``: the sum of
+        ``"wss"``: the Window Sum Smoother (Chen 2018, Alg. 17, PGS_WSS); ``"estimates"``: the sum of
         the estimates of ``smoother`` (PGS_MS with the median); ``"noisy"``: the sum of the
         Perturber's noisy counts (per-step Laplace at ε_p).
 
     Notes
     -----
-    Post-processing of DP output: no budget (000 §5.4). Windows at the start are partial.
+    Post-processing of DP output: no budget (Chen 2018, §5.4). Windows at the start are partial.
     """
     if method == "wss":
         return st.window_sum_smoother(pegasus_result(output), w)
@@ -356,11 +357,11 @@ def window_sums(output: dict, w: int, method: str = "wss", smoother: str = "medi
 
 
 def event_statistic(released, kind: str, w: int, smoother: str = "median") -> np.ndarray:
-    """The monitored statistic per step (000 §5.2.2), NaN where the window is incomplete.
+    """The monitored statistic per step (Chen 2018, §5.2.2), NaN where the window is incomplete.
 
     ``kind="jump_drop"``: ``|x_t − x_{t−w+1}|``; ``kind="low_signal"``: the window sum
     ``Σ_{i=t−w+1}^{t} x_i``. ``released`` is a ``"pegasus"`` release's output dict (then x is
-    its ``smoother`` estimates, and low-signal sums come from the WSS, 000 §5.4) or any 1-D
+    its ``smoother`` estimates, and low-signal sums come from the WSS, Chen 2018, §5.4) or any 1-D
     array of per-step values (the Perturber's noisy counts, or — teaching only — the truth).
     """
     if isinstance(released, dict):
@@ -387,7 +388,7 @@ def detections(
     """Event detections ``b_t`` (bool per step) from a ``"pegasus"`` release's output, free.
 
     ``kind="jump_drop"``: ``|ĉ_t − ĉ_{t−w+1}| >= δ`` on the estimates of ``smoother`` (the
-    MedianSmoother in 000 §5.6.3); ``kind="low_signal"``: WSS window sum ``< δ`` (000 §5.4).
+    MedianSmoother in Chen 2018, §5.6.3); ``kind="low_signal"``: WSS window sum ``< δ`` (Chen 2018, §5.4).
     Steps with an incomplete window are never events.
     """
     if kind == "jump_drop":
@@ -400,31 +401,16 @@ def detections(
 # --------------------------------------------------------------------------------------------
 # Registration
 # --------------------------------------------------------------------------------------------
-register_mechanism(Mechanism(
-    "pegasus",
-    _pegasus_validate,
-    cost=lambda p: p["epsilon"],
-    run=_pegasus_run,
-    outputs=_pegasus_outputs,
-    private=lambda p: True,
-    label=_pegasus_label,
-))
-register_mechanism(Mechanism(
-    "laplace_stream",
-    _lm_validate,
-    cost=lambda p: p["epsilon"],
-    run=_lm_run,
-    outputs=_lm_outputs,
-    private=lambda p: True,
-    label=lambda p: "LM stream (Laplace per step)" if p["k"] == 0 else f"BS_{p['k']} stream",
-))
-register_mechanism(Mechanism(
-    "hierarchical_pegasus",
-    _hier_validate,
-    cost=lambda p: p["epsilon"],
-    run=_hier_run,
-    outputs=_hier_outputs,
-    private=lambda p: True,
-    label=_hier_label,
-    table=True,
-))
+_EVENT = st.NEIGHBOURS
+STREAM_MECHANISMS: dict[str, Mechanism] = {
+    "pegasus": Mechanism("pegasus", _pegasus_validate, _pegasus_run, _pegasus_outputs,
+                         _pegasus_label, neighbours=_EVENT),
+    "laplace_stream": Mechanism(
+        "laplace_stream", _lm_validate, _lm_run, _lm_outputs, neighbours=_EVENT,
+        label=lambda p: "LM stream (Laplace per step)" if p["k"] == 0 else f"BS_{p['k']} stream"),
+    "hierarchical_pegasus": Mechanism("hierarchical_pegasus", _hier_validate, _hier_run,
+                                      _hier_outputs, _hier_label, table=True, neighbours=_EVENT),
+}
+"""The stream mechanisms, by session name (all registered on import)."""
+for _mechanism in STREAM_MECHANISMS.values():
+    register_mechanism(_mechanism)

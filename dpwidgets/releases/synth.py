@@ -1,4 +1,4 @@
-"""Session mechanisms for DP synthetic data (003 Ch. 3, DPCopula; SPEC §3.7).
+"""Session mechanisms for DP synthetic data (Li 2017, Ch. 3, DPCopula).
 
 A dataset here is a *table of attributes*: a pandas DataFrame of numeric, integer-coded (or
 pre-binned) columns added with :meth:`dpwidgets.Session.add_dataset` (the session keeps its
@@ -10,7 +10,7 @@ Mechanisms (``session.release(dataset, name, epsilon=..., attributes=..., domain
 ============================  ===========================================================  =======
 name                          engine (:mod:`dpwidgets.engine.synth`)                        charged
 ============================  ===========================================================  =======
-``"dpcopula"``                :func:`~dpwidgets.engine.synth.dpcopula` (003 Alg. 1-6)        ``ε``
+``"dpcopula"``                :func:`~dpwidgets.engine.synth.dpcopula` (Li 2017, Alg. 1-6)        ``ε``
 ``"independent_synth"``       :func:`~dpwidgets.engine.synth.independent_synth` (DP          ``ε``
                               margins only: the dependence-free baseline)
 ``"laplace_histogram_synth"`` :func:`~dpwidgets.engine.synth.laplace_histogram_synth`        ``ε``
@@ -31,7 +31,7 @@ what their engine function takes.
 
 Neighbours, guarantee and the public domains
 --------------------------------------------
-Add/remove one record (003 Def. 3.1.1): every mechanism is ``ε``-DP *given public attribute
+Add/remove one record (Li 2017, Def. 3.1.1): every mechanism is ``ε``-DP *given public attribute
 domains* and is charged ``ε``. Domains read from the data are not DP (the engine says so in
 the release's guarantee): such a release is allowed in a teaching session only -- in analyst
 mode it is refused (``private`` is false without declared domains) before anything is charged.
@@ -56,7 +56,7 @@ with the dataset's dtypes.
 
 References
 ----------
-003 Ch. 3 (Alg. 1-6, Lemma 3.2.1, Thms 3.2.1-3.2.4, Table 3.2); SPEC §3.7.
+Li 2017, Ch. 3 (Alg. 1-6, Lemma 3.2.1, Thms 3.2.1-3.2.4, Table 3.2); the specification
 McKenna, Miklau, Sheldon 2021 (MST); McKenna, Mullins, Sheldon, Miklau 2022 (AIM).
 """
 
@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..engine._validation import check_epsilon, check_positive_int
-from ..session import Mechanism, register_mechanism
+from ..mechanism import Mechanism, register_mechanism
 
 if TYPE_CHECKING:  # pandas is imported when a table is released, not with the package
     import pandas as pd
@@ -310,6 +310,11 @@ def _common(params: dict, shape: tuple, mechanism: str) -> tuple[dict, dict]:
     _, m = _table_shape(tuple(shape), mechanism)
     out: dict = {"epsilon": check_epsilon(p.pop("epsilon"))}
     out["attributes"] = _attributes(p, m)
+    columns = getattr(shape, "columns", None)
+    unknown = [a for a in out["attributes"] or () if columns is not None and a not in columns]
+    if unknown:
+        raise ValueError(f"attributes {unknown} are not columns of this dataset; its (public) "
+                         f"columns are {list(columns)}")
     out["domains"] = _domains(p, out["attributes"])
     if out["attributes"] is None and out["domains"] is not None and len(out["domains"]) != m:
         raise ValueError(f"domains must declare every one of the table's {m} columns when "
@@ -357,7 +362,7 @@ def _laplace_validate(params: dict, shape: tuple) -> dict:
             raise ValueError(
                 f"the full domain has {cells:.3g} cells, more than max_cells={out['max_cells']}:"
                 f" the full-histogram baseline only runs where the histogram fits in memory "
-                f"(this is why DPCopula exists, 003 §3.1.2)")
+                f"(this is why DPCopula exists, Li 2017, §3.1.2)")
     return out
 
 
@@ -469,12 +474,8 @@ def _plain(value):
 def synth_outputs(result, p: dict | None = None) -> dict:
     """The DP output of a :class:`~dpwidgets.engine.synth.SynthResult`, and nothing else.
 
-    Parameters
-    ----------
-    result : SynthResult
-        The engine's result.
-    p : dict, optional
-        The validated parameters (unused; the :class:`~dpwidgets.session.Mechanism` signature).
+    ``p`` (the validated parameters) is unused: it is the :class:`~dpwidgets.mechanism.Mechanism`
+    signature.
 
     Returns
     -------
@@ -614,31 +615,31 @@ def _dpcopula_label(p: dict) -> str:
     algo = "Alg. 4-5" if p["method"] == "kendall" else "Alg. 1-2"
     hybrid = (f", hybrid < {p['hybrid_threshold']} values (Alg. 6)"
               if p["hybrid_threshold"] is not None else "")
-    return (f"DPCopula-{'Kendall' if p['method'] == 'kendall' else 'MLE'} (003 {algo}): "
+    return (f"DPCopula-{'Kendall' if p['method'] == 'kendall' else 'MLE'} (Li 2017, {algo}): "
             f"k = ε1/ε2 = {p['k']:.3g}, {p['publisher']} margins{hybrid}, {_what(p)}")
 
 
 SYNTH_MECHANISMS: dict[str, Mechanism] = {
     "dpcopula": Mechanism(
-        "dpcopula", _dpcopula_validate, cost=lambda p: p["epsilon"],
+        "dpcopula", _dpcopula_validate,
         run=_run_dpcopula, outputs=synth_outputs, private=_declared, label=_dpcopula_label,
         table=True, frame=True,
     ),
     "independent_synth": Mechanism(
-        "independent_synth", _independent_validate, cost=lambda p: p["epsilon"],
+        "independent_synth", _independent_validate,
         run=_run_independent, outputs=synth_outputs, private=_declared,
         label=lambda p: (f"independent DP margins, no dependence ({p['publisher']}): "
                          f"{_what(p)}"),
         table=True, frame=True,
     ),
     "laplace_histogram_synth": Mechanism(
-        "laplace_histogram_synth", _laplace_validate, cost=lambda p: p["epsilon"],
+        "laplace_histogram_synth", _laplace_validate,
         run=_run_laplace, outputs=synth_outputs, private=_declared,
         label=lambda p: f"Laplace on the full-domain histogram ({p['publisher']}): {_what(p)}",
         table=True, frame=True,
     ),
     "peer_synth": Mechanism(
-        "peer_synth", _peer_validate, cost=lambda p: p["epsilon"], run=_run_peer,
+        "peer_synth", _peer_validate, run=_run_peer,
         outputs=synth_outputs, private=_declared,
         label=lambda p: f"{p['method'].upper()} (OpenDP mbi): {_what(p)}",
         table=True, frame=True,

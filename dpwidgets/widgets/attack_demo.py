@@ -1,4 +1,4 @@
-"""AttackDemo: the GPTT reconstruction attack (000 Alg. 6-7) against a correct mechanism.
+"""AttackDemo: the GPTT reconstruction attack (Chen 2018, Alg. 6-7) against a correct mechanism.
 
 Teaching mode only: the attack runs a mechanism that is not private for any ε, so an analyst
 session refuses it (the widget then only says so). Controls: ``epsilon``, ``delta``,
@@ -13,12 +13,12 @@ import html
 import ipywidgets as w
 import numpy as np
 
-from ..engine.budget import BudgetExceededError
-from ..session import PrivacyPolicyError, Release, Session
+from ..session import Release, Session
 from . import figures
-from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
-from .controls import Debouncer, EpsilonSlider
-from .svt_explorer import _is_echo
+from ._base import ReleaseWidget
+from ._base import is_echo as _is_echo
+from ._bokeh import bokeh_widget, ensure_bokehjs
+from .controls import EpsilonSlider, IntRangeSlider, IntSlider
 
 __all__ = ["AttackDemo"]
 
@@ -31,12 +31,12 @@ def _default_histogram(session: Session) -> str:
     counts = np.asarray(datasets.zipf_histogram(domain=4096, rng=np.random.default_rng(0)), dtype=float)
     session.add_dataset(
         DEFAULT_DATASET, counts, total_epsilon=10.0,
-        description="Zipf histogram, domain 4096 (000 Table 3.2 setup)",
+        description="Zipf histogram, domain 4096 (Chen 2018, Table 3.2 setup)",
     )
     return DEFAULT_DATASET
 
 
-class AttackDemo(OfflineBokehMixin, w.VBox):
+class AttackDemo(ReleaseWidget):
     """Reconstruct a histogram with the GPTT attack and compare with standard SVT.
 
     Parameters
@@ -44,17 +44,20 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
     session : Session
         A teaching session (the attack is refused in analyst mode).
     dataset : str, optional
-        A histogram (non-negative integer counts). Default: the 000 §3.2.4 setup (a Zipf
+        A histogram (non-negative integer counts). Default: the Chen 2018, §3.2.4 setup (a Zipf
         histogram over 4096 cells), added to the session as ``"zipf_histogram"`` if missing.
     epsilon : float
-        Initial ε of the attack (split ε1 = ε2 = ε/2 as in 000 Alg. 6-7).
+        Initial ε of the attack (split ε1 = ε2 = ε/2 as in Chen 2018, Alg. 6-7).
     delta : float
-        The attack's failure probability δ (000: 0.05).
+        The attack's failure probability δ (Chen 2018: 0.05).
     small_max : int
-        "Small counts" are those <= small_max (000 Table 3.3: [0, 5]).
+        "Small counts" are those <= small_max (Chen 2018, Table 3.3: [0, 5]).
     debounce : float
         Seconds of quiet before recomputing in a kernel.
     """
+
+    mechanism = "reconstruction"
+    title = "GPTT reconstruction attack"
 
     def __init__(
         self,
@@ -66,32 +69,22 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
         small_max: int = 5,
         debounce: float = 0.3,
     ):
-        self.session = session
-        self._run = 0
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self.banner = w.HTML()
-        self.banner.add_class("dpw-banner")
-        self.message = w.HTML()
-        self.message.add_class("dpw-message")
-        self.stats = w.HTML()
-        self.stats.add_class("dpw-stats")
+        self._setup(session, debounce=debounce)
         self.epsilon = EpsilonSlider(epsilon, min_epsilon=0.01, max_epsilon=10.0)
         # A log slider that ignores the browser snapping δ = 0.05 to 10^-1.3 = 0.0501 and
         # sending it back (a plain FloatLogSlider took that echo for a move and reran the
         # attack, charging the teaching ledger for a change nobody made).
         self.delta = EpsilonSlider(delta, min_epsilon=1e-3, max_epsilon=10**-0.5,
-                                   description="δ")
+                                   description="δ", accepted=(0.0, 1.0))
         self.delta.remove_class("dpw-epsilon")
         self.delta.add_class("dpw-delta")
-        self.small_max = w.IntSlider(value=small_max, min=0, max=50, description="small ≤")
-        self.c = w.IntSlider(
+        self.small_max = IntSlider(value=small_max, min=0, max=50, description="small ≤")
+        self.c = IntSlider(
             value=10, min=1, max=100, description="SVT cutoff c",
             style={"description_width": "initial"},
         )
-        self.run_button = w.Button(description="Run again (fresh noise)", icon="refresh",
-                                   layout=w.Layout(width="auto"))
-        self.run_button.add_class("dpw-release")
-        self.release_button = self.run_button
+        self.run_button = self.release_button
+        self.run_button.description = "Run again (fresh noise)"
         handle = figures.attack_figure()
         self.figure = handle
         ensure_bokehjs()
@@ -108,8 +101,7 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
                 "reconstruction attack runs GPTT, which is not differentially private for any "
                 "ε; it runs only in a teaching session on public data.</div>"
             )
-            super().__init__([self.banner])
-            self.add_class("dpw-attack-demo")
+            self._assemble([self.banner], "dpw-attack-demo")
             return
 
         if dataset is None:
@@ -119,39 +111,54 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
             )
         self.dataset = dataset
         n = session.size(dataset)
-        self.window = w.IntRangeSlider(
+        self.window = IntRangeSlider(
             value=(0, min(n, 128)), min=0, max=n, description="cells shown",
             continuous_update=False, style={"description_width": "initial"},
-        )
-        self.banner.value = (
-            "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
-            "padding:6px;border-radius:3px'><b>NOT PRIVATE — GPTT</b> (000 Alg. 5; "
-            "001 §3.3, §9): no query noise on the difference queries, so the threshold tests "
-            "reveal the order of the counts. Compared with standard SVT at the same ε.</div>"
         )
         controls = w.VBox(
             [w.HBox([self.epsilon, self.delta]), w.HBox([self.small_max, self.window]),
              w.HBox([self.c, self.run_button])]
         )
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.stats])
-        self.add_class("dpw-attack-demo")
+        self._assemble([self.banner, controls, self.message, self.plot, self.stats],
+                       "dpw-attack-demo")
         self._last: tuple[Release, np.ndarray] | None = None
-        self._debouncer = Debouncer(self._recompute, debounce)
-        for control in (self.epsilon, self.delta, self.small_max, self.c):
-            control.observe(self._on_change, names="value")
-        self.window.observe(lambda change: None if _is_echo(change) else self._redraw(),
-                            names="value")
-        self.run_button.on_click(self._on_run)
+        self._watch(self._on_change, self.epsilon, self.delta, self.small_max, self.c)
+        self._watch(self._on_window, self.window)
         self._recompute()
+
+    @property
+    def params(self) -> dict:
+        return {"epsilon": float(self.epsilon.value), "delta": float(self.delta.value)}
+
+    def _update_banner(self) -> None:
+        self.banner.value = (
+            "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
+            "padding:6px;border-radius:3px'><b>NOT PRIVATE — GPTT</b> (Chen 2018, Alg. 5; "
+            "Lyu, Su & Li 2017, §3.3, §9): no query noise on the difference queries, so the "
+            "threshold tests reveal the order of the counts. Compared with standard SVT at the "
+            f"same ε (ε-DP {self.per_unit}).</div>"
+        )
 
     def _on_change(self, change=None) -> None:
         if not _is_echo(change):
             self._debouncer.trigger()
 
-    def _on_run(self, _button=None) -> None:
-        self._run += 1
-        self._recompute()
+    def _on_window(self, change=None) -> None:
+        """Show other cells (no rerun); a window beyond the cells is refused, not fitted."""
+        if _is_echo(change):
+            return
+        problem = self.problem()
+        if problem:
+            self._refuse(problem)
+            return
+        if "dpw-error" in self.message.value:
+            # A refusal held the controls back: run what they say now (unchanged ones replay
+            # from the session's cache, free).
+            self.message.value = ""
+            self._debouncer.trigger()
+        else:
+            self._redraw()
 
     def _compare_svt(self, counts: np.ndarray, epsilon: float) -> np.ndarray | None:
         """What the same attacker reconstructs through standard SVT at the same ε."""
@@ -161,23 +168,13 @@ class AttackDemo(OfflineBokehMixin, w.VBox):
             counts, epsilon, float(self.delta.value), self._rng, c=int(self.c.value)
         )
 
-    def _recompute(self) -> None:
+    def _live(self) -> None:
         """Rerun the attack (a teaching release) and the standard-SVT comparison."""
-        try:
-            release = self.session.release(
-                self.dataset, "reconstruction", run=self._run,
-                epsilon=float(self.epsilon.value), delta=float(self.delta.value),
-            )
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self.message.value = f"<div class='dpw-error'>{html.escape(str(exc))}</div>"
-            return
+        release = self._live_release()
         counts = self.session.public_view(self.dataset)
         svt = self._compare_svt(counts, float(self.epsilon.value))
         self._last = (release, svt)
-        self.message.value = (
-            "<div class='dpw-warn'>Past the cap: on confidential data this run would have been "
-            "refused.</div>" if release.overdraft else ""
-        )
+        self._live_status([release])
         self._redraw()
 
     def _redraw(self) -> None:

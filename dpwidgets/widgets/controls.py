@@ -1,7 +1,8 @@
-"""Reusable controls: a log-scaled epsilon slider with guardrails, the SVT budget split, and a
-debouncer for expensive recomputation.
+"""Reusable controls: an ε slider paired with a box for the exact value, sliders that never
+clamp, the SVT budget split, and a debouncer for expensive recomputation.
 
-The controls are plain ipywidgets; their Python side adds the guardrail text and the presets.
+The controls are plain ipywidgets; their Python side adds the guardrail text, the presets and
+:func:`control_problem` (what a widget shows instead of previewing or releasing a bad value).
 """
 
 from __future__ import annotations
@@ -16,9 +17,16 @@ import traitlets
 __all__ = [
     "Debouncer",
     "EpsilonSlider",
+    "FloatRangeSlider",
     "FloatSlider",
+    "IntRangeSlider",
+    "IntSlider",
+    "SliderText",
     "SplitControl",
+    "accepted_range",
+    "control_problem",
     "epsilon_guardrail",
+    "slider",
     "split_presets",
 ]
 
@@ -91,15 +99,120 @@ def _same_value(old, new) -> bool:
     return old == new
 
 
-class FloatSlider(_DropsEchoes, w.FloatSlider):
-    """An ``ipywidgets.FloatSlider`` that ignores the browser snapping its value to the step."""
+def accepted_range(lo: float, hi: float, *, open_lo: bool = False) -> str:
+    """How a control's accepted values read in an error message: "a number in [0.01, 0.99]"."""
+    left = "(" if open_lo or math.isinf(lo) else "["
+    right = ")" if math.isinf(hi) else "]"
+    return f"a number in {left}{_num(lo)}, {_num(hi)}{right}"
+
+
+def _num(x: float) -> str:
+    if math.isinf(x):
+        return "∞" if x > 0 else "−∞"
+    return f"{x:g}"
+
+
+def control_problem(control) -> str | None:
+    """What is wrong with a control's value (``None`` if nothing), naming the control and what
+    it accepts. Controls here never clamp a typed value: a widget asks this before it previews
+    or releases, shows the answer and does nothing else."""
+    value = control.value
+    label = getattr(control, "label", None) or control.description or type(control).__name__
+    lo, hi, open_lo = _bounds(control)
+    if isinstance(control, _RangePassThrough):
+        return _range_problem(label, value, lo, hi)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return f"{label}: got {value!r}; accepted: {accepted_range(lo, hi, open_lo=open_lo)}."
+    if not math.isfinite(value) or value < lo or value > hi or (open_lo and value <= lo):
+        return (f"{label}: got {_num(float(value))}; accepted: "
+                f"{accepted_range(lo, hi, open_lo=open_lo)}.")
+    return None
+
+
+def _range_problem(label: str, value, lo: float, hi: float) -> str | None:
+    """A range slider's pair: both ends in [lo, hi] and low <= high."""
+    accepted = f"a range low-high within [{_num(lo)}, {_num(hi)}]"
+    ends = tuple(value) if isinstance(value, tuple | list) else ()
+    if len(ends) != 2 or not all(isinstance(v, int | float) and not isinstance(v, bool)
+                                 and math.isfinite(v) for v in ends):
+        return f"{label}: got {value!r}; accepted: {accepted}."
+    low, high = ends
+    if low < lo or high > hi or low > high:
+        return f"{label}: got {_num(float(low))}-{_num(float(high))}; accepted: {accepted}."
+    return None
+
+
+def _bounds(control) -> tuple[float, float, bool]:
+    accepted = getattr(control, "accepted", None)
+    if accepted is not None:
+        return float(accepted[0]), float(accepted[1]), bool(getattr(control, "open_lo", False))
+    if isinstance(control, w.FloatLogSlider):
+        return control.base ** control.min, control.base ** control.max, False
+    return float(control.min), float(control.max), False
+
+
+class _PassThrough:
+    """Mixin for the sliders: a value set from Python (or typed) is kept as it is, never
+    clamped to the slider's range: the widget checks it (:func:`control_problem`) and refuses
+    a bad one with a message, instead of silently using another number."""
+
+    accepted: tuple[float, float] | None = None
+    open_lo = False
+
+    # ipywidgets moves the value into a new range when code narrows it; here the value stays
+    # (code that fits a range to new data sets the value it means explicitly).
+    @traitlets.validate("min")
+    def _validate_min(self, proposal):
+        if proposal["value"] > self.max:
+            raise traitlets.TraitError("setting min > max")
+        return proposal["value"]
+
+    @traitlets.validate("max")
+    def _validate_max(self, proposal):
+        if proposal["value"] < self.min:
+            raise traitlets.TraitError("setting max < min")
+        return proposal["value"]
+
+
+class _RangePassThrough(_PassThrough):
+    """Mixin for the range sliders: the (low, high) pair is kept as set -- not clamped into
+    [min, max], not refused when low > high -- and moving min or max leaves it alone; the
+    widget checks it (:func:`control_problem`) and refuses a bad one with a message."""
+
+    label: str | None = None
+
+    @traitlets.validate("min", "max")
+    def _validate_bounds(self, proposal):
+        trait, new = proposal["trait"].name, proposal["value"]
+        if (trait == "min" and new > self.max) or (trait == "max" and new < self.min):
+            raise traitlets.TraitError(f"setting {trait} {'>' if trait == 'min' else '<'} "
+                                       f"{'max' if trait == 'min' else 'min'}")
+        return new
+
 
     @traitlets.validate("value")
     def _validate_value(self, proposal):
-        new = min(max(proposal["value"], self.min), self.max)
+        return tuple(proposal["value"])
+
+
+class FloatRangeSlider(_RangePassThrough, _DropsEchoes, w.FloatRangeSlider):
+    """An ``ipywidgets.FloatRangeSlider`` that never clamps (see :func:`control_problem`)."""
+
+
+class IntRangeSlider(_RangePassThrough, w.IntRangeSlider):
+    """An ``ipywidgets.IntRangeSlider`` that never clamps (see :func:`control_problem`)."""
+
+
+class FloatSlider(_PassThrough, _DropsEchoes, w.FloatSlider):
+    """An ``ipywidgets.FloatSlider`` that ignores the browser snapping its value to the step
+    and never clamps a value set from Python (see :func:`control_problem`)."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        new = proposal["value"]
         # Not self.value: ipywidgets' set_state assigns before validating (hold_trait_notifications).
         old = getattr(self, "_accepted", None)
-        if self.step and old is not None:
+        if self.step and old is not None and math.isfinite(old):
             snapped = self.min + round((old - self.min) / self.step) * self.step
             if _is_snap_echo(old, new, snapped):
                 return old
@@ -107,11 +220,139 @@ class FloatSlider(_DropsEchoes, w.FloatSlider):
         return new
 
 
-class EpsilonSlider(_DropsEchoes, w.FloatLogSlider):
-    """An epsilon slider on a log scale, clamped to [0.001, 10].
+class IntSlider(_PassThrough, w.IntSlider):
+    """An ``ipywidgets.IntSlider`` that never clamps a value set from Python."""
 
-    The value is epsilon itself (not its logarithm). Values outside the range are clamped by
-    the slider; :func:`epsilon_guardrail` gives the text shown beside it.
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        return proposal["value"]
+
+
+class _LogSlider(_PassThrough, _DropsEchoes, w.FloatLogSlider):
+    """The log slider inside :class:`EpsilonSlider` (drags on a 10^(k/100) grid)."""
+
+    @traitlets.validate("value")
+    def _validate_value(self, proposal):
+        new = proposal["value"]
+        old = getattr(self, "_accepted", None)  # see FloatSlider._validate_value
+        if self.step and old and old > 0 and math.isfinite(old):
+            exponent = self.min + round((math.log(old, self.base) - self.min) / self.step) * self.step
+            if _is_snap_echo(old, new, self.base**exponent):
+                return old
+        self._accepted = new
+        return new
+
+
+class SliderText(w.HBox):
+    """A slider to drag paired with a number box to type into; ``value`` is exactly what was
+    set last, by either (a typed 0.5 is 0.5, not the slider grid's 0.501).
+
+    Nothing is clamped: ``value`` may be outside the slider's range (the slider then shows its
+    end, or widens to it with ``widen=True``) or not a valid number at all; a widget checks it
+    with :func:`control_problem` against ``accepted``.
+    """
+
+    value = traitlets.Float(allow_none=False)
+    disabled = traitlets.Bool(False)
+
+    def __init__(self, slider, value: float, *, accepted: tuple[float, float],
+                 open_lo: bool = False, widen: bool = False, css: str | None = None,
+                 text_width: str = "90px"):
+        self.slider = slider
+        self.text = w.FloatText(value=value, layout=w.Layout(width=text_width))
+        self.text.add_class("dpw-number")
+        self.accepted, self.open_lo, self._widen = accepted, open_lo, widen
+        self.label = slider.description
+        self._syncing = False
+        super().__init__([slider, self.text], value=value)
+        if css:
+            self.add_class(css)
+        self._show(value)
+        slider.observe(self._from_slider, names="value")
+        self.text.observe(self._from_text, names="value")
+        self.observe(self._to_children, names="value")
+        self.observe(self._on_disabled, names="disabled")
+
+    # Forwarded so a caller can treat the pair like the slider.
+    @property
+    def description(self) -> str:
+        return self.slider.description
+
+    @property
+    def min(self):
+        return self.slider.min
+
+    @property
+    def max(self):
+        return self.slider.max
+
+    @property
+    def step(self):
+        return self.slider.step
+
+    def _from_slider(self, change) -> None:
+        if not self._syncing:
+            self.value = change["new"]
+
+    def _from_text(self, change) -> None:
+        if not self._syncing:
+            self.value = change["new"]
+
+    def _to_children(self, change) -> None:
+        self._show(change["new"])
+
+    def _on_disabled(self, change) -> None:
+        self.slider.disabled = self.text.disabled = change["new"]
+
+    def _show(self, value: float) -> None:
+        self._syncing = True
+        try:
+            if math.isfinite(value):  # NaN/inf would not survive the JSON sent to the page
+                self.text.value = value
+            shown = self._slider_value(value)
+            if shown is not None:
+                self.slider.value = shown
+        finally:
+            self._syncing = False
+
+    def _slider_value(self, value: float) -> float | None:
+        if not math.isfinite(value):
+            return None
+        if self._widen:
+            if value > self.slider.max:
+                self.slider.max = value
+            elif value < self.slider.min:
+                self.slider.min = value
+            return value
+        lo, hi, _ = _bounds_of_slider(self.slider)
+        if lo <= value <= hi:
+            return value
+        return lo if value < lo else hi
+
+
+def slider(cls, value, lo, hi, step, description: str, css: str, fmt: str | None = None, **kw):
+    """A ``FloatSlider`` / ``IntSlider`` of this module with the widgets' usual style; ``value``
+    is kept as given (a value outside [lo, hi] is refused by the widget, not clamped)."""
+    extra = {"readout_format": fmt} if fmt else {}
+    made = cls(value=value, min=lo, max=hi, step=step, description=description,
+               continuous_update=True, style={"description_width": "initial"}, **extra, **kw)
+    made.add_class(css)
+    return made
+
+
+def _bounds_of_slider(slider) -> tuple[float, float, bool]:
+    if isinstance(slider, w.FloatLogSlider):
+        return slider.base ** slider.min, slider.base ** slider.max, False
+    return float(slider.min), float(slider.max), False
+
+
+class EpsilonSlider(SliderText):
+    """ε: a log slider over [0.001, 10] to drag and a box to type the exact value into.
+
+    ``value`` is ε itself (not its logarithm), exactly as set; any ε > 0 is accepted (the
+    slider's range is only where dragging goes); a value <= 0 or not finite is kept and
+    reported by :func:`control_problem`, never clamped. :func:`epsilon_guardrail` gives the
+    text shown beside it.
     """
 
     def __init__(
@@ -121,6 +362,7 @@ class EpsilonSlider(_DropsEchoes, w.FloatLogSlider):
         min_epsilon: float = EPSILON_MIN,
         max_epsilon: float = EPSILON_MAX,
         description: str = "ε",
+        accepted: tuple[float, float] = (0.0, math.inf),
         **kwargs,
     ):
         if not 0 < min_epsilon < max_epsilon:
@@ -132,8 +374,10 @@ class EpsilonSlider(_DropsEchoes, w.FloatLogSlider):
         # the slider to 10^(k/100), so ".3g" showed 0.5 as "0.501" and 1 as "1.00".
         kwargs.setdefault("readout_format", ".2")
         kwargs.setdefault("style", {"description_width": "initial"})
-        super().__init__(
-            value=min(max(value, min_epsilon), max_epsilon),
+        finite = isinstance(value, int | float) and math.isfinite(value) and value > 0
+        start = value if finite else min_epsilon
+        slider = _LogSlider(
+            value=min(max(start, min_epsilon), max_epsilon),
             base=10,
             min=math.log10(min_epsilon),
             max=math.log10(max_epsilon),
@@ -141,25 +385,18 @@ class EpsilonSlider(_DropsEchoes, w.FloatLogSlider):
             description=description,
             **kwargs,
         )
-        self.add_class("dpw-epsilon")
+        super().__init__(slider, value, accepted=accepted, open_lo=accepted[0] == 0.0,
+                         css="dpw-epsilon")
 
-    @traitlets.validate("value")
-    def _validate_value(self, proposal):
-        lo, hi = self.base**self.min, self.base**self.max
-        new = min(max(proposal["value"], lo), hi)
-        old = getattr(self, "_accepted", None)  # see FloatSlider._validate_value
-        if self.step and old and old > 0:
-            exponent = self.min + round((math.log(old, self.base) - self.min) / self.step) * self.step
-            if _is_snap_echo(old, new, self.base**exponent):
-                return old
-        self._accepted = new
-        return new
+    @property
+    def base(self) -> float:
+        return self.slider.base
 
 
 def split_presets(c: int, monotonic: bool = False) -> dict[str, float]:
-    """The ε1:ε2 splits of 001 §4-6 as ``{label: ratio}`` with ratio = ε2/ε1.
+    """The ε1:ε2 splits of Lyu, Su & Li 2017, §4-6 as ``{label: ratio}`` with ratio = ε2/ε1.
 
-    The optimum (001 eq. 12) comes first: 1:(2c)^(2/3), or 1:c^(2/3) for monotonic queries.
+    The optimum (Lyu, Su & Li 2017, eq. 12) comes first: 1:(2c)^(2/3), or 1:c^(2/3) for monotonic queries.
     """
     from ..engine.svt import default_ratio
 

@@ -1,5 +1,5 @@
 """Private regression diagnostics: ResidualPlotWidget (PriRP), RocWidget (PriROC) and
-BinnedResidualWidget (PriBRP) -- 000 Ch. 4, SPEC §3.4.
+BinnedResidualWidget (PriBRP) -- Chen 2018, Ch. 4.
 
 Each widget diagnoses a model fitted to a session's table (feature columns, then the outcome):
 
@@ -28,19 +28,19 @@ import html
 import math
 import re
 import zlib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import ipywidgets as w
 import numpy as np
 
 from ..engine import diagnostics as dx
-from ..engine.budget import BudgetExceededError
 from ..engine.histograms import PUBLISHERS
-from ..session import MECHANISMS, PrivacyPolicyError, Release, Session, model_predictions
-from . import figures, figures_diagnostics
-from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
-from .controls import Debouncer, EpsilonSlider, FloatSlider, epsilon_guardrail
+from ..session import Release, Session, model_predictions
+from . import figures
+from ._base import PublicSource, ReleaseWidget, budget_parts, one_of
+from ._base import g3 as _fmt
+from ._bokeh import bokeh_widget, ensure_bokehjs
+from .controls import EpsilonSlider, FloatSlider, IntSlider
 
 __all__ = [
     "BinnedResidualWidget",
@@ -51,30 +51,21 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class Scenario:
-    """A public data set a teaching widget can add to its session, with its public facts.
+class Scenario(PublicSource):
+    """A public regression table (features, then the outcome); see :class:`PublicSource`.
 
     Attributes
     ----------
-    title : str
-        Shown in the scenario dropdown.
-    make : callable ``(n, rng) -> table``
-        Builds the table (features, then the outcome).
     fit_bounds : dict
         Public bounds for a DP fit: ``bounds_X``/``bounds_y`` (OLS; ``bounds_y`` in the
         outcome's recorded units) or ``data_norm`` (logistic).
     public : dict
         Per outcome transformation, the public units and centres of PriRP's bounds
         (``mu_predicted``, ``mu_residual``, ``center_predicted``).
-    fixed_n : bool
-        The table has its own size (a real data set), ignoring the widget's ``n``.
     """
 
-    title: str
-    make: Callable[[int, np.random.Generator], np.ndarray]
     fit_bounds: dict
     public: dict = field(default_factory=dict)
-    fixed_n: bool = False
 
 
 def _table(data) -> np.ndarray:
@@ -89,7 +80,7 @@ def _residual_scenarios() -> dict[str, Scenario]:
     synthetic = {"y": {"mu_predicted": 1.0, "mu_residual": 1.0, "center_predicted": 25.0}}
     out = {
         name: Scenario(
-            f"{name.capitalize()} (000 §4.2.3): {reg.RESIDUAL_SCENARIOS[name]}",
+            f"{name.capitalize()} (Chen 2018, §4.2.3): {reg.RESIDUAL_SCENARIOS[name]}",
             lambda n, rng, name=name: _table(reg.residual_scenario(name, n, rng)),
             {"bounds_X": (1.0, 50.0), "bounds_y": (-20.0, 110.0)},
             synthetic,
@@ -115,11 +106,11 @@ def _logistic_scenarios() -> dict[str, Scenario]:
 
     return {
         "M1": Scenario(
-            "M1 (000 §4.4.3): logit = 2x, x ~ U[-1, 1] (well specified)",
+            "M1 (Chen 2018, §4.4.3): logit = 2x, x ~ U[-1, 1] (well specified)",
             lambda n, rng: _table(reg.logistic_scenario("M1", n, rng)), {"data_norm": 1.0},
         ),
         "M2": Scenario(
-            "M2 (000 §4.4.3): logit = x² + 2x − 1, fitted linearly (misspecified)",
+            "M2 (Chen 2018, §4.4.3): logit = x² + 2x − 1, fitted linearly (misspecified)",
             lambda n, rng: _table(reg.logistic_scenario("M2", n, rng)), {"data_norm": 1.0},
         ),
         "breast_cancer": Scenario(
@@ -138,10 +129,6 @@ def _publisher_options(ndim: int) -> list[tuple[str, str]]:
     return [(label, name) for name, label in seen.items()]
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3g}"
-
-
 _DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
 
 
@@ -151,7 +138,15 @@ def _round_floats(text: str) -> str:
     return _DECIMAL.sub(lambda m: f"{float(m.group()):.3g}", text)
 
 
-class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
+def _grid_slider(s: int | None, maximum: int, what: str) -> IntSlider:
+    """PriROC's / PriBRP's grid size ``s`` (2^s ``what``; 0 = the engine's choice)."""
+    made = IntSlider(value=s or 0, min=0, max=maximum, description=f"s: 2^s {what} (0 = auto)",
+                     style={"description_width": "initial"})
+    made.add_class("dpw-grid")
+    return made
+
+
+class _DiagnosticWidget(ReleaseWidget):
     """What the three diagnostics widgets share: model choice, budget, modes, release."""
 
     mechanism = ""
@@ -177,41 +172,21 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
         fit_bounds: dict | None = None,
         debounce: float = 0.15,
     ):
-        if model not in ("ordinary", "dp"):
-            raise ValueError(f"model must be 'ordinary' or 'dp', got {model!r}")
-        self.session = session
+        one_of("model", model, ("ordinary", "dp"))
+        self._setup(session, debounce=debounce)
         self.n = int(n)
         self._scenarios = self._scenario_table()
         self._fit_bounds_given = fit_bounds
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self._run = 0
         self._truth_cache: dict = {}
         self._preview_fits: dict = {}
-        self._release: Release | None = None
-        self.quality_values: dict[str, float] = {}
 
-        options: list[tuple[str, str]] = []
         if dataset is not None:
             session.shape(dataset)  # unknown name -> ValueError now
-            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
         elif session.teaching:
             scenario = scenario or next(iter(self._scenarios))
-            if scenario not in self._scenarios:
-                raise ValueError(
-                    f"scenario must be one of {sorted(self._scenarios)}, got {scenario!r}"
-                )
-        else:
-            raise ValueError(
-                "an analyst session needs dataset= (a table added with session.add_dataset)"
-            )
-        if session.teaching:
-            options += [(sc.title, name) for name, sc in self._scenarios.items()]
-        self.scenario = w.Dropdown(
-            options=options, value=options[0][1] if dataset is not None else scenario,
-            description="data", disabled=not session.teaching,
-            style={"description_width": "initial"}, layout=w.Layout(width="640px"),
-        )
-        self.scenario.add_class("dpw-scenario")
+        self.scenario = self._data_dropdown(
+            dataset, scenario, self._scenarios, what="scenario", width="640px",
+            needs="a table added with session.add_dataset")
         self.model = w.Dropdown(
             options=[("ordinary fit (confidential)", "ordinary"),
                      ("DP fit (diffprivlib, charged)", "dp")],
@@ -222,8 +197,6 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
         self.fit_epsilon.remove_class("dpw-epsilon")
         self.fit_epsilon.add_class("dpw-fit-epsilon")
         self.epsilon = EpsilonSlider(epsilon, description="ε plot")
-        self.epsilon_note = w.HTML()
-        self.epsilon_note.add_class("dpw-guardrail")
         lo, hi = self.rho_range
         self.rho = FloatSlider(
             value=min(max(rho if rho is not None else self.default_rho, lo), hi), min=lo,
@@ -242,24 +215,6 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
             value=True, description="show the confidential plot", disabled=not session.teaching,
             layout=w.Layout(display=None if session.teaching else "none"),
         )
-        self.release_button = w.Button(
-            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
-            button_style="warning" if not session.teaching else "",
-            icon="lock-open" if not session.teaching else "refresh",
-            layout=w.Layout(width="auto"),  # the default 148 px cut the label
-        )
-        self.release_button.add_class("dpw-release")
-        self.banner = w.HTML()
-        self.banner.add_class("dpw-banner")
-        self.message = w.HTML()
-        self.message.add_class("dpw-message")
-        self.status = w.HTML()
-        self.status.add_class("dpw-status")
-        self.stats = w.HTML()
-        self.stats.add_class("dpw-stats")
-        self.quality = w.HTML()
-        self.quality.add_class("dpw-quality")
-
         self._build_controls()
         self._select_data()
         self.figure = self._figure()
@@ -273,18 +228,11 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
             w.HBox([self.show_truth, self.release_button, self.status]),
         ])
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.quality,
-                          self.stats])
-        self.add_class("dpw-diagnostics")
-        self.add_class(self.css)
-        self.add_class(f"dpw-mode-{session.mode}")
-
-        self._debouncer = Debouncer(self._recompute, debounce)
-        for control in (self.model, self.fit_epsilon, self.epsilon, self.rho, self.publisher,
-                        self.show_truth, *self._extra_controls()):
-            control.observe(self._on_change, names="value")
-        self.scenario.observe(self._on_scenario, names="value")
-        self.release_button.on_click(self._on_release_clicked)
+        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
+                        self.stats], "dpw-diagnostics", self.css)
+        self._watch(self._on_change, self.model, self.fit_epsilon, self.epsilon, self.rho,
+                    self.publisher, self.show_truth, *self._extra_controls())
+        self._watch(self._on_data, self.scenario)
         self._recompute()
 
     # -- to be specialised -----------------------------------------------------------------
@@ -300,7 +248,7 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
     def _extra_controls(self) -> list:
         return []
 
-    def _figure(self) -> figures_diagnostics.DiagnosticFigure:
+    def _figure(self) -> figures.diagnostics.DiagnosticFigure:
         raise NotImplementedError
 
     def _mechanism_params(self) -> dict:
@@ -384,7 +332,7 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
         params = self.fit_params()
         key = repr(sorted((k, repr(v)) for k, v in params.items()))
         if key not in self._preview_fits:
-            fitted = self.session.preview(self.dataset, "fit_model", rng=self._rng, **params)
+            fitted = self.session.preview(self.dataset, "fit_model", rng=self._rng, **params).result
             self._preview_fits[key] = {"model": "public", "coef": np.asarray(fitted.coef),
                                        "intercept": float(fitted.intercept)}
         return self._preview_fits[key]
@@ -405,59 +353,56 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
         self._release = None
         self._debouncer.trigger()
 
-    def _on_scenario(self, change=None) -> None:
-        self._select_data()
-        self._on_change()
-
-    def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._recompute()
-        else:
-            self.release()
 
     # -- actions ---------------------------------------------------------------------------
-    def release(self) -> Release | None:
-        """Analyst mode: release the diagnostic (and first the DP fit, if chosen).
+    def cost(self) -> float:
+        """What a release would charge: the diagnostic, plus the DP fit if one is chosen."""
+        total = self.session.cost(self.mechanism, self.dataset, **self._spec({"model": "ordinary"}))
+        if self.model.value == "dp":
+            total += self.session.cost("fit_model", self.dataset, **self.fit_params())
+        return total
+
+    def _make_release(self) -> Release:
+        """Release the diagnostic (and first the DP fit, if chosen).
 
         Both releases are checked against the budget together before either is made; each is
-        charged once and replayed for free. Errors are shown in ``message`` and nothing is
-        charged; ``None`` is returned then.
+        charged once and replayed for free.
         """
         ds = self.dataset
-        try:
-            total, parts = 0.0, []
-            model: dict | None = {"model": "ordinary"}
-            if self.model.value == "dp":
-                fit_params = self.fit_params()
-                self.session.cost("fit_model", ds, **fit_params)  # validates, charges nothing
-                if self.session.is_cached(ds, "fit_model", **fit_params):
-                    fit = self.session.release(ds, "fit_model", **fit_params)
-                    model = {"model": "public", "coef": fit.output["coef"],
-                             "intercept": fit.output["intercept"]}
-                else:
-                    total += float(fit_params["epsilon"])
-                    parts.append("DP fit")
-                    model = None
-            probe = model or {"model": "public", "coef": np.zeros(self.session.shape(ds)[1] - 1),
-                              "intercept": 0.0}
-            cost = self.session.cost(self.mechanism, ds, **self._spec(probe))
-            if model is None or not self.session.is_cached(ds, self.mechanism,
-                                                           **self._spec(model)):
-                total += cost
-                parts.append(self.source)
-            self.session.check_budget(ds, total, " + ".join(parts) or self.source)
-            notes = []
-            if model is None:
-                fit = self.session.release(ds, "fit_model", **self.fit_params())
-                notes.append(f"{fit.label}: charged ε = {fit.epsilon:.3g}")
+        total, parts = 0.0, []
+        model: dict | None = {"model": "ordinary"}
+        if self.model.value == "dp":
+            fit_params = self.fit_params()
+            self.session.cost("fit_model", ds, **fit_params)  # validates, charges nothing
+            if self.session.is_cached(ds, "fit_model", **fit_params):
+                fit = self.session.release(ds, "fit_model", **fit_params)
                 model = {"model": "public", "coef": fit.output["coef"],
                          "intercept": fit.output["intercept"]}
-            release = self.session.release(ds, self.mechanism, **self._spec(model))
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
-            return None
-        self._release = release
+            else:
+                total += float(fit_params["epsilon"])
+                parts.append("DP fit")
+                model = None
+        probe = model or {"model": "public", "coef": np.zeros(self.session.shape(ds)[1] - 1),
+                          "intercept": 0.0}
+        cost = self.session.cost(self.mechanism, ds, **self._spec(probe))
+        if model is None or not self.session.is_cached(ds, self.mechanism,
+                                                       **self._spec(model)):
+            total += cost
+            parts.append(self.source)
+        if total > 0:  # all cached: a free replay
+            self.session.check_budget(ds, total, " + ".join(parts))
+        notes = []
+        if model is None:
+            fit = self.session.release(ds, "fit_model", **self.fit_params())
+            notes.append(f"{fit.label}: charged ε = {fit.epsilon:.3g}")
+            model = {"model": "public", "coef": fit.output["coef"],
+                     "intercept": fit.output["intercept"]}
+        release = self.session.release(ds, self.mechanism, **self._spec(model))
+        self._notes = notes
+        return release
+
+    def _draw_release(self, release: Release) -> None:
+        notes = getattr(self, "_notes", [])
         notes.append(
             f"{release.label}: "
             + (f"charged ε = {release.epsilon:.3g}" if release.charged
@@ -473,51 +418,19 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
         )
         self._draw(release.output, None, where="release")
         self._stats(release.output, where="release")
-        self.status.value = "<span class='dpw-released'>Showing the released DP output.</span>"
-        return release
 
-    def _show_error(self, exc: Exception) -> None:
-        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-        self.message.value = (
-            f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
-        )
-
-    def _recompute(self) -> None:
-        """Redraw from the controls: a live release (teaching) or a free preview (analyst)."""
-        self._update_banner()
-        remaining = None if self.session.teaching else self.session.remaining(self.dataset)
-        spend = float(self.epsilon.value) + (
-            float(self.fit_epsilon.value) if self.model.value == "dp" else 0.0)
-        note = epsilon_guardrail(spend, remaining)
-        self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
-        self.fit_epsilon.layout.display = None if self.model.value == "dp" else "none"
-        try:
-            if self.session.teaching:
-                model = self._teaching_model()
-                release = self.session.release(self.dataset, self.mechanism, run=self._run,
-                                               **self._spec(model))
-                truth = (self._truth_of(self.session.public_view(self.dataset), model)
-                         if self.show_truth.value else None)
-                self._draw(release.output, truth, where="teaching")
-                self._stats(release.output, where="teaching")
-                self.message.value = (
-                    "<div class='dpw-warn'>Past the cap: on confidential data this run would "
-                    "have been refused.</div>" if release.overdraft else ""
-                )
-                self.status.value = (
-                    f"<span>live run #{self._run}, ε = {release.epsilon:.3g} "
-                    f"{'charged' if release.charged else '(cached, free)'}</span>"
-                )
-            else:
-                self._preview()
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
+    def _live(self) -> None:
+        model = self._teaching_model()
+        release = self._live_release(self.mechanism, **self._spec(model))
+        truth = (self._truth_of(self.session.public_view(self.dataset), model)
+                 if self.show_truth.value else None)
+        self._draw(release.output, truth, where="teaching")
+        self._stats(release.output, where="teaching")
+        self._live_status([release])
 
     def _preview(self) -> None:
         model = self._preview_model()
-        result = self.session.preview(self.dataset, self.mechanism, rng=self._rng,
-                                      **self._spec(model))
-        output = MECHANISMS[self.mechanism].outputs(result, {})
+        output = self._preview_run(self.mechanism, **self._spec(model)).output
         truth = self._truth_of(self.session.stand_in(self.dataset), model)
         self._draw(output, truth, where="preview")
         self._stats(output, where="preview")
@@ -534,12 +447,15 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
 
     # -- text ------------------------------------------------------------------------------
     def _update_banner(self) -> None:
+        self.fit_epsilon.layout.display = None if self.model.value == "dp" else "none"
+        if self.problem():
+            return
         eps = float(self.epsilon.value)
         if self.model.value == "ordinary":
             model = (
                 "Model: an <b>ordinary fit</b> on the data. Its predictions and residuals are "
                 "themselves confidential and never leave the session; the plot is "
-                f"ε = {eps:.3g}-DP for the (prediction, residual) records <i>given</i> the "
+                f"ε = {eps:.3g}-DP {self.per_unit} for the (prediction, residual) records <i>given</i> the "
                 "model. The fit depends on every record, so that is not an end-to-end "
                 "guarantee on the raw records: choose the DP fit for one."
             )
@@ -547,7 +463,7 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
             fit = float(self.fit_epsilon.value)
             model = (
                 f"Model: a <b>DP fit</b> (diffprivlib, ε fit = {fit:.3g}, charged as its own "
-                f"release). End to end: ({fit:.3g} + {eps:.3g}) = {fit + eps:.3g}-DP."
+                f"release). End to end: ({fit:.3g} + {eps:.3g}) = {fit + eps:.3g}-DP {self.per_unit}."
             )
         self.banner.value = (
             f"<div class='dpw-banner-ok'><b>{html.escape(self.source)}</b>. {model}</div>"
@@ -563,21 +479,15 @@ class _DiagnosticWidget(OfflineBokehMixin, w.VBox):
         self.quality.value = f"<div class='dpw-quality-values'>Quality {on}: {items}</div>"
 
     def _stats(self, output: dict, *, where: str) -> None:
-        parts = " + ".join(f"{k} {v:.3g}" for k, v in output["epsilon_parts"].items())
-        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
-                "release": "Released (DP output only)"}[where]
-        guarantee = _round_floats(output["guarantee"])
-        self.stats.value = (
-            f"<div>{head}: {html.escape(self._describe(output))}. Budget: {html.escape(parts)}. "
-            f"Guarantee: {html.escape(guarantee)}.</div>"
-        )
+        self._set_stats(where, self._describe(output), _round_floats(output["guarantee"]),
+                        budget_parts(output["epsilon_parts"]))
 
     def _describe(self, output: dict) -> str:
         return ""
 
 
 class ResidualPlotWidget(_DiagnosticWidget):
-    """PriRP (000 Alg. 9): a private residual plot of a linear regression, beside the truth.
+    """PriRP (Chen 2018, Alg. 9): a private residual plot of a linear regression, beside the truth.
 
     Parameters
     ----------
@@ -587,21 +497,21 @@ class ResidualPlotWidget(_DiagnosticWidget):
         A table in the session. Required in analyst mode (its stand-in is what previews use).
         In teaching mode without one, a scenario is added to the session.
     scenario : {"ideal", "heteroscedastic", "nonlinear", "diabetes"}
-        Teaching mode: the public data set to start with (000 §4.2.3; scikit-learn's diabetes
-        data for the real-data lesson of 000 Fig. 4.5).
+        Teaching mode: the public data set to start with (Chen 2018, §4.2.3; scikit-learn's diabetes
+        data for the real-data lesson of Chen 2018, Fig. 4.5).
     n : int
-        Size of the synthetic scenarios (000 uses 500-5000).
+        Size of the synthetic scenarios (Chen 2018 uses 500-5000).
     epsilon : float
         The plot's budget.
     rho : float, optional
         ε1/ε, the share of the bounds (Alg. 10). ``None``: the text's
         ``ε1 = min(0.3 ε, 470/n)`` (``auto_rho`` checked).
     publisher : str
-        The 2-D histogram publisher (000 Table 4.2: DAWA has the least regret).
+        The 2-D histogram publisher (Chen 2018, Table 4.2: DAWA has the least regret).
     grid : int, optional
-        m of the m × m grid; ``None``/0: ``sqrt(θ² n ε2 / 10)`` (000 §4.2.2).
+        m of the m × m grid; ``None``/0: ``sqrt(θ² n ε2 / 10)`` (Chen 2018, §4.2.2).
     outcome : {"y", "log"}
-        Public transformation of the outcome (000 Fig. 4.5: log income).
+        Public transformation of the outcome (Chen 2018, Fig. 4.5: log income).
     model : {"ordinary", "dp"}
         The model under diagnosis. An ordinary fit's predictions are themselves
         confidential: they stay in the session, and the plot's guarantee is given the model;
@@ -621,13 +531,13 @@ class ResidualPlotWidget(_DiagnosticWidget):
     figure : DiagnosticFigure
         Sources ``truth``, ``private``, ``region``.
     quality_values : dict
-        Teaching / preview: ``{"Sim": TVD on the 10 × 10 grid}`` (000 §4.2.3; 0 is perfect).
+        Teaching / preview: ``{"Sim": TVD on the 10 × 10 grid}`` (Chen 2018, §4.2.3; 0 is perfect).
     """
 
     mechanism = "residual_plot"
     kind = "ols"
     css = "dpw-residual-plot"
-    source = "PriRP — private residual plot (000 Alg. 9)"
+    source = "PriRP — private residual plot (Chen 2018, Alg. 9)"
     publisher_ndim = 2
     default_rho = 0.3
 
@@ -643,8 +553,7 @@ class ResidualPlotWidget(_DiagnosticWidget):
         center_predicted: float | None = None,
         **kwargs,
     ):
-        if outcome not in ("y", "log"):
-            raise ValueError(f"outcome must be 'y' or 'log', got {outcome!r}")
+        one_of("outcome", outcome, ("y", "log"))
         self._init = {"grid": grid, "outcome": outcome, "mu_predicted": mu_predicted,
                       "mu_residual": mu_residual, "center_predicted": center_predicted,
                       "rho": kwargs.get("rho")}
@@ -657,9 +566,9 @@ class ResidualPlotWidget(_DiagnosticWidget):
     def _build_controls(self) -> None:
         init = self._init
         self.auto_rho = w.Checkbox(value=init["rho"] is None,
-                                   description="ε1 = min(0.3ε, 470/n) (000)")
+                                   description="ε1 = min(0.3ε, 470/n) (Chen 2018)")
         self.auto_rho.add_class("dpw-auto-rho")
-        self.grid = w.IntSlider(
+        self.grid = IntSlider(
             value=init["grid"] or 0, min=0, max=200, description="grid m (0 = auto)",
             style={"description_width": "initial"}, continuous_update=True,
         )
@@ -701,7 +610,7 @@ class ResidualPlotWidget(_DiagnosticWidget):
         super()._select_data()
         if not getattr(self, "_outcome_wired", False):
             self._outcome_wired = True
-            self.outcome_choice.observe(self._on_outcome, names="value")
+            self._watch(self._on_outcome, self.outcome_choice)
 
     def _apply_public(self, facts: dict) -> None:
         if self._explicit_units:
@@ -728,7 +637,7 @@ class ResidualPlotWidget(_DiagnosticWidget):
         return self.outcome_choice.value
 
     def _figure(self):
-        return figures_diagnostics.residual_figure()
+        return figures.diagnostics.residual_figure()
 
     def _mechanism_params(self) -> dict:
         return {
@@ -747,7 +656,7 @@ class ResidualPlotWidget(_DiagnosticWidget):
         return np.column_stack((predicted, residuals))
 
     def _draw(self, output: dict, truth, *, where: str) -> None:
-        figures.update(self.figure, figures_diagnostics.residual_plot_data(
+        figures.update(self.figure, figures.diagnostics.residual_plot_data(
             private_points=output["points"], bounds=output["bounds"], truth_points=truth,
         ))
         titles = {"teaching": "Confidential residual plot (public data, teaching)",
@@ -776,15 +685,15 @@ class ResidualPlotWidget(_DiagnosticWidget):
 
 
 class RocWidget(_DiagnosticWidget):
-    """PriROC (000 Alg. 11): a private ROC curve of a logistic model, beside the truth.
+    """PriROC (Chen 2018, Alg. 11): a private ROC curve of a logistic model, beside the truth.
 
     Parameters are those of :class:`ResidualPlotWidget` (``scenario`` in {"M1", "M2",
     "breast_cancer"}; ``fit_bounds={"data_norm": r}``), and:
 
     rho : float
-        ε1/ε spent on the thresholds by s-RecursiveMedians (0.2, 000 §4.3.3).
+        ε1/ε spent on the thresholds by s-RecursiveMedians (0.2, Chen 2018, §4.3.3).
     publisher : str
-        The 1-D publisher of the TP and FP interval counts (000 Table 4.4: DAWA).
+        The 1-D publisher of the TP and FP interval counts (Chen 2018, Table 4.4: DAWA).
     s : int, optional
         ``|Θ| - 1 = 2^s`` thresholds; default ``min(10, floor(log2 n))``.
     thresholds : {"recursive_medians", "fixed"}
@@ -796,32 +705,26 @@ class RocWidget(_DiagnosticWidget):
         Sources ``truth``, ``private``, ``thresholds``.
     quality_values : dict
         ``AUC error`` (|AUC − private AUC|), ``symmetric difference`` (area between the
-        curves), 000 §4.3.3; and both AUCs.
+        curves), Chen 2018, §4.3.3; and both AUCs.
     """
 
     mechanism = "roc_curve"
     kind = "logistic"
     css = "dpw-roc"
-    source = "PriROC — private ROC curve (000 Alg. 11)"
+    source = "PriROC — private ROC curve (Chen 2018, Alg. 11)"
     publisher_ndim = 1
     default_rho = 0.2
 
     def __init__(self, session: Session, dataset: str | None = None, *, s: int | None = None,
                  thresholds: str = "recursive_medians", **kwargs):
-        if thresholds not in ("recursive_medians", "fixed"):
-            raise ValueError(
-                f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
+        one_of("thresholds", thresholds, ("recursive_medians", "fixed"))
         self._init = {"s": s, "thresholds": thresholds}
         super().__init__(session, dataset, **kwargs)
 
-    def _scenario_table(self) -> dict[str, Scenario]:
-        return _logistic_scenarios()
+    _scenario_table = staticmethod(_logistic_scenarios)
 
     def _build_controls(self) -> None:
-        self.s = w.IntSlider(value=self._init["s"] or 0, min=0, max=12,
-                             description="s: 2^s thresholds (0 = auto)",
-                             style={"description_width": "initial"})
-        self.s.add_class("dpw-grid")
+        self.s = _grid_slider(self._init["s"], 12, "thresholds")
         self.thresholds = w.Dropdown(
             options=[("s-RecursiveMedians (Alg. 12)", "recursive_medians"),
                      ("N-FixedSpace (ε1 = 0)", "fixed")],
@@ -837,7 +740,7 @@ class RocWidget(_DiagnosticWidget):
         return [self.s, self.thresholds]
 
     def _figure(self):
-        return figures_diagnostics.roc_figure()
+        return figures.diagnostics.roc_figure()
 
     def _mechanism_params(self) -> dict:
         return {
@@ -857,7 +760,7 @@ class RocWidget(_DiagnosticWidget):
                 "auc": dx.roc_auc(fpr, tpr)}
 
     def _draw(self, output: dict, truth, *, where: str) -> None:
-        figures.update(self.figure, figures_diagnostics.roc_plot_data(
+        figures.update(self.figure, figures.diagnostics.roc_plot_data(
             fpr=output["fpr"], tpr=output["tpr"], thresholds=output["thresholds"],
             truth_fpr=None if truth is None else truth["fpr"],
             truth_tpr=None if truth is None else truth["tpr"],
@@ -882,13 +785,13 @@ class RocWidget(_DiagnosticWidget):
 
 
 class BinnedResidualWidget(_DiagnosticWidget):
-    """PriBRP (000 Alg. 13): a private binned residual plot of a logistic model.
+    """PriBRP (Chen 2018, Alg. 13): a private binned residual plot of a logistic model.
 
     Parameters are those of :class:`RocWidget`, and:
 
     rho : float
         ε1/ε = ε2/ε for the bins (Alg. 12) and their merging (Alg. 14); the averages get
-        ε3 = (1 − 2ρ)ε. 0.15 in 000 §4.4.3 (Fig. 4.15).
+        ε3 = (1 − 2ρ)ε. 0.15 in Chen 2018, §4.4.3 (Fig. 4.15).
     s : int, optional
         2^s initial bins; default ``max{t : 2^t <= sqrt(n)}``.
 
@@ -897,14 +800,14 @@ class BinnedResidualWidget(_DiagnosticWidget):
     figure : DiagnosticFigure
         Sources ``truth``, ``private``, ``edges``.
     quality_values : dict
-        ``ShapeD`` (private vs confidential, 000 eq. 4.13) and each plot's ShapeD against the
+        ``ShapeD`` (private vs confidential, Chen 2018, eq. 4.13) and each plot's ShapeD against the
         flat ideal.
     """
 
     mechanism = "binned_residuals"
     kind = "logistic"
     css = "dpw-binned-residuals"
-    source = "PriBRP — private binned residual plot (000 Alg. 13)"
+    source = "PriBRP — private binned residual plot (Chen 2018, Alg. 13)"
     publisher_ndim = None
     rho_range = (0.01, 0.49)
     default_rho = 0.15
@@ -915,14 +818,10 @@ class BinnedResidualWidget(_DiagnosticWidget):
         kwargs.pop("publisher", None)
         super().__init__(session, dataset, **kwargs)
 
-    def _scenario_table(self) -> dict[str, Scenario]:
-        return _logistic_scenarios()
+    _scenario_table = staticmethod(_logistic_scenarios)
 
     def _build_controls(self) -> None:
-        self.s = w.IntSlider(value=self._init["s"] or 0, min=0, max=10,
-                             description="s: 2^s initial bins (0 = auto)",
-                             style={"description_width": "initial"})
-        self.s.add_class("dpw-grid")
+        self.s = _grid_slider(self._init["s"], 10, "initial bins")
 
     def _extra_rows(self) -> list:
         return [w.HBox([self.rho, self.s])]
@@ -931,7 +830,7 @@ class BinnedResidualWidget(_DiagnosticWidget):
         return [self.s]
 
     def _figure(self):
-        return figures_diagnostics.binned_residual_figure()
+        return figures.diagnostics.binned_residual_figure()
 
     def _mechanism_params(self) -> dict:
         return {"epsilon": float(self.epsilon.value), "rho": float(self.rho.value),
@@ -942,7 +841,7 @@ class BinnedResidualWidget(_DiagnosticWidget):
         return dx.binned_residuals(labels, probabilities)
 
     def _draw(self, output: dict, truth, *, where: str) -> None:
-        figures.update(self.figure, figures_diagnostics.binned_residual_plot_data(
+        figures.update(self.figure, figures.diagnostics.binned_residual_plot_data(
             mean_predicted=output["mean_predicted"], mean_residual=output["mean_residual"],
             bins=output["bins"], noisy_sizes=output["noisy_sizes"],
             truth_predicted=None if truth is None else truth[0],

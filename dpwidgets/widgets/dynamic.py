@@ -1,7 +1,7 @@
-"""DynamicHistogramWidget: releasing a series of histograms over time (003 Ch. 4, SPEC §3.6).
+"""DynamicHistogramWidget: releasing a series of histograms over time (Li 2017, Ch. 4).
 
 A series of N histogram snapshots of one evolving dataset is released through the session by
-one of the mechanisms of :mod:`dpwidgets.releases.dynamic`: DSAT (adaptive threshold, 003 Alg.
+one of the mechanisms of :mod:`dpwidgets.releases.dynamic`: DSAT (adaptive threshold, Li 2017, Alg.
 8), DSFT (fixed threshold, Alg. 7), fixed sampling every N/C points, the ε/N-per-snapshot
 baseline, and under w-event privacy DSAT (Alg. 9), BD and BA (Kellaris et al.). The widget
 shows
@@ -34,13 +34,13 @@ from dataclasses import dataclass
 import ipywidgets as ipw
 import numpy as np
 
-from ..engine.budget import BudgetExceededError
 from ..releases.dynamic import W_EVENT, dynamic_stand_in, expand_releases, user_level_factor
-from ..session import MECHANISMS, PrivacyPolicyError, Release, Session
-from . import figures, figures_dynamic
-from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
-from .controls import Debouncer, EpsilonSlider, FloatSlider, epsilon_guardrail
-from .svt_explorer import _is_echo
+from ..session import Release, Session
+from . import figures
+from ._base import ReleaseWidget, budget_parts, one_of
+from ._base import g3 as _fmt
+from ._bokeh import bokeh_widget, ensure_bokehjs
+from .controls import EpsilonSlider, FloatSlider, IntSlider, slider
 
 __all__ = ["DATASETS", "METHODS", "DynamicHistogramWidget", "SeriesSource"]
 
@@ -71,15 +71,15 @@ def _moving(rng: np.random.Generator):
     return moving_object_series(400, 20_000, grid=(16, 16), rng=rng)
 
 
-#: The public series of the teaching widget (003 §4.5.1's two kinds of data, scaled down).
+#: The public series of the teaching widget (Li 2017, §4.5.1's two kinds of data, scaled down).
 DATASETS: dict[str, SeriesSource] = {
     "census": SeriesSource(
-        "Census-like (003 §4.5.1, with drift between periods): N = 500 snapshots of "
+        "Census-like (Li 2017, §4.5.1, with drift between periods): N = 500 snapshots of "
         "n = 100,000 people, age × education × income (3,456 bins)",
         _census, (96, 12, 3), ("age", "education", "income"), 100_000,
     ),
     "moving": SeriesSource(
-        "Moving objects (stand-in for 003's Oldenburg data): N = 400 snapshots of 20,000 "
+        "Moving objects (stand-in for the Oldenburg data of Li 2017): N = 400 snapshots of 20,000 "
         "objects on a 16 × 16 grid",
         _moving, (16, 16), ("y", "x"), 20_000,
     ),
@@ -87,11 +87,11 @@ DATASETS: dict[str, SeriesSource] = {
 
 #: Methods: (dropdown label, short name for legends).
 METHODS: dict[str, tuple[str, str]] = {
-    "dsat": ("DSAT: adaptive threshold (003 Alg. 8)", "DSAT"),
-    "dsft": ("DSFT: fixed threshold T (003 Alg. 7)", "DSFT"),
+    "dsat": ("DSAT: adaptive threshold (Li 2017, Alg. 8)", "DSAT"),
+    "dsft": ("DSFT: fixed threshold T (Li 2017, Alg. 7)", "DSFT"),
     "dynamic_fixed": ("fixed sampling every N/C points", "fixed sampling"),
     "dynamic_uniform": ("ε/N at every snapshot (baseline)", "ε/N"),
-    "dsat_w_event": ("w-event DSAT (003 Alg. 9)", "w-event DSAT"),
+    "dsat_w_event": ("w-event DSAT (Li 2017, Alg. 9)", "w-event DSAT"),
     "dynamic_bd": ("w-event BD, budget distribution (Kellaris et al.)", "BD"),
     "dynamic_ba": ("w-event BA, budget absorption (Kellaris et al.)", "BA"),
 }
@@ -102,7 +102,7 @@ _CUTOFF = ("dsat", "dsft", "dsat_w_event", "dynamic_fixed")
 _VARIANTS = {
     "paced": "The engine's paced controller: T_i = T_s·2^(releases ahead of the schedule C·t/N), "
              "distance to the true snapshot at the last release (not the text's).",
-    "text": "003 Alg. 8 as printed: the P term of a PID controller on the release ratio "
+    "text": "Li 2017, Alg. 8 as printed: the P term of a PID controller on the release ratio "
             "(eqs. 4.2.2-4.2.5, set point δ, gain θ), distance to the last private release.",
 }
 
@@ -126,19 +126,7 @@ _BANNERS = {
 }
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3g}"
-
-
-def _slider(cls, value, lo, hi, step, description, css, fmt=None, **kw):
-    extra = {"readout_format": fmt} if fmt else {}
-    s = cls(value=min(max(value, lo), hi), min=lo, max=hi, step=step, description=description,
-            continuous_update=True, style={"description_width": "initial"}, **extra, **kw)
-    s.add_class(css)
-    return s
-
-
-class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
+class DynamicHistogramWidget(ReleaseWidget):
     """Dynamic histogram release (DSAT, DSFT, fixed sampling, ε/N; w-event DSAT, BD, BA).
 
     Parameters
@@ -166,14 +154,14 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         The budget (user level; per window for the w-event methods, which are charged
         ``ε·⌈N/w⌉``).
     cutoff : int, optional
-        ``C``, the most releases (per window for w-event DSAT); default 0.01 N (003 Table 4.2).
+        ``C``, the most releases (per window for w-event DSAT); default 0.01 N (Li 2017, Table 4.2).
     variant : {"paced", "text"}
         DSAT's controller: the engine's paced one (default) or the text's P term (δ, θ).
     threshold : float
         DSFT's ``T``, the paced DSAT's on-schedule ``T_s``, the text's initial ``T_1`` (in
         [0, 2]).
     k : float, optional
-        Decision share ``ε1 = kε``; ``None``: the engine's rule (``auto_k`` checked; 003 Thm
+        Decision share ``ε1 = kε``; ``None``: the engine's rule (``auto_k`` checked; Li 2017, Thm
         4.3.4 for DSFT and the text's DSAT).
     delta, theta : float
         The text's DSAT controller: set point and proportional gain (0.05 and 0.5, Table 4.2).
@@ -191,7 +179,7 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
 
     Attributes
     ----------
-    figure : figures_dynamic.DynamicFigure
+    figure : figures.dynamic.DynamicFigure
         Sources ``truth_image``, ``release_image``, ``points``, ``threshold``, ``distance``,
         ``error_main``, ``error_cmp1``, ``error_cmp2``, ``snapshot_truth``,
         ``snapshot_release``.
@@ -199,7 +187,9 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         Teaching / preview: the mean absolute error per bin over the whole series of the
         method and of each comparison (by short name).
     release_output : dict or None
-        The DP output drawn last (analyst release, teaching live run or preview).
+        The DP output to export: analyst mode, the last paid release's only (never a preview);
+        teaching mode, the live run drawn. ``shown_output`` is what is drawn (possibly a
+        PREVIEW on the stand-in).
     """
 
     def __init__(
@@ -225,103 +215,77 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         time: int | None = None,
         debounce: float = 0.15,
     ):
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-        if variant not in _VARIANTS:
-            raise ValueError(f"variant must be one of {sorted(_VARIANTS)}, got {variant!r}")
-        self.session = session
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self._run = 0
-        self._release: Release | None = None
+        one_of("method", method, sorted(METHODS))
+        one_of("variant", variant, sorted(_VARIANTS))
+        self._setup(session, debounce=debounce)
         self._syncing = False
         self._view: dict | None = None
         self._marginals: dict = {}
         self._errors: dict = {}
         self._truth_drawn: np.ndarray | None = None
         self._facts: dict[str, dict] = {}
-        self.quality_values: dict[str, float] = {}
-        self.release_output: dict | None = None
+        self.shown_output: dict | None = None
 
-        options: list[tuple[str, str]] = []
         if dataset is not None:
             n_times, n_bins = self._series_shape(dataset)
             shape = tuple(int(s) for s in (shape or (n_bins,)))
             if math.prod(shape) != n_bins:
                 raise ValueError(f"shape {shape} has {math.prod(shape)} cells, but the series "
                                  f"has {n_bins} bins per snapshot")
-            if cardinality is None:
-                if not session.teaching:
+            if not session.teaching:
+                # A fact about the data: the data owner declares it with the dataset; the
+                # widget shows it and never sends its own (the session applies the declared).
+                declared = getattr(session, "facts", lambda d: {})(dataset).get("cardinality")
+                if declared is None and cardinality is None:
                     raise ValueError(
-                        "an analyst widget needs cardinality= : the public lower bound n on the "
-                        "snapshot sizes (it is not read off the confidential data)")
+                        "the data owner must declare cardinality (the public lower bound n on "
+                        "the snapshot sizes) with the dataset: add_dataset(..., "
+                        "facts={'cardinality': n}); it is never read off the confidential data")
+                cardinality = declared if declared is not None else cardinality
+            elif cardinality is None:
                 cardinality = int(session.public_view(dataset).sum(axis=1).min())
             default = ("bin",) if len(shape) == 1 else tuple(f"dim {i}" for i in range(len(shape)))
             names = tuple(attributes) if attributes else default
             self._facts[f"dataset:{dataset}"] = {
                 "name": dataset, "shape": shape, "attributes": names,
                 "cardinality": int(cardinality)}
-            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
-        elif session.teaching:
-            if data not in DATASETS:
-                raise ValueError(f"data must be one of {sorted(DATASETS)}, got {data!r}")
-        else:
-            raise ValueError("an analyst session needs dataset= (an (N, U) series added with "
-                             "session.add_dataset and a public stand_in)")
-        if session.teaching:
-            options += [(src.title, key) for key, src in DATASETS.items()]
-        self.data = ipw.Dropdown(
-            options=options, value=options[0][1] if dataset is not None else data,
-            description="data", disabled=not session.teaching,
-            style={"description_width": "initial"}, layout=ipw.Layout(width="700px"))
-        self.data.add_class("dpw-scenario")
+        self.data = self._data_dropdown(
+            dataset, data, DATASETS,
+            needs="an (N, U) series added with session.add_dataset and a public stand_in")
         self.method = ipw.Dropdown(options=[(label, key) for key, (label, _) in METHODS.items()],
                                  value=method, description="method",
                                  style={"description_width": "initial"},
                                  layout=ipw.Layout(width="420px"))
         self.method.add_class("dpw-method")
         self.variant = ipw.Dropdown(
-            options=[("paced (engine default)", "paced"), ("as printed (003 Alg. 8)", "text")],
+            options=[("paced (engine default)", "paced"), ("as printed (Li 2017, Alg. 8)", "text")],
             value=variant, description="DSAT controller", style={"description_width": "initial"},
             layout=ipw.Layout(width="330px"))
         self.variant.add_class("dpw-variant")
         self.epsilon = EpsilonSlider(epsilon, description="ε")
-        self.epsilon_note = ipw.HTML()
-        self.epsilon_note.add_class("dpw-guardrail")
-        self.cutoff = _slider(ipw.IntSlider, cutoff or 1, 1, 2, 1, "C (most releases)", "dpw-cutoff")
+        self.cutoff = slider(IntSlider, cutoff or 1, 1, 2, 1, "C (most releases)", "dpw-cutoff")
         self.cutoff_note = ipw.HTML()
-        self.threshold = _slider(FloatSlider, threshold, 0.0, 2.0, 0.005, "T", "dpw-threshold",
+        self.threshold = slider(FloatSlider, threshold, 0.0, 2.0, 0.005, "T", "dpw-threshold",
                                  ".3f")
         self.auto_k = ipw.Checkbox(value=k is None, description="k by the engine's rule",
                                  style={"description_width": "initial"})
         self.auto_k.add_class("dpw-auto-k")
-        self.k = _slider(FloatSlider, k if k is not None else 0.2, 0.01, 0.99, 0.01,
+        self.k = slider(FloatSlider, k if k is not None else 0.2, 0.01, 0.99, 0.01,
                          "k = ε1/ε", "dpw-k", ".2f")
-        self.delta = _slider(FloatSlider, delta, 0.005, 0.5, 0.005, "δ", "dpw-delta", ".3f")
-        self.theta = _slider(FloatSlider, theta, 0.01, 2.0, 0.01, "θ", "dpw-theta", ".2f")
-        self.burn_in = _slider(ipw.IntSlider, burn_in or 1, 1, 2, 1, "burn-in M", "dpw-burn-in")
-        self.w = _slider(ipw.IntSlider, w or 2, 2, 3, 1, "w (window)", "dpw-w")
+        self.delta = slider(FloatSlider, delta, 0.005, 0.5, 0.005, "δ", "dpw-delta", ".3f")
+        self.theta = slider(FloatSlider, theta, 0.01, 2.0, 0.01, "θ", "dpw-theta", ".2f")
+        self.burn_in = slider(IntSlider, burn_in or 1, 1, 2, 1, "burn-in M", "dpw-burn-in")
+        self.w = slider(IntSlider, w or 2, 2, 3, 1, "w (window)", "dpw-w")
         self.compare = ipw.Checkbox(value=bool(compare), description="compare",
                                   style={"description_width": "initial"})
         self.compare.add_class("dpw-compare")
         self.show_truth = ipw.Checkbox(
             value=True, description="show the data", disabled=not session.teaching,
             layout=ipw.Layout(display=None if session.teaching else "none"))
-        self.time = _slider(ipw.IntSlider, time or 1, 1, 2, 1, "time t", "dpw-time")
+        self.time = slider(IntSlider, time or 1, 1, 2, 1, "time t", "dpw-time")
         self.time.layout = ipw.Layout(width="560px")
-        self.release_button = ipw.Button(
-            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
-            button_style="warning" if not session.teaching else "",
-            icon="lock-open" if not session.teaching else "refresh")
-        self.release_button.add_class("dpw-release")
-        self.banner, self.message, self.status, self.stats, self.quality = (
-            ipw.HTML() for _ in range(5))
-        for widget, css in ((self.banner, "dpw-banner"), (self.message, "dpw-message"),
-                            (self.status, "dpw-status"), (self.stats, "dpw-stats"),
-                            (self.quality, "dpw-quality")):
-            widget.add_class(css)
-
         self._init = {"cutoff": cutoff, "burn_in": burn_in, "w": w, "time": time}
-        self.figure = figures_dynamic.dynamic_figure()
+        self.figure = figures.dynamic.dynamic_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
         self._select_data(initial=True)
@@ -342,21 +306,13 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
             ipw.HBox([self.release_button, self.status]),
         ])
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.time,
-                          self.quality, self.stats])
-        self.add_class("dpw-dynamic")
-        self.add_class(f"dpw-mode-{session.mode}")
-
-        self._debouncer = Debouncer(self._recompute, debounce)
-        for control in (self.method, self.variant, self.epsilon, self.cutoff, self.threshold,
-                        self.auto_k,
-                        self.k, self.delta, self.theta, self.burn_in, self.compare,
-                        self.show_truth):
-            control.observe(self._on_change, names="value")
-        self.w.observe(self._on_window, names="value")
-        self.data.observe(self._on_data, names="value")
-        self.time.observe(self._on_time, names="value")
-        self.release_button.on_click(self._on_release_clicked)
+        self._assemble([self.banner, controls, self.message, self.plot, self.time,
+                        self.quality, self.stats], "dpw-dynamic")
+        self._watch(self._on_change, self.method, self.variant, self.epsilon, self.cutoff,
+                    self.threshold, self.auto_k, self.k, self.delta, self.theta, self.burn_in,
+                    self.compare, self.show_truth, self.w)
+        self._watch(self._on_data, self.data)
+        self._watch(self._on_time, self.time)
         self._update_controls()
         self._recompute()
 
@@ -389,7 +345,8 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         self._fit_ranges(initial)
 
     def _fit_ranges(self, initial: bool) -> None:
-        """Slider ranges for the series' N (keeping the values, clamped)."""
+        """Slider ranges for the series' N (the values are kept: one beyond the new range is
+        refused with a message, not clamped)."""
         n = self.n_times
         init = self._init if initial else {}
         self._syncing = True
@@ -409,9 +366,15 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         return self.w.value if self.method.value in W_EVENT else self.n_times
 
     def _fit_burn_in(self, value: int | None) -> None:
+        """Fit burn-in M's range to the window (M < w, or < N); the value is kept as it is:
+        an M the window no longer holds is refused with a message, never lowered silently.
+        ``None``: the default M = max(1, round(0.02 w))."""
         limit = self._window_limit()
         self.burn_in.max = max(limit - 1, 2)
-        self.burn_in.value = min(value or max(1, round(0.02 * limit)), max(limit - 1, 1))
+        self.burn_in.accepted = (1, max(limit - 1, 1))
+        if value is None:
+            value = min(max(1, round(0.02 * limit)), max(limit - 1, 1))
+        self.burn_in.value = value
 
     # -- parameters ------------------------------------------------------------------------
     def params_for(self, method: str) -> dict:
@@ -423,7 +386,8 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
             p["w"] = int(self.w.value)
         if method in _THRESHOLD:
             p["threshold"] = float(self.threshold.value)
-            p["cardinality"] = self.cardinality
+            if self.session.teaching:  # analyst: the owner's declared fact applies
+                p["cardinality"] = self.cardinality
             p["k"] = None if self.auto_k.value else float(self.k.value)
         if method in _ADAPTIVE:
             p["burn_in"] = int(self.burn_in.value)
@@ -484,73 +448,36 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
             if cmp or not self.compare.value else "compare")
 
     def _on_change(self, change=None) -> None:
-        if self._syncing or _is_echo(change):
-            return
-        self._release = None
-        self._update_controls()
-        self._debouncer.trigger()
-
-    def _on_window(self, change=None) -> None:
-        if self._syncing or _is_echo(change):
-            return
-        self._on_change()
-
-    def _on_data(self, change=None) -> None:
-        self._select_data()
-        self._on_change()
+        if not self._quiet(change):
+            self._update_controls()
+        super()._on_change(change)
 
     def _on_time(self, change=None) -> None:
         if self._syncing:
             return
         self._draw_time()
 
-    def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._recompute()
-        else:
-            self.release()
+    # -- the branch ------------------------------------------------------------------------
+    @property
+    def release_output(self) -> dict | None:
+        """What to export: the last paid release's output (analyst), the live run (teaching)."""
+        if not self.session.teaching:
+            return None if self.last_release is None else self.last_release.output
+        return self.shown_output
 
-    # -- actions ---------------------------------------------------------------------------
-    def release(self) -> Release | None:
-        """Analyst mode: release the method's output (the comparisons are never released).
+    stand_in_note = "same shape"
 
-        Charged once (``ε``, or ``ε·⌈N/w⌉`` for a w-event method) and replayed for free.
-        Errors are shown in ``message`` and nothing is charged; ``None`` is returned then.
-        """
-        try:
-            release = self.session.release(self.dataset, self.method.value, **self.params)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
-            return None
-        self._release = release
-        what = (f"charged ε = {release.epsilon:.3g}" if release.charged
-                else "replayed a cached release, nothing spent")
-        self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
-                              f"{what}.</div>")
+    @property
+    def mechanism(self) -> str:
+        return self.method.value
+
+    @property
+    def title(self) -> str:
+        return METHODS[self.method.value][0]
+
+    def _draw_release(self, release: Release) -> None:
+        """Analyst: the method's released output (the comparisons are never released)."""
         self._show(release.output, [], None, where="release")
-        self.status.value = "<span class='dpw-released'>Showing the released DP output.</span>"
-        return release
-
-    def _show_error(self, exc: Exception) -> None:
-        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-        self.message.value = f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
-
-    def _recompute(self) -> None:
-        """Redraw from the controls: live releases (teaching) or a free preview (analyst)."""
-        self._update_banner()
-        method = self.method.value
-        try:
-            cost = self.session.cost(method, self.dataset, **self.params)
-            remaining = None if self.session.teaching else self.session.remaining(self.dataset)
-            note = epsilon_guardrail(cost, remaining)
-            self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
-            if self.session.teaching:
-                self._live()
-            else:
-                self._preview(cost)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
 
     def compute(self) -> tuple[dict, list[dict], np.ndarray | None, str]:
         """The engine part of a redraw: the method's output, the comparisons' outputs, the
@@ -561,7 +488,7 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         """
         method, ds = self.method.value, self.dataset
         if self.session.teaching:
-            main = self.session.release(ds, method, run=self._run, **self.params)
+            main = self._live_release()
             others = [self.session.release(ds, m, run=self._run, **self.params_for(m))
                       for m in self.comparisons()]
             self._last_releases = [main, *others]
@@ -569,32 +496,8 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
             return main.output, [r.output for r in others], reference, "teaching"
         outputs = []
         for m in [method, *self.comparisons()]:
-            result = self.session.preview(ds, m, rng=self._rng, **self.params_for(m))
-            outputs.append(MECHANISMS[m].outputs(result, {}))
+            outputs.append(self._preview_run(m, **self.params_for(m)).output)
         return outputs[0], outputs[1:], self.session.stand_in(ds), "preview"
-
-    def _live(self) -> None:
-        main, others, reference, where = self.compute()
-        self._show(main, others, reference, where=where)
-        releases = self._last_releases
-        over = any(r.overdraft for r in releases)
-        self.message.value = ("<div class='dpw-warn'>Past the cap: on confidential data this run "
-                              "would have been refused.</div>" if over else "")
-        charged = sum(r.epsilon for r in releases if r.charged)
-        self.status.value = (
-            f"<span>live run #{self._run}: {len(releases)} release(s), ε = {_fmt(charged)} "
-            f"charged{' (the rest cached, free)' if charged < sum(r.epsilon for r in releases) else ''}"
-            "</span>")
-
-    def _preview(self, cost: float) -> None:
-        main, others, reference, where = self.compute()
-        self._show(main, others, reference, where=where)
-        self.message.value = ""
-        cached = self.session.is_cached(self.dataset, self.method.value, **self.params)
-        self.status.value = (
-            "<span class='dpw-preview'>PREVIEW on the public stand-in (same shape) — nothing "
-            f"spent. Release would charge ε = {_fmt(cost)}"
-            f"{' (already released: a free replay)' if cached else ''}.</span>")
 
     # -- drawing ---------------------------------------------------------------------------
     def _reference(self, series: np.ndarray) -> dict:
@@ -606,13 +509,13 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
             if len(self._marginals) > 4:
                 self._marginals.clear()
             f32 = np.asarray(series, dtype=np.float32)
-            hit = (series, {"f32": f32, "dist": figures_dynamic.normalise_rows(f32),
-                            "marginal": figures_dynamic.marginal(series, self.shape)[0]})
+            hit = (series, {"f32": f32, "dist": figures.dynamic.normalise_rows(f32),
+                            "marginal": figures.dynamic.marginal(series, self.shape)[0]})
             self._marginals[id(series)] = hit
         return hit[1]
 
     def _error_of(self, output: dict, ref: dict) -> np.ndarray:
-        """:func:`.figures_dynamic.error_per_time` of a release, cached per output and reference
+        """:func:`.figures.dynamic.error_per_time` of a release, cached per output and reference
         (a replayed release -- e.g. the ε/N comparison when only C or T moved -- is the same
         output object, so its error is not measured again)."""
         key = (id(output), id(ref["f32"]))
@@ -620,7 +523,7 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         if hit is None or hit[0] is not output or hit[1] is not ref["f32"]:
             if len(self._errors) > 16:
                 self._errors.clear()
-            err = figures_dynamic.error_per_time(output["histograms"], output["release_points"],
+            err = figures.dynamic.error_per_time(output["histograms"], output["release_points"],
                                                  ref["f32"])
             hit = (output, ref["f32"], err)
             self._errors[key] = hit
@@ -628,7 +531,7 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
 
     def _release_marginal(self, output: dict):
         rows = np.asarray(output["histograms"], float).reshape(-1, int(output["n_bins"]))
-        values, positions, width = figures_dynamic.marginal(rows, self.shape)
+        values, positions, width = figures.dynamic.marginal(rows, self.shape)
         series = expand_releases({"histograms": values, "n_bins": values.shape[1],
                                   "release_points": output["release_points"]})
         return series, positions, width
@@ -641,7 +544,7 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
     def _show(self, output: dict, comparisons: list[dict], reference: np.ndarray | None, *,
               where: str) -> None:
         method = self.method.value
-        self.release_output = output
+        self.shown_output = output
         release_marg, positions, width = self._release_marginal(output)
         truth_marg = distance = None
         errors: list[np.ndarray] = []
@@ -660,9 +563,9 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
                 # text's) or to the true snapshot at the last release time (the paced DSAT).
                 to_snapshot = output.get("details", {}).get("reference") == "snapshot"
                 rows = ref["dist"][points] if to_snapshot else output["histograms"]
-                distance = figures_dynamic.distance_to_last_release(rows, points, ref["dist"])
+                distance = figures.dynamic.distance_to_last_release(rows, points, ref["dist"])
         n_levels = int(self.shape[0])
-        columns = figures_dynamic.series_plot_data(
+        columns = figures.dynamic.series_plot_data(
             release_marginal=release_marg, release_points=output["release_points"],
             release_epsilons=output["release_epsilons"], thresholds=output["thresholds"],
             n_levels=n_levels, truth_marginal=truth_marg, distance=distance, errors=errors)
@@ -698,7 +601,7 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
         if self._view is None:
             return
         t = min(max(int(self.time.value), 1), self.n_times)
-        figures.update(self.figure, figures_dynamic.snapshot_plot_data(
+        figures.update(self.figure, figures.dynamic.snapshot_plot_data(
             t, positions=self._view["positions"], release_marginal=self._view["release"],
             truth_marginal=self._view["truth"], width=self._view["width"]))
         self.figure.set_time(t)
@@ -706,17 +609,19 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
 
     # -- text ------------------------------------------------------------------------------
     def _update_banner(self) -> None:
+        if self.problem():
+            return
         method = self.method.value
         eps = float(self.epsilon.value)
         if method in W_EVENT:
             factor = user_level_factor(self.n_times, int(self.w.value))
-            guarantee = (f"ε = {_fmt(eps)}-DP for every window of w = {self.w.value} snapshots "
-                         f"(w-event privacy, 003 Def. 4.1.3); at user level (a person's records "
+            guarantee = (f"ε = {_fmt(eps)}-DP {self.per_unit} for every window of w = {self.w.value} snapshots "
+                         f"(w-event privacy, Li 2017, Def. 4.1.3); at user level (a person's records "
                          f"in all N = {self.n_times} snapshots) that is ⌈N/w⌉·ε = "
                          f"{_fmt(factor * eps)}, which is what the ledger is charged")
         else:
-            guarantee = (f"ε = {_fmt(eps)}-DP at user level: a person's records in all "
-                         f"N = {self.n_times} snapshots are protected together (003 Def. 4.1.1)")
+            guarantee = (f"ε = {_fmt(eps)}-DP {self.per_unit} at user level: a person's records in all "
+                         f"N = {self.n_times} snapshots are protected together (Li 2017, Def. 4.1.1)")
         about = _BANNERS[method] + (f" {_VARIANTS[self.variant.value]}" if method == "dsat" else "")
         self.banner.value = (
             f"<div class='dpw-banner-ok'><b>{html.escape(METHODS[method][0])}</b>. "
@@ -737,12 +642,7 @@ class DynamicHistogramWidget(OfflineBokehMixin, ipw.VBox):
     def _stats(self, output: dict, where: str) -> None:
         points = np.flatnonzero(output["release_points"]) + 1
         shown = ", ".join(str(int(t)) for t in points[:12]) + (" …" if points.size > 12 else "")
-        parts = " + ".join(f"{k} {_fmt(v)}" for k, v in output["epsilon_parts"].items())
         details = output.get("details", {})
         extra = f", k = {_fmt(details['k'])}" if details.get("k") is not None else ""
-        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
-                "release": "Released (DP output only)"}[where]
-        self.stats.value = (
-            f"<div>{head}: {output['n_releases']} new histogram(s) at t = {html.escape(shown)}. "
-            f"Budget: {html.escape(parts)}{html.escape(extra)}. "
-            f"Guarantee: {html.escape(output['guarantee'])}.</div>")
+        self._set_stats(where, f"{output['n_releases']} new histogram(s) at t = {shown}",
+                        output["guarantee"], budget_parts(output["epsilon_parts"]) + extra)

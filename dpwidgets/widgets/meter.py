@@ -1,14 +1,20 @@
 """The budget meter: an anywidget showing spent and remaining epsilon per dataset.
 
 The front end (``js/meter.js``) only draws what the traits say: one bar per dataset made of
-one segment per release (hover: label, epsilon, time), a warning once ``warn_fraction`` of the
-budget is spent, and the remaining budget in odds terms. Nothing in the traits is derived from
-the data: labels, epsilons and times of releases are public.
+one segment per recent release (hover: label, epsilon, time) after one aggregated segment for
+every earlier release, a warning once ``warn_fraction`` of the budget is spent, and the
+remaining budget in odds terms. Nothing in the traits is derived from the data: labels,
+epsilons and times of releases are public ledger information.
+
+A refresh reads each ledger through its bounded API (one
+:meth:`~dpwidgets.engine.budget.PrivacyLedger.summary` snapshot: totals and the latest
+:attr:`BudgetMeter.LATEST` spends), so its cost does not grow with the number of spends.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import math
 from typing import TYPE_CHECKING
 
@@ -23,20 +29,76 @@ if TYPE_CHECKING:
 __all__ = ["BudgetMeter", "odds_sentence"]
 
 
-def odds_sentence(epsilon: float) -> str:
-    """State a privacy loss as the factor by which an observer's odds may change."""
+def odds_sentence(epsilon: float, unit: str = "row") -> str:
+    """State a privacy loss as the factor by which an observer's odds may change.
+
+    Parameters
+    ----------
+    epsilon : float
+        The privacy loss.
+    unit : {"row", "person"}
+        What one neighbouring dataset differs by. The bound protects one *row*; it protects a
+        person only when the data owner declared one row per person. A person with k rows is
+        protected at k * epsilon (group privacy; Dwork and Roth 2014, Thm. 2.2), so the
+        sentence says "row" unless the unit is "person".
+
+    Returns
+    -------
+    str
+    """
+    if unit not in ("row", "person"):
+        raise ValueError(f"unit must be 'row' or 'person', got {unit!r}")
     if epsilon > 700:  # e^ε overflows a float; say it in powers of ten instead
         factor = f"10^{epsilon / math.log(10):.0f}"
     else:
         factor = f"{math.exp(epsilon):.3g}"
-    return (
-        f"an observer's odds about any one person can change by at most a factor "
+    sentence = (
+        f"an observer's odds about any one {unit} can change by at most a factor "
         f"e^{epsilon:.3g} ≈ {factor}"
     )
+    if unit == "row":
+        sentence += f" (about a person with k rows: e^(k·{epsilon:.3g}))"
+    return sentence
 
 
+@functools.lru_cache(maxsize=4096)
 def _iso(t: float) -> str:
+    # Cached: every refresh formats the same latest times again.
     return _dt.datetime.fromtimestamp(t).isoformat(timespec="seconds")
+
+
+def _segments(items, limit: int, *, overdraft: bool, total_count: int, total_charged: float):
+    """One segment per item of the latest ``limit``, after one for all earlier ones."""
+    shown = items[-limit:] if limit else []
+    segments = [
+        {
+            "label": s.label,
+            "epsilon": s.epsilon,
+            # What the release added to the bar: less than epsilon for a release on a part
+            # whose partition had already been charged more (parallel composition).
+            "charged": s.epsilon if getattr(s, "charged", None) is None else s.charged,
+            "time": _iso(s.time),
+            "overdraft": overdraft,
+            "count": 1,
+        }
+        for s in shown
+    ]
+    earlier = total_count - len(shown)
+    if earlier > 0:
+        charged = max(0.0, total_charged - math.fsum(seg["charged"] for seg in segments))
+        segments.insert(
+            0,
+            {
+                "label": f"{earlier} earlier release{'s' if earlier > 1 else ''}",
+                "epsilon": charged,
+                "charged": charged,
+                "time": f"before {segments[0]['time']}" if segments else "",
+                "overdraft": overdraft,
+                "count": earlier,
+                "earlier": True,
+            },
+        )
+    return segments
 
 
 class BudgetMeter(anywidget.AnyWidget):
@@ -49,14 +111,21 @@ class BudgetMeter(anywidget.AnyWidget):
     ------
     budgets : list of dict
         One entry per dataset: ``dataset``, ``total``, ``spent``, ``remaining``, ``fraction``,
-        ``warning`` (spent >= ``warn_fraction`` of total), ``overdraft`` (teaching-mode epsilon
-        past the cap), ``odds`` (the remaining budget in odds terms) and ``segments`` (one per
-        release: ``label``, ``epsilon``, ``time``, ``overdraft``).
+        ``count`` (releases recorded), ``warning`` (spent >= ``warn_fraction`` of total),
+        ``overdraft`` (teaching-mode epsilon past the cap), ``unit`` ("row" or "person"),
+        ``odds`` (the remaining budget in odds terms) and ``segments``: one per release among
+        the latest :attr:`LATEST` (``label``, ``epsilon``, ``charged``, ``time``,
+        ``overdraft``, ``count`` = 1), preceded by one aggregated segment (``earlier`` =
+        True, ``count`` = how many) when there are more.
     active : str
         The dataset of the latest release (highlighted).
     message : str
         The latest refusal (over budget, not private), or "".
     """
+
+    #: Releases drawn one by one; earlier ones share one segment, so a redraw costs the same
+    #: whatever the size of the ledger.
+    LATEST = 50
 
     _esm = static_path("meter.js")
     _css = static_path("meter.css")
@@ -95,24 +164,47 @@ class BudgetMeter(anywidget.AnyWidget):
                 return entry
         raise KeyError(f"no budget for dataset {name!r}")
 
+    def _unit(self, dataset: str) -> str:
+        """The privacy unit the data owner declared: "person" only when the session says so."""
+        unit = getattr(self._session, "unit", None)
+        if unit is None:
+            return "row"
+        try:
+            value = unit(dataset) if callable(unit) else unit
+        except Exception:  # an older or partial session: the weaker, always true claim
+            return "row"
+        return "person" if value == "person" else "row"
+
     def refresh(self) -> None:
-        """Re-read every ledger and push the result to the front end."""
+        """Re-read every ledger (O(1) in its number of spends) and push the result."""
         budgets = []
+        teaching = self._session.mode == "teaching"
         for name in self._session.datasets:
             ledger = self._session.ledger(name)
-            spends = ledger.spends
-            total = ledger.total_epsilon
-            spent = ledger.spent
-            overdrafts = self._session.overdrafts(name)
-            segments = [
-                {"label": s.label, "epsilon": s.epsilon, "time": _iso(s.time), "overdraft": False}
-                for s in spends
-            ] + [
-                {"label": o.label, "epsilon": o.epsilon, "time": _iso(o.time), "overdraft": True}
-                for o in overdrafts
-            ]
+            # One snapshot: the count, the total and the latest spends agree even while
+            # another process spends.
+            summary = ledger.summary(recent=self.LATEST)
+            total, spent = summary["total_epsilon"], summary["spent"]
+            segments = _segments(
+                summary["recent"],
+                self.LATEST,
+                overdraft=False,
+                total_count=summary["count"],
+                total_charged=spent,
+            )
+            # Overdrafts exist in teaching mode only, where the data is public; analyst mode
+            # shows none, whatever the session holds.
+            overdrafts = list(self._session.overdrafts(name)) if teaching else []
             overdraft = math.fsum(o.epsilon for o in overdrafts)
-            remaining = max(0.0, total - spent)
+            segments += _segments(
+                overdrafts,
+                self.LATEST,
+                overdraft=True,
+                total_count=len(overdrafts),
+                total_charged=overdraft,
+            )
+            remaining = summary["remaining"]
+            unit = self._unit(name)
             budgets.append(
                 {
                     "dataset": name,
@@ -120,9 +212,11 @@ class BudgetMeter(anywidget.AnyWidget):
                     "spent": spent,
                     "remaining": remaining,
                     "fraction": spent / total,
+                    "count": summary["count"],
                     "warning": spent >= self.warn_fraction * total * (1 - 1e-9),
                     "overdraft": overdraft,
-                    "odds": odds_sentence(remaining),
+                    "unit": unit,
+                    "odds": odds_sentence(remaining, unit),
                     "segments": segments,
                 }
             )

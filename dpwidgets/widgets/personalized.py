@@ -1,21 +1,21 @@
-"""PersonalizedWidget: one privacy budget per record (003 Ch. 5, SPEC §3.8).
+"""PersonalizedWidget: one privacy budget per record (Li 2017, Ch. 5).
 
 A table of records ``[value, budget]`` -- the value confidential, the budget the record's owner
 asked for, public -- is released as a histogram of the values under personalized differential
 privacy, through the session mechanism ``"personalized_histogram"``
 (:mod:`dpwidgets.releases.personalized`). The widget shows
 
-- the **privacy vector**: how many records ask for which budget (003 §5.3.1's uniform and
+- the **privacy vector**: how many records ask for which budget (Li 2017, §5.3.1's uniform and
   normal vectors, or a custom mixture of conservative / moderate / liberal users);
 - the **partitions** each mechanism forms, as strips on the axis of records sorted by budget:
   Minimum (one release at the smallest budget), Sampling (one release at ε_T on a sample;
-  003 Def. 5.1.1), privacy-aware partitioning (Alg. 10) and utility-based partitioning
+  Li 2017, Def. 5.1.1), privacy-aware partitioning (Alg. 10) and utility-based partitioning
   (Alg. 11), Threshold (the records below ε_T unused);
 - the budget each record **enjoys** against the one it **asked** for (the selected method),
   the gap shaded: the willingness a mechanism leaves unused;
 - the histogram (DP estimate, and the data it estimates where that may be shown) and the
-  **relative frequency error** of random range counts (003 §5.3.1) of every mechanism against
-  the sampling threshold ε_T (003 Fig. 5.2-5.5: the partitioning methods are horizontal lines,
+  **relative frequency error** of random range counts (Li 2017, §5.3.1) of every mechanism against
+  the sampling threshold ε_T (Li 2017, Fig. 5.2-5.5: the partitioning methods are horizontal lines,
   Sampling's error traces a curve as ε_T moves).
 
 Everything about partitions and enjoyed budgets is computed from the public privacy vector
@@ -24,7 +24,7 @@ Everything about partitions and enjoyed budgets is computed from the public priv
 Teaching mode (public data): every control change is a live release of every compared
 mechanism, each charged to the teaching ledger (its largest per-record loss), and the errors are
 measured against the data. On the built-in data the privacy-vector control chooses what the
-records ask for; the table's own budget column there is 1 for everyone (003 §5.3.1's most
+records ask for; the table's own budget column there is 1 for everyone (Li 2017, §5.3.1's most
 liberal budget), the most any what-if vector may ask. Analyst mode (confidential data): the
 privacy vector is the dataset's own (public) one, control changes drive a free preview on the
 public stand-in (same size, same privacy vector), errors measured on the stand-in; only Release
@@ -42,7 +42,6 @@ from dataclasses import dataclass
 import ipywidgets as ipw
 import numpy as np
 
-from ..engine.budget import BudgetExceededError
 from ..engine.dynamic import random_range_queries
 from ..engine.personalized import relative_frequency_error
 from ..releases.personalized import (
@@ -51,18 +50,19 @@ from ..releases.personalized import (
     PrivacyVector,
     release_plan,
 )
-from ..session import MECHANISMS, PrivacyPolicyError, Release, Session
-from . import figures, figures_personalized
-from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
-from .controls import Debouncer, EpsilonSlider, FloatSlider, epsilon_guardrail
-from .svt_explorer import _is_echo
+from ..session import Release, Session
+from . import figures
+from ._base import CAUGHT, PublicSource, ReleaseWidget, one_of
+from ._base import g3 as _fmt
+from ._bokeh import bokeh_widget, ensure_bokehjs
+from .controls import EpsilonSlider, FloatRangeSlider, FloatSlider, IntSlider, slider
 
 __all__ = ["COMPARED", "DATASETS", "METHODS", "PRIVACY", "PersonalizedWidget", "ValueSource"]
 
 MECHANISM = "personalized_histogram"
 #: Candidate cuts of the partitioning dynamic programme (the engine's default is 1,024): with
 #: 256 quantile cuts 100,000 continuous budgets partition several times faster, Alg. 10's wasted
-#: budget grows by about 1% or less and Alg. 11's utility falls by < 0.1% on 003 §5.3.1's
+#: budget grows by about 1% or less and Alg. 11's utility falls by < 0.1% on Li 2017, §5.3.1's
 #: vectors (benchmarks/results/personalized_widget_redraw.md).
 MAX_GROUPS = 256
 #: The budget column of the built-in teaching tables: the most any what-if vector may ask.
@@ -70,11 +70,11 @@ TEACHING_CEILING = 1.0
 
 #: Methods: dropdown label.
 METHODS = {
-    "utility": "Utility-based partitioning (003 Alg. 11)",
-    "privacy_aware": "Privacy-aware partitioning (003 Alg. 10)",
-    "sampling": "Sampling (Jorgensen et al.; 003 Def. 5.1.1)",
-    "minimum": "Minimum: everyone at the smallest budget (003 §5.1)",
-    "threshold": "Threshold: only the records with ε_j ≥ ε_T (003 §5.1)",
+    "utility": "Utility-based partitioning (Li 2017, Alg. 11)",
+    "privacy_aware": "Privacy-aware partitioning (Li 2017, Alg. 10)",
+    "sampling": "Sampling (Jorgensen et al.; Li 2017, Def. 5.1.1)",
+    "minimum": "Minimum: everyone at the smallest budget (Li 2017, §5.1)",
+    "threshold": "Threshold: only the records with ε_j ≥ ε_T (Li 2017, §5.1)",
 }
 #: The mechanisms compared side by side (the text's four).
 COMPARED = ("minimum", "sampling", "privacy_aware", "utility")
@@ -102,13 +102,11 @@ _BANNERS = {
 
 
 @dataclass(frozen=True)
-class ValueSource:
-    """A public data set a teaching widget can add to its session.
+class ValueSource(PublicSource):
+    """Public values to histogram; see :class:`PublicSource`.
 
     Attributes
     ----------
-    title : str
-    make : callable ``(n, rng) -> values``
     stand_in : callable ``(n, rng) -> values``
         A public stand-in of the same size (another public draw).
     edges : numpy.ndarray
@@ -119,8 +117,6 @@ class ValueSource:
         The histogram's x-axis label.
     """
 
-    title: str
-    make: Callable[[int, np.random.Generator], np.ndarray]
     stand_in: Callable[[int, np.random.Generator], np.ndarray]
     edges: np.ndarray
     shape: tuple[int, ...] | None
@@ -154,7 +150,7 @@ def _grid():
 #: The public data sets of the teaching widget.
 DATASETS: dict[str, ValueSource] = {
     "census": ValueSource(
-        "Census-like count task (003 §5.3.1): age × gender × education × income, 2,048 cells",
+        "Census-like count task (Li 2017, §5.3.1): age × gender × education × income, 2,048 cells",
         _cells("us"), _cells("brazil"), np.arange(2049) - 0.5, _grid(),
         "cell of the age × gender × education × income grid",
     ),
@@ -166,15 +162,17 @@ DATASETS: dict[str, ValueSource] = {
 
 #: Privacy vectors of the teaching widget: name -> dropdown label.
 PRIVACY = {
-    "normal": "N(0.1, 1) clipped to [0.01, 1] (003 §5.3.1)",
+    "normal": "N(0.1, 1) clipped to [0.01, 1] (Li 2017, §5.3.1)",
     "normal_truncated": "N(0.1, 1) truncated to [0.01, 1]",
-    "uniform": "U(0.01, 0.1) (003 §5.3.1, as written)",
-    "uniform_wide": "U(0.01, 1) (003 §5.3.1's stated range)",
+    "uniform": "U(0.01, 0.1) (Li 2017, §5.3.1, as written)",
+    "uniform_wide": "U(0.01, 1) (Li 2017, §5.3.1's stated range)",
     "custom": "custom: conservative / moderate / liberal users (sliders)",
 }
 #: Default custom groups: (share, lowest budget, highest budget).
 DEFAULT_GROUPS = ((0.54, 0.01, 0.2), (0.37, 0.2, 1.0), (0.09, 1.0, 1.0))
 _GROUP_NAMES = ("conservative", "moderate", "liberal")
+_NO_SHARE = ("group shares: all three are 0; accepted: shares in [0, 1], at least one above 0 "
+             "(they are normalised to sum to 1).")
 
 
 def _same_column(a, b) -> bool:
@@ -186,20 +184,8 @@ def _same_column(a, b) -> bool:
     return a == b
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3g}"
-
-
-def _slider(cls, value, lo, hi, step, description, css, fmt=None, **kw):
-    extra = {"readout_format": fmt} if fmt else {}
-    s = cls(value=min(max(value, lo), hi), min=lo, max=hi, step=step, description=description,
-            continuous_update=True, style={"description_width": "initial"}, **extra, **kw)
-    s.add_class(css)
-    return s
-
-
-class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
-    """Personalized DP: privacy vector, partitions, enjoyed budgets and accuracy (003 Ch. 5).
+class PersonalizedWidget(ReleaseWidget):
+    """Personalized DP: privacy vector, partitions, enjoyed budgets and accuracy (Li 2017, Ch. 5).
 
     Parameters
     ----------
@@ -214,7 +200,7 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
     data : {"census", "age"}
         Teaching mode: the public values to start with (:data:`DATASETS`).
     n : int
-        Number of records of the built-in data (003 §5.3.1: 100,000).
+        Number of records of the built-in data (Li 2017, §5.3.1: 100,000).
     privacy : str
         Teaching mode, built-in data: the privacy vector (a key of :data:`PRIVACY`).
     groups : sequence of (share, low, high), optional
@@ -233,7 +219,7 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
     threshold : float, optional
         ε_T; default the mean budget (``auto_threshold`` checked).
     rounds : int
-        T of T-round partitioning (003 §5.2.3).
+        T of T-round partitioning (Li 2017, §5.2.3).
     epsilon : float, optional
         A cap on what any record may spend (the ledger charge is at most this); default none.
     compare : bool
@@ -249,7 +235,7 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
 
     Attributes
     ----------
-    figure : figures_personalized.PersonalizedFigure
+    figure : figures.personalized.PersonalizedFigure
         Sources ``vector``, ``sorted``, ``shading``, ``strips``, ``truth``, ``private``,
         ``levels``, ``current``, ``trail``.
     quality_values : dict
@@ -282,16 +268,11 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         max_groups: int = MAX_GROUPS,
         debounce: float = 0.15,
     ):
-        if method not in METHODS:
-            raise ValueError(f"method must be one of {list(METHODS)}, got {method!r}")
-        if privacy not in PRIVACY:
-            raise ValueError(f"privacy must be one of {list(PRIVACY)}, got {privacy!r}")
-        self.session = session
+        one_of("method", method, METHODS)
+        one_of("privacy", privacy, PRIVACY)
+        self._setup(session, debounce=debounce)
         self.n_queries = int(n_queries)
         self.max_groups = int(max_groups)
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self._run = 0
-        self._release: Release | None = None
         self._syncing = False
         self._facts: dict[str, dict] = {}
         self._vectors: dict[tuple, PrivacyVector] = {}
@@ -302,31 +283,18 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         self._trail_key: tuple | None = None
         self._drawn: dict[str, dict] = {}
         self._previews: dict[str, dict] = {}
-        self.quality_values: dict[str, float] = {}
         self.outputs: dict[str, dict] = {}
         self.plans: dict = {}
         self._last_releases: list[Release] = []
 
-        options: list[tuple[str, str]] = []
         if dataset is not None:
             self._facts[f"dataset:{dataset}"] = self._dataset_facts(
                 dataset, budgets, bins, value_range, shape)
-            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
-        elif session.teaching:
-            if data not in DATASETS:
-                raise ValueError(f"data must be one of {sorted(DATASETS)}, got {data!r}")
-        else:
-            raise ValueError("an analyst session needs dataset= (a table [value, budget] added "
-                             "with session.add_dataset and a public stand_in)")
         self.n = int(n)
-        if session.teaching:
-            options += [(src.title, key) for key, src in DATASETS.items()]
+        self.data = self._data_dropdown(
+            dataset, data, DATASETS, width="640px",
+            needs="a table [value, budget] added with session.add_dataset and a public stand_in")
         style = {"description_width": "initial"}
-        self.data = ipw.Dropdown(options=options,
-                                 value=options[0][1] if dataset is not None else data,
-                                 description="data", disabled=not session.teaching, style=style,
-                                 layout=ipw.Layout(width="640px"))
-        self.data.add_class("dpw-scenario")
         self.privacy = ipw.Dropdown(description="privacy vector", style=style,
                                     layout=ipw.Layout(width="520px"))
         self.privacy.add_class("dpw-privacy")
@@ -336,12 +304,11 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
             raise ValueError("groups must be three (share, low, high) triples")
         self.group_share, self.group_range = [], []
         for name, (share, low, high) in zip(_GROUP_NAMES, groups, strict=True):
-            s = _slider(FloatSlider, share, 0.0, 1.0, 0.01, f"{name}: share", "dpw-group-share",
+            s = slider(FloatSlider, share, 0.0, 1.0, 0.01, f"{name}: share", "dpw-group-share",
                         ".2f")
-            r = ipw.FloatRangeSlider(value=(low, high), min=0.01, max=TEACHING_CEILING,
-                                     step=0.01, description="budgets", readout_format=".2f",
-                                     continuous_update=True, style=style)
-            r.add_class("dpw-group-range")
+            r = slider(FloatRangeSlider, (low, high), 0.01, TEACHING_CEILING, 0.01, "budgets",
+                       "dpw-group-range", ".2f")
+            r.label = f"{name}: budgets"
             self.group_share.append(s)
             self.group_range.append(r)
         self.groups_box = ipw.VBox([ipw.HBox([s, r]) for s, r in
@@ -354,40 +321,26 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         self.compare = ipw.Checkbox(value=bool(compare), description="compare the text's four",
                                     style=style)
         self.compare.add_class("dpw-compare")
-        self.threshold = _slider(FloatSlider, threshold if threshold is not None else 0.5,
+        self.threshold = slider(FloatSlider, threshold if threshold is not None else 0.5,
                                  0.0, 1.0, 0.005, "ε_T (sampling threshold)", "dpw-threshold",
                                  ".4f")
         self.threshold.layout = ipw.Layout(width="420px")
         self.auto_threshold = ipw.Checkbox(value=threshold is None,
-                                           description="ε_T = mean budget (003 §5.3.2.1)",
+                                           description="ε_T = mean budget (Li 2017, §5.3.2.1)",
                                            style=style)
         self.auto_threshold.add_class("dpw-auto-threshold")
-        self.rounds = _slider(ipw.IntSlider, int(rounds), 1, 4, 1, "T rounds (003 §5.2.3)",
+        self.rounds = slider(IntSlider, int(rounds), 1, 4, 1, "T rounds (Li 2017, §5.2.3)",
                               "dpw-rounds")
         self.epsilon = EpsilonSlider(epsilon if epsilon is not None else 1.0,
                                      description="ε cap (most any record spends)")
         self.epsilon.layout = ipw.Layout(width="460px")
         self.no_cap = ipw.Checkbox(value=epsilon is None, description="no cap", style=style)
         self.no_cap.add_class("dpw-no-cap")
-        self.epsilon_note = ipw.HTML()
-        self.epsilon_note.add_class("dpw-guardrail")
         self.show_truth = ipw.Checkbox(
             value=True, description="show the data", disabled=not session.teaching,
             layout=ipw.Layout(display=None if session.teaching else "none"))
-        self.release_button = ipw.Button(
-            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
-            button_style="warning" if not session.teaching else "",
-            icon="lock-open" if not session.teaching else "refresh",
-            layout=ipw.Layout(width="auto"))
-        self.release_button.add_class("dpw-release")
-        self.banner, self.message, self.status, self.stats, self.quality = (
-            ipw.HTML() for _ in range(5))
-        for widget, css in ((self.banner, "dpw-banner"), (self.message, "dpw-message"),
-                            (self.status, "dpw-status"), (self.stats, "dpw-stats"),
-                            (self.quality, "dpw-quality")):
-            widget.add_class(css)
 
-        self.figure = figures_personalized.personalized_figure()
+        self.figure = figures.personalized.personalized_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
         self._select_data()
@@ -404,21 +357,13 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
             ipw.HBox([self.release_button, self.status]),
         ])
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.quality,
-                          self.stats])
-        self.add_class("dpw-personalized")
-        self.add_class(f"dpw-mode-{session.mode}")
-
-        self._debouncer = Debouncer(self._recompute, debounce)
-        for control in (self.method, self.compare, self.rounds, self.epsilon, self.show_truth,
-                        *self.group_share, *self.group_range):
-            control.observe(self._on_change, names="value")
-        self.no_cap.observe(self._on_change, names="value")
-        self.threshold.observe(self._on_threshold, names="value")
-        self.auto_threshold.observe(self._on_change, names="value")
-        self.privacy.observe(self._on_change, names="value")
-        self.data.observe(self._on_data, names="value")
-        self.release_button.on_click(self._on_release_clicked)
+        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
+                        self.stats], "dpw-personalized")
+        self._watch(self._on_change, self.method, self.compare, self.rounds, self.epsilon,
+                    self.show_truth, *self.group_share, *self.group_range, self.no_cap,
+                    self.auto_threshold, self.privacy)
+        self._watch(self._on_threshold, self.threshold)
+        self._watch(self._on_data, self.data)
         self._recompute()
 
     # -- data ------------------------------------------------------------------------------
@@ -494,10 +439,22 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
     def _groups(self) -> tuple[tuple[float, float, float], ...]:
         shares = np.array([s.value for s in self.group_share], dtype=float)
         if shares.sum() <= 0:
-            shares = np.ones(3)
+            raise ValueError(_NO_SHARE)
         shares = shares / shares.sum()
         return tuple((float(f), float(r.value[0]), float(r.value[1]))
                      for f, r in zip(shares, self.group_range, strict=True) if f > 0)
+
+    def _controls(self) -> list:
+        """The base's controls, and the per-group sliders while the custom vector is chosen."""
+        found = super()._controls()
+        if self.privacy.value == "custom":
+            found += [*self.group_share, *self.group_range]
+        return found
+
+    def _refusal(self) -> str | None:
+        if self.privacy.value == "custom" and sum(s.value for s in self.group_share) <= 0:
+            return _NO_SHARE
+        return None
 
     def _vector_key(self) -> tuple:
         choice = self.privacy.value
@@ -538,7 +495,7 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
                 self._derived.clear()
             order = np.argsort(vector.array, kind="stable")
             hit = {"order": order, "sorted": vector.array[order],
-                   "plot": figures_personalized.vector_plot_data(vector.array)}
+                   "plot": figures.personalized.vector_plot_data(vector.array)}
             self._derived[str(vector)] = hit
         return hit
 
@@ -611,15 +568,12 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         self.epsilon.disabled = bool(self.no_cap.value)
 
     def _on_change(self, change=None) -> None:
-        if self._syncing or _is_echo(change):
-            return
-        if self.privacy.value not in ("dataset",):
+        if not self._quiet(change) and self.privacy.value != "dataset":
             self._privacy_choice = self.privacy.value
-        self._release = None
-        self._debouncer.trigger()
+        super()._on_change(change)
 
     def _on_threshold(self, change=None) -> None:
-        if self._syncing or _is_echo(change):
+        if self._quiet(change):
             return
         if self.auto_threshold.value:
             self._syncing = True
@@ -629,41 +583,18 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
                 self._syncing = False
         self._on_change()
 
-    def _on_data(self, change=None) -> None:
-        self._select_data()
-        self._on_change()
-
-    def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._recompute()
-        else:
-            self.release()
-
     # -- actions ---------------------------------------------------------------------------
-    def release(self) -> Release | None:
-        """Analyst mode: release the selected mechanism (the comparisons are never released).
+    mechanism = MECHANISM
+    stand_in_note = "same size, same privacy vector"
 
-        Charged once -- the largest budget any record enjoys -- and replayed for free. Errors
-        are shown in ``message`` and nothing is charged; ``None`` is returned then.
-        """
-        try:
-            release = self.session.release(self.dataset, MECHANISM, **self.params)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
-            return None
-        self._release = release
-        what = (f"charged ε = {release.epsilon:.3g}" if release.charged
-                else "replayed a cached release, nothing spent")
-        self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
-                              f"{what}.</div>")
+    @property
+    def title(self) -> str:
+        return METHODS[self.method.value]
+
+    def _draw_release(self, release: Release) -> None:
+        """Analyst: the selected mechanism's output (the comparisons are never released).
+        Charged the largest budget any record enjoys."""
         self._show({self.method.value: release.output}, None, where="release")
-        self.status.value = "<span class='dpw-released'>Showing the released DP output.</span>"
-        return release
-
-    def _show_error(self, exc: Exception) -> None:
-        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-        self.message.value = f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
 
     def compute(self) -> tuple[dict[str, dict], np.ndarray | None, str]:
         """The engine part of a redraw: the DP outputs by method, the reference histogram the
@@ -677,8 +608,7 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         if self.session.teaching:
             self._last_releases = []
             for m in self.shown():
-                release = self.session.release(ds, MECHANISM, run=self._run,
-                                               **self.params_for(m))
+                release = self._live_release(MECHANISM, **self.params_for(m))
                 self._last_releases.append(release)
                 outputs[m] = release.output
             return outputs, self._reference(self.session.public_view(ds)), "teaching"
@@ -690,8 +620,7 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
             if key not in self._previews:
                 if len(self._previews) > 16:
                     self._previews.clear()
-                result = self.session.preview(ds, MECHANISM, rng=self._rng, **params)
-                self._previews[key] = MECHANISMS[MECHANISM].outputs(result, {})
+                self._previews[key] = self._preview_run(MECHANISM, **params).output
             outputs[m] = self._previews[key]
         return outputs, self._reference(self.session.stand_in(ds)), "preview"
 
@@ -718,37 +647,16 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         return self._queries[key]
 
     def _recompute(self) -> None:
-        """Redraw from the controls: live releases (teaching) or a free preview (analyst)."""
+        if self.problem():  # refused before the privacy vector is built from the controls
+            super()._recompute()
+            return
         try:
             self._sync_threshold()
             self._update_controls()
-            self._update_banner()
-            cost = self.session.cost(MECHANISM, self.dataset, **self.params)
-            remaining = None if self.session.teaching else self.session.remaining(self.dataset)
-            note = epsilon_guardrail(cost, remaining)
-            self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
-            outputs, reference, where = self.compute()
-            self._show(outputs, reference, where=where)
-            if where == "teaching":
-                over = any(r.overdraft for r in self._last_releases)
-                self.message.value = (
-                    "<div class='dpw-warn'>Past the cap: on confidential data this run would "
-                    "have been refused.</div>" if over else "")
-                charged = sum(r.epsilon for r in self._last_releases if r.charged)
-                total = sum(r.epsilon for r in self._last_releases)
-                self.status.value = (
-                    f"<span>live run #{self._run}: {len(self._last_releases)} release(s), "
-                    f"ε = {_fmt(charged)} charged"
-                    f"{' (the rest cached, free)' if charged < total else ''}</span>")
-            else:
-                self.message.value = ""
-                cached = self.session.is_cached(self.dataset, MECHANISM, **self.params)
-                self.status.value = (
-                    "<span class='dpw-preview'>PREVIEW on the public stand-in (same size, same "
-                    f"privacy vector) — nothing spent. Release would charge ε = {_fmt(cost)}"
-                    f"{' (already released: a free replay)' if cached else ''}.</span>")
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
+        except CAUGHT as exc:
             self._show_error(exc)
+            return
+        super()._recompute()
 
     # -- drawing ---------------------------------------------------------------------------
     def _show(self, outputs: dict[str, dict], reference: np.ndarray | None, *,
@@ -766,22 +674,22 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         rows, blocks_of = [], {}
         for m in methods:
             plan = plans[m]
-            blocks = figures_personalized.partition_blocks(
+            blocks = figures.personalized.partition_blocks(
                 m, capped_sorted, np.asarray(plan.labels)[order], plan.epsilons, plan.rounds,
                 plan.threshold)
             blocks_of[m] = blocks
             rows.append((METHOD_LABELS[m], blocks))
         chosen = plans[selected]
         boundaries = [b["start"] for b in blocks_of[selected]]
-        ranks = figures_personalized.sorted_sample(n, boundaries)
+        ranks = figures.personalized.sorted_sample(n, boundaries)
         data = {}
         data.update(derived["plot"])
-        data.update(figures_personalized.sorted_plot_data(
+        data.update(figures.personalized.sorted_plot_data(
             derived["sorted"], np.asarray(chosen.enjoyed)[order], ranks, blocks_of[selected],
-            figures_personalized.METHOD_COLOURS[selected]))
-        data.update(figures_personalized.strips_plot_data(rows, n, lo, hi))
+            figures.personalized.METHOD_COLOURS[selected]))
+        data.update(figures.personalized.strips_plot_data(rows, n, lo, hi))
         show_ref = reference is not None and (where != "teaching" or self.show_truth.value)
-        data.update(figures_personalized.histogram_plot_data(
+        data.update(figures.personalized.histogram_plot_data(
             self.edges, outputs[selected]["counts"], reference if show_ref else None))
         values: dict[str, float] = {}
         levels, current = {}, {}
@@ -802,7 +710,7 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
                 self._trail[current["sampling"][1]] = current["sampling"][2]
         else:
             self._trail_key, self._trail = None, {}
-        data.update(figures_personalized.accuracy_plot_data(levels, current, self._trail,
+        data.update(figures.personalized.accuracy_plot_data(levels, current, self._trail,
                                                             (lo, hi)))
         self._update_sources(data)
         self.figure.set_methods([METHOD_LABELS[m] for m in methods])
@@ -840,15 +748,15 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         method = self.method.value
         self.banner.value = (
             f"<div class='dpw-banner-ok'><b>{html.escape(METHODS[method])}</b>. "
-            f"{html.escape(_BANNERS[method])} Guarantee: personalized DP — record j's privacy "
-            "loss is at most the budget it enjoys, never more than it asked for (replace-one "
+            f"{html.escape(_BANNERS[method])} Guarantee: personalized DP {self.per_unit} — record "
+            "j's privacy loss is at most the budget it enjoys, never more than it asked for (replace-one "
             "neighbours; the privacy vector is public). The session's ledger keeps one ε for "
             "everybody, so a release is charged its <b>largest</b> per-record loss.</div>")
 
     def _set_quality(self, values: dict[str, float], plans: dict, where: str) -> None:
         self.quality_values = values
         asked = self.budgets.array
-        used = {METHOD_LABELS[m]: figures_personalized.budget_used(p.enjoyed, asked)
+        used = {METHOD_LABELS[m]: figures.personalized.budget_used(p.enjoyed, asked)
                 for m, p in plans.items()}
         charge = {METHOD_LABELS[m]: float(np.max(p.enjoyed)) for m, p in plans.items()}
         parts = []
@@ -864,15 +772,12 @@ class PersonalizedWidget(OfflineBokehMixin, ipw.VBox):
         on = "on the public stand-in" if where == "preview" else "against the data"
         self.quality.value = (
             f"<div class='dpw-quality-values'>Relative frequency error of "
-            f"{self.n_queries:,} random range counts (003 §5.3.1), {on}: "
+            f"{self.n_queries:,} random range counts (Li 2017, §5.3.1), {on}: "
             + " · ".join(parts) + "</div>")
 
     def _stats(self, output: dict, plan, where: str) -> None:
-        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
-                "release": "Released (DP output only)"}[where]
         k = len(plan.partitions)
         eps = ", ".join(_fmt(e) for e in plan.epsilons[:8]) + (" …" if k > 8 else "")
-        self.stats.value = (
-            f"<div>{head}: {k} release(s) at ε = {html.escape(eps)}; largest per-record loss "
-            f"(the ledger's charge) {_fmt(float(np.max(plan.enjoyed)))}. Guarantee: "
-            f"{html.escape(output['guarantee'])}.</div>")
+        self._set_stats(where, f"{k} release(s) at ε = {eps}; largest per-record loss (the "
+                        f"ledger's charge) {_fmt(float(np.max(plan.enjoyed)))}",
+                        output["guarantee"])

@@ -1,5 +1,5 @@
 """Stream widgets: StreamWidget (PeGaSus on one counting stream) and HierarchyWidget (PeGaSus
-over a hierarchy of aggregated states, with pruning) -- 000 Ch. 5, SPEC §3.5.
+over a hierarchy of aggregated states, with pruning) -- Chen 2018, Ch. 5.
 
 StreamWidget
     One ``"pegasus"`` release per parameter set (ε, the ε_p:ε_g split, θ), revealed step by
@@ -10,11 +10,11 @@ StreamWidget
     (jump/drop, low signal) with the detection ROC -- all post-processing of the same release:
     moving the smoother, w or δ spends nothing.
 HierarchyWidget
-    A ``"hierarchical_pegasus"`` release (PHS-PGS, 000 Alg. 18) on a (states × time) array with
+    A ``"hierarchical_pegasus"`` release (PHS-PGS, Chen 2018, Alg. 18) on a (states × time) array with
     a public hierarchy: the tree, coloured pruned / kept at the current step as time advances,
     the selected node's stream, and (teaching) the error per level against HS-PGS and HS-LM.
 
-Real time. Each estimate ĉ_t depends on c_1..c_t only (000 §5.2.2; the engine guarantees it:
+Real time. Each estimate ĉ_t depends on c_1..c_t only (Chen 2018, §5.2.2; the engine guarantees it:
 the Grouper decides step t from the partition of steps < t, and every smoother reads the
 current group as of t). So releasing the whole stream at once and revealing it step by step
 shows exactly what the online algorithm would have published at each step -- and the
@@ -40,12 +40,14 @@ import ipywidgets as ipw
 import numpy as np
 
 from ..engine import streams as st
-from ..engine.budget import BudgetExceededError
+from ..engine.evaluation import detect_events, detection_rates
 from ..releases import streams as rs
-from ..session import MECHANISMS, PrivacyPolicyError, Release, Session
-from . import figures, figures_streams
-from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
-from .controls import Debouncer, EpsilonSlider, FloatSlider, epsilon_guardrail
+from ..session import Release, Session
+from . import figures
+from ._base import CAUGHT, ReleaseWidget, budget_parts, one_of
+from ._base import g3 as _fmt
+from ._bokeh import bokeh_widget, ensure_bokehjs
+from .controls import EpsilonSlider, FloatSlider, IntSlider, epsilon_guardrail
 
 __all__ = ["HierarchyWidget", "StreamSource", "STREAMS", "StreamWidget"]
 
@@ -85,9 +87,9 @@ def _sunspots() -> np.ndarray:
     return load_sunspot_counts()
 
 
-#: The teaching streams: 000 Table 5.1's shapes (five-minute steps) and a public series.
+#: The teaching streams: Chen 2018, Table 5.1's shapes (five-minute steps) and a public series.
 STREAMS: dict[str, StreamSource] = {
-    "High_5": StreamSource("High_5 shape (000 Table 5.1): a busy hall, 2,141,963 in 57,901 "
+    "High_5": StreamSource("High_5 shape (Chen 2018, Table 5.1): a busy hall, 2,141,963 in 57,901 "
                            "steps", _wifi("High_5")),
     "Med_5": StreamSource("Med_5 shape: an office AP, 101,843 in 57,901 steps", _wifi("Med_5")),
     "Low_5": StreamSource("Low_5 shape: a quiet room, 2,846 in 57,901 steps (sparse)",
@@ -95,10 +97,6 @@ STREAMS: dict[str, StreamSource] = {
     "sunspots": StreamSource("Yearly sunspot numbers 1700-2008 (statsmodels, 309 steps)",
                              _sunspots),
 }
-
-
-def _fmt(x: float) -> str:
-    return f"{x:.3g}"
 
 
 def _nice(x: float, up: bool = True) -> float:
@@ -114,12 +112,12 @@ def _nice(x: float, up: bool = True) -> float:
 
 
 def _widths(t_len: int) -> list[int]:
-    """The window sizes offered: 2^0 .. 2^10 (000 Fig. 5.5), not beyond the stream."""
+    """The window sizes offered: 2^0 .. 2^10 (Chen 2018, Fig. 5.5), not beyond the stream."""
     return [2**k for k in range(11) if 2**k <= t_len] or [1]
 
 
-class StreamWidget(OfflineBokehMixin, ipw.VBox):
-    """PeGaSus on one counting stream, played step by step (000 Alg. 15-17, §5.4, Fig. 5.2-5.7).
+class StreamWidget(ReleaseWidget):
+    """PeGaSus on one counting stream, played step by step (Chen 2018, Alg. 15-17, §5.4, Fig. 5.2-5.7).
 
     Parameters
     ----------
@@ -132,26 +130,26 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
     stream : {"High_5", "Med_5", "Low_5", "sunspots"}
         Teaching: the public stream to start with (:data:`STREAMS`).
     length : int, optional
-        Teaching: use the first ``length`` steps only (e.g. 8000, 000 Fig. 5.2); default all.
+        Teaching: use the first ``length`` steps only (e.g. 8000, Chen 2018, Fig. 5.2); default all.
     epsilon : float
         The release's budget ε = ε_p + ε_g.
     perturber_share : float
-        ε_p/ε (0.8 in 000 §5.6.1).
+        ε_p/ε (0.8 in Chen 2018, §5.6.1).
     theta_scale : float
-        The Grouper's threshold θ in units of 1/ε_g: θ = theta_scale/ε_g (5 in 000 §5.6.1).
+        The Grouper's threshold θ in units of 1/ε_g: θ = theta_scale/ε_g (5 in Chen 2018, §5.6.1).
         θ is public: a larger one costs nothing and gives longer groups.
     smoother : {"median", "average", "james_stein"}
-        Post-processing (000 §5.3.3): switching costs nothing.
+        Post-processing (Chen 2018, §5.3.3): switching costs nothing.
     w : int
         Window of the sliding-window sums and of the event monitors (a power of 2).
     kind : {"jump_drop", "low_signal"}
-        The event monitor (000 §5.2.2).
+        The event monitor (Chen 2018, §5.2.2).
     delta : float, optional
         The detection threshold δ applied to the private statistic; default from the private
         statistic itself (its 95th percentile for jumps, a quarter of it for low signal) --
         post-processing of the release.
     event_delta : float, optional
-        Teaching / preview: the threshold that defines the *true* events (000 §5.6.3 fixes it
+        Teaching / preview: the threshold that defines the *true* events (Chen 2018, §5.6.3 fixes it
         and moves the detection threshold to trace the ROC); default the same as ``delta``.
     window : int
         Steps shown by the live panel (its ``rollover``); 2016 = one week of 5-minute steps.
@@ -171,21 +169,21 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         The play/pause control (``Play``; its value is the number of steps revealed), the
         scrubber linked to it in the browser, and the speed.
     quality_values : dict
-        Teaching / preview: ``LM scaled L1``, ``PeGaSus scaled L1`` (000 §5.6.1), window
+        Teaching / preview: ``LM scaled L1``, ``PeGaSus scaled L1`` (Chen 2018, §5.6.1), window
         ``average L1`` of WSS / sum of ĉ / LM, ``AUC`` of PeGaSus and LM, ``TPR``/``FPR`` at δ.
 
     Notes
     -----
     The whole stream is released once per parameter set through the session and then
     revealed step by step: honest, because each ĉ_t uses only c_1..c_t (the engine's
-    guarantee, 000 §5.2.2), and cheap, because playing re-runs nothing. The play control is
+    guarantee, Chen 2018, §5.2.2), and cheap, because playing re-runs nothing. The play control is
     an ``ipywidgets.Play`` ticking in the browser every 50 ms (``step`` = speed/20 steps per
     tick): it works in JupyterLab and Voila, and nothing plays in a kernel without a front
     end (nbclient), so a notebook never blocks. Each tick streams the new rows into the live
     panel with ``ColumnDataSource.stream(..., rollover=window)``.
 
     The LM line is the Perturber's output c̃_t = c_t + Lap(1/ε_p): per-step Laplace at ε_p,
-    part of the PeGaSus release (000 Thm 15) and therefore free; LM with the whole ε (the
+    part of the PeGaSus release (Chen 2018, Thm 15) and therefore free; LM with the whole ε (the
     text's baseline in Fig. 5.3) is ``session.release(name, "laplace_stream", epsilon=ε)``,
     a release of its own.
     """
@@ -212,22 +210,16 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         speed: int = 1000,
         debounce: float = 0.15,
     ):
-        if smoother not in st.SMOOTHERS:
-            raise ValueError(f"smoother must be one of {sorted(st.SMOOTHERS)}, got {smoother!r}")
-        if kind not in ("jump_drop", "low_signal"):
-            raise ValueError(f"kind must be 'jump_drop' or 'low_signal', got {kind!r}")
-        if speed not in SPEEDS.values():
-            raise ValueError(f"speed must be one of {sorted(SPEEDS.values())}, got {speed!r}")
+        one_of("smoother", smoother, sorted(st.SMOOTHERS))
+        one_of("kind", kind, ("jump_drop", "low_signal"))
+        one_of("speed", speed, sorted(SPEEDS.values()))
         if not (isinstance(window, int) and window >= 10):
             raise ValueError(f"window must be an integer >= 10, got {window!r}")
         if not 0.0 < perturber_share < 1.0:
             raise ValueError(f"perturber_share must be in (0, 1), got {perturber_share!r}")
-        self.session = session
+        self._setup(session, debounce=debounce, callback=self._update)
         self.window = int(window)
         self._length = None if length is None else int(length)
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self._run = 0
-        self._release: Release | None = None
         self._output: dict | None = None
         self._public: np.ndarray | None = None
         self._where = "teaching"
@@ -236,30 +228,16 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         self._roc_cache: tuple | None = None
         self._version = 0  # bumped with every new output (the ROC cache's key)
         self._pending: set[str] = set(_ALL_PARTS)
-        self.quality_values: dict[str, float] = {}
 
-        options: list[tuple[str, str]] = []
         if dataset is not None:
             shape = session.shape(dataset)  # unknown name -> ValueError now
             if len(shape) != 1:
                 raise ValueError(f"dataset {dataset!r} must be a 1-D stream, has shape {shape}")
-            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
-        elif session.teaching:
-            if stream not in STREAMS:
-                raise ValueError(f"stream must be one of {sorted(STREAMS)}, got {stream!r}")
-        else:
-            raise ValueError("an analyst session needs dataset= (a stream added with "
-                             "session.add_dataset, with a public stand_in of the same length)")
-        if session.teaching:
-            options += [(src.title, name) for name, src in STREAMS.items()]
-        self.data = ipw.Dropdown(options=options,
-                                 value=options[0][1] if dataset is not None else stream,
-                                 description="stream", disabled=not session.teaching,
-                                 style=_STYLE, layout=ipw.Layout(width="560px"))
-        self.data.add_class("dpw-scenario")
+        self.data = self._data_dropdown(
+            dataset, stream, STREAMS, what="stream", width="560px",
+            needs="a stream added with session.add_dataset, with a public stand_in of the same "
+            "length")
         self.epsilon = EpsilonSlider(epsilon, description="ε")
-        self.epsilon_note = ipw.HTML()
-        self.epsilon_note.add_class("dpw-guardrail")
         self.split = FloatSlider(value=perturber_share, min=0.05, max=0.95, step=0.05,
                                  description="ε_p / ε", readout_format=".2f", style=_STYLE)
         self.split.add_class("dpw-split")
@@ -275,7 +253,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         self.play = ipw.Play(value=0, min=0, max=1, step=max(1, speed * TICK_MS // 1000),
                              interval=TICK_MS, description="play", repeat=False)
         self.play.add_class("dpw-play")
-        self.time = ipw.IntSlider(value=0, min=0, max=1, description="steps shown",
+        self.time = IntSlider(value=0, min=0, max=1, description="steps shown",
                                   style=_STYLE, layout=ipw.Layout(width="420px"))
         self.time.add_class("dpw-time")
         self._link = ipw.jslink((self.play, "value"), (self.time, "value"))
@@ -302,23 +280,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         self.show_truth = ipw.Checkbox(
             value=True, description="show the true stream", disabled=not session.teaching,
             layout=ipw.Layout(display=None if session.teaching else "none"))
-        self.release_button = ipw.Button(
-            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
-            button_style="warning" if not session.teaching else "",
-            icon="lock-open" if not session.teaching else "refresh")
-        self.release_button.add_class("dpw-release")
-        self.banner = ipw.HTML()
-        self.banner.add_class("dpw-banner")
-        self.message = ipw.HTML()
-        self.message.add_class("dpw-message")
-        self.status = ipw.HTML()
-        self.status.add_class("dpw-status")
-        self.stats = ipw.HTML()
-        self.stats.add_class("dpw-stats")
-        self.quality = ipw.HTML()
-        self.quality.add_class("dpw-quality")
-
-        self.figure = figures_streams.stream_figure(window=self.window)
+        self.figure = figures.streams.stream_figure(window=self.window)
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
         controls = ipw.VBox([
@@ -331,22 +293,16 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
             ipw.HBox([self.show_truth, self.release_button, self.status]),
         ])
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.quality,
-                          self.stats])
-        self.add_class("dpw-stream-widget")
-        self.add_class(f"dpw-mode-{session.mode}")
+        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
+                        self.stats], "dpw-stream-widget")
 
         self._select_data(start=start, w=w, delta=delta, event_delta=event_delta)
-        self._debouncer = Debouncer(self._update, debounce)
-        for control in (self.epsilon, self.split, self.theta):
-            control.observe(self._on_release_param, names="value")
-        for control in (self.smoother, self.w, self.kind, self.delta, self.event_delta,
-                        self.show_truth):
-            control.observe(self._on_post_param, names="value")
-        self.data.observe(self._on_data, names="value")
-        self.play.observe(self._on_time, names="value")
-        self.speed.observe(self._on_speed, names="value")
-        self.release_button.on_click(self._on_release_clicked)
+        self._watch(self._on_release_param, self.epsilon, self.split, self.theta)
+        self._watch(self._on_post_param, self.smoother, self.w, self.kind, self.delta,
+                    self.event_delta, self.show_truth)
+        self._watch(self._on_data, self.data)
+        self._watch(self._on_time, self.play)
+        self._watch(self._on_speed, self.speed)
         self._update()
 
     # -- parameters ------------------------------------------------------------------------
@@ -365,7 +321,16 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
 
     @property
     def output(self) -> dict | None:
-        """The DP output drawn (a release's, or the preview's on the stand-in)."""
+        """What a user may export as the DP stream. Analyst mode: the last paid release's
+        output only (``None`` before a release; never a preview, whatever is on screen).
+        Teaching mode: the live run drawn."""
+        if not self.session.teaching:
+            return None if self.last_release is None else self.last_release.output
+        return self._output
+
+    @property
+    def shown_output(self) -> dict | None:
+        """The output drawn now: a live run, a release, or a PREVIEW on the stand-in."""
         return self._output
 
     def _select_data(self, *, start=None, w=None, delta=None, event_delta=None) -> None:
@@ -439,13 +404,9 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
     def _on_speed(self, change) -> None:
         self.play.step = max(1, int(change["new"]) * TICK_MS // 1000)
 
-    def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._pending |= _ALL_PARTS
-            self._update()
-        else:
-            self.release()
+    def _rerun(self) -> None:
+        self._pending |= _ALL_PARTS
+        self._update()
 
     def _on_time(self, change) -> None:
         """A tick of the play control (or a scrub): stream the new steps into the live panel."""
@@ -460,38 +421,27 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         self._shown_t = new
 
     # -- actions ---------------------------------------------------------------------------
-    def release(self) -> Release | None:
-        """Analyst mode: release the stream with the current ε, split and θ (charged once;
-        the same parameters again replay for free). Errors go to ``message``; ``None`` then."""
-        try:
-            release = self.session.release(self.dataset, self.mechanism, **self.params)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
-            return None
-        self._release = release
-        note = (f"charged ε = {release.epsilon:.3g}" if release.charged
-                else "replayed a cached release, nothing spent")
-        self.message.value = (
-            f"<div class='dpw-ok'>Released. {html.escape(release.label)}: {note}. Moving the "
-            "smoother, w or δ, or playing, spends nothing more.</div>")
+    def _draw_release(self, release: Release) -> None:
         self._pending |= _ALL_PARTS
         self._update()
-        return release
-
-    def _show_error(self, exc: Exception) -> None:
-        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-        self.message.value = f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
+        self.message.value += ("<div class='dpw-ok'>Moving the smoother, w or δ, or playing, "
+                               "spends nothing more.</div>")
 
     def _update(self) -> None:
         """Recompute (if a release parameter changed) and redraw what the changes touch."""
+        problem = self.problem()
+        if problem:
+            self._refuse(problem)
+            return
         parts, self._pending = self._pending, set()
         try:
             if "compute" in parts:
                 self._compute()
                 self.quality_values = {}
             self._draw(parts)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
+        except CAUGHT as exc:
             self._show_error(exc)
+        self._update_button()
 
     def _compute(self) -> None:
         self._version += 1
@@ -503,8 +453,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         note = epsilon_guardrail(params["epsilon"], remaining)
         self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
         if self.session.teaching:
-            release = self.session.release(self.dataset, self.mechanism, run=self._run,
-                                           **params)
+            release = self._live_release()
             self._output = release.output
             self._public = self.session.public_view(self.dataset)
             self._where = "teaching"
@@ -521,9 +470,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
             self.status.value = ("<span class='dpw-released'>Showing the released DP output "
                                  "(no true counts).</span>")
         else:
-            result = self.session.preview(self.dataset, self.mechanism, rng=self._rng,
-                                          **params)
-            self._output = MECHANISMS[self.mechanism].outputs(result, params)
+            self._output = self._preview_run().output
             self._public = self.session.stand_in(self.dataset)
             self._where = "preview"
             cached = self.session.is_cached(self.dataset, self.mechanism, **params)
@@ -567,20 +514,20 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
     def _reset_live(self, t: int) -> None:
         lo = max(0, t - self.window)
         truth = self._truth_shown()
-        figures.update(self.figure, figures_streams.live_rows(
+        figures.update(self.figure, figures.streams.live_rows(
             lo, t, noisy=self._output["noisy"], estimates=self._estimates, truth=truth))
-        self.figure.sources["groups"].data = figures_streams.group_quads(self._bounds, lo, t)
+        self.figure.sources["groups"].data = figures.streams.group_quads(self._bounds, lo, t)
         self.figure.set_cursor(t - 1)
 
     def _stream_live(self, old: int, new: int) -> None:
         truth = self._truth_shown()
-        rows = figures_streams.live_rows(old, new, noisy=self._output["noisy"],
+        rows = figures.streams.live_rows(old, new, noisy=self._output["noisy"],
                                          estimates=self._estimates, truth=truth)
         src = self.figure.sources
         src["private"].stream(rows["private"], rollover=self.window)
         if truth is not None:
             src["truth"].stream(rows["truth"], rollover=self.window)
-        src["groups"].data = figures_streams.group_quads(
+        src["groups"].data = figures.streams.group_quads(
             self._bounds, max(0, new - self.window), new)
         self.figure.set_cursor(new - 1)
 
@@ -589,7 +536,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         plain = rs.window_sums(out, wsize, "estimates", smoother)
         lm = rs.window_sums(out, wsize, "noisy")
         true_sums = None if truth is None else st.sliding_window_sums(truth, wsize)
-        figures.update(self.figure, figures_streams.windows_data(
+        figures.update(self.figure, figures.streams.windows_data(
             wss=wss, plain=plain, lm=lm, truth=true_sums))
         if truth is not None:
             self.quality_values.update({
@@ -639,7 +586,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         key = (self._version, self._where, wsize, kind, event_delta, self.smoother.value)
         if self._roc_cache is None or self._roc_cache[0] != key:
             truth_stat = rs.event_statistic(truth, kind, wsize)
-            true_events = self._detect(truth_stat, kind, event_delta)
+            true_events = detect_events(truth_stat, kind, event_delta)
             noisy = np.asarray(out["noisy"], float)
             pgs = rs.pegasus_result(out) if kind == "low_signal" else self._estimates
             rocs = {"PeGaSus": st.event_roc(truth, pgs, wsize, event_delta, kind),
@@ -651,7 +598,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
         stat = rs.event_statistic(out, kind, wsize, smoother)
         self._delta_range(stat, kind)
         delta, event_delta = float(self.delta.value), float(self.event_delta.value)
-        detected = self._detect(stat, kind, delta)
+        detected = detect_events(stat, kind, delta)
         self.figure.delta_line.location = delta
         truth_stat = true_events = None
         curves = points = None
@@ -662,7 +609,7 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
                       "lm": (rocs["LM"].fpr, rocs["LM"].tpr)}
             points = {}
             for label, stat_k in (("PeGaSus", stat), ("LM", lm_stat)):
-                tpr, fpr = self._rates(self._detect(stat_k, kind, delta), true_events, wsize)
+                tpr, fpr = detection_rates(detect_events(stat_k, kind, delta), true_events, wsize)
                 points[label] = (fpr, tpr)
                 self.quality_values[f"{label} AUC"] = rocs[label].auc
                 self.quality_values[f"{label} TPR at δ"] = tpr
@@ -670,34 +617,21 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
             self.figure.event_line.location = event_delta
         self.figure.event_line.visible = truth is not None
         self.event_delta.layout.display = None if truth is not None else "none"
-        figures.update(self.figure, figures_streams.events_data(
+        figures.update(self.figure, figures.streams.events_data(
             statistic=stat, detected=detected, truth_statistic=truth_stat,
             true_events=true_events))
-        figures.update(self.figure, figures_streams.roc_data(curves, points))
+        figures.update(self.figure, figures.streams.roc_data(curves, points))
         self.figure.panels["roc"].visible = truth is not None
         self.detections = detected
-
-    @staticmethod
-    def _detect(stat: np.ndarray, kind: str, delta: float) -> np.ndarray:
-        if kind == "jump_drop":
-            return np.nan_to_num(stat, nan=-np.inf) >= delta
-        return np.nan_to_num(stat, nan=np.inf) < delta
-
-    @staticmethod
-    def _rates(detected: np.ndarray, truth: np.ndarray, wsize: int) -> tuple[float, float]:
-        d, t = detected[wsize - 1 :], truth[wsize - 1 :]
-        pos, neg = int(t.sum()), int((~t).sum())
-        tpr = float((d & t).sum() / pos) if pos else math.nan
-        fpr = float((d & ~t).sum() / neg) if neg else math.nan
-        return tpr, fpr
 
     # -- text ------------------------------------------------------------------------------
     def _banner(self) -> None:
         p = self.params
         eps, share = p["epsilon"], p["perturber_share"]
         self.banner.value = (
-            "<div class='dpw-banner-ok'><b>PeGaSus — Perturb, Group, Smooth (000 Alg. 15)</b>: "
-            f"{_fmt(eps)}-DP for event-level neighbours (one tuple (user, state, time) added or "
+            "<div class='dpw-banner-ok'><b>PeGaSus — Perturb, Group, Smooth (Chen 2018, Alg. 15)</b>: "
+            f"{_fmt(eps)}-DP {self.per_unit} for event-level neighbours (one tuple (user, state, "
+            "time) added or "
             f"removed). Perturber: Laplace with ε_p = {_fmt(share * eps)}; Grouper (Alg. 16, "
             f"sparse vector): ε_g = {_fmt((1 - share) * eps)}, θ = {_fmt(p['theta'])}. The "
             "smoother, the window sums and the event monitors are post-processing of this one "
@@ -736,14 +670,10 @@ class StreamWidget(OfflineBokehMixin, ipw.VBox):
             f"(at δ: TPR {q['PeGaSus TPR at δ']:.2f} / FPR {q['PeGaSus FPR at δ']:.3f}).</div>")
 
     def _stats(self, out: dict) -> None:
-        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
-                "release": "Released (DP output only)"}[self._where]
         n_groups = int(np.asarray(out["boundaries"]).size)
-        parts = " + ".join(f"{k} {v:.3g}" for k, v in out["epsilon_parts"].items())
-        self.stats.value = (
-            f"<div>{head}: {self.n_steps:,} steps in {n_groups:,} groups (mean size "
-            f"{self.n_steps / max(n_groups, 1):.2f}). Budget: {html.escape(parts)}. Guarantee: "
-            f"{html.escape(out['guarantee'])}.</div>")
+        self._set_stats(self._where, f"{self.n_steps:,} steps in {n_groups:,} groups (mean size "
+                        f"{self.n_steps / max(n_groups, 1):.2f})", out["guarantee"],
+                        budget_parts(out["epsilon_parts"]))
 
 
 # ------------------------------------------------------------------------------------------------
@@ -754,8 +684,8 @@ def _multi_total(n_states: int, length: int) -> int:
     return max(int(round(646_254 * n_states / 128 * length / 20_000)), n_states)
 
 
-class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
-    """PeGaSus over a hierarchy of aggregated states, with pruning (000 §5.5, Alg. 18, Fig. 5.8).
+class HierarchyWidget(ReleaseWidget):
+    """PeGaSus over a hierarchy of aggregated states, with pruning (Chen 2018, §5.5, Alg. 18, Fig. 5.8).
 
     Parameters
     ----------
@@ -767,7 +697,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         mode without one, a Multi_5-shaped array (``datasets.multi_state_streams``) of
         ``n_states`` × ``length`` is added.
     n_states, length : int
-        Teaching: the size of the Multi_5-like array (000: 128 × 20,000, h = 8; default
+        Teaching: the size of the Multi_5-like array (Chen 2018: 128 × 20,000, h = 8; default
         16 × 2,000, h = 5, for speed).
     parents : sequence of int, optional
         The public hierarchy as a parent array; default the binary tree over the states.
@@ -793,7 +723,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         The current step t (the play control's value; nodes are coloured pruned / kept at t).
     quality_values : dict
         Teaching / preview: scaled total L1 of every method over all nodes and steps, and the
-        ratios HS-LM / PHS-PGS and HS-PGS / PHS-PGS (000 Fig. 5.8).
+        ratios HS-LM / PHS-PGS and HS-PGS / PHS-PGS (Chen 2018, Fig. 5.8).
 
     Notes
     -----
@@ -821,20 +751,15 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         start: int | None = None,
         debounce: float = 0.15,
     ):
-        if smoother not in st.SMOOTHERS:
-            raise ValueError(f"smoother must be one of {sorted(st.SMOOTHERS)}, got {smoother!r}")
+        one_of("smoother", smoother, sorted(st.SMOOTHERS))
         if not 0.0 < pruning_share < 1.0:
             raise ValueError(f"pruning_share must be in (0, 1), got {pruning_share!r}")
-        self.session = session
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self._run = 0
-        self._release: Release | None = None
+        self._setup(session, debounce=debounce, callback=self._update)
         self._outputs: dict[str, dict] = {}
         self._public: np.ndarray | None = None
         self._where = "teaching"
         self._syncing = False
         self._dirty = True
-        self.quality_values: dict[str, float] = {}
 
         if dataset is None:
             if not session.teaching:
@@ -850,8 +775,6 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         self._agg_public: np.ndarray | None = None
 
         self.epsilon = EpsilonSlider(epsilon, description="ε")
-        self.epsilon_note = ipw.HTML()
-        self.epsilon_note.add_class("dpw-guardrail")
         self.pruning = FloatSlider(value=pruning_share, min=0.01, max=0.5, step=0.01,
                                    description="ε_pr / ε", readout_format=".2f", style=_STYLE)
         self.pruning.add_class("dpw-pruning")
@@ -873,7 +796,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         self.play = ipw.Play(value=first, min=0, max=self.n_steps - 1, step=1,
                              interval=TICK_MS * 2, description="play", repeat=False)
         self.play.add_class("dpw-play")
-        self.time = ipw.IntSlider(value=first, min=0, max=self.n_steps - 1, description="step t",
+        self.time = IntSlider(value=first, min=0, max=self.n_steps - 1, description="step t",
                                   style=_STYLE, layout=ipw.Layout(width="420px"))
         self.time.add_class("dpw-time")
         self._link = ipw.jslink((self.play, "value"), (self.time, "value"))
@@ -883,23 +806,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
                      for i, lev in enumerate(self.hierarchy.levels)],
             value=int(node) if 0 <= int(node) < m else 0, description="node", style=_STYLE)
         self.node.add_class("dpw-node")
-        self.release_button = ipw.Button(
-            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
-            button_style="warning" if not session.teaching else "",
-            icon="lock-open" if not session.teaching else "refresh")
-        self.release_button.add_class("dpw-release")
-        self.banner = ipw.HTML()
-        self.banner.add_class("dpw-banner")
-        self.message = ipw.HTML()
-        self.message.add_class("dpw-message")
-        self.status = ipw.HTML()
-        self.status.add_class("dpw-status")
-        self.stats = ipw.HTML()
-        self.stats.add_class("dpw-stats")
-        self.quality = ipw.HTML()
-        self.quality.add_class("dpw-quality")
-
-        self.figure = figures_streams.hierarchy_figure(self.hierarchy.parents)
+        self.figure = figures.streams.hierarchy_figure(self.hierarchy.parents)
         nodes = self.figure.sources["nodes"].data
         self._node_base = {k: np.asarray(nodes[k]) for k in ("x", "y", "node", "level")}
         ensure_bokehjs()
@@ -911,19 +818,13 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
             ipw.HBox([self.compare, self.release_button, self.status]),
         ])
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.quality,
-                          self.stats])
-        self.add_class("dpw-hierarchy-widget")
-        self.add_class(f"dpw-mode-{session.mode}")
-
-        self._debouncer = Debouncer(self._update, debounce)
-        for control in (self.epsilon, self.pruning, self.auto_beta, self.beta, self.smoother,
-                        self.compare):
-            control.observe(self._on_release_param, names="value")
-        self.play.observe(self._on_time, names="value")
-        self.node.observe(self._on_node, names="value")
+        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
+                        self.stats], "dpw-hierarchy-widget")
+        self._watch(self._on_release_param, self.epsilon, self.pruning, self.auto_beta,
+                    self.beta, self.smoother, self.compare)
+        self._watch(self._on_time, self.play)
+        self._watch(self._on_node, self.node)
         self.figure.sources["nodes"].selected.on_change("indices", self._on_tap)
-        self.release_button.on_click(self._on_release_clicked)
         self._update()
 
     def _teaching_dataset(self, n_states: int, length: int) -> str:
@@ -966,7 +867,10 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
 
     @property
     def output(self) -> dict | None:
-        """The PHS-PGS DP output drawn (release or preview)."""
+        """The PHS-PGS DP output a user may export: analyst mode, the last paid release's only
+        (never a preview); teaching mode, the live run drawn."""
+        if not self.session.teaching:
+            return None if self.last_release is None else self.last_release.output
         return self._outputs.get("phs")
 
     # -- events ----------------------------------------------------------------------------
@@ -977,13 +881,9 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         self._dirty = True
         self._debouncer.trigger()
 
-    def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._dirty = True
-            self._update()
-        else:
-            self.release()
+    def _rerun(self) -> None:
+        self._dirty = True
+        self._update()
 
     def _on_time(self, change) -> None:
         if not self._syncing and self._outputs:
@@ -1007,34 +907,23 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         self.node.value = int(new[0])
 
     # -- actions ---------------------------------------------------------------------------
-    def release(self) -> Release | None:
-        """Analyst mode: release PHS-PGS with the current parameters (charged once)."""
-        try:
-            release = self.session.release(self.dataset, self.mechanism, **self.params)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-            self.message.value = (f"<div class='dpw-error'><b>{kind}.</b> "
-                                  f"{html.escape(str(exc))}</div>")
-            return None
-        self._release = release
-        note = (f"charged ε = {release.epsilon:.3g}" if release.charged
-                else "replayed a cached release, nothing spent")
-        self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
-                              f"{note}.</div>")
+    def _draw_release(self, release: Release) -> None:
         self._dirty = True
         self._update()
-        return release
 
     def _update(self) -> None:
+        problem = self.problem()
+        if problem:
+            self._refuse(problem)
+            return
         try:
             if self._dirty:
                 self._compute()
                 self._dirty = False
             self._draw()
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-            self.message.value = (f"<div class='dpw-error'><b>{kind}.</b> "
-                                  f"{html.escape(str(exc))}</div>")
+        except CAUGHT as exc:
+            self._show_error(exc)
+        self._update_button()
 
     def _compute(self) -> None:
         p = self.params
@@ -1060,8 +949,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         if self.session.teaching:
             charged = []
             for key, params in methods.items():
-                rel = self.session.release(self.dataset, self.mechanism, run=self._run,
-                                           **params)
+                rel = self._live_release(self.mechanism, **params)
                 self._outputs[key] = rel.output
                 charged.append(rel.charged)
             self._public = self.session.public_view(self.dataset)
@@ -1077,9 +965,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
                                  "(PHS-PGS only, no true counts).</span>")
         else:
             for key, params in methods.items():
-                result = self.session.preview(self.dataset, self.mechanism, rng=self._rng,
-                                              **params)
-                self._outputs[key] = MECHANISMS[self.mechanism].outputs(result, params)
+                self._outputs[key] = self._preview_run(self.mechanism, **params).output
             self._public = self.session.stand_in(self.dataset)
             self._where = "preview"
             self.status.value = (
@@ -1101,7 +987,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         out = self._outputs["phs"]
         pruned = out.get("pruned")
         truth = None if self._agg_public is None else self._agg_public[:, t]
-        figures.update(self.figure, figures_streams.tree_nodes_data(
+        figures.update(self.figure, figures.streams.tree_nodes_data(
             estimates=np.asarray(out["estimates"])[:, t],
             pruned=None if pruned is None else np.asarray(pruned)[:, t],
             truth=truth, base=self._node_base))
@@ -1117,7 +1003,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         i = int(self.node.value)
         rows = {k: np.asarray(v["estimates"])[i] for k, v in self._outputs.items()}
         truth = None if self._agg_public is None else self._agg_public[i]
-        figures.update(self.figure, figures_streams.sparkline_data(
+        figures.update(self.figure, figures.streams.sparkline_data(
             phs=rows.get("phs"), hs=rows.get("hs"), lm=rows.get("lm"), truth=truth))
         level = int(self.hierarchy.levels[i])
         self.figure.set_titles(spark=f"Node {i} (level {level}) over time")
@@ -1125,7 +1011,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
     def _draw_errors(self) -> None:
         self.quality_values = {}
         if self._agg_public is None:
-            figures.update(self.figure, figures_streams.level_error_data(None))
+            figures.update(self.figure, figures.streams.level_error_data(None))
             self.quality.value = ("<div>No error measure on confidential data: it needs the "
                                   "true aggregates.</div>" if self._where == "release" else "")
             return
@@ -1140,7 +1026,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
             if truth.sum() > 0:
                 self.quality_values[f"{names[key]} scaled L1"] = st.scaled_total_l1(
                     truth, out["estimates"])
-        data = figures_streams.level_error_data(errors)
+        data = figures.streams.level_error_data(errors)
         figures.update(self.figure, data)
         self.figure.set_error_range(data["levels"])
         q = self.quality_values
@@ -1149,7 +1035,7 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
             q["HS-LM / PHS-PGS"] = q["HS-LM scaled L1"] / q["PHS-PGS scaled L1"]
             q["HS-PGS / PHS-PGS"] = q["HS-PGS scaled L1"] / q["PHS-PGS scaled L1"]
             parts.append(f"PHS-PGS is {q['HS-LM / PHS-PGS']:.3g}× below HS-LM and "
-                         f"{q['HS-PGS / PHS-PGS']:.3g}× below HS-PGS (000 Fig. 5.8: 78× and 4× "
+                         f"{q['HS-PGS / PHS-PGS']:.3g}× below HS-PGS (Chen 2018, Fig. 5.8: 78× and 4× "
                          "at ε = 0.1 on Multi_5)")
         on = "on the public stand-in" if self._where == "preview" else "against the truth"
         self.quality.value = (f"<div class='dpw-quality-values'>Scaled total L1 {on}: "
@@ -1160,8 +1046,8 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
         h = self.hierarchy
         rest = p["epsilon"] - p["epsilon_pr"]
         self.banner.value = (
-            "<div class='dpw-banner-ok'><b>PHS-PGS — hierarchical PeGaSus with pruning (000 "
-            f"Alg. 18)</b>: {_fmt(p['epsilon'])}-DP for event-level neighbours. {h.n_nodes} "
+            "<div class='dpw-banner-ok'><b>PHS-PGS — hierarchical PeGaSus with pruning (Chen 2018, "
+            f"Alg. 18)</b>: {_fmt(p['epsilon'])}-DP {self.per_unit} for event-level neighbours. {h.n_nodes} "
             f"aggregated streams, height h = {h.height}. Every step, PRUNE compares each "
             f"unpruned node's count + Lap(h/ε_pr) with β = {_fmt(p['beta'])} (ε_pr = "
             f"{_fmt(p['epsilon_pr'])}, Laplace per level — the text's SVT reading does not go "
@@ -1171,12 +1057,8 @@ class HierarchyWidget(OfflineBokehMixin, ipw.VBox):
 
     def _stats(self) -> None:
         out = self._outputs["phs"]
-        parts = " + ".join(f"{k} {v:.3g}" for k, v in out["epsilon_parts"].items())
         pruned = out.get("pruned")
         share = 0.0 if pruned is None else float(np.asarray(pruned).mean())
-        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
-                "release": "Released (DP output only)"}[self._where]
-        self.stats.value = (
-            f"<div>{head}: {self.hierarchy.n_nodes} nodes × {self.n_steps:,} steps, "
-            f"{share:.1%} of node-steps pruned. Budget: {html.escape(parts)}. Guarantee: "
-            f"{html.escape(out['guarantee'])}.</div>")
+        self._set_stats(self._where, f"{self.hierarchy.n_nodes} nodes × {self.n_steps:,} steps, "
+                        f"{share:.1%} of node-steps pruned", out["guarantee"],
+                        budget_parts(out["epsilon_parts"]))

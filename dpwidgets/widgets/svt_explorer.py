@@ -24,12 +24,20 @@ import ipywidgets as w
 import numpy as np
 from bokeh.layouts import column, row
 
-from ..engine.budget import BudgetExceededError
-from ..engine.svt import VARIANTS, false_negative_rate, score_error_rate
+from ..engine.evaluation import top_c_rates
+from ..engine.svt import VARIANTS
 from ..session import PrivacyPolicyError, Release, Session
 from . import figures
-from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
-from .controls import Debouncer, EpsilonSlider, FloatSlider, SplitControl, epsilon_guardrail
+from ._base import ReleaseWidget, fmt, is_echo
+from ._bokeh import bokeh_widget, ensure_bokehjs
+from .controls import (
+    EpsilonSlider,
+    FloatSlider,
+    IntSlider,
+    SliderText,
+    SplitControl,
+    control_problem,
+)
 
 __all__ = ["SVTExplorer", "audit_epsilon", "audited_loss", "default_threshold"]
 
@@ -37,7 +45,7 @@ DEFAULT_DATASET = "zipf_items"
 
 
 def default_threshold(scores: np.ndarray, c: int) -> float:
-    """001 §6's threshold: the mean of the c-th and (c+1)-th highest scores.
+    """Lyu, Su & Li 2017, §6's threshold: the mean of the c-th and (c+1)-th highest scores.
 
     Only ever applied to public values (the data in teaching mode, the stand-in otherwise).
     """
@@ -52,7 +60,7 @@ def audited_loss(variant: str, epsilon: float) -> float | None:
     """Empirical lower bound on the privacy loss of a variant, cached per (variant, ε).
 
     The audit (:func:`dpwidgets.engine.audit.audit_svt`) runs on the variant's public
-    counterexample from 001 / 000 (never on the user's data), sized for this ε (more queries
+    counterexample from Lyu, Su & Li 2017 or Chen 2018 (never on the user's data), sized for this ε (more queries
     and runs at small ε), with a fixed seed, so the banner is reproducible. Callers round ε
     to one significant digit (:func:`audit_epsilon`), so dragging the slider costs one audit
     (0.01-2 s) per new grid value, not per pixel. A value <= ε means no violation was found
@@ -76,21 +84,17 @@ def audit_epsilon(epsilon: float) -> float:
 
 
 def _default_teaching_dataset(session: Session) -> str:
-    """Add the 001 §6 Zipf setup (10,000 items, 1,000,000 records) to a teaching session."""
+    """Add the Lyu, Su & Li 2017, §6 Zipf setup (10,000 items, 1,000,000 records) to a teaching session."""
     from .. import datasets
 
     rng = np.random.default_rng(0)
-    # The scores come in rank order; SVT examines queries in a (public) shuffled order (001 §6).
+    # The scores come in rank order; SVT examines queries in a (public) shuffled order (Lyu, Su & Li 2017, §6).
     scores = rng.permutation(np.asarray(datasets.zipf_item_scores(rng=rng), dtype=float))
     session.add_dataset(
         DEFAULT_DATASET, scores, total_epsilon=10.0,
-        description="Zipf item frequencies (001 §6 setup)",
+        description="Zipf item frequencies (Lyu, Su & Li 2017, §6 setup)",
     )
     return DEFAULT_DATASET
-
-
-def _fmt(x: float) -> str:
-    return "∞" if math.isinf(x) else f"{x:.3g}"
 
 
 def _nice_step(span: float, n: int = 2000) -> float:
@@ -107,22 +111,7 @@ def _step_format(step: float) -> str:
     return f".{max(0, -math.floor(math.log10(step) + 1e-9))}f"
 
 
-def _is_echo(change) -> bool:
-    """A notification that changed nothing but a slider's view sending back its snapped value.
-
-    Either the control's validator restored the old value (the observers still get old == new),
-    or the snapped value is the old one up to rounding (10^(-2 + 200·0.01) = 0.9999999999999994
-    for ε = 1), which the validator lets through.
-    """
-    if change is None:
-        return False
-    old, new = change.get("old"), change.get("new")
-    if isinstance(old, float) and isinstance(new, float):
-        return math.isclose(old, new, rel_tol=1e-9, abs_tol=0.0)
-    return old == new
-
-
-class SVTExplorer(OfflineBokehMixin, w.VBox):
+class SVTExplorer(ReleaseWidget):
     """Interactive Sparse Vector Technique on a session's dataset of query answers.
 
     Parameters
@@ -131,18 +120,24 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         The session holding the dataset and its budget.
     dataset : str, optional
         A dataset of query answers (e.g. item counts). Default: the session's first dataset;
-        in a teaching session without datasets, the 001 §6 Zipf setup is added.
+        in a teaching session without datasets, the Lyu, Su & Li 2017 §6 Zipf setup is added.
     epsilon, c, variant :
         Initial control values.
     threshold : float, optional
-        Initial threshold (default: 001 §6's rule applied to the public view).
+        Initial threshold. Teaching: default the rule of Lyu, Su & Li 2017 §6 applied to the
+        (public) data. Analyst: the threshold is the analyst's to type; until it is typed, the
+        box shows the rule applied to the public stand-in, labelled as such, and Release is
+        refused (a release never uses a number computed on the stand-in silently).
     monotonic : bool
-        Whether the queries are monotonic (counts under add/remove-one).
+        Whether the queries are monotonic (counts under add/remove-one). Teaching only; in
+        analyst mode it is the data owner's declaration (``session.facts``), shown read-only.
     topc_runs : int
         Runs averaged for the EM and SVT-ReTr bars of the top-c panel.
     debounce : float
         Seconds of quiet before recomputing in a kernel (0: recompute on every change).
     """
+
+    mechanism = "svt"
 
     def __init__(
         self,
@@ -157,7 +152,7 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         topc_runs: int = 5,
         debounce: float = 0.15,
     ):
-        self.session = session
+        self._setup(session, debounce=debounce)
         if dataset is None:
             if session.datasets:
                 dataset = session.datasets[0]
@@ -168,9 +163,6 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         self.dataset = dataset
         self.n_queries = session.size(dataset)
         self.topc_runs = int(topc_runs)
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self._run = 0
-        self._release: Release | None = None
         public = session.public_view(dataset)
 
         allowed = [v for v in VARIANTS if session.teaching or VARIANTS[v].private]
@@ -184,51 +176,52 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         )
         self.variant.add_class("dpw-variant")
         self.epsilon = EpsilonSlider(epsilon)
-        self.epsilon_note = w.HTML()
-        self.epsilon_note.add_class("dpw-guardrail")
         c_max = max(1, min(300, self.n_queries - 1))
-        self.c = w.IntSlider(
-            value=min(c, c_max), min=1, max=c_max, description="c (cutoff)",
+        self.c = IntSlider(
+            value=c, min=1, max=c_max, description="c (cutoff)",
             continuous_update=True, style={"description_width": "initial"},
         )
+        self.c.accepted = (1, self.n_queries)
         self.c.add_class("dpw-c")
-        self.monotonic = w.Checkbox(value=monotonic, description="monotonic queries (counts)")
-        self.split = SplitControl(self.c.value, monotonic)
+        if not session.teaching:
+            # A fact about the data: the data owner's to declare, not the analyst's to claim.
+            monotonic = bool(self.facts().get("monotonic", False))
+        self.monotonic = w.Checkbox(
+            value=monotonic, disabled=not session.teaching,
+            description="monotonic queries (counts)" if session.teaching
+            else "monotonic queries (declared by the data owner)",
+        )
+        self.split = SplitControl(int(c), monotonic)
+        self.split.share.accepted = (0.0, 1.0)
+        self.split.share.open_lo = True
         hi = float(np.max(public)) if public.size else 1.0
+        lo = min(0.0, float(np.min(public)) if public.size else 0.0)
         t_max = hi * 1.05 if hi > 0 else 1.0
         # A round step on a grid through 0: a typed 5000 stays 5000 (a step of hi/2000 snapped
-        # it to 5010), and the readout shows plain digits (not 2.451e+4).
-        t_step = _nice_step(t_max - min(0.0, float(np.min(public)) if public.size else 0.0))
-        t_min = math.floor(min(0.0, float(np.min(public)) if public.size else 0.0) / t_step) * t_step
-        self.threshold = FloatSlider(
-            value=threshold if threshold is not None else default_threshold(public, self.c.value),
-            min=t_min, max=t_max, step=t_step, description="threshold",
-            continuous_update=True, style={"description_width": "initial"},
-            readout_format=_step_format(t_step),
+        # it to 5010), and the readout shows plain digits (not 2.451e+4). The range is only
+        # where dragging goes: a typed value outside it widens it, never is clamped to it.
+        t_step = _nice_step(t_max - lo)
+        t_min = math.floor(lo / t_step) * t_step
+        self._typed_threshold = threshold is not None
+        start = threshold if threshold is not None else default_threshold(public, int(c))
+        self.threshold = SliderText(
+            FloatSlider(value=min(max(start, t_min), t_max), min=t_min, max=t_max, step=t_step,
+                        description="threshold", continuous_update=True,
+                        style={"description_width": "initial"},
+                        readout_format=_step_format(t_step)),
+            start, accepted=(-math.inf, math.inf), widen=True, css="dpw-threshold",
         )
-        self.threshold.add_class("dpw-threshold")
+        self.threshold_note = w.HTML()
+        self.threshold_note.add_class("dpw-threshold-note")
         self.auto_threshold = w.Checkbox(
-            value=threshold is None, description="threshold from c (001 §6)",
+            value=threshold is None and session.teaching,
+            description="threshold from c (Lyu, Su & Li 2017, §6)",
+            layout=w.Layout(display=None if session.teaching else "none"),
         )
         self.show_truth = w.Checkbox(
             value=True, description="show ground truth", disabled=not session.teaching,
             layout=w.Layout(display=None if session.teaching else "none"),
         )
-        self.release_button = w.Button(
-            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
-            button_style="warning" if not session.teaching else "",
-            icon="lock-open" if not session.teaching else "refresh",
-            layout=w.Layout(width="auto"),  # the default 148 px cut the label ("Release (spen…")
-        )
-        self.release_button.add_class("dpw-release")
-        self.banner = w.HTML()
-        self.banner.add_class("dpw-banner")
-        self.message = w.HTML()
-        self.message.add_class("dpw-message")
-        self.stats = w.HTML()
-        self.stats.add_class("dpw-stats")
-        self.status = w.HTML()
-        self.status.add_class("dpw-status")
 
         # One BokehModel for the whole layout: the main plot above, split and top-c side by side.
         svt_handle = figures.svt_figure()
@@ -250,60 +243,72 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
                 self.c,
                 self.split,
                 w.HBox([self.threshold, self.auto_threshold]),
+                self.threshold_note,
                 w.HBox([self.monotonic, self.show_truth]),
                 w.HBox([self.release_button, self.status]),
             ]
         )
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.stats])
-        self.add_class("dpw-svt-explorer")
-        self.add_class(f"dpw-mode-{session.mode}")
+        self._assemble([self.banner, controls, self.message, self.plot, self.stats],
+                       "dpw-svt-explorer")
 
         self._batching = False
-        self._debouncer = Debouncer(self._recompute, debounce)
-        for control in (self.variant, self.epsilon, self.split.share, self.threshold,
-                        self.show_truth):
-            control.observe(self._on_change, names="value")
-        self.c.observe(self._on_c, names="value")
-        self.monotonic.observe(self._on_c, names="value")
-        self.threshold.observe(self._on_threshold_moved, names="value")
-        self.auto_threshold.observe(self._on_c, names="value")
-        self.release_button.on_click(self._on_release_clicked)
+        self._watch(self._on_change, self.variant, self.epsilon, self.split.share,
+                    self.threshold, self.show_truth)
+        self._watch(self._on_c, self.c)
+        self._watch(self._on_c, self.monotonic)
+        self._watch(self._on_threshold_moved, self.threshold)
+        self._watch(self._on_c, self.auto_threshold)
         self._recompute()
 
     # -- parameters ------------------------------------------------------------------------
     @property
+    def title(self) -> str:
+        return f"SVT {self.variant.value}"
+
+    @property
     def params(self) -> dict:
-        """The mechanism parameters the controls describe (all public)."""
+        """The mechanism parameters the controls describe (all public). In analyst mode the
+        data facts (``monotonic``) are not sent: the session applies the declared ones."""
         spec = VARIANTS[self.variant.value]
-        return {
+        p = {
             "variant": self.variant.value,
             "epsilon": float(self.epsilon.value),
             "c": int(self.c.value),
             "threshold": float(self.threshold.value),
-            "monotonic": bool(self.monotonic.value),
             "ratio": self.split.ratio if spec.accepts_ratio and spec.name == "standard" else None,
         }
+        if self.session.teaching:
+            p["monotonic"] = bool(self.monotonic.value)
+        return p
+
+    def _release_refusal(self) -> str | None:
+        if self.session.teaching or self._typed_threshold:
+            return None
+        return ("threshold: type the threshold you mean. The value in the box is the "
+                "suggestion computed on the public stand-in, not on your data; a release never "
+                "uses it unless you type it.")
 
     # -- events ----------------------------------------------------------------------------
     def _on_change(self, change=None) -> None:
-        if self._batching or _is_echo(change):
+        if self._batching or is_echo(change):
             return
         self._release = None
         self._debouncer.trigger()
 
     def _on_c(self, change=None) -> None:
-        if _is_echo(change):
+        if is_echo(change):
             return
         # c moves the split presets and (auto) the threshold: one recompute for all three.
         self._batching = True
         try:
-            self.split.set_c(self.c.value, self.monotonic.value)
-            if self.auto_threshold.value:
+            c = int(self.c.value) if control_problem(self.c) is None else 1
+            self.split.set_c(c, bool(self.monotonic.value))
+            if self.auto_threshold.value and self.session.teaching:
                 self._setting_threshold = True
                 try:
                     self.threshold.value = default_threshold(
-                        self.session.public_view(self.dataset), self.c.value
+                        self.session.public_view(self.dataset), c
                     )
                 finally:
                     self._setting_threshold = False
@@ -312,79 +317,48 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
         self._on_change()
 
     def _on_threshold_moved(self, change) -> None:
-        if not getattr(self, "_setting_threshold", False):
+        if not getattr(self, "_setting_threshold", False) and not is_echo(change):
             self.auto_threshold.value = False
+            self._typed_threshold = True
 
-    def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._recompute()
-        else:
-            self.release()
-
-    # -- actions ---------------------------------------------------------------------------
-    def release(self) -> Release | None:
-        """Analyst mode: release the current parameters (charged once; replays are free).
-
-        Errors (over budget, not private, invalid) are shown in ``message``; nothing is
-        charged then and ``None`` is returned.
-        """
-        try:
-            release = self.session.release(self.dataset, "svt", **self.params)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
-            return None
-        self._release = release
-        self.message.value = (
-            f"<div class='dpw-ok'>Released <b>{html.escape(release.label)}</b>: "
-            + (f"charged ε = {release.epsilon:.3g}." if release.charged
-               else "replayed a cached release, nothing spent.")
-            + "</div>"
-        )
-        self._draw_release(release)
-        return release
-
-    def _show_error(self, exc: Exception) -> None:
-        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-        self.message.value = (
-            f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
-        )
-
+    # -- the branch ------------------------------------------------------------------------
     def _recompute(self) -> None:
-        """Redraw from the controls: a live release (teaching) or a free preview (analyst)."""
-        self._update_banner()
-        remaining = None if self.session.teaching else self.session.remaining(self.dataset)
-        note = epsilon_guardrail(self.epsilon.value, remaining)
-        self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
         spec = VARIANTS[self.variant.value]
         self.split.preset.disabled = self.split.share.disabled = not (
             spec.accepts_ratio and spec.name == "standard"
         )
-        try:
-            if self.session.teaching:
-                release = self.session.release(
-                    self.dataset, "svt", run=self._run, **self.params
-                )
-                self._draw_teaching(release)
-                self.message.value = (
-                    "<div class='dpw-warn'>Past the cap: on confidential data this run would "
-                    "have been refused.</div>" if release.overdraft else ""
-                )
-            else:
-                self._draw_preview()
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
+        self._threshold_text()
+        super()._recompute()
+
+    def _threshold_text(self) -> None:
+        if self.session.teaching:
+            self.threshold_note.value = ""
+            return
+        suggestion = default_threshold(self.session.stand_in(self.dataset),
+                                       max(1, int(self.c.value)) if control_problem(self.c)
+                                       is None else 1)
+        typed = ("You typed the threshold: a release uses exactly it." if self._typed_threshold
+                 else "<b>Type the threshold</b>: Release is refused until you do.")
+        self.threshold_note.value = (
+            f"<span class='dpw-note'>{typed} Suggestion on the public stand-in (the rule of "
+            f"Lyu, Su & Li 2017, §6; stand-in, not your data): {fmt(suggestion)}.</span>")
 
     # -- drawing ---------------------------------------------------------------------------
     def _update_banner(self) -> None:
         spec = VARIANTS[self.variant.value]
-        eps, c = float(self.epsilon.value), int(self.c.value)
+        eps, c = self.epsilon.value, self.c.value
         if spec.private:
             self.banner.value = (
                 f"<div class='dpw-banner-ok'><b>{html.escape(spec.title)}</b>: "
-                f"{html.escape(spec.guarantee)} — {html.escape(spec.source)}</div>"
+                f"{html.escape(spec.guarantee)} {self.per_unit} — {html.escape(spec.source)}</div>"
             )
             return
+        if control_problem(self.epsilon) or control_problem(self.c):
+            self.banner.value = (
+                f"<div class='dpw-banner-broken'><b>NOT PRIVATE — {html.escape(spec.title)}</b> "
+                f"({html.escape(spec.source)}). {html.escape(spec.note)}</div>")
+            return
+        eps, c = float(eps), int(c)
         loss = spec.privacy_loss(eps, c, bool(self.monotonic.value))
         eps_audit = audit_epsilon(eps)
         audited = audited_loss(spec.name, eps_audit)
@@ -392,7 +366,7 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
             audit_txt = "audit unavailable"
         elif audited > eps_audit:
             audit_txt = (
-                f"audited privacy loss ≥ {_fmt(audited)} at ε = {eps_audit:g} on the source's "
+                f"audited privacy loss ≥ {fmt(audited)} at ε = {eps_audit:g} on the source's "
                 f"counterexample (public inputs, not your data)"
             )
         else:  # the audit found nothing at this size; the variant is still not private
@@ -405,35 +379,39 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
             "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
             "padding:6px;border-radius:3px'>"
             f"<b>NOT PRIVATE — {html.escape(spec.title)}</b> ({html.escape(spec.source)}). "
-            f"Claimed ε = {eps:.3g}; actual bound: {_fmt(loss)}; {audit_txt}. "
+            f"Claimed ε = {eps:.3g} {self.per_unit}; actual bound: {fmt(loss)}; {audit_txt}. "
             f"{html.escape(spec.note)}</div>"
         )
 
-    def _topc_rates(self, scores: np.ndarray, selected_svt: np.ndarray) -> dict:
+    def _topc_rates(self, scores: np.ndarray, selected_svt: np.ndarray, *,
+                    on_data: bool) -> dict:
         """FNR/SER of this run's SVT selection and of EM and SVT-ReTr at the same ε and c,
-        on public values (averaged over ``topc_runs`` runs; simulations, not releases)."""
+        averaged over ``topc_runs`` simulations (not releases) run on ``scores`` and scored
+        against the same ``scores``: the data itself in teaching mode (it is public), the
+        stand-in in an analyst preview."""
+        from ..engine.svt import top_c
+
         p = self.params
         c = p["c"]
-        sel = np.asarray(selected_svt, dtype=int)[:c]
-        rates = {"SVT (this run)": (false_negative_rate(sel, scores, c),
-                                    score_error_rate(sel, scores, c))}
+        monotonic = bool(self.monotonic.value)
+        rates = {"SVT (this run)": top_c_rates([selected_svt], scores, c)}
         for label, method, extra in (
             ("EM", "em", {}),
             # A capped number of passes keeps the panel interactive with a high threshold; a
             # short selection then simply scores worse (its shortfall counts as misses).
             ("SVT-ReTr", "svt_retr", {"threshold": p["threshold"], "max_passes": 25}),
         ):
-            fnr, ser = [], []
+            chosen = []
             for _ in range(self.topc_runs):
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore", RuntimeWarning)
-                    chosen = self.session.preview(
-                        self.dataset, "top_c", rng=self._rng, method=method, c=c,
-                        epsilon=p["epsilon"], monotonic=p["monotonic"], **extra,
-                    )
-                fnr.append(false_negative_rate(chosen, scores, c))
-                ser.append(score_error_rate(chosen, scores, c))
-            rates[label] = (float(np.mean(fnr)), float(np.mean(ser)))
+                    if on_data:
+                        chosen.append(top_c(scores, rng=self._rng, method=method, c=c,
+                                            epsilon=p["epsilon"], monotonic=monotonic, **extra))
+                    else:
+                        chosen.append(self._preview_run(
+                            "top_c", method=method, c=c, epsilon=p["epsilon"], **extra).result)
+            rates[label] = top_c_rates(chosen, scores, c)
         return rates
 
     def _draw_split(self, result=None) -> None:
@@ -454,62 +432,40 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
             f"ε1 = {result.epsilon1:.3g}, ε2 = {result.epsilon2:.3g}",
         ]
         if scores is not None:
-            sel = result.positives[:c]
-            parts.append(f"FNR = {false_negative_rate(sel, scores, c):.3f}")
-            parts.append(f"SER = {score_error_rate(sel, scores, c):.3f}")
+            fnr, ser = top_c_rates([result.positives], scores, c)
+            parts += [f"FNR = {fnr:.3f}", f"SER = {ser:.3f}"]
         return " · ".join(parts)
 
-    def _draw_teaching(self, release: Release) -> None:
+    def _draw_run(self, result, answers: np.ndarray, true_top, *, on_data: bool) -> None:
+        figures.update(self.figure, figures.svt_plot_data(
+            n_queries=self.n_queries, outcomes=result.outcomes,
+            threshold=self.threshold.value, answers=answers,
+            noisy_threshold=result.noisy_threshold, true_top=true_top,
+        ))
+        self._draw_split(result)
+        figures.update(self.figure, figures.topc_plot_data(
+            self._topc_rates(answers, result.positives, on_data=on_data)))
+        self._topc_plot.title.text = (
+            self._topc_title if on_data else f"{self._topc_title} — PREVIEW on the stand-in")
+
+    def _live(self) -> None:
+        release = self._live_release()
         result = release.result
         scores = self.session.public_view(self.dataset)
         c = int(self.c.value)
-        true_top = (
-            np.argpartition(-scores, c - 1)[:c] if self.show_truth.value else None
-        )
-        data = figures.svt_plot_data(
-            n_queries=self.n_queries,
-            outcomes=result.outcomes,
-            threshold=self.threshold.value,
-            answers=scores,
-            noisy_threshold=result.noisy_threshold,
-            true_top=true_top,
-        )
-        figures.update(self.figure, data)
-        self._draw_split(result)
-        figures.update(self.figure, figures.topc_plot_data(
-            self._topc_rates(scores, result.positives)))
-        self._topc_plot.title.text = self._topc_title
+        true_top = np.argpartition(-scores, c - 1)[:c] if self.show_truth.value else None
+        self._draw_run(result, scores, true_top, on_data=True)
         self.stats.value = f"<div>{self._summary(result, scores)}</div>"
-        self.status.value = (
-            f"<span>live run #{self._run}, ε = {release.epsilon:.3g} "
-            f"{'charged' if release.charged else '(cached, free)'}</span>"
-        )
+        self._live_status([release])
 
-    def _draw_preview(self) -> None:
-        result = self.session.preview(self.dataset, "svt", rng=self._rng, **self.params)
+    def _preview(self) -> None:
+        result = self._preview_run().result
         stand_in = self.session.stand_in(self.dataset)
-        data = figures.svt_plot_data(
-            n_queries=self.n_queries,
-            outcomes=result.outcomes,
-            threshold=self.threshold.value,
-            answers=stand_in,
-            noisy_threshold=result.noisy_threshold,
-        )
-        figures.update(self.figure, data)
-        self._draw_split(result)
-        figures.update(self.figure, figures.topc_plot_data(
-            self._topc_rates(stand_in, result.positives)))
-        self._topc_plot.title.text = self._topc_title
+        self._draw_run(result, stand_in, None, on_data=False)
         self.stats.value = (
-            f"<div>Preview on the public stand-in: {self._summary(result, stand_in)}</div>"
+            f"<div>PREVIEW on the public stand-in: {self._summary(result, stand_in)}</div>"
         )
-        cached = self.session.is_cached(self.dataset, "svt", **self.params)
-        self.status.value = (
-            "<span class='dpw-preview'>PREVIEW on the public stand-in — nothing spent. "
-            + ("These parameters were already released: Release replays them for free."
-               if cached else f"Release would charge ε = {self.epsilon.value:.3g}.")
-            + "</span>"
-        )
+        self._preview_status("the top-c panel is scored against the stand-in too")
 
     def _draw_release(self, release: Release) -> None:
         out = release.output
@@ -528,4 +484,3 @@ class SVTExplorer(OfflineBokehMixin, w.VBox):
             f"{', '.join(str(int(i)) for i in out['above'][:20])}"
             f"{' …' if len(out['above']) > 20 else ''}</div>"
         )
-        self.status.value = "<span class='dpw-released'>Showing the released DP output.</span>"

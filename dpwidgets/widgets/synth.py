@@ -1,4 +1,4 @@
-"""SyntheticDataWidget: DP synthetic tables with DPCopula (003 Ch. 3, SPEC §3.7).
+"""SyntheticDataWidget: DP synthetic tables with DPCopula (Li 2017, Ch. 3).
 
 A table of integer-coded attributes is released as DP synthetic records through the session
 (:mod:`dpwidgets.releases.synth`): DPCopula (DP margins with ε1, DP Kendall's τ or MLE
@@ -11,7 +11,7 @@ mechanism on the full-domain histogram where it fits, and on demand today's peer
   values were drawn from);
 - Kendall's τ of every pair as heatmaps: real, synthetic, and their difference;
 - the distribution of the relative error of random range-count queries over the chosen
-  attributes (003 §3.3.1), for every method run.
+  attributes (Li 2017, §3.3.1), for every method run.
 
 Teaching mode (public data): every control change is a live release of DPCopula and, with
 ``compare``, of the baselines (each charged to the teaching ledger: the meter shows what
@@ -36,192 +36,37 @@ from dataclasses import dataclass
 
 import ipywidgets as ipw
 import numpy as np
-from scipy import stats
 
-from ..engine.budget import BudgetExceededError
+from ..engine.evaluation import encode, kendall_matrix, range_counts, shares, tau_rows
 from ..engine.histograms import PUBLISHERS
 from ..releases import synth as rsynth
-from ..session import MECHANISMS, PrivacyPolicyError, Release, Session
-from . import figures, figures_synth
-from ._bokeh import OfflineBokehMixin, bokeh_widget, ensure_bokehjs
-from .controls import Debouncer, EpsilonSlider, epsilon_guardrail
+from ..session import Release, Session
+from . import figures
+from ._base import CAUGHT, PublicSource, ReleaseWidget, budget_parts, one_of
+from ._base import g3 as _fmt
+from ._bokeh import bokeh_widget, ensure_bokehjs
+from .controls import EpsilonSlider
 from .diagnostics import _publisher_options
-from .svt_explorer import _is_echo
 
-__all__ = [
-    "DATASETS",
-    "TAU_MAX_ROWS",
-    "SyntheticDataWidget",
-    "TableSource",
-    "encode",
-    "kendall_matrix",
-    "range_counts",
-    "shares",
-    "tau_rows",
-]
-
-#: Kendall's τ of a table is computed on at most this many of its rows (a fixed-seed sample);
-#: with many attributes on fewer (:func:`tau_rows`), so that a redraw stays interactive.
-TAU_MAX_ROWS = 5_000
-#: ... but never on fewer than this many (τ's sampling s.d. is then about 0.015).
-TAU_MIN_ROWS = 2_000
-
-
-# --------------------------------------------------------------------------------------------
-# Evaluation helpers (run on public tables -- teaching data, stand-ins -- and on DP outputs)
-# --------------------------------------------------------------------------------------------
-def encode(values, domain: np.ndarray) -> np.ndarray:
-    """Index of each value's nearest domain value (the code ``0..A-1``; out-of-domain values
-    are clamped, as the release clamps them)."""
-    raw = np.asarray(values)
-    d = np.asarray(domain)
-    if d.dtype.kind in "iu" and int(d[-1] - d[0]) + 1 == d.size:
-        if raw.dtype.kind in "iu":
-            return np.clip(raw.astype(np.int64) - int(d[0]), 0, d.size - 1)
-        return np.clip(np.floor(raw + 0.5) - float(d[0]), 0, d.size - 1).astype(np.int64)
-    x = raw.astype(float)
-    df = d.astype(float)
-    right = np.clip(np.searchsorted(df, x), 1, d.size - 1)
-    left = right - 1
-    return np.where(np.abs(x - df[left]) <= np.abs(df[right] - x), left, right).astype(np.int64)
-
-
-def shares(codes: np.ndarray, size: int) -> np.ndarray:
-    """Share of the records per code (sums to 1; all zeros for an empty table)."""
-    counts = np.bincount(codes, minlength=size).astype(float)
-    total = counts.sum()
-    return counts / total if total > 0 else counts
-
-
-def _sample_rows(n: int, max_rows: int) -> np.ndarray | slice:
-    if n <= max_rows:
-        return slice(None)
-    return np.sort(np.random.default_rng(0).choice(n, size=max_rows, replace=False))
-
-
-def tau_rows(m: int) -> int:
-    """Rows Kendall's τ is computed on for ``m`` attributes: 60,000 row-pairs of work in all,
-    clipped to [:data:`TAU_MIN_ROWS`, :data:`TAU_MAX_ROWS`] (5,000 rows up to 5 attributes,
-    2,142 for 8)."""
-    pairs = max(m * (m - 1) // 2, 1)
-    return int(min(TAU_MAX_ROWS, max(TAU_MIN_ROWS, 60_000 // pairs)))
-
-
-def kendall_matrix(codes: np.ndarray, max_rows: int = TAU_MAX_ROWS) -> np.ndarray:
-    """Kendall's τ-b of every pair of columns of ``codes`` (n, m), on at most ``max_rows``
-    rows (a fixed-seed uniform sample: the same table gives the same matrix).
-
-    A constant column has no τ: its entries are 0 (drawn as "no dependence").
-    """
-    codes = np.asarray(codes)
-    sample = codes[_sample_rows(codes.shape[0], max_rows)]
-    m = codes.shape[1]
-    out = np.eye(m)
-    if sample.shape[0] < 2:
-        return out
-    rows, cols = np.triu_indices(m, k=1)
-    # One scipy call per pair (O(n log n) each): the pairs, not the records, are looped over.
-    for j, k in zip(rows.tolist(), cols.tolist(), strict=True):
-        tau = stats.kendalltau(sample[:, j], sample[:, k]).statistic
-        out[j, k] = out[k, j] = tau if np.isfinite(tau) else 0.0
-    return out
-
-
-def _popcount(words: np.ndarray) -> np.ndarray:
-    if hasattr(np, "bitwise_count"):  # numpy >= 2.0
-        return np.bitwise_count(words)
-    table = np.array([bin(i).count("1") for i in range(256)], dtype=np.uint8)  # pragma: no cover
-    return table[words.view(np.uint8)].reshape(*words.shape, 8).sum(axis=-1)  # pragma: no cover
-
-
-def range_counts(codes: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
-                 max_bytes: int = 2**25) -> np.ndarray:
-    """Exact answers of range-count queries on an integer-coded table, vectorised over queries.
-
-    Query ``q`` counts the rows with ``lower[q, j] <= codes[:, j] <= upper[q, j]`` for every
-    column ``j``. For each column, the distinct query end points cut the codes into buckets;
-    a table of prefix row-bitsets over the buckets (``P[t]`` = the rows in buckets before
-    ``t``) gives each query's row set as ``P[hi + 1] XOR P[lo]``; the columns' sets are ANDed
-    and the bits counted. About 4x faster than testing every row against every query, and
-    rows are processed in chunks so the bitsets stay under ``max_bytes`` per column.
-
-    Parameters
-    ----------
-    codes : array (n, m) of int
-    lower, upper : array (q, m) of int
-        Inclusive code bounds per query and column.
-
-    Returns
-    -------
-    numpy.ndarray of int64, shape (q,)
-    """
-    codes = np.asarray(codes)
-    lower = np.asarray(lower, dtype=np.int64)
-    upper = np.asarray(upper, dtype=np.int64)
-    n, m = codes.shape
-    q = lower.shape[0]
-    out = np.zeros(q, dtype=np.int64)
-    if n == 0 or q == 0:
-        return out
-    cuts, lo_bucket, hi_bucket = [], [], []
-    for j in range(m):
-        c = np.unique(np.concatenate((lower[:, j], upper[:, j] + 1)))
-        cuts.append(c)
-        lo_bucket.append(np.searchsorted(c, lower[:, j], side="right"))
-        hi_bucket.append(np.searchsorted(c, upper[:, j], side="right"))
-    # Bucket of every code, per column: a lookup table over the codes seen (a gather is far
-    # cheaper than a search per row).
-    luts = [np.searchsorted(c, np.arange(int(codes[:, j].max(initial=0)) + 1), side="right")
-            for j, c in enumerate(cuts)]
-    most = max(c.size for c in cuts) + 2
-    chunk = max(64, (8 * max_bytes // most) // 64 * 64)  # rows whose bitsets fit
-    for start in range(0, n, chunk):
-        block = codes[start:start + chunk]
-        rows = block.shape[0]
-        n_bytes = -(-rows // 64) * 8
-        byte = np.arange(rows) >> 3
-        hits = None
-        for j in range(m):
-            bucket = luts[j][block[:, j]] + 1
-            prefix = np.zeros((cuts[j].size + 2, n_bytes), dtype=np.uint8)
-            # Row r is bit r % 8 of byte r // 8. Among the rows with the same r % 8 no two
-            # share a byte, so each of these 8 fancy-indexed ORs has no repeated index.
-            for b in range(8):
-                prefix[bucket[b::8], byte[b::8]] |= np.uint8(1 << b)
-            words = prefix.view(np.uint64)
-            np.bitwise_xor.accumulate(words, axis=0, out=words)
-            inside = words[hi_bucket[j] + 1] ^ words[lo_bucket[j]]
-            hits = inside if hits is None else np.bitwise_and(hits, inside, out=hits)
-        out += _popcount(hits).sum(axis=1, dtype=np.int64)
-    return out
-
+__all__ = ["DATASETS", "SyntheticDataWidget", "TableSource"]
 
 # --------------------------------------------------------------------------------------------
 # The public tables of the teaching widget
 # --------------------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class TableSource:
-    """A public table a teaching widget can add to its session, with its public facts.
+class TableSource(PublicSource):
+    """A public coded table (:mod:`dpwidgets.datasets.synth`); see :class:`PublicSource`.
 
     Attributes
     ----------
-    title : str
-        Shown in the data dropdown.
-    make : callable ``(n, rng) -> CodedTable``
-        Builds the table (:mod:`dpwidgets.datasets.synth`).
     sanity_bound : callable ``n -> s``
-        The sanity bound of the relative error (003 §3.3.1).
+        The sanity bound of the relative error (Li 2017, §3.3.1).
     hybrid : bool
         Whether the hybrid (Alg. 6) is on by default.
-    fixed_n : bool
-        The table has its own size (real data), ignoring the widget's ``n``.
     """
 
-    title: str
-    make: Callable[[int, np.random.Generator], object]
     sanity_bound: Callable[[int], float]
     hybrid: bool = True
-    fixed_n: bool = False
 
 
 def _us(n, rng):
@@ -251,13 +96,13 @@ def _fair(n, rng):
 def _datasets() -> dict[str, TableSource]:
     out = {
         "us_census": TableSource(
-            "US census-like (003 Fig. 3.3a): age 96 × income 1020 × occupation 511 × gender 2",
+            "US census-like (Li 2017, Fig. 3.3a): age 96 × income 1020 × occupation 511 × gender 2",
             _us, lambda n: max(1.0, 0.0005 * n)),
         "brazil_census": TableSource(
-            "Brazil census-like (003 Fig. 3.3b): 8 attributes, 3 of them binary", _brazil,
+            "Brazil census-like (Li 2017, Fig. 3.3b): 8 attributes, 3 of them binary", _brazil,
             lambda n: 10.0),
         "gaussian": TableSource(
-            "Gaussian dependence (003 §3.3.4): 4 attributes of domain 1000, correlation 0.5",
+            "Gaussian dependence (Li 2017, §3.3.4): 4 attributes of domain 1000, correlation 0.5",
             _gaussian, lambda n: 1.0),
     }
     try:
@@ -270,7 +115,7 @@ def _datasets() -> dict[str, TableSource]:
     return out
 
 
-#: The public tables of the teaching widget (003 §3.3.1's shapes, and one real survey).
+#: The public tables of the teaching widget (Li 2017, §3.3.1's shapes, and one real survey).
 DATASETS: dict[str, TableSource] = _datasets()
 
 _METHOD_NAMES = {"dpcopula": "dpcopula", "independent": "independent_synth",
@@ -279,12 +124,8 @@ _SHORT = {"dpcopula": "DPCopula", "independent": "independent", "laplace": "Lapl
           "peer": "AIM/MST"}
 
 
-def _fmt(x: float) -> str:
-    return f"{x:.3g}"
-
-
-class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
-    """DP synthetic data with DPCopula (003 Ch. 3): margins, dependence, range-query error.
+class SyntheticDataWidget(ReleaseWidget):
+    """DP synthetic data with DPCopula (Li 2017, Ch. 3): margins, dependence, range-query error.
 
     Parameters
     ----------
@@ -309,23 +150,23 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
     epsilon : float
         The total budget of a release.
     k : float
-        ``ε1/ε2``, the margins' budget over the dependence's (003 Table 3.2: 8).
+        ``ε1/ε2``, the margins' budget over the dependence's (Li 2017, Table 3.2: 8).
     method : {"kendall", "mle"}
-        DPCopula's dependence estimator (003 Alg. 4-5 or 1-2).
+        DPCopula's dependence estimator (Li 2017, Alg. 4-5 or 1-2).
     publisher : str
         The 1-D histogram publisher of the margins (DPCopula's and the independent
         baseline's): DAWA by default (the engine's), EFPA as in the text, or any other
         (identity, HB, ...).
     hybrid : bool, optional
         Use the hybrid for attributes with fewer than 10 values, up to the engine's 8
-        partitions (003 Alg. 6); default: the table's preset (on, except for the survey
+        partitions (Li 2017, Alg. 6); default: the table's preset (on, except for the survey
         whose attributes are nearly all small).
     compare : bool
         Also run the baselines: independent DP margins and, where the full-domain histogram
         fits in memory, the Laplace mechanism on it. Teaching: each is a charged release;
         analyst: previewed only, never released.
     n_queries : int
-        Random range-count queries (003 §3.3.1 uses 1000; default 300 for speed).
+        Random range-count queries (Li 2017, §3.3.1 uses 1000; default 300 for speed).
     sanity_bound : float, optional
         ``s`` of the relative error; default the table's (US: 0.05% of n, Brazil: 10, else 1).
     margin : str, optional
@@ -335,7 +176,7 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
 
     Attributes
     ----------
-    figure : figures_synth.SynthFigure
+    figure : figures.synth.SynthFigure
         Sources ``margin_reference``, ``margin_synthetic``, ``margin_dp``, ``tau_reference``,
         ``tau_synthetic``, ``tau_difference``, ``tau_dp`` and ``errors_<method>``.
     quality_values : dict
@@ -366,29 +207,23 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
         margin: str | None = None,
         debounce: float = 0.15,
     ):
-        if method not in ("kendall", "mle"):
-            raise ValueError(f"method must be 'kendall' or 'mle', got {method!r}")
+        one_of("method", method, ("kendall", "mle"))
         if not (isinstance(n_queries, int) and n_queries >= 1):
             raise ValueError(f"n_queries must be an integer >= 1, got {n_queries!r}")
         if sanity_bound is not None and not (
                 isinstance(sanity_bound, int | float) and sanity_bound > 0):
             raise ValueError(f"sanity_bound must be a number > 0, got {sanity_bound!r}")
-        self.session = session
+        self._setup(session, debounce=debounce)
         self.n = int(n)
         self.n_queries = int(n_queries)
         self._sanity_given = sanity_bound
-        self._rng = np.random.default_rng(session.rng.integers(2**63))
-        self._run = 0
-        self._release: Release | None = None
         self._facts: dict[str, dict] = {}
         self._ref_cache: dict = {}
         self._query_cache: dict = {}
         self._view: dict | None = None
         self._syncing = False
-        self.quality_values: dict[str, dict[str, float]] = {}
         self.outputs: dict[str, dict] = {}
 
-        options: list[tuple[str, str]] = []
         if dataset is not None:
             columns = session.columns(dataset)
             if columns is None:
@@ -409,30 +244,16 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
                 "name": dataset, "columns": list(columns), "domains": declared,
                 "sanity": sanity_bound or 1.0, "hybrid": True if hybrid is None else hybrid,
             }
-            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
-        elif session.teaching:
-            if data not in DATASETS:
-                raise ValueError(f"data must be one of {sorted(DATASETS)}, got {data!r}")
-        else:
-            raise ValueError("an analyst session needs dataset= (a DataFrame added with "
-                             "session.add_dataset and a public stand_in) and domains=")
-        if session.teaching:
-            options += [(src.title, key) for key, src in DATASETS.items()]
-
+        self.data = self._data_dropdown(
+            dataset, data, DATASETS, needs="a DataFrame added with session.add_dataset and a "
+            "public stand_in, and domains=")
         style = {"description_width": "initial"}
-        self.data = ipw.Dropdown(options=options,
-                                 value=options[0][1] if dataset is not None else data,
-                                 description="data", disabled=not session.teaching, style=style,
-                                 layout=ipw.Layout(width="700px"))
-        self.data.add_class("dpw-scenario")
         self.method = ipw.Dropdown(
-            options=[("DPCopula-Kendall: noisy Kendall's τ (003 Alg. 4-5)", "kendall"),
-                     ("DPCopula-MLE: noisy block MLE (003 Alg. 1-2)", "mle")],
+            options=[("DPCopula-Kendall: noisy Kendall's τ (Li 2017, Alg. 4-5)", "kendall"),
+                     ("DPCopula-MLE: noisy block MLE (Li 2017, Alg. 1-2)", "mle")],
             value=method, description="method", style=style, layout=ipw.Layout(width="440px"))
         self.method.add_class("dpw-method")
         self.epsilon = EpsilonSlider(epsilon, description="ε")
-        self.epsilon_note = ipw.HTML()
-        self.epsilon_note.add_class("dpw-guardrail")
         # 0.08-80: the text's k = 8 lies on the log slider's grid (shown as "8", not "7.9").
         self.k = EpsilonSlider(k, min_epsilon=0.08, max_epsilon=80.0, description="k = ε1/ε2")
         self.k.remove_class("dpw-epsilon")
@@ -449,7 +270,7 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
                                       layout=ipw.Layout(width="300px"))
         self.publisher.add_class("dpw-publisher")
         self.hybrid = ipw.Checkbox(value=True, description="hybrid: partition by attributes "
-                                   "with < 10 values, at most 8 partitions (003 Alg. 6)",
+                                   "with < 10 values, at most 8 partitions (Li 2017, Alg. 6)",
                                    style=style,
                                    layout=ipw.Layout(width="auto"))
         self.hybrid.add_class("dpw-hybrid")
@@ -466,12 +287,6 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
             value=True, description="show the real table", disabled=not session.teaching,
             style=style, layout=ipw.Layout(display=None if session.teaching else "none",
                                            width="auto"))
-        self.release_button = ipw.Button(
-            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
-            button_style="warning" if not session.teaching else "",
-            icon="lock-open" if not session.teaching else "refresh",
-            layout=ipw.Layout(width="auto"))
-        self.release_button.add_class("dpw-release")
         available = rsynth.peers_available()
         self.peer_method = ipw.Dropdown(options=[("MST", "mst"), ("AIM", "aim")], value="mst",
                                         description="peer", style=style, disabled=not available,
@@ -486,15 +301,9 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
         self.peer_button.add_class("dpw-peer")
         self.peer_note = ipw.HTML(self._peer_text(available))
         self.peer_note.add_class("dpw-peer-note")
-        self.banner, self.message, self.status, self.stats, self.quality = (
-            ipw.HTML() for _ in range(5))
-        for widget, css in ((self.banner, "dpw-banner"), (self.message, "dpw-message"),
-                            (self.status, "dpw-status"), (self.stats, "dpw-stats"),
-                            (self.quality, "dpw-quality")):
-            widget.add_class(css)
 
         self._init = {"attributes": attributes, "margin": margin, "hybrid": hybrid}
-        self.figure = figures_synth.synth_figure()
+        self.figure = figures.synth.synth_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
         self._select_data(initial=True)
@@ -510,18 +319,12 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
             ipw.HBox([self.peer_method, self.peer_button, self.peer_note]),
         ])
         controls.add_class("dpw-controls")
-        super().__init__([self.banner, controls, self.message, self.plot, self.quality,
-                          self.stats])
-        self.add_class("dpw-synth")
-        self.add_class(f"dpw-mode-{session.mode}")
-
-        self._debouncer = Debouncer(self._recompute, debounce)
-        for control in (self.method, self.publisher, self.epsilon, self.k, self.hybrid,
-                        self.attributes, self.compare, self.show_truth):
-            control.observe(self._on_change, names="value")
-        self.data.observe(self._on_data, names="value")
-        self.margin.observe(self._on_margin, names="value")
-        self.release_button.on_click(self._on_release_clicked)
+        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
+                        self.stats], "dpw-synth")
+        self._watch(self._on_change, self.method, self.publisher, self.epsilon, self.k,
+                    self.hybrid, self.attributes, self.compare, self.show_truth)
+        self._watch(self._on_data, self.data)
+        self._watch(self._on_margin, self.margin)
         self.peer_button.on_click(lambda _b: self.run_peer())
         self._recompute()
 
@@ -637,64 +440,45 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
 
     # -- events ----------------------------------------------------------------------------
     def _on_change(self, change=None) -> None:
-        if self._syncing or _is_echo(change):
+        if self._quiet(change):
             return
         self.message.value = ""
-        self._release = None
         if change is not None and change.get("owner") is self.attributes:
             self._syncing = True
             try:
                 self._fit_margin()
             finally:
                 self._syncing = False
-        self._debouncer.trigger()
-
-    def _on_data(self, change=None) -> None:
-        self._select_data()
-        self._on_change()
+        super()._on_change(change)
 
     def _on_margin(self, change=None) -> None:
         if self._syncing:
             return
         self._draw_margin()
 
-    def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._recompute()
-        else:
-            self.release()
-
     # -- actions ---------------------------------------------------------------------------
-    def release(self) -> Release | None:
-        """Analyst mode: release DPCopula's synthetic table (the baselines are never released).
+    mechanism = "dpcopula"
+    stand_in_note = "same schema and size"
+    title = "DPCopula"
 
-        Charged once and replayed for free. Errors are shown in ``message`` and nothing is
-        charged; ``None`` is returned then.
-        """
+    def _refusal(self) -> str | None:
         if len(self.selected) < 2:
-            self._show_error(ValueError("choose at least 2 attributes"))
-            return None
-        try:
-            release = self.session.release(self.dataset, "dpcopula", **self.params)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
-            return None
-        self._release = release
-        what = (f"charged ε = {_fmt(release.epsilon)}" if release.charged
-                else "replayed a cached release, nothing spent")
-        self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
-                              f"{what}.</div>")
+            return "attributes: choose at least 2 attributes (hold Ctrl or Shift to select several)."
+        return None
+
+    def _draw_release(self, release: Release) -> None:
+        """Analyst: DPCopula's synthetic table (the baselines are never released)."""
         self._show({"dpcopula": release.output}, {}, None, where="release")
-        self.status.value = ("<span class='dpw-released'>Showing the released DP output: the "
-                             "synthetic table and its DP summaries.</span>")
-        return release
 
     @property
     def synthetic_data(self):
-        """The synthetic table last released (an analyst release or a teaching live run) as a
-        DataFrame with the dataset's dtypes; ``None`` while showing a preview."""
-        if self._view is None or self._view["where"] == "preview":
+        """The synthetic table last released as a DataFrame with the dataset's dtypes. Analyst
+        mode: the last paid release's only (``None`` before one; never a preview, whatever is on
+        screen). Teaching mode: the live run drawn."""
+        if not self.session.teaching:
+            return (None if self.last_release is None
+                    else rsynth.synthetic_frame(self.last_release.output))
+        if self._view is None:
             return None
         return rsynth.synthetic_frame(self._view["outputs"]["dpcopula"])
 
@@ -717,41 +501,14 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
                 output = self.session.release(self.dataset, "peer_synth", run=self._run,
                                               **params).output
             else:
-                result = self.session.preview(self.dataset, "peer_synth", rng=self._rng,
-                                              **params)
-                output = MECHANISMS["peer_synth"].outputs(result, {})
-        except (BudgetExceededError, PrivacyPolicyError, ValueError, RuntimeError) as exc:
+                output = self._preview_run("peer_synth", **params).output
+        except CAUGHT as exc:
             self._show_error(exc)
             return None
         view = self._view
         self._show({**view["outputs"], "peer": output}, view["notes"], view["reference"],
                    where=view["where"])
         return output
-
-    def _show_error(self, exc: Exception) -> None:
-        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-        self.message.value = f"<div class='dpw-error'><b>{kind}.</b> {html.escape(str(exc))}</div>"
-
-    def _recompute(self) -> None:
-        """Redraw from the controls: live releases (teaching) or a free preview (analyst)."""
-        self._update_banner()
-        if len(self.selected) < 2:
-            self._show_error(ValueError("choose at least 2 attributes (hold Ctrl or Shift to "
-                                        "select several)"))
-            return
-        try:
-            cost = self.session.cost("dpcopula", self.dataset, **self.params)
-            remaining = None if self.session.teaching else self.session.remaining(self.dataset)
-            note = epsilon_guardrail(cost, remaining)
-            self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
-            outputs, notes, reference, where = self.compute()
-            self._show(outputs, notes, reference, where=where)
-            if self.session.teaching:
-                self._live_status()
-            else:
-                self._preview_status(cost)
-        except (BudgetExceededError, PrivacyPolicyError, ValueError) as exc:
-            self._show_error(exc)
 
     def compute(self) -> tuple[dict, dict, np.ndarray | None, str]:
         """The engine part of a redraw: the DP outputs by method key, notes on the baselines not
@@ -773,28 +530,8 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
         outputs = {}
         for key in keys:
             name = _METHOD_NAMES[key]
-            result = self.session.preview(ds, name, rng=self._rng, **self.params_for(key))
-            outputs[key] = MECHANISMS[name].outputs(result, {})
+            outputs[key] = self._preview_run(name, **self.params_for(key)).output
         return outputs, notes, self.session.stand_in(ds), "preview"
-
-    def _live_status(self) -> None:
-        releases = self._last_releases
-        over = any(r.overdraft for r in releases)
-        self.message.value = ("<div class='dpw-warn'>Past the cap: on confidential data this run "
-                              "would have been refused.</div>" if over else "")
-        charged = sum(r.epsilon for r in releases if r.charged)
-        cached = charged < sum(r.epsilon for r in releases)
-        self.status.value = (
-            f"<span>live run #{self._run}: {len(releases)} release(s), ε = {_fmt(charged)} "
-            f"charged{' (the rest cached, free)' if cached else ''}</span>")
-
-    def _preview_status(self, cost: float) -> None:
-        self.message.value = ""
-        cached = self.session.is_cached(self.dataset, "dpcopula", **self.params)
-        self.status.value = (
-            "<span class='dpw-preview'>PREVIEW on the public stand-in (same schema and size) — "
-            f"nothing spent. Release would charge ε = {_fmt(cost)}"
-            f"{' (already released: a free replay)' if cached else ''}.</span>")
 
     # -- evaluation --------------------------------------------------------------------------
     def _queries(self, attrs: tuple[str, ...], domains: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -866,7 +603,7 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
         if where == "release":
             dp, dp_title = self._dp_dependence(main, attrs)
         self.figure.set_attributes(attrs)
-        figures.update(self.figure, figures_synth.dependence_plot_data(
+        figures.update(self.figure, figures.synth.dependence_plot_data(
             attrs, synthetic=evals["dpcopula"]["tau"],
             reference=None if ref is None else ref["tau"], dp=dp))
         errors = {}
@@ -875,7 +612,7 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
             for key, ev in evals.items():
                 errors[key] = (np.abs(ev["answers"] - ref["answers"])
                                / np.maximum(ref["answers"], s))
-        figures.update(self.figure, figures_synth.range_error_plot_data(errors))
+        figures.update(self.figure, figures.synth.range_error_plot_data(errors))
         ref_name = {"teaching": "real table", "preview": "public stand-in (preview)",
                     "release": "real table"}[where]
         third = ("Difference: synthetic − " + ("real" if where == "teaching" else "stand-in")
@@ -925,7 +662,7 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
             return None, "No DP correlation in this release"
         full = np.full((len(attrs), len(attrs)), np.nan)
         np.fill_diagonal(full, 1.0)
-        tau = figures_synth.tau_from_correlation(matrix)
+        tau = figures.synth.tau_from_correlation(matrix)
         pos = [attrs.index(c) for c in corr_cols]
         full[np.ix_(pos, pos)] = tau
         return np.nan_to_num(full, nan=0.0), title
@@ -939,7 +676,7 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
             attr = view["attrs"][0]
         main = view["outputs"]["dpcopula"]
         ref = view["ref"]
-        figures.update(self.figure, figures_synth.margin_plot_data(
+        figures.update(self.figure, figures.synth.margin_plot_data(
             view["domains"][attr], synthetic=view["evals"]["dpcopula"]["shares"][attr],
             reference=None if ref is None else ref["shares"][attr],
             dp_margin=main["margins"].get(attr)))
@@ -964,6 +701,8 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
                 f"installed here: {rsynth.PEER_INSTALL}.")
 
     def _update_banner(self) -> None:
+        if self.problem():
+            return
         eps, k = float(self.epsilon.value), float(self.k.value)
         m = len(self.selected)
         eps2 = eps / (k + 1.0)
@@ -986,11 +725,11 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
                    "Attribute domains read from the data: NOT differentially private (teaching "
                    "only; declare domains= for a DP release).")
         self.banner.value = (
-            f"<div class='dpw-banner-ok'><b>DPCopula (003 Ch. 3)</b>: one DP histogram per "
+            f"<div class='dpw-banner-ok'><b>DPCopula (Li 2017, Ch. 3)</b>: one DP histogram per "
             f"attribute ({html.escape(self.publisher.value)}) gives the margins, {method} gives the dependence; synthetic "
             f"records are drawn from the Gaussian copula and the inverse DP margins (Alg. 3)."
-            f"{hybrid} Guarantee: ε = {_fmt(eps)}-DP for add/remove-one-record neighbours "
-            f"(ε1 + ε2, Thm 3.2.2's proof). {domains}</div>")
+            f"{hybrid} Guarantee: ε = {_fmt(eps)}-DP {self.per_unit} (add/remove-one-record neighbours, "
+            f"ε1 + ε2, Thm 3.2.2's proof). {domains}</div>")
 
     def _set_quality(self, ref, evals, errors, notes, where: str, *, n_queries: int) -> None:
         values: dict[str, dict[str, float]] = {}
@@ -1027,7 +766,6 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
             f"distance; Kendall's τ difference):<table>{head}{rows}</table></div>{extra}")
 
     def _stats(self, output: dict, where: str) -> None:
-        parts = " + ".join(f"{k} {_fmt(v)}" for k, v in output["epsilon_parts"].items())
         details = output["details"]
         extra = []
         if details.get("sample_size") is not None:
@@ -1038,9 +776,8 @@ class SyntheticDataWidget(OfflineBokehMixin, ipw.VBox):
             extra.append(f"{int(details['n_partitions'])} hybrid partitions")
         if details.get("repaired"):
             extra.append("P̃ repaired to positive definite (Alg. 5 step 3)")
-        head = {"teaching": "Live run", "preview": "Preview on the public stand-in",
-                "release": "Released (DP output only)"}[where]
-        self.stats.value = (
-            f"<div>{head}: {output['n_rows']:,} synthetic records ({html.escape(output['method'])}"
-            f"). Budget: {html.escape(parts)}. {html.escape('; '.join(extra))}"
-            f"{'.' if extra else ''} Guarantee: {html.escape(output['guarantee'])}.</div>")
+        budget = budget_parts(output["epsilon_parts"])
+        if extra:  # the details follow the budget, a sentence of their own
+            budget += ". " + "; ".join(extra)
+        self._set_stats(where, f"{output['n_rows']:,} synthetic records ({output['method']})",
+                        output["guarantee"], budget)

@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets: 001 §6's Zipf scores and 000 Table 3.1's histogram shapes."""
+"""Tests for dpwidgets.datasets: Lyu, Su & Li 2017, §6's Zipf scores and Chen 2018, Table 3.1's histogram shapes."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from dpwidgets.datasets import (
 )
 
 # ---------------------------------------------------------------------------------------------
-# 001 §6: Zipf item scores
+# Lyu, Su & Li 2017, §6: Zipf item scores
 # ---------------------------------------------------------------------------------------------
 
 
@@ -54,7 +54,7 @@ def test_zipf_item_scores_validation(kwargs, match):
 
 
 # ---------------------------------------------------------------------------------------------
-# 000 §3.2.4: Zipf-like histograms
+# Chen 2018, §3.2.4: Zipf-like histograms
 # ---------------------------------------------------------------------------------------------
 
 
@@ -109,7 +109,7 @@ def test_generators_refuse_non_generator_rng():
 
 @pytest.mark.parametrize("name", sorted(RECONSTRUCTION_SHAPES))
 def test_table_3_1_stand_ins_match_the_published_profile(name):
-    # 000 Table 3.1 / 3.3: DomainSize, Scale, cells with counts in [0, 5], and k. seed 0.
+    # Chen 2018, Table 3.1 / 3.3: DomainSize, Scale, cells with counts in [0, 5], and k. seed 0.
     shape = RECONSTRUCTION_SHAPES[name]
     x = reconstruction_histogram(name, np.random.default_rng(0))
     profile = histogram_profile(x)

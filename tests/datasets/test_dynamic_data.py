@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets.dynamic (003 §4.5.1's census-like series; moving objects)."""
+"""Tests for dpwidgets.datasets.dynamic (Li 2017, §4.5.1's census-like series; moving objects)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def test_census_distribution_shape_and_income_rule():
     assert p.shape == (96, 2, 12, 2, 2, 3) == tuple(CENSUS_DOMAINS[a] for a in CENSUS_ATTRIBUTES)
     assert math.isclose(p.sum(), 1.0, rel_tol=1e-12) and np.all(p >= 0)
     by_age_income = p.sum(axis=(1, 2, 3, 4))
-    # Income code 0 ("values smaller than 0") exactly for ages under 20 (003 §4.5.1).
+    # Income code 0 ("values smaller than 0") exactly for ages under 20 (Li 2017, §4.5.1).
     assert np.all(by_age_income[:20, 1:] == 0) and np.all(by_age_income[20:, 0] == 0)
     assert np.all(by_age_income[:20, 0] > 0)
 

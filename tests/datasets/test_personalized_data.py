@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets.personalized (003 §5.3.1's privacy vectors and tasks).
+"""Tests for dpwidgets.datasets.personalized (Li 2017, §5.3.1's privacy vectors and tasks).
 
 Seeds are fixed; statistical checks state their sample size and tolerance.
 """

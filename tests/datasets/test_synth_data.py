@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets.synth: 003 Ch. 3's tables (Gaussian dependence, census-shaped)
+"""Tests for dpwidgets.datasets.synth: Li 2017, Ch. 3's tables (Gaussian dependence, census-shaped)
 and the fair survey shipped by statsmodels."""
 
 from __future__ import annotations

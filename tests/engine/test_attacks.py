@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.engine.attacks: the GPTT reconstruction attack (000 §3.2.4, Alg. 6-7)."""
+"""Tests for dpwidgets.engine.attacks: the GPTT reconstruction attack (Chen 2018 §3.2.4, Alg. 6-7)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def test_partition_when_the_noisy_threshold_is_not_positive(noisy_threshold):
 
 
 def test_theorem_6_small_counts_are_exact_parts():
-    # 000 Thm 6: if every count 0..k occurs and the noisy threshold is t, the parts P_i for
+    # Chen 2018 Thm 6: if every count 0..k occurs and the noisy threshold is t, the parts P_i for
     # i <= k - t are exactly the sets S_i of cells with count i. seed 7: k = 40, t = 9.
     rng = np.random.default_rng(7)
     x = rng.permutation(np.r_[np.arange(41), rng.integers(0, 41, size=300), [90, 500]])
@@ -119,7 +119,7 @@ def test_noise_and_constants_follow_alg_7():
 
 
 def test_attack_recovers_most_cells_at_epsilon_1():
-    # 000 Tables 3.2-3.3 at eps = 1: most cells, and > 95% of the counts in [0, 5], come back
+    # Chen 2018 Tables 3.2-3.3 at eps = 1: most cells, and > 95% of the counts in [0, 5], come back
     # exactly. Data: seed 2018, a 4096-cell Zipf-like histogram (10,000 records, about 3,860
     # cells in [0, 5]). Attacks: seeds 0..9 (10 repetitions, as in the text). A run fails only
     # in Lemma 5's event theta~ <= 0 (probability exp(-eps_1 theta)/2 = 2.5% here); every other

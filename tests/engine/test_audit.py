@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.engine.audit: the empirical privacy-loss audit (SPEC §3.2).
+"""Tests for dpwidgets.engine.audit: the empirical privacy-loss audit.
 
 Statistical tests state seed, trials and why the tolerance holds. Throughout, "SD" is the
 delta-method standard deviation of a log-frequency, sqrt((1 - p) / (trials p)).
@@ -279,7 +279,7 @@ def test_broken_svt_variant_is_exposed(variant):
 
 
 def test_lee_clifton_stays_below_its_proven_bound():
-    # 001 §3.2: Alg. 4 is ((1+6c)/4) eps-DP; with c = 2 that is 3.25 at eps = 1. The event's
+    # Lyu, Su & Li 2017 §3.2: Alg. 4 is ((1+6c)/4) eps-DP; with c = 2 that is 3.25 at eps = 1. The event's
     # exact loss is 3.12, so a correct audit of a correct engine must stay below 3.25.
     example = svt_counterexample("lee_clifton")
     result = audit_svt("lee_clifton", 1.0, rng=np.random.default_rng(7))
@@ -309,7 +309,7 @@ def test_standard_on_roth2011_inputs_is_nearly_worst_case():
 
 
 def test_stoddard_event_is_impossible_on_the_neighbour():
-    # 001 Proof 3.6: P[a = <⊥,⊤> | D'] = 0, so no hit ever; the bound is finite anyway.
+    # Lyu, Su & Li 2017 Proof 3.6: P[a = <⊥,⊤> | D'] = 0, so no hit ever; the bound is finite anyway.
     result = audit_svt("stoddard", 1.0, trials=5_000, rng=np.random.default_rng(1))
     assert result.hits_neighbour == 0
     assert result.epsilon_estimate == math.inf
@@ -319,7 +319,7 @@ def test_stoddard_event_is_impossible_on_the_neighbour():
 
 
 def test_chen2015_loss_grows_with_the_number_of_queries():
-    # 001 §9.2: the ratio is at least exp(m eps/2). With m = 16 pairs the exact pattern is too
+    # Lyu, Su & Li 2017 §9.2: the ratio is at least exp(m eps/2). With m = 16 pairs the exact pattern is too
     # rare, so min_agree is chosen on a pilot batch (discarded) among all 32 thresholds.
     # Seed 21, 100,000 trials + 25,000 pilot. Over 60 other seeds the gap between the m = 16
     # bound and the default m = 4 bound (median 2.66) had median 2.40 and minimum 1.66.
@@ -336,7 +336,7 @@ def test_chen2015_loss_grows_with_the_number_of_queries():
 def test_roth2011_leak_is_the_released_value():
     # The same ⊥^8 ⊤ pattern without the condition on the released value: the numeric output
     # no longer caps the noisy threshold, and the event's exact loss (numerical integration)
-    # drops from 3.42 to 1.49 — within the 3eps/2 that 001 §3.2 grants the indicator version.
+    # drops from 3.42 to 1.49 — within the 3eps/2 that Lyu, Su & Li 2017 §3.2 grants the indicator version.
     # 200,000 trials, seed 6: P = 0.018 and 0.0041, SD of the log-ratio 0.039, tolerance 0.15.
     # The bound with the value condition (its 1e-4 quantile is 1.74) clears that estimate.
     without = audit_svt(

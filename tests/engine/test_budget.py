@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import multiprocessing as mp
 import os
 import sqlite3
@@ -208,3 +209,426 @@ def test_schema_refuses_non_positive_spends_at_the_database_level(tmp_path):
         conn.execute("INSERT INTO spends (dataset, epsilon, label, created) VALUES ('d', -1, 'x', 0)")
     conn.close()
     assert os.path.exists(path)
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def test_budget_error_is_a_refusal_and_a_runtime_error():
+    from dpwidgets.engine.errors import DPWidgetsError, ReleaseRefused
+
+    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+    with pytest.raises(ReleaseRefused) as info:
+        ledger.spend(2.0, label="big")
+    assert isinstance(info.value, RuntimeError) and isinstance(info.value, DPWidgetsError)
+    assert isinstance(info.value, BudgetExceededError)
+    assert info.value.total == 1.0 and info.value.label == "big"
+
+
+# -- exact, O(1) accounting -----------------------------------------------------------------
+
+
+def test_running_sums_are_exact():
+    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+    for _ in range(10):
+        ledger.spend(0.1, label="step")
+    assert ledger.spent == 1.0 and ledger.remaining == 0.0  # exactly, as math.fsum gave
+    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+    for _ in range(10):
+        ledger.spend(0.1, label="step", partition="age", parts=["<30"])
+    assert ledger.spent == 1.0
+
+
+def _reference_spent(spends) -> float:
+    """The composition rule computed from scratch (the pre-totals implementation)."""
+    from fractions import Fraction
+
+    whole = Fraction(0)
+    parts: dict = {}
+    for s in spends:
+        if s.partition is None:
+            whole += Fraction(s.epsilon)
+        else:
+            for p in s.parts:
+                parts.setdefault(s.partition, {}).setdefault(p, Fraction(0))
+                parts[s.partition][p] += Fraction(s.epsilon)
+    return float(whole + sum((max(v.values()) for v in parts.values()), Fraction(0)))
+
+
+def test_running_totals_match_the_composition_rule(tmp_path):
+    import random
+
+    rng = random.Random(3)
+    ledger = PrivacyLedger(tmp_path / "l.sqlite", dataset="d", total_epsilon=1e6)
+    for i in range(300):
+        eps = rng.choice([0.1, 0.3, 1e-3, rng.random()])
+        kind = rng.random()
+        if kind < 0.4:
+            ledger.spend(eps, label=f"w{i}")
+        else:
+            partition = rng.choice(["age", "sex", "zip"])
+            parts = rng.sample(["a", "b", "c", "d"], rng.randint(1, 3))
+            ledger.spend(eps, label=f"p{i}", partition=partition, parts=parts)
+        if i % 50 == 0:
+            assert ledger.spent == _reference_spent(ledger.spends)
+    spends = ledger.spends
+    assert ledger.spent == _reference_spent(spends)
+    assert ledger.count == len(spends) == 300
+    # charged: what each spend added; they add up to spent
+    assert math.fsum(s.charged for s in spends) == pytest.approx(ledger.spent, rel=1e-12)
+    assert all(0 <= s.charged <= s.epsilon * (1 + 1e-12) for s in spends)
+    # cost_of agrees with what a spend then charges
+    before = ledger.spent
+    cost = ledger.cost_of(0.5, partition="age", parts=["a", "b"])
+    ledger.spend(0.5, label="x", partition="age", parts=["a", "b"])
+    assert ledger.spent - before == pytest.approx(cost, abs=1e-9)
+
+
+def test_recent_count_and_summary():
+    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=10.0)
+    assert ledger.recent(5) == [] and ledger.count == 0
+    for i in range(8):
+        ledger.spend(0.5, label=f"s{i}", partition="age", parts=["a" if i % 2 else "b"])
+    recent = ledger.recent(3)
+    assert [s.label for s in recent] == ["s5", "s6", "s7"]  # newest last
+    # s5 raised part a to 1.5 while b was at 1.5: free; s6 raised b to 2.0: +0.5
+    assert [s.charged for s in recent] == [0.0, 0.5, 0.0]
+    assert ledger.recent(0) == [] and len(ledger.recent(100)) == 8
+    assert ledger.summary() == {
+        "dataset": "d",
+        "total_epsilon": 10.0,
+        "spent": 2.0,
+        "remaining": 8.0,
+        "count": 8,
+        "recent": [],
+    }
+    assert ledger.summary(recent=3)["recent"] == recent
+    with pytest.raises(ValueError, match="limit"):
+        ledger.recent(-1)
+
+
+def _vm_steps(ledger, action) -> int:
+    """SQLite virtual-machine steps an action takes (deterministic, unlike a timer)."""
+    steps = [0]
+
+    def tick():
+        steps[0] += 1
+        return 0
+
+    ledger._conn.set_progress_handler(tick, 1)
+    try:
+        action()
+    finally:
+        ledger._conn.set_progress_handler(None, 1)
+    return steps[0]
+
+
+def test_accounting_does_not_read_every_spend(tmp_path):
+    ledger = PrivacyLedger(tmp_path / "l.sqlite", dataset="d", total_epsilon=1e6)
+    ledger._conn.execute("PRAGMA synchronous = OFF")  # only to fill the file quickly
+
+    def costs():
+        return (
+            _vm_steps(ledger, lambda: ledger.spend(0.01, label="x")),
+            _vm_steps(ledger, lambda: ledger.spend(0.01, label="p", partition="q", parts=["a"])),
+            _vm_steps(ledger, lambda: ledger.spent),
+            _vm_steps(ledger, lambda: ledger.remaining),
+            _vm_steps(ledger, lambda: ledger.cost_of(0.1, partition="q", parts=["b"])),
+            _vm_steps(ledger, lambda: ledger.recent(50)),
+            _vm_steps(ledger, lambda: ledger.summary()),
+        )
+
+    for _ in range(60):
+        ledger.spend(0.01, label="fill")
+    small = costs()
+    for _ in range(5000):
+        ledger.spend(0.01, label="fill")
+    large = costs()
+    for s, big in zip(small, large, strict=True):
+        # a deeper B-tree costs a few steps more; reading 5,000 spends would cost thousands
+        assert big <= 1.2 * s + 20, (small, large)
+
+
+# -- migration and older writers ------------------------------------------------------------
+
+_OLD_SCHEMA = """
+CREATE TABLE datasets (name TEXT PRIMARY KEY, total_epsilon REAL NOT NULL CHECK
+    (total_epsilon > 0), created REAL NOT NULL);
+CREATE TABLE spends (id INTEGER PRIMARY KEY AUTOINCREMENT, dataset TEXT NOT NULL REFERENCES
+    datasets(name), epsilon REAL NOT NULL CHECK (epsilon > 0), label TEXT NOT NULL,
+    created REAL NOT NULL, partition TEXT, parts TEXT, key TEXT, UNIQUE (dataset, key));
+CREATE INDEX spends_by_dataset ON spends(dataset);
+"""
+
+
+def _old_ledger(path) -> None:
+    """A ledger file as the previous version wrote it (WAL, no totals, no fingerprints)."""
+    conn = sqlite3.connect(path, isolation_level=None)
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.executescript(_OLD_SCHEMA)
+    conn.execute("INSERT INTO datasets VALUES ('d', 1.0, 0), ('e', 2.0, 1)")
+    rows = [("d", 0.1, None, None)] * 5 + [
+        ("d", 0.2, "age", '["a"]'),
+        ("d", 0.3, "age", '["b", "c"]'),
+        ("e", 1.5, None, None),
+    ]
+    conn.executemany(
+        "INSERT INTO spends (dataset, epsilon, label, created, partition, parts) "
+        "VALUES (?, ?, 'old', 0, ?, ?)",
+        rows,
+    )
+    conn.close()
+
+
+def test_an_old_ledger_file_is_migrated_on_open(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    _old_ledger(path)
+    with PrivacyLedger(path, dataset="d") as ledger:
+        assert ledger.total_epsilon == 1.0
+        assert ledger.spent == pytest.approx(0.8) and ledger.count == 7
+        assert [s.charged for s in ledger.recent(2)] == [pytest.approx(0.2), pytest.approx(0.1)]
+        # the file left WAL for a rollback journal
+        assert ledger._conn.execute("PRAGMA journal_mode").fetchone()[0] == "truncate"
+        with pytest.raises(BudgetExceededError):
+            ledger.spend(0.25)
+        assert ledger.spend(0.2)
+    with PrivacyLedger(path, dataset="e", fingerprint="fp-e") as other:
+        assert other.spent == 1.5 and other.remaining == 0.5
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] >= 2
+    assert conn.execute("SELECT fingerprint FROM datasets WHERE name = 'e'").fetchone() == ("fp-e",)
+    conn.close()
+
+
+def test_spends_recorded_by_an_older_writer_are_counted(tmp_path):
+    """A process still running the previous version inserts spends without totals."""
+    path = tmp_path / "ledger.sqlite"
+    with PrivacyLedger(path, dataset="d", total_epsilon=1.0) as ledger:
+        ledger.spend(0.25, label="new")
+        conn = sqlite3.connect(path, isolation_level=None)
+        conn.execute(
+            "INSERT INTO spends (dataset, epsilon, label, created) VALUES ('d', 0.5, 'old', 0)"
+        )
+        conn.close()
+        assert ledger.spent == 0.75 and ledger.count == 2
+        with pytest.raises(BudgetExceededError):
+            ledger.spend(0.5)
+        assert [s.charged for s in ledger.spends] == [0.25, 0.5]
+
+
+# -- the file alone holds every committed spend ----------------------------------------------
+
+
+def test_a_copy_of_the_file_alone_holds_every_committed_spend(tmp_path):
+    import shutil
+
+    path = tmp_path / "ledger.sqlite"
+    PrivacyLedger(path, dataset="d", total_epsilon=10.0).close()
+    script = textwrap.dedent(
+        f"""
+        import os
+        from dpwidgets.engine.budget import PrivacyLedger
+        ledger = PrivacyLedger({str(path)!r}, dataset="d")
+        for i in range(20):
+            ledger.spend(0.1, label=f"s{{i}}")
+        os._exit(7)  # no close, no checkpoint
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", script], timeout=120)
+    assert result.returncode == 7
+    copy_dir = tmp_path / "copy"
+    copy_dir.mkdir()
+    shutil.copyfile(path, copy_dir / "ledger.sqlite")  # the main file only
+    assert not (copy_dir / "ledger.sqlite-wal").exists()
+    with PrivacyLedger(copy_dir / "ledger.sqlite", dataset="d") as copy:
+        assert copy.count == 20 and copy.spent == pytest.approx(2.0)
+        assert [s.label for s in copy.spends] == [f"s{i}" for i in range(20)]
+
+
+# -- one file, one name ---------------------------------------------------------------------
+
+
+def test_a_hard_linked_ledger_file_is_refused(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    with PrivacyLedger(path, dataset="d", total_epsilon=1.0) as ledger:
+        ledger.spend(0.9)
+    os.link(path, tmp_path / "second-name.sqlite")
+    for name in (path, tmp_path / "second-name.sqlite"):
+        with pytest.raises(ValueError, match="hard link") as info:
+            PrivacyLedger(name, dataset="d")
+        assert "0.9" not in str(info.value)
+
+
+def test_a_symlink_shares_the_budget(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    link = tmp_path / "alias.sqlite"
+    PrivacyLedger(path, dataset="d", total_epsilon=1.0).close()
+    link.symlink_to(path)
+    a = PrivacyLedger(path, dataset="d")
+    b = PrivacyLedger(link, dataset="d")
+    assert a.path == b.path == str(path.resolve())
+    a.spend(0.9)
+    with pytest.raises(BudgetExceededError):
+        b.spend(0.9)
+    a.close()
+    b.close()
+
+
+def test_paths_are_resolved_and_bad_ones_refused(tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    with PrivacyLedger("~/sub/l.sqlite", dataset="d", total_epsilon=1.0) as ledger:
+        assert ledger.path == str((tmp_path / "sub" / "l.sqlite").resolve())
+        assert ledger.persistent is True
+        ledger.spend(0.5)
+    with PrivacyLedger("sub/../sub/l.sqlite", dataset="d") as same:  # relative, made absolute
+        assert same.spent == 0.5
+    for bad, why in [("", "empty"), ("   ", "empty"), ("file:l.sqlite", "URI"),
+                     ("file:x?mode=memory", "URI"), (str(tmp_path), "directory")]:
+        with pytest.raises(ValueError, match=why):
+            PrivacyLedger(bad, dataset="d", total_epsilon=1.0)
+    memory = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+    assert memory.persistent is False and memory.path == ":memory:"
+
+
+def test_default_location_is_absolute(monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setenv("DPWIDGETS_LEDGER", "~/x.sqlite")
+    assert default_ledger_path() == tmp_path / "x.sqlite"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("DPWIDGETS_LEDGER", "rel.sqlite")
+    assert default_ledger_path().is_absolute()
+    monkeypatch.delenv("DPWIDGETS_LEDGER")
+    assert default_ledger_path().is_absolute()
+
+
+# -- idempotency keys -----------------------------------------------------------------------
+
+
+def test_an_idempotency_key_names_one_release():
+    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+    assert ledger.spend(0.3, label="release", key="k")
+    assert ledger.spend(0.3, label="other label", key="k") is False  # same release: free
+    with pytest.raises(ValueError, match="key"):
+        ledger.spend(0.1, label="release", key="k")
+    assert ledger.spend(0.2, partition="age", parts=["a", "b"], key="p")
+    assert ledger.spend(0.2, partition="age", parts=["b", "a"], key="p") is False
+    for other in [dict(partition="age", parts=["a"]), dict(partition="sex", parts=["a", "b"]), {}]:
+        with pytest.raises(ValueError, match="key"):
+            ledger.spend(0.2, key="p", **other)
+    assert ledger.spent == pytest.approx(0.5) and ledger.count == 2
+
+
+# -- aliases and fingerprints ---------------------------------------------------------------
+
+
+def test_aliases_of_one_dataset_share_one_budget(tmp_path):
+    path = tmp_path / "l.sqlite"
+    first = PrivacyLedger(path, dataset="visits", total_epsilon=1.0, fingerprint="fp1")
+    assert first.dataset == "visits" and first.alias_of is None
+    first.spend(0.6)
+    for name in ["visits ", "Visits", "  VISITS\t", "visits_2", "ｖｉｓｉｔｓ"]:
+        ledger = PrivacyLedger(path, dataset=name, total_epsilon=1.0, fingerprint="fp1")
+        assert ledger.dataset == "visits" and ledger.requested_name == name
+        assert ledger.alias_of == "visits"
+        assert ledger.spent == pytest.approx(0.6)
+        with pytest.raises(BudgetExceededError):
+            ledger.spend(0.6)
+        ledger.close()
+    # the name "visits_2" was recorded as an alias: found without the fingerprint too
+    with PrivacyLedger(path, dataset="Visits_2") as later:
+        assert later.dataset == "visits" and later.spent == pytest.approx(0.6)
+    # inner whitespace is collapsed, not removed
+    with PrivacyLedger(path, dataset="my  data", total_epsilon=1.0) as a:
+        assert a.dataset == "my  data"
+    with PrivacyLedger(path, dataset="My data") as b:
+        assert b.dataset == "my  data"
+    with pytest.raises(ValueError, match="total_epsilon"):
+        PrivacyLedger(path, dataset="mydata")
+    first.close()
+
+
+def test_an_alias_cannot_change_the_cap(tmp_path):
+    path = tmp_path / "l.sqlite"
+    PrivacyLedger(path, dataset="visits", total_epsilon=1.0, fingerprint="fp1").close()
+    with PrivacyLedger(path, dataset="copy", total_epsilon=5.0, fingerprint="fp1") as alias:
+        assert alias.total_epsilon == 1.0 and alias.dataset == "visits"
+    with PrivacyLedger(path, dataset="Visits", total_epsilon=5.0) as alias:
+        assert alias.total_epsilon == 1.0
+    # by its own name, a different cap is still an error
+    with pytest.raises(ValueError, match="cap"):
+        PrivacyLedger(path, dataset="visits", total_epsilon=5.0, fingerprint="fp1")
+
+
+def test_a_name_and_a_fingerprint_of_two_datasets_are_refused(tmp_path):
+    path = tmp_path / "l.sqlite"
+    PrivacyLedger(path, dataset="a", total_epsilon=1.0, fingerprint="secret-fp-a").close()
+    PrivacyLedger(path, dataset="b", total_epsilon=1.0, fingerprint="secret-fp-b").close()
+    with pytest.raises(ValueError) as info:
+        PrivacyLedger(path, dataset="a", fingerprint="secret-fp-b")
+    assert "secret-fp" not in str(info.value)
+    # new data under a known name keeps the name's budget, and its fingerprint finds it later
+    with PrivacyLedger(path, dataset="a", fingerprint="fp-new") as same:
+        assert same.dataset == "a"
+    with PrivacyLedger(path, dataset="c", fingerprint="fp-new") as alias:
+        assert alias.dataset == "a"
+    with pytest.raises(ValueError, match="fingerprint"):
+        PrivacyLedger(path, dataset="x", total_epsilon=1.0, fingerprint="")
+
+
+def _open_alias(path: str, name: str, queue) -> None:
+    ledger = PrivacyLedger(path, dataset=name, total_epsilon=1.0, fingerprint="same-content")
+    queue.put(ledger.dataset)
+    ledger.close()
+
+
+def test_concurrent_aliases_end_with_one_dataset(tmp_path):
+    path = str(tmp_path / "ledger.sqlite")
+    ctx = mp.get_context("spawn")
+    queue = ctx.Queue()
+    names = ["visits", "Visits ", "visits_2", "visits_copy"]
+    workers = [ctx.Process(target=_open_alias, args=(path, n, queue)) for n in names]
+    for w in workers:
+        w.start()
+    got = {queue.get(timeout=120) for _ in workers}
+    for w in workers:
+        w.join(timeout=60)
+        assert w.exitcode == 0
+    assert len(got) == 1
+    conn = sqlite3.connect(path)
+    assert conn.execute("SELECT count(*) FROM datasets").fetchone()[0] == 1
+    conn.close()
+
+
+def test_a_spend_waits_for_the_write_lock_then_gives_up(tmp_path):
+    import time
+
+    path = tmp_path / "l.sqlite"
+    ledger = PrivacyLedger(path, dataset="d", total_epsilon=1.0, timeout=0.3)
+    other = sqlite3.connect(path, isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")
+    t0 = time.monotonic()
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        ledger.spend(0.1)
+    assert 0.3 <= time.monotonic() - t0 < 5
+    other.execute("ROLLBACK")
+    other.close()
+    assert ledger.spend(0.1) and ledger.count == 1
+    # the connection's own busy timeout is back for every other wait
+    assert ledger._conn.execute("PRAGMA busy_timeout").fetchone()[0] == 300
+    ledger.close()
+
+
+def test_a_wal_file_held_open_elsewhere_is_switched_at_the_next_open(tmp_path):
+    path = tmp_path / "ledger.sqlite"
+    _old_ledger(path)
+    old_process = sqlite3.connect(path, isolation_level=None)  # an older version, still running
+    old_process.execute("SELECT count(*) FROM spends").fetchall()
+    with pytest.warns(RuntimeWarning, match="wal"):
+        ledger = PrivacyLedger(path, dataset="d")
+    assert ledger.spend(0.1) and ledger.spent == pytest.approx(0.9)  # still safe, still shared
+    ledger.close()
+    old_process.close()
+    with PrivacyLedger(path, dataset="d") as ledger:
+        assert ledger._conn.execute("PRAGMA journal_mode").fetchone()[0] == "truncate"
+        assert ledger.spent == pytest.approx(0.9)

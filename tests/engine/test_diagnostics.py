@@ -39,7 +39,7 @@ def _budget_exact(result) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Private bounds (000 Alg. 10)
+# Private bounds (Chen 2018 Alg. 10)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -64,7 +64,7 @@ def test_private_bounds_centre_unit_and_cap():
 
 
 # ---------------------------------------------------------------------------------------------
-# PriRP (000 Alg. 9)
+# PriRP (Chen 2018 Alg. 9)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -76,7 +76,7 @@ def _residual_fit(name: str, n: int, seed: int) -> np.ndarray:
 
 @pytest.mark.slow
 def test_prirp_separates_ideal_from_violations():
-    # 000 Fig. 4.3: Sim(true Ideal plot, noisy plot) for noisy plots of Ideal, Heteroscedastic
+    # Chen 2018 Fig. 4.3: Sim(true Ideal plot, noisy plot) for noisy plots of Ideal, Heteroscedastic
     # and Nonlinear data. n = 5000, eps = 1 (n·eps = 5000; published TVD > 0.95 from 1000),
     # 5 noisy plots each. Measured: Sim(I) ≈ 0.09-0.13, Sim(H), Sim(N) ≈ 0.6: the samples must
     # not overlap (TVD 1) — a PriRP that lost the fan or the hook would fail.
@@ -124,7 +124,7 @@ def test_prirp_other_publishers_and_overrides():
 
 
 # ---------------------------------------------------------------------------------------------
-# s-RecursiveMedians (000 Alg. 12)
+# s-RecursiveMedians (Chen 2018 Alg. 12)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -268,7 +268,7 @@ def test_s_recursive_medians_neighbours_sets_the_budget_per_median(monkeypatch):
 
 
 # ---------------------------------------------------------------------------------------------
-# PriROC (000 Alg. 11) and the Laplace baseline
+# PriROC (Chen 2018 Alg. 11) and the Laplace baseline
 # ---------------------------------------------------------------------------------------------
 
 
@@ -382,7 +382,7 @@ def test_priroc_with_tied_and_constant_scores(neighbours):
 
 
 # ---------------------------------------------------------------------------------------------
-# PriBRP (000 Alg. 13-14)
+# PriBRP (Chen 2018 Alg. 13-14)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -394,7 +394,7 @@ def _logistic_fit(model: str, n: int, seed: int) -> tuple[np.ndarray, np.ndarray
 
 @pytest.mark.slow
 def test_pribrp_tells_m1_from_m2():
-    # 000 Fig. 4.14: ShapeD(real M1 plot, noisy plot) for noisy plots of M1 and M2 data,
+    # Chen 2018 Fig. 4.14: ShapeD(real M1 plot, noisy plot) for noisy plots of M1 and M2 data,
     # n = 20,000, eps = 1 (n·eps = 20000; published TVD > 0.9), 20 noisy plots each.
     # Measured (50 plots): TVD 1.0 with the text's add/remove scales, 0.84 with the default
     # replace-one calibration (twice the noise in Alg. 14 and in the sums). Bounds: 0.9, 0.7.
@@ -410,6 +410,18 @@ def test_pribrp_tells_m1_from_m2():
         }
         assert np.median(shaped["M2"]) > 2 * np.median(shaped["M1"])
         assert discriminatory_power(shaped["M1"], shaped["M2"]) >= bound
+
+
+@pytest.mark.parametrize("neighbours", ["replace-one", "add/remove"])
+def test_pribrp_passes_its_neighbour_relation_to_the_medians(neighbours):
+    # The initial bins are s-RecursiveMedians with eps1 = 0.15 eps under PriBRP's own
+    # neighbour relation (gamma per median under add/remove, gamma/2 under replace-one): the
+    # same seed gives bit-identical thresholds (the medians draw first). n = 5000, seed 10.
+    y, p = _logistic_fit("M2", 5000, 9)
+    res = private_binned_residual_plot(y, p, 0.5, np.random.default_rng(10), neighbours=neighbours)
+    expected = s_recursive_medians(p, res.epsilon_parts["bins"], res.s, 0.0, 1.0,
+                                   rng=np.random.default_rng(10), neighbours=neighbours)
+    np.testing.assert_array_equal(res.initial_bins[1:-1], expected)
 
 
 def test_pribrp_invariants_and_budget():
@@ -579,3 +591,22 @@ def test_shape_distance_regret_and_power():
     assert mp.size == 32 and np.all(np.diff(mp) > 0)  # 2^5 <= sqrt(2000) < 2^6
     # A logistic fit with intercept has residuals summing to ~0 (exactly, for the plain MLE).
     assert abs(np.mean(mr)) < 0.01
+
+
+def test_empty_partitions_release_noisy_midpoints():
+    # 200 values all equal to 0.1 and s = 2: the level-1 median is 0.1, and its partitions
+    # (0, 0.1) and (0.1, 1) hold no value strictly inside. The right one's threshold used to
+    # be the exact midpoint 0.55 — with probability 1, against 0 on a neighbour holding one
+    # value there: unbounded loss. Now it is 0.55 + Cauchy noise of scale 0.9/alpha. Seeds
+    # 0-99, eps1 = 4000 (per median 1000, alpha 500: scale 1.8e-3); the midpoint comes back
+    # only after a draw outside (0.1, 1), probability 2/(pi * 250) = 0.25% per seed (<= 3 of
+    # 100 allowed; the old code gave 100 of 100), and the spread of the others is the scale.
+    x = np.full(200, 0.1)
+    exact, spread = 0, []
+    for seed in range(100):
+        t = s_recursive_medians(x, 4000.0, 2, rng=np.random.default_rng(seed))
+        top = t[-1]
+        exact += top == 0.55
+        spread.append(abs(top - 0.55))
+    assert exact <= 3
+    assert 0.5 * 1.8e-3 < np.median(spread) < 2 * 1.8e-3

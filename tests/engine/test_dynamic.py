@@ -1,6 +1,6 @@
-"""Tests for dpwidgets.engine.dynamic (003 Ch. 4: DSFT, DSAT, w-event DSAT, baselines).
+"""Tests for dpwidgets.engine.dynamic (Li 2017 Ch. 4: DSFT, DSAT, w-event DSAT, baselines).
 
-Fast tests use small seeded series; the accuracy claims of 003 §4.5 are checked in the
+Fast tests use small seeded series; the accuracy claims of Li 2017 §4.5 are checked in the
 ``slow`` tests on the census-like and moving-object generators (seeds, sizes and the reason
 for each tolerance are stated in each test).
 """
@@ -105,6 +105,20 @@ def test_decision_noise_is_standard_svt_with_c_minus_one_positives(census):
     assert math.isclose(r.details["threshold_scale"], 2 * delta / eps1)  # the text's Lap(2Δ/ε1)
     assert math.isclose(r.details["query_scale"], 4 * (c - 1) * delta / eps1)  # corrected
     assert math.isclose(r.details["release_scale"], c / (eps - eps1))
+
+
+def test_dsft_decision_ratio_none_is_the_optimal_split(census):
+    # decision_ratio=None: eps_query/eps_threshold = (2c)^(2/3) with c = C - 1 (Lyu, Su & Li
+    # 2017 eq. 12); the SVT scales follow: threshold Delta (1 + r)/eps1, query
+    # 2 c Delta (1 + r)/(r eps1). It used to run with 1.0.
+    h, eps, c = census.histograms, 1.0, 6
+    r = dsft(h, eps, c, 0.5, np.random.default_rng(0), k=0.1, decision_ratio=None)
+    delta = l1_sensitivity(int(h.sum(axis=1).min()))
+    ratio = (2 * (c - 1)) ** (2 / 3)
+    eps1 = r.epsilon_parts["decision"]
+    assert math.isclose(r.details["decision_ratio"], ratio)
+    assert math.isclose(r.details["threshold_scale"], delta * (1 + ratio) / eps1)
+    assert math.isclose(r.details["query_scale"], 2 * (c - 1) * delta * (1 + ratio) / (ratio * eps1))
 
 
 def test_k_of_theorem_4_3_4():
@@ -418,7 +432,7 @@ def test_defaults_are_the_texts():
 
 
 # ---------------------------------------------------------------------------------------------
-# Accuracy claims of 003 §4.5 (slow)
+# Accuracy claims of Li 2017 §4.5 (slow)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -443,7 +457,7 @@ def _mean_error(series, make, seeds=range(3), n_queries=1000):
 @pytest.mark.slow
 @pytest.mark.parametrize("eps", [0.5, 1.0, 2.0])
 def test_dsat_close_to_best_dsft_and_far_better_than_baseline(census_full, eps):
-    # 003 Fig. 4.3: DSAT ~ the best DSFT without knowing T; Fig. 4.4: the eps/N baseline is an
+    # Li 2017 Fig. 4.3: DSAT ~ the best DSFT without knowing T; Fig. 4.4: the eps/N baseline is an
     # order of magnitude worse. Tolerance: DSAT within 25% of the best DSFT over a grid of T
     # (seed-to-seed spread of the mean of 3 runs is ~5-10%); baseline at least 10x DSAT.
     # Measured (paced DSAT): 199 vs best DSFT 236 at eps 0.5, 168 vs 178 at eps 1.
@@ -458,7 +472,7 @@ def test_dsat_close_to_best_dsft_and_far_better_than_baseline(census_full, eps):
 
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=(
-    "003 Fig. 4.4-4.5 (DSAT beats fixed sampling) is not reproduced on the text's own data "
+    "Li 2017 Fig. 4.4-4.5 (DSAT beats fixed sampling) is not reproduced on the text's own data "
     "setup: tuples are replaced by tuples of the same population, so the snapshots differ only "
     "by sampling noise (normalised L1 ~0.045 however many tuples change) and there is no change "
     "point to find. Measured (3 seeds): paced DSAT 199 vs fixed 183 at eps 0.5, 168 vs 156 at "
@@ -494,7 +508,7 @@ def test_dsat_beats_fixed_and_baseline_with_change_points():
 
 @pytest.mark.slow
 def test_dsat_w_event_beats_bd_and_ba_at_large_w():
-    # 003 Fig. 4.8: the gap between DSAT and BD/BA grows with w. Moving objects (seed 2,
+    # Li 2017 Fig. 4.8: the gap between DSAT and BD/BA grows with w. Moving objects (seed 2,
     # 50,000 objects, 32 x 32 grid, N = 400), w = 200, C = 8 per window, eps = 1, 3 seeds.
     # Measured: DSAT-w ~ 560, BD ~ 670, BA ~ 830; we ask for a strict win over both.
     series = moving_object_series(400, 50_000, rng=np.random.default_rng(2))

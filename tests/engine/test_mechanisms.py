@@ -1,5 +1,5 @@
 """Tests for dpwidgets.engine.mechanisms: Laplace, the exponential mechanism and the
-smooth-sensitivity median (000 Alg. 12, eq. 4.6).
+smooth-sensitivity median (Chen 2018 Alg. 12, eq. 4.6).
 
 Statistical tests state their seed, sample size and the reason for their tolerance; every seed
 is fixed, so each test is deterministic, and the tolerances are wide enough (>= 4 standard
@@ -82,7 +82,7 @@ def _softmax(logits):
 @pytest.mark.parametrize("monotonic", [False, True])
 def test_exponential_mechanism_frequencies_match_softmax(monotonic):
     # qualities 0..3, epsilon = 2, Delta = 1: P(i) ∝ exp(eps q / (2 Delta)) = e^{q}, or
-    # exp(eps q / Delta) = e^{2q} for monotonic qualities (001 §4.3, §5).
+    # exp(eps q / Delta) = e^{2q} for monotonic qualities (Lyu, Su & Li 2017 §4.3, §5).
     # seed 2017, n = 20,000 selections: the largest standard error of a frequency is
     # sqrt(0.25 / n) = 0.0035; the 0.015 tolerance is > 4 standard errors.
     q = np.array([0.0, 1.0, 2.0, 3.0])
@@ -124,7 +124,7 @@ def test_exponential_mechanism_k_bounds_and_validation():
 
 
 # ---------------------------------------------------------------------------------------------
-# Smooth sensitivity of the median (000 eq. 4.6), against a brute-force definition
+# Smooth sensitivity of the median (Chen 2018 eq. 4.6), against a brute-force definition
 # ---------------------------------------------------------------------------------------------
 
 
@@ -220,7 +220,7 @@ def test_smooth_sensitivity_edge_cases():
 
 def test_noisy_median_concentrates_as_epsilon_grows():
     # Data: seed 0, 1,001 Beta(2, 5) values in [0, 1]; releases: seed 1, 300 per epsilon.
-    # median|Cauchy| = 1, so the median absolute error estimates the noise scale 6 S*/eps;
+    # median|Cauchy| = 1, so the median absolute error estimates the noise scale 2 S*/eps;
     # with 300 draws its standard error is pi/2/sqrt(300) = 9% — the band [0.7, 1.3] is
     # 3.3 standard errors. (Cauchy noise has no mean: medians, not means, are compared.)
     values = np.random.default_rng(0).beta(2, 5, size=1001)
@@ -252,7 +252,7 @@ def test_noise_has_the_stated_scale_and_cauchy_shape():
     assert abs(np.median(np.abs(eta)) - 1) < 0.12
     assert stats.kstest(eta, stats.cauchy.cdf).pvalue > 1e-3
     assert r.noise_scale == pytest.approx(
-        median_smooth_sensitivity(values, 2.0 / 6, 0, 10) / (2.0 / 6)
+        median_smooth_sensitivity(values, 2.0 / 2, 0, 10) / (2.0 / 2)
     )
 
 
@@ -262,9 +262,11 @@ def test_variants_and_their_accounting():
     thesis = smooth_sensitivity_median(
         values, 0.6, 0, 1, rng=np.random.default_rng(0), variant="thesis"
     )
-    assert SMOOTH_MEDIAN_VARIANTS["nrs"] == (1 / 6, 1 / 6)
-    assert (nrs.alpha, nrs.beta, nrs.epsilon_spent) == pytest.approx((0.1, 0.1, 0.6))
-    # 000 Alg. 12: m + 8 S*_{g/2} / (g/2) * eta, eq. 4.6 smoothed with e^{-k g/2}.
+    # The default spends the whole budget it is charged: alpha + beta = epsilon.
+    assert SMOOTH_MEDIAN_VARIANTS["nrs"] == (1 / 2, 1 / 2)
+    assert (nrs.alpha, nrs.beta, nrs.epsilon_spent) == pytest.approx((0.3, 0.3, 0.6))
+    assert nrs.noise_scale == pytest.approx(median_smooth_sensitivity(values, 0.3, 0, 1) / 0.3)
+    # Chen 2018 Alg. 12: m + 8 S*_{g/2} / (g/2) * eta, eq. 4.6 smoothed with e^{-k g/2}.
     assert (thesis.alpha, thesis.beta) == pytest.approx((0.6 / 8, 0.6))
     assert thesis.epsilon_spent == pytest.approx(9 / 8 * 0.6)
     assert thesis.noise_scale == pytest.approx(
@@ -276,9 +278,13 @@ def test_variants_and_their_accounting():
 def test_empty_all_equal_and_out_of_range_rules():
     rng = np.random.default_rng(3)
     state = rng.bit_generator.state
+    # An empty input releases midpoint + noise of the global sensitivity (never the bare
+    # midpoint, which a neighbour with one record could not produce): one uniform is drawn.
     empty = smooth_sensitivity_median([], 1.0, -2.0, 4.0, rng=rng)
-    assert empty.value == 1.0 and empty.fell_back and math.isnan(empty.median)
-    assert rng.bit_generator.state == state  # nothing to hide, nothing drawn
+    assert math.isnan(empty.median) and empty.smooth_sensitivity == 6.0
+    assert empty.noise_scale == pytest.approx(6.0 / 0.5)
+    assert rng.bit_generator.state != state
+    assert -2.0 < empty.value < 4.0
 
     same = [smooth_sensitivity_median([0.25] * 999, 40.0, 0, 1, rng=rng) for _ in range(50)]
     assert np.median([abs(r.value - 0.25) for r in same]) < 1e-3
@@ -420,7 +426,7 @@ def test_batched_smooth_sensitivities_match_one_run_at_a_time():
 
 @pytest.mark.parametrize("variant", sorted(SMOOTH_MEDIAN_VARIANTS))
 def test_noisy_medians_of_runs_equal_one_call_per_run(variant):
-    # seed 13: runs of sizes 0..3,000 (empty ones release their midpoint and draw nothing);
+    # seed 13: runs of sizes 0..3,000 (empty ones draw too: midpoint + noise of the width);
     # same values, and the generator ends in the same state as after one call per run.
     from dpwidgets.engine.mechanisms import _noisy_medians_of_runs
 
@@ -439,3 +445,17 @@ def test_noisy_medians_of_runs_equal_one_call_per_run(variant):
         got = _noisy_medians_of_runs(xs, starts, stops, lowers, uppers, eps, variant, batch)
         assert got == expected
         assert one.random() == batch.random()
+
+
+def test_empty_input_releases_noisy_midpoint_not_the_exact_one():
+    # An empty partition of s-RecursiveMedians used to release its exact midpoint (an output
+    # a neighbour holding one record there reaches with probability 0). Seeds 0-199, eps 50,
+    # domain [0, 1]: alpha = 25, scale 1/25 = 0.04. The bare midpoint comes back only as the
+    # fallback after a draw outside (0, 1): P(|eta| > 12.5) = 1 - (2/pi) atan(12.5) = 5.1%,
+    # about 10 of 200 (sd 3.1; at most 25 allowed, the old code gave 200); the others spread
+    # around 0.5 with median |value - 0.5| near the scale (within [0.02, 0.08]).
+    vals = [smooth_sensitivity_median([], 50.0, 0, 1, rng=np.random.default_rng(seed))
+            for seed in range(200)]
+    exact = sum(r.value == 0.5 for r in vals)
+    assert exact <= 25 and all(r.fell_back for r in vals if r.value == 0.5)
+    assert 0.02 < np.median([abs(r.value - 0.5) for r in vals]) < 0.08

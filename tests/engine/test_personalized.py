@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.engine.personalized (003 Ch. 5: personalized differential privacy).
+"""Tests for dpwidgets.engine.personalized (Li 2017 Ch. 5: personalized differential privacy).
 
 Every seed is fixed, so each test is deterministic; the statistical tests state their seed,
 sample size, number of trials and why their tolerance holds.
@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -159,7 +160,7 @@ def test_t_round_uses_more_budget_each_round():
     used = [plan_releases(budgets, "privacy_aware", rounds=r).enjoyed.sum() / budgets.sum()
             for r in (1, 2, 3)]
     assert used[0] < used[1] < used[2] <= 1.0
-    # 003 §5.2.3: the left-over budget shrinks fast; 16 parts already use > 90% of it.
+    # Li 2017 §5.2.3: the left-over budget shrinks fast; 16 parts already use > 90% of it.
     assert used[0] > 0.9 and used[2] > 0.99
 
 
@@ -281,7 +282,7 @@ def test_figure_5_1_waste_by_hand():
 
 @pytest.mark.parametrize("k", [2, 3, 5])
 def test_t_round_theorem_bound_one_round(k):
-    # 003 §5.2.3: sum_l (eps_l^1)^2 <= n / (n - 1 + k^2) * sum_l eps_l^2 for the optimal
+    # Li 2017 §5.2.3: sum_l (eps_l^1)^2 <= n / (n - 1 + k^2) * sum_l eps_l^2 for the optimal
     # k-partition (the left-over budget of record l is eps_l - min of its partition).
     budgets = np.random.default_rng(40 + k).uniform(0.01, 1.0, 300)
     part = privacy_aware_partition(budgets, k=k, min_size=1, max_groups=1024)
@@ -385,6 +386,18 @@ def test_logistic_methods_run_and_respect_budgets(fair, method):
     # Large budgets: the private model must be close to the non-private error (0.276) and
     # clearly better than always predicting 0 (0.322).
     assert rate < 0.31
+
+
+def test_logistic_refuses_a_fit_that_did_not_converge(fair):
+    # Objective perturbation is DP for the exact minimiser only: one L-BFGS iteration does not
+    # reach it (the fits take 10-35 at tol 1e-8), and the release must be refused, not
+    # released with the ConvergenceWarning silenced. Budgets U(0.5, 5), seed 16.
+    budgets = np.random.default_rng(16).uniform(0.5, 5.0, fair.n)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nothing is silenced into a warning either
+        with pytest.raises(ValueError, match="max_iter"):
+            personalized_logistic_regression(fair.X, fair.y, budgets, "minimum", data_norm=1.0,
+                                             rng=np.random.default_rng(16), max_iter=1)
 
 
 def test_logistic_is_reproducible(fair):

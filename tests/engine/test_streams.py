@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.engine.streams: PeGaSus (000 Ch. 5), its queries, hierarchies, baselines.
+"""Tests for dpwidgets.engine.streams: PeGaSus (Chen 2018 Ch. 5), its queries, hierarchies, baselines.
 
 Every seed is fixed, so each test is deterministic. The exactness tests (constants, batch ==
 online, real time, WSS) compare against small brute-force references fed the *same* noise;
@@ -56,7 +56,7 @@ def _bursty(n: int, seed: int) -> np.ndarray:
 
 
 def _reference(counts, eps_p, eps_g, theta, seed):
-    """000 Alg. 15-16 line by line, with the noise drawn as PegasusStream documents it."""
+    """Chen 2018 Alg. 15-16 line by line, with the noise drawn as PegasusStream documents it."""
     n = len(counts)
     noise = laplace(np.array([1 / eps_p, 4 / eps_g, 8 / eps_g]), (n, 3), rng=np.random.default_rng(seed))
     noisy = counts + noise[:, 0]
@@ -76,7 +76,7 @@ def _reference(counts, eps_p, eps_g, theta, seed):
 
 
 def test_example_7_noiseless_grouper():
-    # 000 Example 7: C = [5, 5, 6, 9, 10], theta = 2 -> P_5 = {{1,2,3},{4},{5}}.
+    # Chen 2018 Example 7: C = [5, 5, 6, 9, 10], theta = 2 -> P_5 = {{1,2,3},{4},{5}}.
     assert deviation_grouper([5, 5, 6, 9, 10], math.inf, 2.0).tolist() == [0, 0, 0, 1, 2]
     assert deviation([5, 5, 6]) == pytest.approx(4 / 3)
     assert deviation([5, 5, 6, 9]) == pytest.approx(5.5)
@@ -309,7 +309,7 @@ def test_events_and_roc():
 
 
 # ---------------------------------------------------------------------------------------------
-# Accuracy (000 Fig. 5.3-5.5, 5.8)
+# Accuracy (Chen 2018 Fig. 5.3-5.5, 5.8)
 # ---------------------------------------------------------------------------------------------
 
 
@@ -361,7 +361,7 @@ def test_phs_beats_hs_pgs_and_hs_lm(eps):
 
 @pytest.mark.xfail(
     strict=True,
-    reason="000 §5.6.1 reports PeGaSus best against BS_k on every stream (k not stated). With "
+    reason="Chen 2018 §5.6.1 reports PeGaSus best against BS_k on every stream (k not stated). With "
     "Alg. 16 and the text's defaults (theta = 5/eps_g, Lap(8/eps_g) per test) the groups on flat "
     "stretches are eps-free and short (mean ~3), so PeGaSus only matches BS_1 there; BS_5 wins "
     "on the sparse Low_5 stand-in (log10 2.19 vs 1.97) — and would on any stream with Low_5's "
@@ -376,7 +376,7 @@ def test_published_pegasus_beats_backward_smoothing_on_low5():
 
 @pytest.mark.xfail(
     strict=True,
-    reason="000 Fig. 5.8: HS-PGS error ~19x (49x) below HS-LM at eps = 0.1 (0.01) (78/4, 445/9). "
+    reason="Chen 2018 Fig. 5.8: HS-PGS error ~19x (49x) below HS-LM at eps = 0.1 (0.01) (78/4, 445/9). "
     "With the text's Grouper defaults PeGaSus gains at most ~1/0.756 = 1.3x over LM per stream "
     "(constant streams are its best case), so HS-PGS stays within ~1.3x of HS-LM whatever the "
     "data. See benchmarks/results/streams_hierarchy.md.",

@@ -30,7 +30,7 @@ WITH_CUTOFF = ["standard", "dpbook", "roth2011", "lee_clifton", "generalized"]
 NO_CUTOFF = ["stoddard", "chen2015", "gptt"]
 
 
-# Expected scales, written out independently from 001 Fig. 1-2 / Alg. 7 / Thm 4.9 and 000
+# Expected scales, written out independently from Lyu, Su & Li 2017 Fig. 1-2 / Alg. 7 / Thm 4.9 and Chen 2018
 # Alg. 5 / Alg. 8, for eps, c, Delta = sensitivity (and Delta2 for generalized):
 # (epsilon1, epsilon2, threshold scale, query scale, resample scale)
 def expected(variant, eps, c, d, mono=False, d2=0.0):
@@ -68,7 +68,7 @@ def test_table_lists_the_eight_variants_with_honest_labels():
     assert {n for n, v in VARIANTS.items() if v.accepts_ratio} == {"standard", "gptt"}
     for name in ("roth2011", "stoddard", "chen2015", "gptt"):
         assert "NOT DP for any finite epsilon" in VARIANTS[name].guarantee
-    assert "flawed" in VARIANTS["gptt"].guarantee  # 001 §3.3 / §9.3
+    assert "flawed" in VARIANTS["gptt"].guarantee  # Lyu, Su & Li 2017 §3.3 / §9.3
     assert "(1+6c)/4" in VARIANTS["lee_clifton"].guarantee
     for v in VARIANTS.values():
         assert v.source and v.note and v.title
@@ -171,11 +171,11 @@ def test_dpbook_redraws_its_threshold_after_each_top():
     assert _mean_abs_ok(pairs[:, 1], 5 / 0.5, 3000)
     assert abs(np.corrcoef(pairs.T)[0, 1]) < 4 / math.sqrt(3000)
     standard = sparse_vector([1e9, 1e9], 0.0, 1.0, c=5, rng=rng).noisy_threshold
-    assert standard[0] == standard[1]  # standard keeps rho (001 §3.2: resampling unnecessary)
+    assert standard[0] == standard[1]  # standard keeps rho (Lyu, Su & Li 2017 §3.2: resampling unnecessary)
 
 
 def test_dpbook_top_then_fresh_threshold_in_both_simulators():
-    """Four queries exactly at the threshold, c = 4. Because rho is redrawn after a ⊤ (001
+    """Four queries exactly at the threshold, c = 4. Because rho is redrawn after a ⊤ (Lyu, Su & Li 2017
     Alg. 2 line 7), P(⊤1 and ⊤2) = 1/2 * 1/2 = 0.25 exactly; keeping rho would give ~0.29.
     Seeds 14/15: 5,000 single runs (s.e. 0.0061, tolerance 0.025) and 20,000 trials (s.e.
     0.0031, tolerance 0.015)."""
@@ -468,7 +468,7 @@ def test_interactive_per_query_threshold_and_values():
     book.query(1e9)
     book.query(1e9)
     first, second = book.secret_noisy_thresholds
-    assert first != second  # rho redrawn after a ⊤ (001 Alg. 2 line 7)
+    assert first != second  # rho redrawn after a ⊤ (Lyu, Su & Li 2017 Alg. 2 line 7)
 
 
 # ------------------------------------------------------------------------------- top-c
@@ -524,7 +524,7 @@ def _zipf_scores(n=10_000, records=1_000_000):
 
 
 def test_zipf_orderings_of_001_section6():
-    """001 §6 on Zipf (10,000 items, ~1,000,000 records), eps = 0.1, item order shuffled per
+    """Lyu, Su & Li 2017 §6 on Zipf (10,000 items, ~1,000,000 records), eps = 0.1, item order shuffled per
     run, seed 2017, 20 runs. Observed means (sd): c=25 SVT-S-1:c^(2/3) SER ~0.03 (0.07) vs
     SVT-DPBook ~0.77 (0.12); c=50 EM ~0.08 (0.01) vs SVT-ReTr-1D ~0.34 (0.2). The margins
     required (0.3, 0.1) are > 3 standard errors of the difference of 20-run means below the

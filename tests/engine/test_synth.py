@@ -1,7 +1,7 @@
 """Tests for dpwidgets.engine.synth: DPCopula (Kendall, MLE, hybrid), baselines, evaluation.
 
 Statistical tests state their seed, table size and why the tolerance is what it is. The
-main table is 003 §3.3.4's setup shrunk to m = 4: n = 50,000 records, domain 1000, Gaussian
+main table is Li 2017 §3.3.4's setup shrunk to m = 4: n = 50,000 records, domain 1000, Gaussian
 margins, Gaussian dependence with latent correlation 0.8 (Kendall's tau 0.59), epsilon = 1,
 k = 8. Those tests use the "identity" publisher (Laplace per margin cell, whose error is
 known in closed form); one end-to-end test runs the text's default "efpa".
@@ -457,7 +457,7 @@ def test_dependence_survives_and_beats_the_independent_baseline(gauss, releases)
 
 
 def test_range_queries_beat_the_independent_baseline(gauss, releases):
-    """1000 random 4-D range queries (seed 41), sanity bound s = 1 (003 Table 3.2). With
+    """1000 random 4-D range queries (seed 41), sanity bound s = 1 (Li 2017 Table 3.2). With
     tau = 0.59 an independent sample puts mass where the real table has none; measured mean
     relative error ~0.4-1 for DPCopula vs ~25 for the baseline. Required: at most half."""
     cop, ind = releases
@@ -757,7 +757,7 @@ def test_dpcopula_repairs_a_noisy_non_pd_estimate(gauss):
 
 
 # ---------------------------------------------------------------------------------------------
-# Hybrid (003 Alg. 6)
+# Hybrid (Li 2017 Alg. 6)
 # ---------------------------------------------------------------------------------------------
 
 

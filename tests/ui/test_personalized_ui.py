@@ -89,7 +89,7 @@ def test_personalized_dp_in_jupyterlab(page, lab_server):
     screenshot(page, shots, "personalized-lab-analyst-preview")
     # Minimum costs the smallest budget, 0.01: still a preview until Release is clicked.
     analyst.locator(".dpw-method select").first.select_option(
-        label="Minimum: everyone at the smallest budget (003 §5.1)")
+        label="Minimum: everyone at the smallest budget (Li 2017, §5.1)")
     expect(status.locator(".dpw-preview")).to_contain_text("charge ε = 0.01",
                                                            timeout=WIDGET_TIMEOUT_MS)
     assert _meter_text(analyst) == meter_before

@@ -3,26 +3,60 @@
 from __future__ import annotations
 
 import asyncio
+import math
 
 import pytest
 
 from dpwidgets.widgets.controls import (
     Debouncer,
     EpsilonSlider,
+    FloatSlider,
+    IntSlider,
+    SliderText,
     SplitControl,
+    control_problem,
     epsilon_guardrail,
     split_presets,
 )
 
 
-def test_epsilon_slider_is_logarithmic_and_clamped():
+def test_epsilon_slider_is_logarithmic_and_never_clamps():
     s = EpsilonSlider(0.5)
-    assert s.value == pytest.approx(0.5) and s.base == 10
+    assert s.value == 0.5 and s.base == 10
     assert (s.min, s.max) == (pytest.approx(-3), pytest.approx(1))
-    s.value = 1e6
-    assert s.value == pytest.approx(10.0)
-    s.value = 1e-9
-    assert s.value == pytest.approx(1e-3)
+    s.value = 1e6  # kept as set; the log slider only shows its end
+    assert s.value == 1e6 and s.slider.value == pytest.approx(10.0)
+    assert control_problem(s) is None  # any ε > 0 is a valid ε
+    s.value = -1.0
+    assert s.value == -1.0
+    assert control_problem(s) == "ε: got -1; accepted: a number in (0, ∞)."
+    s.value = float("nan")
+    assert "got nan" in control_problem(s)
+
+
+def test_typed_epsilon_passes_exactly_and_dragging_still_works():
+    s = EpsilonSlider(0.2)
+    s.text.value = 0.5  # typed into the box: exact, not the slider grid's 10^-0.3 = 0.501
+    assert s.value == 0.5 and s.slider.value == 0.5
+    s.slider.value = 10 ** -0.3  # the browser's echo of 0.5 snapped to its grid: dropped
+    assert s.value == 0.5
+    s.slider.value = 10 ** -0.5  # dragged elsewhere: the grid value
+    assert s.value == pytest.approx(0.316, abs=1e-3) and s.text.value == s.value
+    s.disabled = True
+    assert s.slider.disabled and s.text.disabled
+
+
+def test_sliders_keep_a_typed_value_and_report_it():
+    f = FloatSlider(value=0.5, min=0.0, max=1.0, step=0.1, description="share")
+    f.value = 3.0
+    assert f.value == 3.0 and control_problem(f) == "share: got 3; accepted: a number in [0, 1]."
+    i = IntSlider(value=5, min=1, max=10, description="c")
+    i.value = 0
+    assert i.value == 0 and control_problem(i) == "c: got 0; accepted: a number in [1, 10]."
+    t = SliderText(FloatSlider(value=1.0, min=0.0, max=10.0, step=1.0, description="T"), 1.0,
+                   accepted=(-math.inf, math.inf), widen=True)
+    t.value = 5e6  # a threshold far beyond the slider: the range widens, nothing is clamped
+    assert t.value == 5e6 and t.slider.max == 5e6 and control_problem(t) is None
 
 
 def test_guardrails():
@@ -68,9 +102,9 @@ def test_sliders_ignore_the_browser_snapping_their_value_to_the_step():
 
     eps = EpsilonSlider(0.5)
     # The browser shows 10^round(log10(0.5), 2) = 10^-0.30 and sends it back: not a move.
-    eps.set_state({"value": 10 ** -0.30})
+    eps.slider.set_state({"value": 10 ** -0.30})
     assert eps.value == 0.5
-    eps.set_state({"value": 10 ** -0.29})  # one real step
+    eps.slider.set_state({"value": 10 ** -0.29})  # one real step
     assert eps.value == pytest.approx(10 ** -0.29)
     share = FloatSlider(min=0.01, max=0.99, step=0.005, value=0.17543)
     share.set_state({"value": 0.01 + round((0.17543 - 0.01) / 0.005) * 0.005})
@@ -110,9 +144,9 @@ def test_slider_echoes_reach_no_observer_but_user_moves_do():
     heard = []
     eps.observe(lambda c: heard.append((c["old"], c["new"])), names="value")
     eps.value = 0.3
-    eps.set_state({"value": _snap_log(0.3, eps)})  # 0.30199...
+    eps.slider.set_state({"value": _snap_log(0.3, eps)})  # 0.30199...
     assert eps.value == 0.3 and heard == [(0.5, 0.3)]
-    eps.set_state({"value": 1.0})  # a user move
+    eps.slider.set_state({"value": 1.0})  # a user move
     assert heard == [(0.5, 0.3), (0.3, 1.0)]
 
     rho = FloatSlider(value=0.2, min=0.01, max=0.9, step=0.01)

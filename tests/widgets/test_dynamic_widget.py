@@ -13,7 +13,7 @@ from dpwidgets import Session
 from dpwidgets.datasets import census_like_series
 from dpwidgets.releases.dynamic import dynamic_stand_in, expand_releases
 from dpwidgets.widgets.dynamic import DynamicHistogramWidget
-from dpwidgets.widgets.figures_dynamic import marginal
+from dpwidgets.widgets.figures.dynamic import marginal
 
 from .conftest import leaked
 
@@ -186,6 +186,21 @@ def test_w_event_methods_are_charged_per_window_at_user_level(teaching):
     assert set(wd.quality_values) == {"w-event DSAT", "BD", "BA"}
 
 
+def test_burn_in_beyond_the_window_is_refused_not_lowered(teaching):
+    wd = widget(teaching, epsilon=0.5, cutoff=3, burn_in=30, w=50, method="dsat_w_event")
+    assert wd.burn_in.value == 30 and wd.message.value == ""
+    before = spends(teaching, "census")
+    wd.w.value = 20  # a window of 20 holds no burn-in of 30: said, not fitted to 19
+    assert wd.burn_in.value == 30
+    assert "Refused" in wd.message.value and "burn-in M: got 30" in wd.message.value
+    assert "[1, 19]" in wd.message.value
+    assert spends(teaching, "census") == before  # nothing ran, nothing charged
+    assert "fix the parameters first" in wd.release_button.description
+    wd.burn_in.value = 12
+    assert wd.message.value == "" and wd.params["burn_in"] == 12
+    assert len(spends(teaching, "census")) > len(before)
+
+
 def test_show_truth_off_draws_nothing_from_the_data(teaching):
     wd = widget(teaching, epsilon=1.0)
     wd.show_truth.value = False
@@ -199,7 +214,7 @@ def test_teaching_dataset_dropdown_adds_the_public_series(teaching):
     wd = DynamicHistogramWidget(s, data="moving", debounce=0, compare=False)
     assert wd.dataset == "moving_objects" and s.shape("moving_objects") == (400, 256)
     assert wd.shape == (16, 16) and wd.cardinality == 20_000
-    assert wd.time.max == 400 and wd.cutoff.value == 4  # C = 0.01 N (003 Table 4.2)
+    assert wd.time.max == 400 and wd.cutoff.value == 4  # C = 0.01 N (Li 2017, Table 4.2)
     assert data(wd, "truth_image")["image"][0].shape == (16, 400)
     with pytest.raises(ValueError, match="data must be one of"):
         DynamicHistogramWidget(s, data="nope")
@@ -219,7 +234,7 @@ def secret_series(seed: int = 9) -> np.ndarray:
 def analyst(tmp_path):
     s = Session(mode="analyst", ledger=tmp_path / "ledger.sqlite", seed=4)
     s.add_dataset("series", secret_series(), total_epsilon=2.0,
-                  stand_in=dynamic_stand_in(N, U, n))
+                  stand_in=dynamic_stand_in(N, U, n), facts={"cardinality": n})
     yield s
     s.close()
 
@@ -237,8 +252,10 @@ def confidential() -> tuple[np.ndarray, ...]:
 def test_analyst_widget_needs_a_dataset_and_a_public_size(analyst):
     with pytest.raises(ValueError, match="dataset="):
         DynamicHistogramWidget(analyst)
+    analyst.add_dataset("undeclared", secret_series(), total_epsilon=1.0,
+                        stand_in=dynamic_stand_in(N, U, n))
     with pytest.raises(ValueError, match="cardinality"):
-        DynamicHistogramWidget(analyst, "series")
+        DynamicHistogramWidget(analyst, "undeclared")
     with pytest.raises(ValueError, match="cells"):
         DynamicHistogramWidget(analyst, "series", shape=(10, 10), cardinality=n)
 

@@ -80,3 +80,88 @@ def test_meter_front_end_is_shipped():
     assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"]["js"] == (
         "dpwidgets/_static"
     )
+
+
+def test_odds_sentence_names_the_privacy_unit():
+    assert "any one row" in odds_sentence(0.5) and "k rows" in odds_sentence(0.5)
+    assert "any one person" in odds_sentence(0.5, unit="person")
+    assert "row" not in odds_sentence(0.5, unit="person")
+    with pytest.raises(ValueError, match="unit"):
+        odds_sentence(0.5, unit="household")
+
+
+def test_meter_says_row_unless_the_owner_declared_one_row_per_person(tmp_path, monkeypatch):
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite")
+    s.add_dataset("d", np.arange(50.0), total_epsilon=1.0, stand_in=np.zeros(50))
+    # whatever the session offers today, a missing or failing unit() means "row"
+    monkeypatch.setattr(s, "unit", None, raising=False)
+    s.meter.refresh()
+    assert s.meter.budget("d")["unit"] == "row" and "any one row" in s.meter.budget("d")["odds"]
+    monkeypatch.setattr(s, "unit", lambda name: "person", raising=False)
+    s.meter.refresh()
+    b = s.meter.budget("d")
+    assert b["unit"] == "person" and "any one person" in b["odds"]
+    monkeypatch.setattr(s, "unit", lambda name: "row", raising=False)
+    s.meter.refresh()
+    assert "any one row" in s.meter.budget("d")["odds"]
+
+    def broken(name):
+        raise KeyError(name)
+
+    monkeypatch.setattr(s, "unit", broken, raising=False)
+    s.meter.refresh()
+    assert s.meter.budget("d")["unit"] == "row"
+
+
+def test_meter_refresh_is_bounded_in_the_number_of_spends(tmp_path, monkeypatch):
+    from dpwidgets.engine.budget import PrivacyLedger
+
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite")
+    s.add_dataset("d", np.arange(50.0), total_epsilon=100.0, stand_in=np.zeros(50))
+    ledger = s.ledger("d")
+    ledger._conn.execute("PRAGMA synchronous = OFF")  # only to fill the file quickly
+    for i in range(1200):
+        ledger.spend(0.01, label=f"r{i}")
+    ledger.spend(0.5, label="p", partition="age", parts=["a"])
+    ledger.spend(0.25, label="q", partition="age", parts=["b"])  # free: age already at 0.5
+
+    def no_full_read(self):
+        raise AssertionError("the meter read every spend")
+
+    monkeypatch.setattr(PrivacyLedger, "spends", property(no_full_read))
+    s.meter.refresh()
+    b = s.meter.budget("d")
+    limit = BudgetMeter.LATEST
+    assert b["count"] == 1202 and len(b["segments"]) == limit + 1
+    earlier, *latest = b["segments"]
+    assert earlier["earlier"] is True and earlier["count"] == 1202 - limit
+    assert earlier["epsilon"] == pytest.approx(0.01 * (1200 - limit + 2))
+    assert [seg["label"] for seg in latest[-3:]] == ["r1199", "p", "q"]
+    assert [seg["charged"] for seg in latest[-2:]] == [0.5, 0.0]
+    assert latest[-1]["epsilon"] == 0.25
+    # the bar adds up to what is spent
+    assert math.fsum(seg["charged"] for seg in b["segments"]) == pytest.approx(b["spent"])
+    assert b["spent"] == pytest.approx(12.5)
+
+
+def test_analyst_meter_carries_nothing_computed_from_the_data(tmp_path):
+    """Two analyst sessions on different data, with the same releases, show the same meter."""
+
+    def state(data, path):
+        s = Session(mode="analyst", ledger=path)
+        s.add_dataset("d", data, total_epsilon=1.0, stand_in=np.zeros(50))
+        s.release("d", "svt", epsilon=0.25, label="first", **SVT)
+        s.release("d", "svt", epsilon=0.5, label="second", **dict(SVT, c=3))
+        with pytest.raises(BudgetExceededError):
+            s.release("d", "svt", epsilon=0.5, label="third", **dict(SVT, c=4))
+        budgets = s.meter.budgets
+        for b in budgets:
+            for seg in b["segments"]:
+                seg.pop("time")  # the clock, not the data
+        return budgets, s.meter.message
+
+    rng = np.random.default_rng(0)
+    one = state(np.arange(50.0), tmp_path / "a.sqlite")
+    two = state(rng.normal(100.0, 30.0, 50), tmp_path / "b.sqlite")
+    assert one == two
+    assert one[0][0]["overdraft"] == 0.0

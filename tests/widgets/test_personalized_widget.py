@@ -14,7 +14,7 @@ from dpwidgets.datasets.personalized import budgets_mixed
 from dpwidgets.engine.dynamic import random_range_queries
 from dpwidgets.engine.personalized import relative_frequency_error
 from dpwidgets.releases.personalized import personalized_stand_in
-from dpwidgets.widgets.figures_personalized import budget_used
+from dpwidgets.widgets.figures.personalized import budget_used
 from dpwidgets.widgets.personalized import DATASETS, PersonalizedWidget
 
 from .conftest import leaked
@@ -97,7 +97,7 @@ def test_teaching_draws_vector_partitions_enjoyed_and_errors_against_the_data(te
     truth = np.histogram(values, bins=DATASETS["age"].edges)[0]
     np.testing.assert_array_equal(data(wd, "truth")["y"], truth)
     np.testing.assert_array_equal(data(wd, "private")["y"], utility["counts"])
-    # The error of every mechanism: 003 §5.3.1's relative frequency error, on 1,000 fixed
+    # The error of every mechanism: Li 2017, §5.3.1's relative frequency error, on 1,000 fixed
     # random range queries over the 80 age bins.
     queries = random_range_queries((80,), 1000, np.random.default_rng(
         zlib.crc32(repr((80,)).encode())))
@@ -112,7 +112,7 @@ def test_teaching_draws_vector_partitions_enjoyed_and_errors_against_the_data(te
 
 
 def test_one_epsilon_for_all_wastes_the_willingness_and_loses_accuracy(teaching):
-    """003 §5.1: Minimum uses min ε for everybody. Under the text's N(0.1, 1) vector 46% of
+    """Li 2017, §5.1: Minimum uses min ε for everybody. Under the text's N(0.1, 1) vector 46% of
     the records ask for 0.01, so Minimum uses ~3% of the budget asked; its Laplace noise
     (scale 2/0.01 per cell) is ~100x that of releases near ε = 1, and its error is many times
     the partitioning methods' (about 14x in benchmarks/results/personalized_counts.md at
@@ -145,7 +145,7 @@ def test_the_threshold_slider_reruns_sampling_only_and_traces_the_error_curve(te
     np.testing.assert_allclose(sampling["enjoyed"], np.minimum(b, 0.7))
     assert list(data(wd, "current")["x"]) == pytest.approx([0.7])
     assert data(wd, "current")["y"][0] == pytest.approx(wd.quality_values["Sampling"])
-    # The trail holds both thresholds visited: 003 Fig. 5.2's curve, traced by the slider.
+    # The trail holds both thresholds visited: Li 2017, Fig. 5.2's curve, traced by the slider.
     assert list(data(wd, "trail")["x"]) == pytest.approx(sorted([b.mean(), 0.7]))
     assert all(span.location == pytest.approx(0.7) and span.visible
                for span in wd.figure.spans.values())
@@ -178,11 +178,44 @@ def test_privacy_vector_choices_and_custom_groups_redraw_everything(teaching):
     assert wd.outputs["minimum"]["charge"] == pytest.approx(b.min())
 
 
+def test_group_sliders_refuse_bad_values_instead_of_clamping(teaching):
+    wd = teaching_widget(teaching, data="age", privacy="custom")
+    good = {"spent": releases(teaching, wd.dataset), "drawn": dict(data(wd, "vector"))}
+
+    def refused(name: str) -> None:
+        assert "Refused" in wd.message.value and name in wd.message.value
+        assert releases(teaching, wd.dataset) == good["spent"]  # nothing ran or was charged
+        assert dict(data(wd, "vector")) == good["drawn"]  # the plot shows the last good run
+
+    wd.group_range[1].value = (0.5, 3.0)  # above the 1.0 ceiling: kept, not clamped to 1.0
+    assert wd.group_range[1].value == (0.5, 3.0)
+    refused("moderate: budgets")
+    wd.group_range[1].value = (0.6, 0.4)  # low above high
+    refused("moderate: budgets")
+    wd.group_range[1].value = (0.2, 1.0)
+    assert wd.message.value == ""
+    good = {"spent": releases(teaching, wd.dataset), "drawn": dict(data(wd, "vector"))}
+    wd.group_share[0].value = 1.5  # a share above 1: kept, refused
+    assert wd.group_share[0].value == 1.5
+    refused("conservative: share")
+    wd.group_share[1].value = wd.group_share[2].value = 0.0
+    refused("conservative: share")
+    wd.group_share[0].value = 0.0  # no group at all
+    refused("group shares")
+    wd.group_share[2].value = 1.0
+    assert wd.message.value == "" and len(releases(teaching, wd.dataset)) > len(good["spent"])
+    assert np.all(wd.budgets.array == 1.0)  # only the liberal group, asking for 1.0
+    # The group sliders are checked only while the custom vector is drawn.
+    wd.group_range[0].value = (0.5, 3.0)
+    wd.privacy.value = "normal"
+    assert "Refused" not in wd.message.value
+
+
 def test_rounds_cap_method_and_compare_reach_the_session(teaching):
     wd = teaching_widget(teaching, data="age", privacy="normal")
     ds = wd.dataset
     one = budget_used(wd.outputs["privacy_aware"]["enjoyed"], wd.budgets.array)
-    wd.rounds.value = 2  # T-round partitioning uses the left-over budget (003 §5.2.3)
+    wd.rounds.value = 2  # T-round partitioning uses the left-over budget (Li 2017, §5.2.3)
     two = budget_used(wd.outputs["privacy_aware"]["enjoyed"], wd.budgets.array)
     assert two > one and set(wd.outputs["privacy_aware"]["release_rounds"]) == {1, 2}
     assert "T = 2 rounds" in releases(teaching, ds)[-1][0]

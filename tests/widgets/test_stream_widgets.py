@@ -12,7 +12,7 @@ from dpwidgets import Session
 from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
 from dpwidgets.engine import streams as st
 from dpwidgets.releases import streams as rs
-from dpwidgets.widgets import figures_streams as fs
+from dpwidgets.widgets.figures import streams as fs
 from dpwidgets.widgets.streams import HierarchyWidget, StreamWidget
 
 from .conftest import leaked
@@ -214,13 +214,13 @@ def test_switching_the_stream_resets_time_and_window(sw, teaching):
     assert teaching.spent("sunspots") == pytest.approx(0.5)
 
 
-def test_constructor_validates():
+def test_constructor_validates(tmp_path):
     s = Session(mode="teaching")
     with pytest.raises(ValueError, match="stream"):
         StreamWidget(s, stream="nope")
     with pytest.raises(ValueError, match="smoother"):
         StreamWidget(s, smoother="mode")
-    a = Session(mode="analyst", ledger=":memory:")
+    a = Session(mode="analyst", ledger=tmp_path / "ledger.sqlite")
     with pytest.raises(ValueError, match="dataset"):
         StreamWidget(a)
 
@@ -371,7 +371,7 @@ def test_hierarchy_teaching_tree_pruning_and_comparison(teaching):
     assert list(levels["level"]) == [1, 2, 3, 4, 5]
     q = hw.quality_values
     assert q["HS-LM / PHS-PGS"] == pytest.approx(q["HS-LM scaled L1"] / q["PHS-PGS scaled L1"])
-    # Multi_5-shaped data is sparse: pruning wins by far (000 Fig. 5.8 reports 78× at ε = 0.1).
+    # Multi_5-shaped data is sparse: pruning wins by far (Chen 2018, Fig. 5.8 reports 78× at ε = 0.1).
     assert q["HS-LM / PHS-PGS"] > 2
     hw.compare.value = False  # PHS-PGS with the same parameters: a cached replay
     assert spends(teaching, name) == 3 and np.isnan(data(hw, "levels")["hs"]).all()
@@ -404,3 +404,30 @@ def test_hierarchy_analyst_preview_release_and_no_leak(tmp_path):
     hw.node.value = 3
     assert leaked(secret, agg) == []
     assert s.spent("aps") == pytest.approx(0.2)
+
+
+def test_analyst_output_is_the_last_release_never_a_preview(analyst):
+    sw = StreamWidget(analyst, dataset="wifi", epsilon=0.4, window=W, debounce=0)
+    assert sw.output is None and sw.last_release is None  # only a preview so far
+    assert "PREVIEW" in sw.status.value and sw.shown_output is not None
+    release = sw.release()
+    assert sw.output is release.output and not release.preview
+    sw.epsilon.value = 0.3  # back to a preview on screen ...
+    assert "PREVIEW" in sw.status.value
+    assert sw.shown_output is not release.output
+    assert sw.output is release.output  # ... the export is still what was released
+    assert sw.last_release is release and analyst.spent("wifi") == pytest.approx(0.4)
+
+
+def test_bad_values_are_refused_and_the_stream_widget_stays_alive(analyst):
+    sw = StreamWidget(analyst, dataset="wifi", epsilon=0.4, window=W, debounce=0)
+    sw.epsilon.value = float("nan")
+    assert "ε: got nan" in sw.message.value
+    sw.split.value = 1.5
+    assert sw.release() is None and analyst.spent("wifi") == 0.0
+    assert "accepted" in sw.message.value
+    sw.split.value = 0.5
+    sw.epsilon.value = 0.25
+    assert sw.release().epsilon == 0.25 and analyst.spent("wifi") == 0.25
+    assert "per row" in sw.banner.value
+    assert sw.release_button.description.endswith("(costs ε=0.25)")

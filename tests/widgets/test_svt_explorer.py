@@ -57,9 +57,10 @@ def test_auto_threshold_echo_is_not_a_user_move(teaching_session):
     e._debouncer.callback = lambda: (calls.append(1), recompute())
     e.c.value = 40
     t = e.threshold.value
-    snapped = e.threshold.min + round((t - e.threshold.min) / e.threshold.step) * e.threshold.step
+    slider = e.threshold.slider
+    snapped = slider.min + round((t - slider.min) / slider.step) * slider.step
     assert snapped != t  # the mean of two scores is off the slider's grid
-    e.threshold.set_state({"value": snapped})
+    slider.set_state({"value": snapped})
     assert e.threshold.value == t
     assert e.auto_threshold.value is True
     assert calls == [1]
@@ -83,7 +84,7 @@ def test_teaching_broken_variant_shows_banner_with_audited_loss(teaching_session
     e.variant.value = "roth2011"
     assert "NOT PRIVATE" in e.banner.value and "Claimed ε = 0.5" in e.banner.value
     assert "actual bound: ∞" in e.banner.value
-    # The audited loss on 001 §9.1's counterexample exceeds the claimed ε.
+    # The audited loss on Lyu, Su & Li 2017, §9.1's counterexample exceeds the claimed ε.
     audited = float(e.banner.value.split("audited privacy loss ≥ ")[1].split(" ")[0])
     assert audited > 0.5
     assert e.split.share.disabled  # roth2011 fixes its split
@@ -128,7 +129,7 @@ def test_analyst_controls_preview_for_free(analyst_session):
 
 
 def test_analyst_release_charges_once_and_replay_is_free(analyst_session):
-    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, debounce=0)
+    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, threshold=500.0, debounce=0)
     e.release_button.click()
     assert analyst_session.spent("items") == pytest.approx(0.2)
     assert analyst_session.meter.budget("items")["spent"] == pytest.approx(0.2)
@@ -139,8 +140,7 @@ def test_analyst_release_charges_once_and_replay_is_free(analyst_session):
     above = data(e, "above")["x"]
     e.c.value = 6  # back to a preview ...
     e.c.value = 5
-    e.threshold.value = default_threshold(analyst_session.stand_in("items"), 5)
-    assert "replays them for free" in e.status.value
+    assert "free replay" in e.status.value
     e.release_button.click()  # ... and the same parameters again: a replay
     assert analyst_session.spent("items") == pytest.approx(0.2)
     assert "nothing spent" in e.message.value
@@ -148,7 +148,7 @@ def test_analyst_release_charges_once_and_replay_is_free(analyst_session):
 
 
 def test_analyst_over_budget_release_shows_message_and_charges_nothing(analyst_session):
-    e = SVTExplorer(analyst_session, epsilon=0.8, c=5, debounce=0)
+    e = SVTExplorer(analyst_session, epsilon=0.8, c=5, threshold=500.0, debounce=0)
     e.release_button.click()
     e.epsilon.value = 0.5
     assert "refused" in e.epsilon_note.value  # guardrail before the click
@@ -167,7 +167,7 @@ def test_analyst_state_never_contains_raw_data(tmp_path):
     raw = secret_scores(2000)
     s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=3)
     s.add_dataset("items", raw, total_epsilon=1.0, stand_in=zipf_scores(2000, seed=3))
-    e = SVTExplorer(s, epsilon=0.3, c=5, debounce=0)
+    e = SVTExplorer(s, epsilon=0.3, c=5, threshold=500.0, debounce=0)
     s.meter  # noqa: B018 - the meter's state is part of what crosses to the browser
     e.epsilon.value = 0.25
     assert leaked(raw) == []
@@ -181,3 +181,98 @@ def test_analyst_state_never_contains_raw_data(tmp_path):
     t.add_dataset("items", raw, total_epsilon=5.0)
     SVTExplorer(t, epsilon=0.3, c=5, debounce=0)
     assert len(leaked(raw)) > 0
+
+
+# -- the release uses exactly what the user set; bad values are refused ------------------------
+def test_typed_epsilon_is_charged_exactly_and_button_states_the_cost(analyst_session):
+    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, threshold=500.0, debounce=0)
+    e.epsilon.text.value = 0.37  # typed into the box beside the log slider
+    assert e.params["epsilon"] == 0.37
+    assert e.release_button.description == (
+        "Release: SVT standard, variant=standard, ε=0.37, c=5, threshold=500, "
+        f"ratio={e.split.ratio:.3g} (costs ε=0.37)")
+    e.c.value = 7
+    assert "c=7" in e.release_button.description
+    release = e.release()
+    assert release is e.last_release and not release.preview
+    assert analyst_session.spent("items") == 0.37
+    assert release.params["threshold"] == 500.0
+
+
+def test_typed_threshold_far_outside_the_stand_in_range_is_not_clamped(analyst_session):
+    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, debounce=0)
+    e.threshold.value = 5e6
+    assert e.params["threshold"] == 5e6
+    assert e.threshold.slider.max >= 5e6  # the slider widened; the value was kept
+    release = e.release()
+    assert release.params["threshold"] == 5e6
+    assert len(release.output["above"]) == 0
+
+
+def test_analyst_threshold_from_the_stand_in_is_never_released_silently(analyst_session):
+    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, debounce=0)
+    assert not e.auto_threshold.value and e.auto_threshold.layout.display == "none"
+    assert "stand-in" in e.threshold_note.value and "Type the threshold" in e.threshold_note.value
+    assert e.release() is None
+    assert "type the threshold" in e.message.value
+    assert analyst_session.spent("items") == 0.0 and e.last_release is None
+    e.threshold.value = 450.0
+    assert e.release() is not None and analyst_session.spent("items") == pytest.approx(0.2)
+
+
+@pytest.mark.parametrize("bad", [-1.0, 0.0, float("nan"), float("inf")])
+def test_bad_epsilon_is_refused_not_clamped_and_the_widget_stays_alive(analyst_session, bad):
+    e = SVTExplorer(analyst_session, epsilon=0.2, c=5, threshold=500.0, debounce=0)
+    before = dict(data(e, "answers"))
+    e.epsilon.value = bad
+    assert e.epsilon.value != 0.001
+    assert "ε: got" in e.message.value and "accepted: a number in (0, ∞)" in e.message.value
+    assert e.release() is None
+    assert analyst_session.spent("items") == 0.0
+    assert "fix the parameters" in e.release_button.description
+    np.testing.assert_array_equal(data(e, "answers")["y"], before["y"])  # nothing redrawn
+    e.epsilon.value = 0.25  # and it keeps working
+    assert "PREVIEW" in e.status.value and "Refused" not in e.message.value
+    assert e.release().epsilon == 0.25
+
+
+def test_bad_cutoff_is_refused(teaching_session):
+    e = SVTExplorer(teaching_session, epsilon=0.5, c=5, debounce=0)
+    spent = teaching_session.spent("items")
+    e.c.value = 0
+    assert e.c.value == 0 and "c (cutoff): got 0" in e.message.value
+    assert teaching_session.spent("items") == spent
+
+
+def test_analyst_sends_no_data_fact_and_shows_the_declared_one(tmp_path):
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=3)
+    s.add_dataset("items", secret_scores(500), total_epsilon=1.0,
+                  stand_in=zipf_scores(500, seed=3))
+    e = SVTExplorer(s, epsilon=0.2, c=5, threshold=500.0, monotonic=True, debounce=0)
+    assert "monotonic" not in e.params
+    assert e.monotonic.disabled and e.monotonic.value is False  # nothing declared
+    assert e.release() is not None
+
+
+def test_teaching_topc_panel_runs_and_scores_on_the_data(teaching_session):
+    # High ε: EM and SVT-ReTr find the true top-c of the (public) data; scored against the
+    # data, not against a stand-in, so their FNR is (close to) 0, never 1.
+    e = SVTExplorer(teaching_session, epsilon=50.0, c=5, debounce=0, topc_runs=2)
+    rates = dict(zip(data(e, "rates")["method"], data(e, "rates")["fnr"], strict=True))
+    assert rates["EM"] <= 0.2 and rates["SVT-ReTr"] <= 0.2
+
+
+def test_analyst_preview_labels_and_leaks_nothing_new(tmp_path):
+    raw = secret_scores(1500, seed=9) + 0.0123  # no earlier (teaching) widget shows these
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=3)
+    s.add_dataset("items", raw, total_epsilon=1.0, stand_in=zipf_scores(1500, seed=3))
+    e = SVTExplorer(s, epsilon=0.3, c=5, debounce=0)
+    assert "PREVIEW" in e._topc_plot.title.text
+    e.epsilon.value = -1  # an error message
+    e.release()  # refused: the threshold was not typed
+    e.threshold.value = 1234.5
+    e.release()
+    e.epsilon.value = 5.0
+    e.release()  # over budget: another message
+    assert "Over budget" in e.message.value
+    assert leaked(raw) == []

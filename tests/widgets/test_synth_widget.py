@@ -14,15 +14,10 @@ from ipywidgets.widgets import widget as widget_module
 from dpwidgets import Session
 from dpwidgets.datasets.synth import gaussian_dependence_table
 from dpwidgets.engine import synth as sy
+from dpwidgets.engine.evaluation import encode, kendall_matrix, range_counts, shares
 from dpwidgets.releases import synth as rs
-from dpwidgets.widgets import figures_synth as fs
-from dpwidgets.widgets.synth import (
-    SyntheticDataWidget,
-    encode,
-    kendall_matrix,
-    range_counts,
-    shares,
-)
+from dpwidgets.widgets.figures import synth as fs
+from dpwidgets.widgets.synth import SyntheticDataWidget
 
 from .conftest import leaked
 
@@ -70,35 +65,6 @@ def analyst(tmp_path):
     s.add_dataset("secret", secret_table(), total_epsilon=1.0, stand_in=stand_in())
     yield s
     s.close()
-
-
-# -- evaluation helpers ----------------------------------------------------------------------
-def test_range_counts_are_exact_and_chunk_invariant():
-    rng = np.random.default_rng(0)
-    for n, sizes in ((5000, (96, 1020, 511, 2)), (777, (3, 5, 7)), (1, (4, 4))):
-        codes = np.stack([rng.integers(0, a, n) for a in sizes], 1)
-        q = sy.random_range_queries({f"c{j}": a for j, a in enumerate(sizes)}, 120, rng)
-        frame = pd.DataFrame(codes, columns=[f"c{j}" for j in range(len(sizes))])
-        truth = q.answer(frame)
-        lo, hi = q.lower.astype(np.int64), q.upper.astype(np.int64)
-        np.testing.assert_array_equal(range_counts(codes, lo, hi), truth)
-        np.testing.assert_array_equal(range_counts(codes, lo, hi, max_bytes=4096), truth)
-    assert range_counts(np.zeros((0, 2), dtype=int), lo[:, :2], hi[:, :2]).sum() == 0
-
-
-def test_encode_shares_and_kendall():
-    np.testing.assert_array_equal(encode(np.array([5, 7, 300, -2]), np.arange(5, 105)),
-                                  [0, 2, 99, 0])
-    np.testing.assert_array_equal(encode(np.array([0.4, 2.0, 9.0]), np.array([0.0, 2.5, 5.0])),
-                                  [0, 1, 2])
-    np.testing.assert_allclose(shares(np.array([0, 0, 2]), 4), [2 / 3, 0, 1 / 3, 0])
-    frame = secret_table(800)
-    tau = kendall_matrix(codes_of(frame))
-    ref = sy.dependence_comparison(frame, frame).real_kendall.to_numpy()
-    np.testing.assert_allclose(tau, ref, atol=1e-12)
-    # On more rows than max_rows, a fixed sample: the same table gives the same matrix.
-    big = codes_of(secret_table(6000))
-    np.testing.assert_array_equal(kendall_matrix(big, 1000), kendall_matrix(big, 1000))
 
 
 def test_figure_data_builders():
@@ -155,14 +121,14 @@ def test_teaching_draws_real_beside_synthetic_and_charges_live_runs(teaching):
 
 
 def test_dpcopula_keeps_the_dependence_the_baseline_drops(teaching):
-    # 003 §3.3: DPCopula's point. Gaussian dependence, latent correlation 0.5 (true tau
+    # Li 2017, §3.3: DPCopula's point. Gaussian dependence, latent correlation 0.5 (true tau
     # (2/pi) asin 0.5 = 0.33). The independent baseline's tau is ~0 (|Δτ| ~ 0.33); DPCopula's
     # tau noise has scale 0.04 (the text's sample rule, C(m,2) 4/(t eps2) with
     # t = 50 m(m-1)/eps2), so |Δτ| averaged over 6 pairs stays well under 0.12.
     w = SyntheticDataWidget(teaching, data="gaussian", n=20_000, epsilon=1.0, debounce=0)
     q = w.quality_values
     assert q["DPCopula"]["mean |Δτ|"] < 0.12 < 0.25 < q["independent"]["mean |Δτ|"]
-    # ... and answers range queries better (003 Fig. 3.6-3.9).
+    # ... and answers range queries better (Li 2017, Fig. 3.6-3.9).
     assert q["DPCopula"]["median relative error"] < q["independent"]["median relative error"]
     # Two attributes of 1000 values: 10^6 cells, the full-histogram baseline runs (and loses).
     w.attributes.value = ("x1", "x2")

@@ -1,38 +1,34 @@
-"""Bokeh figure builders: plain functions, callable and testable without a kernel.
+"""Figures of the Sparse Vector Technique (Lyu, Su & Li 2017) and of the reconstruction attack
+(Chen 2018): the run, the budget split, top-c selection, the attack's recovered cells.
 
-Each ``*_figure()`` builds a layout once and returns a :class:`FigureHandle` holding the layout
-and its named :class:`~bokeh.models.ColumnDataSource` objects. Each ``*_plot_data()`` turns
-already computed numbers into ``{source name: column dict}``; :func:`update` assigns them. The
-widgets redraw only by replacing ``ColumnDataSource.data`` -- figures are never re-created --
-so a control change ships a small document patch to the browser.
-
-What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
-public stand-in values only.
+The contract of :mod:`._common`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 
 import numpy as np
-from bokeh.layouts import column, row
+from bokeh.layouts import row
 from bokeh.models import (
-    ColumnDataSource,
     FactorRange,
     FixedTicker,
     HoverTool,
-    LabelSet,
-    LayoutDOM,
     Legend,
-    LegendItem,
     NumeralTickFormatter,
 )
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
+from ._common import _EMPTY_XY, FigureHandle, PlotData
+from ._common import bar_labels as _bar_labels
+from ._common import panel as _panel
+from ._common import percent as _percent
+from ._common import source as _source
+
 __all__ = [
-    "FigureHandle",
+    "ATTACK_METHODS",
+    "TOPC_METHODS",
     "attack_figure",
     "attack_plot_data",
     "comparison_noise_std",
@@ -42,61 +38,7 @@ __all__ = [
     "svt_plot_data",
     "topc_figure",
     "topc_plot_data",
-    "update",
 ]
-
-_EMPTY_XY = {"x": np.zeros(0), "y": np.zeros(0)}
-_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
-
-
-@dataclass
-class FigureHandle:
-    """A built layout and the data sources that drive it."""
-
-    layout: LayoutDOM
-    sources: dict[str, ColumnDataSource] = field(default_factory=dict)
-
-
-def update(handle: FigureHandle, data: Mapping[str, Mapping[str, Sequence]]) -> None:
-    """Replace the data of the named sources (one document patch per source).
-
-    A legend entry whose glyphs all draw from sources left empty is hidden (e.g. "answers" and
-    "true top-c" after an analyst release), so the legend never lists what is not on screen.
-    """
-    for name, columns in data.items():
-        handle.sources[name].data = dict(columns)
-    _sync_legends(handle)
-
-
-def _legend_items(handle: FigureHandle) -> list[tuple[LegendItem, list[ColumnDataSource]]]:
-    """Each legend item of the layout with the named sources its glyphs draw (cached)."""
-    cached = getattr(handle, "_legend_cache", None)
-    if cached is None:
-        named = {id(src) for src in handle.sources.values()}
-        cached = []
-        for item in handle.layout.select({"type": LegendItem}):
-            srcs = [r.data_source for r in item.renderers
-                    if id(getattr(r, "data_source", None)) in named]
-            # Items with a glyph on literal data (e.g. a reference line) are always shown.
-            if srcs and len(srcs) == len(item.renderers):
-                cached.append((item, srcs))
-        handle._legend_cache = cached
-    return cached
-
-
-def _has_rows(source: ColumnDataSource) -> bool:
-    return any(len(col) for col in source.data.values())
-
-
-def _sync_legends(handle: FigureHandle) -> None:
-    for item, srcs in _legend_items(handle):
-        visible = any(_has_rows(src) for src in srcs)
-        if item.visible != visible:
-            item.visible = visible
-
-
-def _source(**columns) -> ColumnDataSource:
-    return ColumnDataSource(data={k: np.asarray(v) for k, v in columns.items()})
 
 
 # --------------------------------------------------------------------------------------------
@@ -122,16 +64,9 @@ def svt_figure(*, width: int = 760, height: int = 300) -> FigureHandle:
     true_top : x, y
         The true top-c queries (teaching only).
     """
-    p = figure(
-        width=width,
-        height=height,
-        tools=_TOOLS,
-        x_axis_label="query (in the order examined)",
-        y_axis_label="answer",
-        title="Sparse Vector: answers, threshold and outcomes",
-        output_backend="canvas",
-    )
-    p.add_layout(Legend(click_policy="hide"), "right")
+    p = _panel("Sparse Vector: answers, threshold and outcomes",
+               "query (in the order examined)", "answer", width=width, height=height,
+               legend="right", output_backend="canvas")
     # Counts read as "140,000", not "1.400e+5"; small or fractional answers keep two decimals.
     p.yaxis.formatter = NumeralTickFormatter(format="0,0.[00]")
     sources = {
@@ -179,7 +114,7 @@ def svt_plot_data(
     noisy_threshold: np.ndarray | None = None,
     above_values: np.ndarray | None = None,
     true_top: np.ndarray | None = None,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Columns for :func:`svt_figure`.
 
     Parameters
@@ -231,7 +166,7 @@ def svt_plot_data(
         # give the shaded examined range and the stop line a visible height around it.
         pad = max(1.0, 0.05 * abs(y_hi))
         y_lo, y_hi = y_lo - pad, y_hi + pad
-    data: dict[str, dict[str, np.ndarray]] = {
+    data: PlotData = {
         "answers": (
             {"x": np.arange(n_queries), "y": answers}
             if answers is not None
@@ -260,14 +195,14 @@ def svt_plot_data(
 
 
 # --------------------------------------------------------------------------------------------
-# Budget split (analytic; 001 §4.2, eq. 12)
+# Budget split (analytic; Lyu, Su & Li 2017, §4.2, eq. 12)
 # --------------------------------------------------------------------------------------------
 def comparison_noise_std(share, c: int, monotonic: bool = False) -> np.ndarray:
     """Standard deviation of the noise in standard SVT's comparison, in units of Δ/ε.
 
     With ε1 = share·ε and ε2 = (1 − share)·ε, the threshold noise Lap(Δ/ε1) and the query
     noise Lap(kcΔ/ε2) (k = 2, or 1 for monotonic queries) have variance 2(Δ/ε1)² + 2(kcΔ/ε2)²;
-    its minimum over the share is 001 eq. 12's ε1:ε2 = 1:(kc)^(2/3).
+    its minimum over the share is Lyu, Su & Li 2017, eq. 12's ε1:ε2 = 1:(kc)^(2/3).
     """
     share = np.asarray(share, dtype=float)
     k = 1.0 if monotonic else 2.0
@@ -294,7 +229,7 @@ def split_figure(*, width: int = 360, height: int = 240) -> FigureHandle:
     p.line("x", "y", source=sources["curve"], color="#555", line_width=2)
     p.scatter(
         "x", "y", source=sources["optimum"], marker="star", size=14, color="#2ca02c",
-        legend_label="optimum (001 eq. 12)",
+        legend_label="optimum (Lyu, Su & Li 2017, eq. 12)",
     )
     p.scatter(
         "x", "y", source=sources["current"], marker="circle", size=9, color="#d62728",
@@ -314,9 +249,9 @@ def split_figure(*, width: int = 360, height: int = 240) -> FigureHandle:
     return FigureHandle(p, sources)
 
 
-def split_plot_data(c: int, monotonic: bool, share: float) -> dict[str, dict[str, np.ndarray]]:
+def split_plot_data(c: int, monotonic: bool, share: float) -> PlotData:
     """Columns for :func:`split_figure`: the curve, its optimum, and ``share`` on it."""
-    from ..engine.svt import default_ratio
+    from ...engine.svt import default_ratio
 
     xs = np.linspace(0.01, 0.99, 197)
     optimum = 1.0 / (1.0 + default_ratio(c, monotonic))
@@ -333,33 +268,49 @@ def split_plot_data(c: int, monotonic: bool, share: float) -> dict[str, dict[str
     }
 
 
+def _rate_bars(title: str, methods: tuple[str, ...], source, bars, *, width: int, height: int,
+               legend: Legend | None = None, **options):
+    """Two bars per method, rates in [0, 1], each with its value printed above; ``bars`` is
+    ``((column, colour, label), (column, colour, label))``; ``legend`` goes above the frame."""
+    p = figure(
+        x_range=FactorRange(*methods),
+        y_range=(0, 1.15),  # room for the value printed above a bar of height 1
+        width=width, height=height, tools="", toolbar_location=None, title=title, **options)
+    if legend is not None:  # before the bars, which would otherwise make their own
+        p.add_layout(legend, "above")
+    p.yaxis.ticker = FixedTicker(ticks=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    for (col, color, label), offset in zip(bars, (-0.17, 0.17), strict=True):
+        x = dodge("method", offset, range=p.x_range)
+        p.vbar(x=x, top=col, width=0.3, source=source, color=color, legend_label=label)
+        # The value above each bar: a rate of 0 (perfect) reads "0.00", not as a missing bar.
+        p.add_layout(_bar_labels(x, col, f"{col}_text", source))
+    return p
+
+
+def _rate_columns(order: tuple[str, ...], rates: Mapping[str, tuple[float, float]],
+                  names: tuple[str, str], text) -> dict[str, list]:
+    """The columns of :func:`_rate_bars` from ``{method: (rate, rate)}``, methods in ``order``;
+    ``text`` formats the value printed above a bar."""
+    methods = [m for m in order if m in rates]
+    columns: dict[str, list] = {"method": methods}
+    for i, name in enumerate(names):
+        columns[name] = [float(rates[m][i]) for m in methods]
+        columns[f"{name}_text"] = [text(v) for v in columns[name]]
+    return columns
+
+
 # --------------------------------------------------------------------------------------------
-# Top-c selection: SVT vs the exponential mechanism (001 §5-6)
+# Top-c selection: SVT vs the exponential mechanism (Lyu, Su & Li 2017, §5-6)
 # --------------------------------------------------------------------------------------------
 TOPC_METHODS = ("SVT (this run)", "SVT-ReTr", "EM")
 
 
 def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
     """False negative rate and score error rate of top-c selection, per method."""
-    p = figure(
-        x_range=FactorRange(*TOPC_METHODS),
-        y_range=(0, 1.15),  # room for the value printed above a bar of height 1
-        width=width,
-        height=height,
-        tools="",
-        toolbar_location=None,
-        title="Top-c selection: SVT vs exponential mechanism",
-        y_axis_label="rate (lower is better)",
-    )
-    p.yaxis.ticker = FixedTicker(ticks=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
     sources = {"rates": _source(method=[], fnr=[], ser=[], fnr_text=[], ser_text=[])}
-    for col, offset, color, label in (("fnr", -0.17, "#1f77b4", "FNR"),
-                                         ("ser", 0.17, "#ff7f0e", "SER")):
-        x = dodge("method", offset, range=p.x_range)
-        p.vbar(x=x, top=col, width=0.3, source=sources["rates"], color=color,
-               legend_label=label)
-        # The value above each bar: a rate of 0 (perfect) reads "0.00", not as a missing bar.
-        p.add_layout(_bar_labels(x, col, f"{col}_text", sources["rates"]))
+    p = _rate_bars("Top-c selection: SVT vs exponential mechanism", TOPC_METHODS,
+                   sources["rates"], (("fnr", "#1f77b4", "FNR"), ("ser", "#ff7f0e", "SER")),
+                   width=width, height=height, y_axis_label="rate (lower is better)")
     p.add_tools(HoverTool(tooltips=[("method", "@method"), ("FNR", "@fnr{0.000}"),
                                     ("SER", "@ser{0.000}")]))
     p.legend.location = "top_right"
@@ -369,30 +320,11 @@ def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
 
 def topc_plot_data(rates: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, list]]:
     """Columns for :func:`topc_figure` from ``{method: (fnr, ser)}``."""
-    methods = [m for m in TOPC_METHODS if m in rates]
-    fnr = [float(rates[m][0]) for m in methods]
-    ser = [float(rates[m][1]) for m in methods]
-    return {
-        "rates": {
-            "method": methods,
-            "fnr": fnr,
-            "ser": ser,
-            "fnr_text": [f"{v:.2f}" for v in fnr],
-            "ser_text": [f"{v:.2f}" for v in ser],
-        }
-    }
-
-
-def _bar_labels(x, top: str, text: str, source: ColumnDataSource) -> LabelSet:
-    """Values printed just above the bars ``x``/``top`` of ``source``."""
-    return LabelSet(
-        x=x, y=top, text=text, source=source, text_align="center", text_baseline="bottom",
-        y_offset=2, text_font_size="8pt", text_color="#333333",
-    )
+    return {"rates": _rate_columns(TOPC_METHODS, rates, ("fnr", "ser"), "{:.2f}".format)}
 
 
 # --------------------------------------------------------------------------------------------
-# Reconstruction attack (000 Alg. 6-7)
+# Reconstruction attack (Chen 2018, Alg. 6-7)
 # --------------------------------------------------------------------------------------------
 ATTACK_METHODS = ("GPTT attack", "standard SVT")
 
@@ -408,14 +340,8 @@ def attack_figure(*, width: int = 560, height: int = 280) -> FigureHandle:
     rates : method, overall, small
         Fraction of cells recovered exactly, overall and among counts <= ``small_max``.
     """
-    cells = figure(
-        width=width,
-        height=height,
-        tools=_TOOLS,
-        x_axis_label="cell",
-        y_axis_label="count",
-        title="True counts and what each mechanism lets an attacker reconstruct",
-    )
+    cells = _panel("True counts and what each mechanism lets an attacker reconstruct", "cell",
+                   "count", width=width, height=height)
     # Legend above the frame, in one row: the two plots side by side must fit a notebook's
     # output area (about 900 px), and a legend inside the frame hid the tallest counts.
     cells.add_layout(Legend(click_policy="hide", orientation="horizontal",
@@ -439,25 +365,13 @@ def attack_figure(*, width: int = 560, height: int = 280) -> FigureHandle:
     )
     cells.add_tools(HoverTool(tooltips=[("cell", "@x"), ("true", "@true"),
                                         ("GPTT", "@attack"), ("SVT", "@svt")]))
-    rates = figure(
-        x_range=FactorRange(*ATTACK_METHODS),
-        y_range=(0, 1.15),  # room for the value printed above a bar of height 1
-        width=320,
-        height=height,
-        tools="",
-        toolbar_location=None,
-        title="Cells recovered exactly",
-    )
-    rates.add_layout(Legend(orientation="horizontal", label_text_font_size="9pt", spacing=12,
-                            padding=4, margin=0, border_line_alpha=0), "above")
-    rates.yaxis.ticker = FixedTicker(ticks=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    rates = _rate_bars(
+        "Cells recovered exactly", ATTACK_METHODS, sources["rates"],
+        (("overall", "#7f7f7f", "all cells"), ("small", "#9467bd", "small counts")),
+        width=320, height=height,
+        legend=Legend(orientation="horizontal", label_text_font_size="9pt", spacing=12,
+                      padding=4, margin=0, border_line_alpha=0))
     rates.yaxis.formatter = NumeralTickFormatter(format="0%")
-    for col, offset, color, label in (("overall", -0.17, "#7f7f7f", "all cells"),
-                                         ("small", 0.17, "#9467bd", "small counts")):
-        x = dodge("method", offset, range=rates.x_range)
-        rates.vbar(x=x, top=col, width=0.3, source=sources["rates"], color=color,
-                   legend_label=label)
-        rates.add_layout(_bar_labels(x, col, f"{col}_text", sources["rates"]))
     return FigureHandle(row(cells, rates), sources)
 
 
@@ -472,9 +386,6 @@ def attack_plot_data(
     """Columns for :func:`attack_figure`; ``window`` selects the cells drawn."""
     lo, hi = max(0, window[0]), min(len(true), window[1])
     idx = np.arange(lo, hi)
-    methods = [m for m in ATTACK_METHODS if m in rates]
-    overall = [float(rates[m][0]) for m in methods]
-    small = [float(rates[m][1]) for m in methods]
     return {
         "cells": {
             "x": idx,
@@ -482,26 +393,5 @@ def attack_plot_data(
             "attack": np.asarray(attack, dtype=float)[idx],
             "svt": np.asarray(svt, dtype=float)[idx],
         },
-        "rates": {
-            "method": methods,
-            "overall": overall,
-            "small": small,
-            "overall_text": [_percent(v) for v in overall],
-            "small_text": [_percent(v) for v in small],
-        },
+        "rates": _rate_columns(ATTACK_METHODS, rates, ("overall", "small"), _percent),
     }
-
-
-def _percent(v: float) -> str:
-    return "–" if not np.isfinite(v) else f"{v:.0%}"
-
-
-def stack(*handles: FigureHandle) -> FigureHandle:
-    """One column layout of several handles, their sources merged (names must not clash)."""
-    sources: dict[str, ColumnDataSource] = {}
-    for h in handles:
-        clash = sources.keys() & h.sources.keys()
-        if clash:
-            raise ValueError(f"source names clash: {sorted(clash)}")
-        sources.update(h.sources)
-    return FigureHandle(column(*(h.layout for h in handles)), sources)

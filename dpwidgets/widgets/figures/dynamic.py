@@ -1,13 +1,8 @@
-"""Bokeh figure builders of the dynamic-histogram widget (003 Ch. 4): plain functions.
+"""Bokeh figure builders of the dynamic-histogram widget (Li 2017, Ch. 4).
 
-Same contract as :mod:`.figures`: :func:`dynamic_figure` builds the layout once and returns a
-:class:`DynamicFigure` (a :class:`~.figures.FigureHandle` with its panels, time cursors and
-colour mapper by name); :func:`series_plot_data` and :func:`snapshot_plot_data` turn already
-computed numbers into ``{source name: column dict}`` for :func:`.figures.update`;
-:func:`marginal` and the two error helpers are the numpy post-processing the widget draws.
-
-What goes in is the caller's responsibility: in analyst mode the widget passes DP outputs and
-public stand-in values only, and leaves every ``truth`` source empty after a release.
+The contract of :mod:`._common`; :class:`DynamicFigure` names its panels, time cursors and
+colour mapper; :func:`marginal` and the two error helpers are the numpy post-processing the
+widget draws.
 """
 
 from __future__ import annotations
@@ -29,7 +24,8 @@ from bokeh.models import (
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
-from .figures import FigureHandle, _source
+from ._common import XTOOLS as _TOOLS
+from ._common import FigureHandle, _source
 
 __all__ = [
     "COMPARISON_COLOURS",
@@ -51,7 +47,6 @@ MAX_LEVELS = 128
 MAX_TIMES = 1000
 #: Colours of the error lines: the method, then the two comparisons.
 COMPARISON_COLOURS = ("#1f77b4", "#ff7f0e", "#7f7f7f")
-_TOOLS = "pan,xwheel_zoom,box_zoom,reset,save"
 _EMPTY = np.zeros(0)
 _EMPTY_IMAGE = {"image": [], "x": _EMPTY, "y": _EMPTY, "dw": _EMPTY, "dh": _EMPTY}
 
@@ -312,7 +307,7 @@ def normalise_rows(values: np.ndarray) -> np.ndarray:
 
 def distance_to_last_release(rows: np.ndarray, points: np.ndarray,
                              reference_distribution: np.ndarray) -> np.ndarray:
-    """``d(H_i, R_{i-1})``: the normalised L1 distance (003 §4.2.1, range [0, 2]) of every
+    """``d(H_i, R_{i-1})``: the normalised L1 distance (Li 2017, §4.2.1, range [0, 2]) of every
     snapshot to the reference in force just before it (NaN at the first time point): the
     last private release (the text's DSFT/DSAT) or the true snapshot at the last release time
     (the paced DSAT) -- whichever ``rows`` hold.

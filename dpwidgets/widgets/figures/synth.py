@@ -1,10 +1,7 @@
-"""Bokeh figure builders of the synthetic-data widget (003 Ch. 3, DPCopula): plain functions.
+"""Bokeh figure builders of the synthetic-data widget (Li 2017, Ch. 3, DPCopula).
 
-Same contract as :mod:`.figures`: :func:`synth_figure` builds the layout once and returns a
-:class:`SynthFigure` (a :class:`~.figures.FigureHandle` with its panels by name);
-:func:`margin_plot_data`, :func:`dependence_plot_data` and :func:`range_error_plot_data` turn
-already computed numbers into ``{source name: column dict}`` for :func:`.figures.update`;
-:func:`display_bins` and :func:`binned` are the numpy post-processing of a margin.
+The contract of :mod:`._common`; :class:`SynthFigure` names its panels; :func:`display_bins`
+and :func:`binned` are the numpy post-processing of a margin.
 
 Three rows:
 
@@ -14,10 +11,7 @@ Three rows:
 2. *dependence*, three heatmaps of Kendall's τ: reference, synthetic, and their difference --
    or, after an analyst release, the released DP correlation matrix (in τ units);
 3. *range queries*: the distribution (ECDF) of the relative error of random range-count
-   queries (003 §3.3.1) for DPCopula and the baselines.
-
-What goes in is the caller's responsibility: in analyst mode the widget passes DP outputs and
-public stand-in values only, and leaves every ``reference`` source empty after a release.
+   queries (Li 2017, §3.3.1) for DPCopula and the baselines.
 """
 
 from __future__ import annotations
@@ -38,7 +32,8 @@ from bokeh.models import (
 from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
-from .figures import FigureHandle, _source
+from ._common import TOOLS as _TOOLS
+from ._common import FigureHandle, PlotData, _source
 
 __all__ = [
     "ERROR_FLOOR",
@@ -69,7 +64,6 @@ METHOD_LABELS = {
 }
 METHOD_COLOURS = {"dpcopula": "#1f77b4", "independent": "#ff7f0e", "laplace": "#7f7f7f",
                   "peer": "#2ca02c"}
-_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 _EMPTY = np.zeros(0)
 _EMPTY_BARS = {"left": _EMPTY, "right": _EMPTY, "top": _EMPTY}
 # Plain lists: BokehJS reads an empty float array in a colour column as an invalid colour.
@@ -143,7 +137,7 @@ def synth_figure(*, margin_width: int = 430, height: int = 250, cell: int = 290,
     margin_synthetic : left, right, top
         The synthetic table's margin.
     margin_dp : x, y
-        The DP margin (the distribution the synthetic values were drawn from, 003 Alg. 3),
+        The DP margin (the distribution the synthetic values were drawn from, Li 2017, Alg. 3),
         at the bars' centres.
     tau_reference, tau_synthetic, tau_difference, tau_dp : x, y, value, label, text_color
         Kendall's τ of every attribute pair: the reference table's, the synthetic table's,
@@ -244,7 +238,7 @@ def margin_plot_data(
     reference: np.ndarray | None = None,
     dp_margin: np.ndarray | None = None,
     max_bars: int = MAX_BARS,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Columns for the margin panels of :func:`synth_figure`.
 
     Parameters
@@ -277,7 +271,7 @@ def margin_plot_data(
 # --------------------------------------------------------------------------------------------
 def tau_from_correlation(correlation: np.ndarray) -> np.ndarray:
     """Kendall's τ of a Gaussian copula with correlation P: ``(2/π) arcsin P`` (the inverse of
-    003 eq. 3.1.8, ``P = sin(πτ/2)``)."""
+    Li 2017, eq. 3.1.8, ``P = sin(πτ/2)``)."""
     return 2.0 / np.pi * np.arcsin(np.clip(np.asarray(correlation, dtype=float), -1.0, 1.0))
 
 

@@ -1,16 +1,9 @@
-"""Bokeh figure builders of the personalized-DP widget (003 Ch. 5): plain functions.
+"""Bokeh figure builders of the personalized-DP widget (Li 2017, Ch. 5).
 
-Same contract as :mod:`.figures`: :func:`personalized_figure` builds the layout once and returns
-a :class:`PersonalizedFigure` (a :class:`~.figures.FigureHandle` with its panels and threshold
-markers by name); the ``*_plot_data`` functions turn already computed numbers into
-``{source name: column dict}`` for :func:`.figures.update`; :func:`partition_blocks`,
-:func:`sorted_sample` and :func:`budget_used` are the numpy post-processing the widget draws.
-
-Everything on the left-hand panels -- the privacy vector, the partitions, the enjoyed budgets --
-is a function of the public privacy vector; the histogram and the error panel show DP outputs
-and, in teaching mode or on a public stand-in, the reference they are measured against. What
-goes in is the caller's responsibility: in analyst mode the widget passes DP outputs and public
-stand-in values only, and leaves the ``truth`` source empty after a release.
+The contract of :mod:`._common`; :class:`PersonalizedFigure` names its panels and threshold
+markers; :func:`partition_blocks`, :func:`sorted_sample` and :func:`budget_used` are the numpy
+post-processing the widget draws. The left-hand panels (the privacy vector, the partitions, the
+enjoyed budgets) depend on the public privacy vector only.
 """
 
 from __future__ import annotations
@@ -24,7 +17,8 @@ from bokeh.models import FactorRange, HoverTool, Legend, LegendItem, Range1d, Sp
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
-from .figures import FigureHandle, _source
+from ._common import TOOLS as _TOOLS
+from ._common import FigureHandle, _source
 
 __all__ = [
     "METHOD_COLOURS",
@@ -51,7 +45,6 @@ METHOD_COLOURS = {
 }
 #: At most about this many points on the sorted-budget axis (plus the partition boundaries).
 MAX_POINTS = 1000
-_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 _DROPPED = "#d9d9d9"
 
 
@@ -132,7 +125,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
         The error of each thresholded method at the current ε_T.
     trail : x, y
         Sampling's errors at the thresholds visited since the privacy vector last changed:
-        moving ε_T traces 003 Fig. 5.2-5.5's curve.
+        moving ε_T traces Li 2017, Fig. 5.2-5.5's curve.
     """
     third = width * 4 // 9
     budget_range = Range1d(0.0, 1.0)

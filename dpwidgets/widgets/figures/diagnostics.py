@@ -1,12 +1,7 @@
-"""Bokeh figure builders of the regression-diagnostics widgets (000 Ch. 4): plain functions.
+"""Bokeh figure builders of the regression-diagnostics widgets (Chen 2018, Ch. 4).
 
-Same contract as :mod:`.figures`: each ``*_figure()`` builds a layout once and returns a
-:class:`DiagnosticFigure` (a :class:`~.figures.FigureHandle` that also names its panels, so a
-widget can retitle them); each ``*_plot_data()`` turns already computed numbers into
-``{source name: column dict}`` for :func:`.figures.update`.
-
-What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
-public stand-in values only, and leave every ``truth`` source empty.
+The contract of :mod:`._common`; :class:`DiagnosticFigure` also names its panels, so a widget
+can retitle them.
 """
 
 from __future__ import annotations
@@ -15,10 +10,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from bokeh.layouts import row
-from bokeh.models import HoverTool, Legend, Span
-from bokeh.plotting import figure
+from bokeh.models import HoverTool, Span
 
-from .figures import FigureHandle, _source
+from ._common import FigureHandle, PlotData, _source
+from ._common import panel as _panel
 
 __all__ = [
     "MAX_POINTS",
@@ -34,7 +29,6 @@ __all__ = [
 
 #: At most this many points of a residual plot are sent to the browser (per panel).
 MAX_POINTS = 20_000
-_TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
 _EMPTY = np.zeros(0)
 
 
@@ -65,13 +59,11 @@ def thin(points: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------------
-# Residual plots (PriRP, 000 Alg. 9, Fig. 4.1-4.5)
+# Residual plots (PriRP, Chen 2018, Alg. 9, Fig. 4.1-4.5)
 # --------------------------------------------------------------------------------------------
 def _residual_panel(title: str, width: int, height: int, color: str):
-    p = figure(
-        width=width, height=height, tools=_TOOLS, title=title, output_backend="webgl",
-        x_axis_label="predicted value ŷ", y_axis_label="residual y − ŷ",
-    )
+    p = _panel(title, "predicted value ŷ", "residual y − ŷ", width=width, height=height,
+               output_backend="webgl")
     p.add_layout(Span(location=0, dimension="width", line_color="#444", line_dash="dashed"))
     return p
 
@@ -87,7 +79,7 @@ def residual_figure(*, width: int = 420, height: int = 340) -> DiagnosticFigure:
     private : x, y
         The PriRP points (sampled uniformly inside the cells of the noisy grid).
     region : left, right, bottom, top
-        The privately bounded region the grid covers (000 Alg. 10).
+        The privately bounded region the grid covers (Chen 2018, Alg. 10).
     """
     truth = _residual_panel("Confidential residual plot", width, height, "#555")
     private = _residual_panel("Private residual plot (PriRP)", width, height, "#1f77b4")
@@ -114,7 +106,7 @@ def residual_plot_data(
     bounds: np.ndarray | None = None,
     truth_points: np.ndarray | None = None,
     max_points: int = MAX_POINTS,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Columns for :func:`residual_figure`.
 
     Parameters
@@ -130,7 +122,7 @@ def residual_plot_data(
         Drawing cap per panel (:func:`thin`).
     """
     shown = thin(np.asarray(private_points, dtype=float).reshape(-1, 2), max_points)
-    data: dict[str, dict[str, np.ndarray]] = {
+    data: PlotData = {
         "private": {"x": shown[:, 0], "y": shown[:, 1]},
         "truth": {"x": _EMPTY, "y": _EMPTY},
         "region": {"left": _EMPTY, "right": _EMPTY, "bottom": _EMPTY, "top": _EMPTY},
@@ -145,8 +137,20 @@ def residual_plot_data(
     return data
 
 
+def _xy(x: np.ndarray | None, y: np.ndarray | None) -> dict[str, np.ndarray]:
+    """A curve's columns as floats; empty unless both are given."""
+    if x is None or y is None:
+        return {"x": _EMPTY, "y": _EMPTY}
+    return {"x": np.asarray(x, dtype=float), "y": np.asarray(y, dtype=float)}
+
+
+def _column(values: np.ndarray | None, size: int) -> np.ndarray:
+    """An optional column as floats (NaN, not shown, when it is not given)."""
+    return np.full(size, np.nan) if values is None else np.asarray(values, dtype=float)
+
+
 # --------------------------------------------------------------------------------------------
-# ROC curves (PriROC, 000 Alg. 11, Fig. 4.7)
+# ROC curves (PriROC, Chen 2018, Alg. 11, Fig. 4.7)
 # --------------------------------------------------------------------------------------------
 def roc_figure(*, width: int = 460, height: int = 400) -> DiagnosticFigure:
     """The confidential ROC curve and the private one (PriROC), with the chance diagonal.
@@ -160,12 +164,9 @@ def roc_figure(*, width: int = 460, height: int = 400) -> DiagnosticFigure:
     thresholds : x, y
         The private curve's points (one per threshold of Θ), with the threshold in ``theta``.
     """
-    p = figure(
-        width=width, height=height, tools=_TOOLS, x_range=(0, 1), y_range=(0, 1.02),
-        x_axis_label="false positive rate", y_axis_label="true positive rate",
-        title="ROC curve: confidential vs private (PriROC)",
-    )
-    p.add_layout(Legend(click_policy="hide"), "below")
+    p = _panel("ROC curve: confidential vs private (PriROC)", "false positive rate",
+               "true positive rate", width=width, height=height, legend="below",
+               x_range=(0, 1), y_range=(0, 1.02))
     sources = {
         "truth": _source(x=[], y=[]),
         "private": _source(x=[], y=[]),
@@ -190,24 +191,16 @@ def roc_plot_data(
     thresholds: np.ndarray | None = None,
     truth_fpr: np.ndarray | None = None,
     truth_tpr: np.ndarray | None = None,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Columns for :func:`roc_figure` (a private curve, optionally the confidential one)."""
-    fpr = np.asarray(fpr, dtype=float)
-    tpr = np.asarray(tpr, dtype=float)
-    theta = (np.asarray(thresholds, dtype=float) if thresholds is not None
-             else np.full(fpr.size, np.nan))
-    data = {
-        "private": {"x": fpr, "y": tpr},
-        "thresholds": {"x": fpr, "y": tpr, "theta": theta},
-        "truth": {"x": _EMPTY, "y": _EMPTY},
-    }
-    if truth_fpr is not None and truth_tpr is not None:
-        data["truth"] = {"x": np.asarray(truth_fpr, float), "y": np.asarray(truth_tpr, float)}
-    return data
+    private = _xy(fpr, tpr)
+    return {"private": private,
+            "thresholds": {**private, "theta": _column(thresholds, private["x"].size)},
+            "truth": _xy(truth_fpr, truth_tpr)}
 
 
 # --------------------------------------------------------------------------------------------
-# Binned residual plots (PriBRP, 000 Alg. 13, Fig. 4.12-4.14)
+# Binned residual plots (PriBRP, Chen 2018, Alg. 13, Fig. 4.12-4.14)
 # --------------------------------------------------------------------------------------------
 def binned_residual_figure(*, width: int = 640, height: int = 360) -> DiagnosticFigure:
     """Mean residual against mean prediction per bin: confidential and private (PriBRP).
@@ -221,13 +214,9 @@ def binned_residual_figure(*, width: int = 640, height: int = 360) -> Diagnostic
     edges : x
         The private bin edges (DP output).
     """
-    p = figure(
-        width=width, height=height, tools=_TOOLS,
-        x_axis_label="mean predicted probability in the bin",
-        y_axis_label="mean residual y − p in the bin",
-        title="Binned residual plot: confidential vs private (PriBRP)",
-    )
-    p.add_layout(Legend(click_policy="hide"), "right")
+    p = _panel("Binned residual plot: confidential vs private (PriBRP)",
+               "mean predicted probability in the bin", "mean residual y − p in the bin",
+               width=width, height=height, legend="right")
     p.add_layout(Span(location=0, dimension="width", line_color="#444", line_dash="dashed"))
     sources = {
         "truth": _source(x=[], y=[]),
@@ -255,25 +244,18 @@ def binned_residual_plot_data(
     noisy_sizes: np.ndarray | None = None,
     truth_predicted: np.ndarray | None = None,
     truth_residual: np.ndarray | None = None,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Columns for :func:`binned_residual_figure`."""
-    x = np.asarray(mean_predicted, dtype=float)
-    y = np.asarray(mean_residual, dtype=float)
-    size = (np.asarray(noisy_sizes, dtype=float) if noisy_sizes is not None
-            else np.full(x.size, np.nan))
+    private = _xy(mean_predicted, mean_residual)
+    truth = _xy(truth_predicted, truth_residual)
     data = {
-        "private": {"x": x, "y": y, "size": size},
-        "truth": {"x": _EMPTY, "y": _EMPTY},
+        "private": {**private, "size": _column(noisy_sizes, private["x"].size)},
+        "truth": truth,
         "edges": {"x": _EMPTY, "y0": _EMPTY, "y1": _EMPTY},
     }
-    ys = [y]
-    if truth_predicted is not None and truth_residual is not None:
-        tr = np.asarray(truth_residual, dtype=float)
-        data["truth"] = {"x": np.asarray(truth_predicted, float), "y": tr}
-        ys.append(tr)
     if bins is not None:
         inner = np.asarray(bins, dtype=float)[1:-1]
-        allys = np.concatenate(ys)
+        allys = np.concatenate([private["y"], truth["y"]])
         lo = float(allys.min()) if allys.size else -1.0
         hi = float(allys.max()) if allys.size else 1.0
         data["edges"] = {"x": inner, "y0": np.full(inner.size, lo), "y1": np.full(inner.size, hi)}

@@ -1,14 +1,8 @@
-"""Bokeh figure builders of the stream widgets (000 Ch. 5): plain functions.
+"""Bokeh figure builders of the stream widgets (Chen 2018, Ch. 5).
 
-Same contract as :mod:`.figures`: each ``*_figure()`` builds a layout once and returns a handle
-whose ``sources`` are the named :class:`~bokeh.models.ColumnDataSource` objects; each
-``*_data()`` function turns already computed numbers into ``{source name: column dict}`` for
-:func:`.figures.update`. The live stream panel is also fed incrementally:
-:func:`live_rows` gives the rows of a range of time steps for ``ColumnDataSource.stream`` with
-``rollover`` (the panel keeps the last ``window`` steps).
-
-What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
-public stand-in values only, and leave every ``truth`` source empty after a release.
+The contract of :mod:`._common`; the live panel is also fed incrementally: :func:`live_rows`
+gives the rows of a range of time steps for ``ColumnDataSource.stream`` with ``rollover`` (the
+panel keeps the last ``window`` steps).
 """
 
 from __future__ import annotations
@@ -29,7 +23,8 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from .figures import FigureHandle, _source
+from ._common import XTOOLS as _TOOLS
+from ._common import FigureHandle, PlotData, _source
 
 __all__ = [
     "GROUP_COLORS",
@@ -57,7 +52,6 @@ MAX_LINE_POINTS = 6_000
 MAX_MARKERS = 3_000
 #: The two alternating fills of the Grouper's groups.
 GROUP_COLORS = ("#6baed6", "#fd8d3c")
-_TOOLS = "pan,xwheel_zoom,box_zoom,reset,save"
 _EMPTY = np.zeros(0)
 _EMPTY_XY = {"x": _EMPTY, "y": _EMPTY}
 
@@ -103,7 +97,7 @@ def group_quads(boundaries: np.ndarray, lo: int, hi: int) -> dict[str, np.ndarra
 
     ``boundaries`` are the groups' first steps (increasing, starting at 0). A group still
     growing at ``hi`` is drawn up to ``hi``: that is the partition P_t the release had at
-    t = hi − 1 (a step's group never changes after the step, 000 Alg. 16).
+    t = hi − 1 (a step's group never changes after the step, Chen 2018, Alg. 16).
     """
     b = np.asarray(boundaries, dtype=np.int64)
     if hi <= lo or b.size == 0:
@@ -126,7 +120,7 @@ def live_rows(
     noisy: np.ndarray,
     estimates: np.ndarray,
     truth: np.ndarray | None = None,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Rows of the live panel for the steps ``[lo, hi)``: ``private`` (x, lm, pgs) and
     ``truth`` (x, y; empty when ``truth`` is None). For streaming or for a full reset."""
     x = np.arange(lo, hi, dtype=float)
@@ -138,7 +132,7 @@ def live_rows(
 
 
 # --------------------------------------------------------------------------------------------
-# One stream: live panel, windows, events, ROC (PeGaSus, 000 §5.3-5.4, Fig. 5.2, 5.5-5.7)
+# One stream: live panel, windows, events, ROC (PeGaSus, Chen 2018, §5.3-5.4, Fig. 5.2, 5.5-5.7)
 # --------------------------------------------------------------------------------------------
 @dataclass
 class StreamFigure(FigureHandle):
@@ -236,20 +230,10 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
     live.legend.location = "center"
 
     half = (width - 20) // 2
-    win = figure(width=half, height=250, tools=_TOOLS, output_backend="webgl",
-                 x_axis_label="time step t", y_axis_label="window sum",
-                 title="Sliding-window sums")
-    win.add_layout(Legend(click_policy="hide"), "below")
-    _counts_axis(win)
-    win.line("x", "y", source=sources["win_truth"], color="#444", line_width=1.5,
-             legend_label="true")
-    win.line("x", "y", source=sources["win_lm"], color="#ff7f0e", alpha=0.5,
-             legend_label="LM (sum of c̃)")
-    win.line("x", "y", source=sources["win_plain"], color="#2ca02c", alpha=0.8,
-             legend_label="PeGaSus, sum of ĉ")
-    win.line("x", "y", source=sources["win_wss"], color="#1f77b4", line_width=1.5,
-             legend_label="PeGaSus WSS (Alg. 17)")
-    win.legend.orientation = "horizontal"
+    win = _four_lines(
+        "Sliding-window sums", "window sum", half, 250, sources,
+        {"win_truth": "true", "win_lm": "LM (sum of c̃)", "win_plain": "PeGaSus, sum of ĉ",
+         "win_wss": "PeGaSus WSS (Alg. 17)"}, plain_alpha=0.8)
     win.legend.nrows = 2
     win.legend.label_text_font_size = "8pt"
 
@@ -301,6 +285,21 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
                                           "roc": roc}, cursors, delta_line, event_line, window)
 
 
+def _four_lines(title: str, y_label: str, width: int, height: int, sources: dict,
+                labels: dict[str, str], *, plain_alpha: float):
+    """A time-series panel of four lines, drawn from the sources named by ``labels`` in this
+    order: the truth, the Laplace baseline, the plain method, and the method itself."""
+    p = figure(width=width, height=height, tools=_TOOLS, output_backend="webgl",
+               x_axis_label="time step t", y_axis_label=y_label, title=title)
+    p.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
+    _counts_axis(p)
+    styles = ({"color": "#444", "line_width": 1.5}, {"color": "#ff7f0e", "alpha": 0.5},
+              {"color": "#2ca02c", "alpha": plain_alpha}, {"color": "#1f77b4", "line_width": 1.5})
+    for (name, label), style in zip(labels.items(), styles, strict=True):
+        p.line("x", "y", source=sources[name], legend_label=label, **style)
+    return p
+
+
 def windows_data(
     *,
     wss: np.ndarray,
@@ -308,17 +307,18 @@ def windows_data(
     lm: np.ndarray,
     truth: np.ndarray | None = None,
     max_points: int = MAX_LINE_POINTS,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Columns of the sliding-window panel (whole stream, min/max envelope per series)."""
-    out = {}
-    for name, values in (("win_wss", wss), ("win_plain", plain), ("win_lm", lm),
-                         ("win_truth", truth)):
-        if values is None:
-            out[name] = dict(_EMPTY_XY)
-        else:
-            x, y = decimate(values, max_points)
-            out[name] = {"x": x, "y": y}
-    return out
+    return _decimated({"win_wss": wss, "win_plain": plain, "win_lm": lm, "win_truth": truth},
+                      max_points)
+
+
+def _decimated(series: dict[str, np.ndarray | None], max_points: int
+               ) -> PlotData:
+    """``{source: {"x", "y"}}`` of each series decimated for display (None: empty)."""
+    return {name: dict(_EMPTY_XY) if values is None
+            else dict(zip(("x", "y"), decimate(values, max_points), strict=True))
+            for name, values in series.items()}
 
 
 def events_data(
@@ -329,7 +329,7 @@ def events_data(
     true_events: np.ndarray | None = None,
     max_points: int = MAX_LINE_POINTS,
     max_markers: int = MAX_MARKERS,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """Columns of the events panel: the private statistic and its detections (bool per step),
     and — teaching / stand-in only — the true statistic and the true events."""
     stat = np.asarray(statistic, dtype=float)
@@ -373,7 +373,7 @@ def roc_data(curves: dict | None = None, points: dict | None = None) -> dict:
 
 
 # --------------------------------------------------------------------------------------------
-# Hierarchies (HS-LM, HS-PGS, PHS-PGS; 000 §5.5, Alg. 18, Fig. 5.8)
+# Hierarchies (HS-LM, HS-PGS, PHS-PGS; Chen 2018, §5.5, Alg. 18, Fig. 5.8)
 # --------------------------------------------------------------------------------------------
 def tree_layout(parents: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """``(x, y)`` of every node: leaves spaced 1 apart in depth-first order, a parent over the
@@ -428,7 +428,7 @@ class HierarchyFigure(FigureHandle):
 
 
 def hierarchy_figure(parents: Sequence[int], *, width: int = 820) -> HierarchyFigure:
-    """A hierarchy of aggregated streams (000 §5.5).
+    """A hierarchy of aggregated streams (Chen 2018, §5.5).
 
     Sources
     -------
@@ -476,18 +476,10 @@ def hierarchy_figure(parents: Sequence[int], *, width: int = 820) -> HierarchyFi
     tree.y_range = Range1d(float(y.min()) - 0.6, -0.4)
 
     half = (width - 20) // 2
-    spark = figure(width=half, height=240, tools=_TOOLS, output_backend="webgl",
-                   x_axis_label="time step t", y_axis_label="count", title="Selected node")
-    spark.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
-    _counts_axis(spark)
-    spark.line("x", "y", source=sources["spark_truth"], color="#444", line_width=1.5,
-               legend_label="true")
-    spark.line("x", "y", source=sources["spark_lm"], color="#ff7f0e", alpha=0.5,
-               legend_label="HS-LM")
-    spark.line("x", "y", source=sources["spark_hs"], color="#2ca02c", alpha=0.7,
-               legend_label="HS-PGS")
-    spark.line("x", "y", source=sources["spark_phs"], color="#1f77b4", line_width=1.5,
-               legend_label="PHS-PGS")
+    spark = _four_lines(
+        "Selected node", "count", half, 240, sources,
+        {"spark_truth": "true", "spark_lm": "HS-LM", "spark_hs": "HS-PGS",
+         "spark_phs": "PHS-PGS"}, plain_alpha=0.7)
     spark.legend.label_text_font_size = "8pt"
     cursor = Span(location=0, dimension="height", line_color="#9467bd", line_width=1.5)
     spark.add_layout(cursor)
@@ -514,7 +506,7 @@ def tree_nodes_data(
     pruned: np.ndarray | None = None,
     truth: np.ndarray | None = None,
     base: dict,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """The ``nodes`` columns at one step: ``estimates`` (m,), ``pruned`` (m,) or None,
     ``truth`` (m,) or None; ``base`` holds the static columns (x, y, node, level)."""
     m = np.asarray(estimates).size
@@ -535,20 +527,13 @@ def sparkline_data(
     lm: np.ndarray | None = None,
     truth: np.ndarray | None = None,
     max_points: int = MAX_LINE_POINTS,
-) -> dict[str, dict[str, np.ndarray]]:
+) -> PlotData:
     """The selected node's streams (each decimated for display)."""
-    out = {}
-    for name, values in (("spark_phs", phs), ("spark_hs", hs), ("spark_lm", lm),
-                         ("spark_truth", truth)):
-        if values is None:
-            out[name] = dict(_EMPTY_XY)
-        else:
-            x, y = decimate(values, max_points)
-            out[name] = {"x": x, "y": y}
-    return out
+    return _decimated({"spark_phs": phs, "spark_hs": hs, "spark_lm": lm, "spark_truth": truth},
+                      max_points)
 
 
-def level_error_data(errors: dict[str, np.ndarray] | None) -> dict[str, dict[str, np.ndarray]]:
+def level_error_data(errors: dict[str, np.ndarray] | None) -> PlotData:
     """Average L1 error per level, ``errors = {"phs": (h,), "hs": (h,), "lm": (h,)}``; a missing
     method is NaN (not drawn); None empties the panel."""
     if not errors:

@@ -1,0 +1,229 @@
+"""The datasets a door holds: the data, its public stand-in and schema, and what its owner declared.
+
+Everything here is the *data owner's* side of the door: :func:`entry` checks what the owner hands
+over (finite values, a stand-in of the public shape, declared facts that hold for the data) and
+records the public facts about it -- the privacy unit, the facts mechanisms rely on, which
+third-party mechanisms the owner allows -- together with a content :func:`fingerprint` that the
+ledger keys the budget by. :func:`apply_facts` is the analyst's side: it fills the declared facts
+into a request and refuses a request that would claim less than the owner declared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .engine._validation import check_finite_array
+from .engine.budget import default_ledger_path
+from .engine.errors import PrivacyPolicyError
+from .mechanism import MECHANISMS, Mechanism
+from .releases.diagnostics import table_stand_in
+
+__all__ = ["UNITS", "Entry", "apply_facts", "entry", "fingerprint", "ledger_path"]
+
+#: Privacy units a data owner may declare: ``"row"`` (a guarantee protects one row; a person
+#: with many rows is protected less) or ``"person"`` (the owner declares one row per person).
+UNITS = ("row", "person")
+
+
+@dataclass
+class Entry:
+    """One dataset held by a door (its ``ledger_name`` is set once its ledger is open)."""
+
+    name: str
+    data: np.ndarray
+    stand_in: np.ndarray
+    fingerprint: str
+    description: str = ""
+    columns: tuple[str, ...] | None = None  # a DataFrame's public schema
+    dtypes: tuple[str, ...] | None = None
+    unit: str = "row"
+    facts: dict = field(default_factory=dict)
+    allowed: frozenset = frozenset()
+    ledger_name: str = ""
+
+    def frame(self, values: np.ndarray):
+        """``values`` (the data or its stand-in) as a DataFrame with the public schema."""
+        import pandas as pd
+
+        pairs = enumerate(zip(self.columns, self.dtypes, strict=True))
+        return pd.DataFrame({c: values[:, j].astype(t) for j, (c, t) in pairs})
+
+    def values_for(self, mech: Mechanism, values: np.ndarray):
+        """What ``mech.run`` gets: the array, or for ``frame`` mechanisms the DataFrame."""
+        return self.frame(values) if mech.frame else values
+
+
+def fingerprint(data: np.ndarray) -> str:
+    """A content fingerprint of a dataset that ignores the order of its rows.
+
+    The ledger keys a budget by it as well as by name, so the same data added under another
+    name, or shuffled, is charged against one budget. Sorting merges only datasets with the same
+    multiset of rows, which can only share a budget that would otherwise be split.
+    """
+    values = np.ascontiguousarray(data, dtype=float)
+    rows = np.sort(values) if values.ndim == 1 else values[np.lexsort(values.T[::-1])]
+    digest = hashlib.sha256(str(values.shape).encode())
+    digest.update(np.ascontiguousarray(rows).tobytes())
+    return digest.hexdigest()
+
+
+def ledger_path(mode: str, ledger) -> str:
+    """Resolve the ledger file once; teaching ledgers live in memory, analyst ones never do."""
+    if mode == "teaching":
+        if ledger not in (None, ":memory:"):
+            raise ValueError(
+                "ledger: a teaching session keeps its ledger in memory (its data is public, and "
+                "its runs past the cap must never reach a ledger an analyst session uses); "
+                "pass no ledger= or use mode='analyst'"
+            )
+        return ":memory:"
+    raw = ledger
+    if raw is None:
+        # The variable is read here, raw, so that ":memory:" in it cannot pass as a file name.
+        raw = os.environ.get("DPWIDGETS_LEDGER") or default_ledger_path()
+    if not isinstance(raw, str | os.PathLike):
+        raise TypeError(f"ledger must be a path to a file, got {type(raw).__name__}")
+    text = os.fspath(raw)
+    if not text.strip() or text.strip() == ":memory:" or text.startswith("file:"):
+        raise ValueError(
+            "ledger: an analyst session needs a ledger file (a path), not an in-memory "
+            "database or a URI: its budget must outlive the process"
+        )
+    return str(Path(text).expanduser().resolve())
+
+
+def _frame_schema(frame, name: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The public schema (column names, dtypes) of a DataFrame of numeric columns."""
+    import pandas as pd
+
+    bad = [c for c in frame.columns if not pd.api.types.is_numeric_dtype(frame[c])]
+    if bad:
+        raise ValueError(
+            f"{name}: columns {bad} are not numeric; integer-code them first (e.g. "
+            f"frame[col].astype('category').cat.codes) and declare the coding"
+        )
+    if frame.shape[1] < 2:
+        raise ValueError(f"{name}: a DataFrame dataset needs at least 2 columns")
+    return tuple(str(c) for c in frame.columns), tuple(str(t) for t in frame.dtypes)
+
+
+def _is_frame(value) -> bool:
+    return hasattr(value, "columns") and hasattr(value, "to_numpy")
+
+
+def default_stand_in(n: int) -> np.ndarray:
+    """A public stand-in that depends on nothing but the public size: a Zipf(1) profile of
+    ``n`` scores over 1,000,000 records (Lyu, Su & Li 2017, §6), in a fixed shuffled order."""
+    weights = 1.0 / np.arange(1, n + 1)
+    scores = np.round(weights / weights.sum() * 1_000_000)
+    return np.random.default_rng(0).permutation(scores)
+
+
+def _stand_in(shape: tuple[int, ...], stand_in) -> np.ndarray:
+    if isinstance(stand_in, str):
+        if len(shape) != 2:
+            raise ValueError("stand_in='continuous'/'binary' is for tables (2-D data)")
+        stand_in = table_stand_in(shape[0], shape[1] - 1, stand_in)
+    elif stand_in is None:
+        if len(shape) == 2:
+            raise ValueError(
+                f"a table needs a public stand_in of its shape {shape}: pass an array, or "
+                f"stand_in='continuous' / 'binary' for a synthetic one (table_stand_in)"
+            )
+        stand_in = default_stand_in(shape[0])
+    else:
+        stand_in = check_finite_array(stand_in, "stand_in", ndim=None)
+        if stand_in.shape != shape:
+            raise ValueError(
+                f"stand_in must have the dataset's public shape {shape}, got {stand_in.shape}"
+            )
+    stand_in.setflags(write=False)
+    return stand_in
+
+
+def _check_facts(data: np.ndarray, facts: Mapping[str, Any] | None) -> dict:
+    if facts is None:
+        return {}
+    if not isinstance(facts, Mapping):
+        raise ValueError(f"facts must be a mapping name -> value, got {type(facts).__name__}")
+    known = {n for m in MECHANISMS.values() for n in m.facts}
+    for name, value in facts.items():
+        if name not in known:
+            raise ValueError(f"facts: unknown fact {name!r}; known: {sorted(known)}")
+        for mech in MECHANISMS.values():
+            fact = mech.facts.get(name)
+            # The owner sees a false declaration before any analyst can run on it; the message
+            # names the fact, not the data.
+            if fact is not None and fact.check is not None and not fact.check(data, value):
+                raise ValueError(f"facts: the declared {name!r} does not hold for this data")
+    return dict(facts)
+
+
+def entry(name: str, data, stand_in, description: str, unit: str,
+          facts: Mapping[str, Any] | None, allow_mechanisms: Iterable[str]) -> Entry:
+    """Check what a data owner hands over and record it (see :meth:`Session.add_dataset`)."""
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+    if not isinstance(description, str):
+        raise ValueError(f"description must be a string, got {type(description).__name__}")
+    columns = dtypes = None
+    if _is_frame(data):
+        columns, dtypes = _frame_schema(data, "data")
+        if _is_frame(stand_in):
+            if _frame_schema(stand_in, "stand_in") != (columns, dtypes):
+                raise ValueError("stand_in must have the data's columns and dtypes")
+            stand_in = stand_in.to_numpy(dtype=float)
+        data = data.to_numpy(dtype=float)
+    data = check_finite_array(data, "data", ndim=None)
+    if data.ndim not in (1, 2) or (data.ndim == 2 and data.shape[1] < 2):
+        raise ValueError(
+            f"data must be 1-D, or a 2-D table of at least 2 columns; got shape {data.shape}"
+        )
+    data.setflags(write=False)
+    allowed = frozenset(allow_mechanisms)
+    if not all(isinstance(m, str) for m in allowed):
+        raise ValueError("allow_mechanisms must be mechanism names (str)")
+    return Entry(
+        name, data, _stand_in(data.shape, stand_in), fingerprint(data), description, columns,
+        dtypes, unit, _check_facts(data, facts), allowed,
+    )
+
+
+def apply_facts(held: Entry, mech: Mechanism, params: dict, *, teaching: bool) -> dict:
+    """Fill the owner's declared facts into a request; in analyst mode refuse a request that
+    claims less than they say (a smaller sensitivity, monotonic answers not declared, ...)."""
+    for name, fact in mech.facts.items():
+        declared = held.facts.get(name)
+        if name not in params:
+            if declared is not None:
+                params[name] = declared
+            continue
+        if teaching:
+            continue
+        floor = fact.default if declared is None else declared
+        try:
+            ok = floor is not None and fact.allows(floor, params[name])
+        except (TypeError, ValueError):
+            ok = False
+        if not ok:
+            if floor is None:
+                known = "the data owner has not declared it"
+            else:
+                source = "declared by the data owner" if declared is not None else "assumed"
+                known = f"{source}: {floor!r}"
+            raise PrivacyPolicyError(
+                f"{name} is a fact about the data ({known}); a release cannot claim "
+                f"{params[name]!r}. Omit {name}= to use the declared value, or ask the data "
+                f"owner to declare it (add_dataset(..., facts={{{name!r}: ...}})). Nothing "
+                f"was charged."
+            )
+    return params

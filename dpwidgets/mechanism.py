@@ -1,0 +1,246 @@
+"""The mechanism contract: what every releasable algorithm declares before it may touch data.
+
+A :class:`Mechanism` is a *spec*, not code that runs on its own: the :class:`~dpwidgets.Session`
+(the door) reads it to decide everything that can be decided without the data -- the canonical
+parameters, the cost, the guarantee, whether the mode and the data owner allow it -- before the
+data is read or any noise is drawn. Each algorithm family declares its mechanisms in
+``dpwidgets/releases/<family>.py`` and registers them with :func:`register_mechanism`.
+
+Facts about the data
+--------------------
+Sensitivity, monotonicity, domains, snapshot sizes and the like are *facts about the data*: the
+data owner declares them with the dataset (``Session.add_dataset(..., facts={...})``); an analyst
+cannot lower them. A mechanism lists the facts it relies on in ``facts``, each with the direction
+in which an analyst's own value is still safe (:class:`Fact`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+__all__ = [
+    "Fact",
+    "MECHANISMS",
+    "Mechanism",
+    "Overdraft",
+    "PublicShape",
+    "Release",
+    "is_builtin",
+    "register_mechanism",
+]
+
+
+class PublicShape(tuple):
+    """A dataset's public shape, as a tuple, carrying its public schema (``columns``, ``dtypes``;
+    ``None`` unless the dataset was added as a DataFrame). What ``validate`` of a table
+    mechanism receives: enough to check column names before anything is charged."""
+
+    columns: tuple[str, ...] | None
+    dtypes: tuple[str, ...] | None
+
+    def __new__(cls, shape, columns=None, dtypes=None):
+        self = super().__new__(cls, (int(k) for k in shape))
+        self.columns = None if columns is None else tuple(columns)
+        self.dtypes = None if dtypes is None else tuple(dtypes)
+        return self
+
+
+@dataclass(frozen=True)
+class Fact:
+    """A fact about the data that a mechanism relies on.
+
+    Parameters
+    ----------
+    safe : {"at_least", "at_most", "equal"}
+        Which analyst values are still safe in analyst mode: ``"at_least"`` the declared value
+        (a larger sensitivity only adds noise), ``"at_most"`` (a smaller lower bound on a
+        snapshot size; ``monotonic=False`` when ``True`` was declared), ``"equal"`` (domains).
+    default : object, optional
+        The value assumed when the owner declared nothing (``None``: the owner must declare it
+        before an analyst may release).
+    check : callable, optional
+        ``check(data, value) -> bool``: whether ``data`` satisfies the declared ``value``;
+        :meth:`Session.add_dataset` runs it once, for the owner, so that no release can later
+        fail on the data because a declaration was false.
+    """
+
+    safe: Literal["at_least", "at_most", "equal"] = "equal"
+    default: Any = None
+    check: Callable[[np.ndarray, Any], bool] | None = None
+
+    def allows(self, declared: Any, asked: Any) -> bool:
+        """Whether an analyst's ``asked`` value is as safe as the ``declared`` one."""
+        if self.safe == "at_least":
+            return bool(asked >= declared)
+        if self.safe == "at_most":
+            return bool(asked <= declared)
+        return _same(asked, declared)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, list | tuple | np.ndarray) or isinstance(b, list | tuple | np.ndarray):
+        try:
+            return bool(np.array_equal(np.asarray(a), np.asarray(b)))
+        except (TypeError, ValueError):
+            return False
+    return bool(a == b)
+
+
+def epsilon_cost(p: dict) -> float:
+    """The usual cost: the ``epsilon`` parameter, all of it (the proof spends exactly that)."""
+    return p["epsilon"]
+
+
+def always_private(p: dict) -> bool:
+    """The usual claim: the mechanism is DP for every valid parameter."""
+    return True
+
+
+@dataclass(frozen=True)
+class Mechanism:
+    """A mechanism :meth:`Session.release` can run.
+
+    Attributes
+    ----------
+    name : str
+        The name releases ask for.
+    validate : callable
+        ``validate(params, n_or_shape) -> dict``: the canonical parameters (every default spelt
+        out) from the request and the dataset's *public* size (1-D) or shape (``table=True``).
+        Raises ``ValueError``/``TypeError`` naming the argument.
+    cost : callable
+        ``cost(p) -> float``: exactly what the proof spends, charged before the run (default:
+        ``p["epsilon"]``).
+    run : callable
+        ``run(data, p, rng) -> result``: the engine call. ``rng`` is the only source of noise.
+    outputs : callable
+        ``outputs(result, p) -> dict``: the public fields of the result -- the only part that
+        may leave the door.
+    private : callable
+        ``private(p) -> bool``: whether the release is DP (default: always; broken variants
+        say no).
+    label : callable
+        ``label(p) -> str``: what the ledger and the meter show.
+    table, frame : bool
+        The data is a table (``validate`` gets its shape) / a pandas DataFrame with the public
+        schema.
+    facts : mapping of str to Fact
+        The parameters that are facts about the data (declared by the owner).
+    neighbours : str
+        The neighbour relation of the guarantee, in words ("one row added or removed").
+    guarantee : callable, optional
+        ``guarantee(p) -> str`` for mechanisms whose guarantee is not plain ε-DP at the charged
+        cost (w-event releases, say).
+    spent : callable, optional
+        ``spent(result, p) -> float``: what the result says it spent; the door checks that it
+        equals what was charged.
+    precheck : callable, optional
+        ``precheck(data, p)``: checks that read only what the spec declares *public* in the
+        data (a personalized-DP table's privacy-vector column); run before the charge, so a
+        request it refuses is refused uncharged. It must read no confidential value.
+    """
+
+    name: str
+    validate: Callable[[dict, Any], dict]
+    run: Callable[[Any, dict, np.random.Generator], Any]
+    outputs: Callable[[Any, dict], dict]
+    label: Callable[[dict], str]
+    cost: Callable[[dict], float] = epsilon_cost
+    private: Callable[[dict], bool] = always_private
+    table: bool = False
+    frame: bool = False
+    facts: Mapping[str, Fact] = field(default_factory=dict)
+    neighbours: str = "one row added or removed"
+    guarantee: Callable[[dict], str] | None = None
+    spent: Callable[[Any, dict], float] | None = None
+    precheck: Callable[[Any, dict], None] | None = None
+
+
+@dataclass(frozen=True)
+class Release:
+    """The outcome of :meth:`Session.release` or :meth:`Session.preview`.
+
+    Attributes
+    ----------
+    dataset, mechanism, label : str
+        What was released (the dataset's name in the ledger), by which mechanism, how labelled.
+    params : dict
+        The canonical parameters (public: chosen by the user or declared by the owner).
+    epsilon : float
+        What the release cost (for a preview: what a release would cost).
+    output : dict
+        The declared public output fields -- the only thing that may reach a widget.
+    charged : bool
+        Whether this call charged the ledger (``False`` for a replay and for a preview).
+    result : object or None
+        The engine's full result with its secret state: previews (the stand-in is public) and
+        teaching releases made in this process only.
+    overdraft : bool
+        Teaching mode: the run went past the cap and analyst mode would have refused it.
+    preview : bool
+        ``True``: computed on the public stand-in, never on the data.
+    guarantee : str
+        The guarantee in words, with its unit and neighbour relation.
+    """
+
+    dataset: str
+    mechanism: str
+    label: str
+    params: dict
+    epsilon: float
+    output: dict
+    charged: bool
+    time: float
+    result: Any = None
+    overdraft: bool = False
+    key: str = field(default="", repr=False)
+    preview: bool = False
+    guarantee: str = ""
+
+
+@dataclass(frozen=True)
+class Overdraft:
+    """A teaching-mode run that went past the cap (analyst mode would have refused it)."""
+
+    epsilon: float
+    label: str
+    time: float
+
+
+MECHANISMS: dict[str, Mechanism] = {}
+"""The mechanisms :meth:`Session.release` knows, by name (filled by :mod:`dpwidgets.releases`)."""
+
+_BUILTIN: set[str] = set()
+_REGISTERING_BUILTINS = [False]
+
+
+def register_mechanism(mechanism: Mechanism) -> None:
+    """Make ``mechanism`` releasable through :meth:`Session.release` under its name.
+
+    A mechanism registered outside dpwidgets' own ``releases`` package runs in teaching mode;
+    in analyst mode only on datasets whose owner allowed it by name
+    (``add_dataset(..., allow_mechanisms=[name])``): its privacy claim is the author's, not the
+    library's.
+    """
+    if not isinstance(mechanism, Mechanism):
+        raise TypeError(f"expected a Mechanism, got {type(mechanism).__name__}")
+    if mechanism.name in MECHANISMS and MECHANISMS[mechanism.name] is not mechanism:
+        raise ValueError(f"a mechanism named {mechanism.name!r} is already registered")
+    if mechanism.frame and not mechanism.table:
+        raise ValueError("a mechanism that runs on a DataFrame (frame=True) needs table=True")
+    if not all(isinstance(f, Fact) for f in mechanism.facts.values()):
+        raise TypeError("facts must map parameter names to Fact")
+    MECHANISMS[mechanism.name] = mechanism
+    if _REGISTERING_BUILTINS[0]:
+        _BUILTIN.add(mechanism.name)
+
+
+def is_builtin(name: str) -> bool:
+    """Whether ``name`` is one of the mechanisms shipped with dpwidgets."""
+    return name in _BUILTIN

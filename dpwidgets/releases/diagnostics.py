@@ -1,0 +1,394 @@
+"""Session mechanisms of the private regression diagnostics (Chen 2018, Ch. 4; Chen et al. 2016).
+
+They run on a *table* dataset -- feature columns, then the outcome -- through
+
+=======================  ==================================================  ==========
+name                     engine                                              charged
+=======================  ==================================================  ==========
+``"fit_model"``          a DP fit with diffprivlib (its coefficients)        ``epsilon``
+``"residual_plot"``      PriRP (Chen 2018, Alg. 9)                           ``epsilon``
+``"roc_curve"``          PriROC (Chen 2018, Alg. 11-12)                      ``epsilon``
+``"binned_residuals"``   PriBRP (Chen 2018, Alg. 13-14)                      ``epsilon``
+=======================  ==================================================  ==========
+
+The model under diagnosis is a parameter: ``model="ordinary"`` fits it inside the door (its
+predictions are as confidential as the data, and the diagnostic's guarantee is given the
+model), ``model="public"`` applies public coefficients such as a ``"fit_model"`` release's. See
+:func:`model_predictions`. Neighbours: one row added or removed (the text's bounded variant is
+stated in each engine docstring).
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+
+from ..engine._validation import (
+    check_epsilon,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+)
+from ..mechanism import Mechanism, register_mechanism
+
+__all__ = ["DIAGNOSTIC_MECHANISMS", "MODELS", "OUTCOMES", "model_predictions", "table_stand_in"]
+
+OUTCOMES: dict[str, str] = {"y": "the outcome as recorded", "log": "its natural logarithm"}
+MODELS = ("ordinary", "public")
+_FIT_CACHE: dict[tuple, np.ndarray] = {}
+_FIT_CACHE_SIZE = 8
+
+
+def _transform_outcome(y: np.ndarray, outcome: str) -> np.ndarray:
+    if outcome == "log":
+        if np.any(y <= 0):
+            raise ValueError(
+                "outcome='log' needs a positive outcome; this dataset has values <= 0 "
+                "(choose outcome='y')"
+            )
+        return np.log(y)
+    return y
+
+
+def model_predictions(
+    table: np.ndarray,
+    *,
+    kind: str = "ols",
+    outcome: str = "y",
+    model: str = "ordinary",
+    coef=None,
+    intercept: float = 0.0,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Predictions, residuals and (transformed) outcome of the model under diagnosis.
+
+    Parameters
+    ----------
+    table : numpy.ndarray, shape (n, p + 1)
+        Features, then the outcome (0/1 labels for ``kind="logistic"``).
+    kind : {"ols", "logistic"}
+        Linear regression (predictions ŷ) or logistic regression (probabilities P(y = 1 | x)).
+    outcome : {"y", "log"}
+        Public transformation of the outcome before fitting (see :data:`OUTCOMES`).
+    model : {"ordinary", "public"}
+        ``"ordinary"``: fit the model to ``table`` itself (scikit-learn, through
+        :func:`dpwidgets.datasets.fit_model`; cached per table and specification).
+        ``"public"``: apply the given public coefficients (e.g. the output of a
+        ``"fit_model"`` release: a DP fit).
+    coef, intercept :
+        The public coefficients for ``model="public"``.
+
+    Returns
+    -------
+    predictions, residuals, outcome : numpy.ndarray
+        ``residuals = outcome - predictions``.
+
+    Notes
+    -----
+    Whatever the model, the predictions and residuals on a confidential table are themselves
+    confidential; an *ordinary* fit is moreover a function of every record, so only the DP
+    diagnostics that the session releases may show anything about them.
+    """
+    X, y = table[:, :-1], _transform_outcome(table[:, -1], outcome)
+    if model == "public":
+        eta = X @ np.asarray(coef, dtype=float) + float(intercept)
+        predictions = eta if kind == "ols" else 1.0 / (1.0 + np.exp(-eta))
+    else:
+        key = (hashlib.blake2b(table.tobytes(), digest_size=16).hexdigest(), table.shape, kind,
+               outcome)
+        predictions = _FIT_CACHE.get(key)
+        if predictions is None:
+            from ..datasets.regression import fit_model
+
+            predictions = fit_model(X, y, kind).predictions
+            predictions.setflags(write=False)
+            if len(_FIT_CACHE) >= _FIT_CACHE_SIZE:
+                _FIT_CACHE.pop(next(iter(_FIT_CACHE)))
+            _FIT_CACHE[key] = predictions
+    return predictions, y - predictions, y
+
+
+def _model_validate(p: dict, shape: tuple, kind: str | None = None) -> dict:
+    """Pop and check the model specification (shared by the diagnostics and the DP fit).
+
+    ``kind`` given: the diagnostic needs that kind of model (PriRP: OLS; PriROC and PriBRP:
+    logistic); ``None``: the caller chooses (the DP fit)."""
+    if shape[1] < 2:
+        raise ValueError(
+            f"a diagnostics table needs at least one feature column before the outcome, got "
+            f"shape {shape}"
+        )
+    given = p.pop("kind", kind or "ols")
+    if given not in ("ols", "logistic"):
+        raise ValueError(f"kind must be 'ols' or 'logistic', got {given!r}")
+    if kind is not None and given != kind:
+        raise ValueError(f"this diagnostic needs kind={kind!r}, got {given!r}")
+    outcome = p.pop("outcome", "y")
+    if outcome not in OUTCOMES:
+        raise ValueError(f"outcome must be one of {sorted(OUTCOMES)}, got {outcome!r}")
+    if given == "logistic" and outcome != "y":
+        raise ValueError("a logistic model takes the 0/1 outcome as it is (outcome='y')")
+    return {"kind": given, "outcome": outcome}
+
+
+def _diagnosed_model(p: dict, shape: tuple, kind: str) -> dict:
+    out = _model_validate(p, shape, kind)
+    model = p.pop("model", "ordinary")
+    if model not in MODELS:
+        raise ValueError(f"model must be one of {MODELS}, got {model!r}")
+    out["model"] = model
+    if model == "public":
+        if "coef" not in p:
+            raise ValueError("model='public' needs coef= (and intercept=): public coefficients")
+        coef = check_finite_array(np.atleast_1d(p.pop("coef")), "coef")
+        if coef.size != shape[1] - 1:
+            raise ValueError(
+                f"coef must hold one coefficient per feature ({shape[1] - 1}), got {coef.size}"
+            )
+        out["coef"] = coef
+        out["intercept"] = float(check_finite_array([p.pop("intercept", 0.0)], "intercept")[0])
+    elif "coef" in p or "intercept" in p:
+        raise ValueError("coef= and intercept= are for model='public' only")
+    return out
+
+
+def _publisher(name, ndim: int) -> str:
+    from ..engine.histograms import PUBLISHERS
+
+    if not isinstance(name, str) or name not in PUBLISHERS:
+        raise ValueError(f"publisher must be one of {sorted(PUBLISHERS)}, got {name!r}")
+    if ndim not in PUBLISHERS[name].dims:
+        raise ValueError(f"publisher {name!r} does not publish {ndim}-D histograms")
+    return PUBLISHERS[name].name  # aliases ("dawa", "lm") share one cache key
+
+
+def _fraction(value, name: str, upper: float = 1.0) -> float:
+    from ..engine._validation import check_probability
+
+    value = check_probability(value, name)
+    if value >= upper:
+        raise ValueError(f"{name} must be in the open interval (0, {upper:g}), got {value!r}")
+    return value
+
+
+def _optional_int(p: dict, name: str) -> int | None:
+    value = p.pop(name, None)
+    return None if value is None else check_positive_int(value, name)
+
+
+def _unknown(p: dict, mechanism: str) -> None:
+    if p:
+        raise ValueError(f"unknown parameter(s) for {mechanism!r}: {sorted(p)}")
+
+
+def _model_label(p: dict) -> str:
+    what = "log y" if p["outcome"] == "log" else "y"
+    fit = "ordinary fit" if p["model"] == "ordinary" else "public (DP-fit) coefficients"
+    return f"{p['kind'].upper() if p['kind'] == 'ols' else 'logistic'} of {what}, {fit}"
+
+
+def _model_of(p: dict) -> dict:
+    return {k: p[k] for k in ("kind", "outcome", "model", "coef", "intercept") if k in p}
+
+
+def _bounds_pair(value, name: str, n_features: int | None = None) -> list:
+    try:
+        lower, upper = value
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (lower, upper), got {value!r}") from None
+    size = 1 if n_features is None else n_features
+    lo = np.broadcast_to(check_finite_array(np.atleast_1d(lower), f"{name} lower"), (size,))
+    hi = np.broadcast_to(check_finite_array(np.atleast_1d(upper), f"{name} upper"), (size,))
+    if np.any(lo >= hi):
+        raise ValueError(f"{name} must have lower < upper, got {value!r}")
+    if n_features is None:
+        return [float(lo[0]), float(hi[0])]
+    return [lo.astype(float).copy(), hi.astype(float).copy()]
+
+
+def _fit_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _model_validate(p, shape)
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    if out["kind"] == "ols":
+        if "bounds_X" not in p or "bounds_y" not in p:
+            raise ValueError(
+                "a DP OLS fit needs public bounds_X=(lower, upper) and bounds_y=(lower, upper) "
+                "(of the transformed outcome); diffprivlib would otherwise read them off the data"
+            )
+        out["bounds_X"] = _bounds_pair(p.pop("bounds_X"), "bounds_X", shape[1] - 1)
+        out["bounds_y"] = _bounds_pair(p.pop("bounds_y"), "bounds_y")
+    else:
+        if "data_norm" not in p:
+            raise ValueError("a DP logistic fit needs data_norm= (public bound on a row's L2 norm)")
+        out["data_norm"] = check_positive(p.pop("data_norm"), "data_norm")
+    _unknown(p, "fit_model")
+    return out
+
+
+def _fit_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from ..datasets.regression import fit_model
+
+    X, y = table[:, :-1], _transform_outcome(table[:, -1], p["outcome"])
+    extra = (
+        {"bounds_X": (p["bounds_X"][0], p["bounds_X"][1]), "bounds_y": tuple(p["bounds_y"])}
+        if p["kind"] == "ols" else {"data_norm": p["data_norm"]}
+    )
+    return fit_model(X, y, p["kind"], private=True, epsilon=p["epsilon"], rng=rng, **extra)
+
+
+def _rp_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _diagnosed_model(p, shape, "ols")
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["publisher"] = _publisher(p.pop("publisher", "dawa"), 2)
+    rho = p.pop("rho", None)
+    out["rho"] = None if rho is None else _fraction(rho, "rho")
+    out["grid"] = _optional_int(p, "grid")
+    out["theta"] = _fraction(p.pop("theta", 0.95), "theta")
+    for name in ("mu_predicted", "mu_residual"):
+        out[name] = check_positive(p.pop(name, 1.0), name)
+    for name in ("center_predicted", "center_residual"):
+        out[name] = float(check_finite_array([p.pop(name, 0.0)], name)[0])
+    if shape[0] < 2:
+        raise ValueError(f"a residual plot needs at least 2 records, the table has {shape[0]}")
+    _unknown(p, "residual_plot")
+    return out
+
+
+def _rp_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from ..engine.diagnostics import private_residual_plot
+
+    predicted, residuals, _ = model_predictions(table, **_model_of(p))
+    return private_residual_plot(
+        predicted, residuals, p["epsilon"], rng, publisher=p["publisher"], theta=p["theta"],
+        mu_predicted=p["mu_predicted"], mu_residual=p["mu_residual"],
+        center_predicted=p["center_predicted"], center_residual=p["center_residual"],
+        epsilon1=None if p["rho"] is None else p["rho"] * p["epsilon"], grid=p["grid"],
+    )
+
+
+def _roc_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _diagnosed_model(p, shape, "logistic")
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["rho"] = _fraction(p.pop("rho", 0.2), "rho")
+    out["s"] = _optional_int(p, "s")
+    thresholds = p.pop("thresholds", "recursive_medians")
+    if thresholds not in ("recursive_medians", "fixed"):
+        raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
+    out["thresholds"] = thresholds
+    out["publisher"] = _publisher(p.pop("publisher", "dawa"), 1)
+    if shape[0] < 2:
+        raise ValueError(f"a ROC curve needs at least 2 records, the table has {shape[0]}")
+    _unknown(p, "roc_curve")
+    return out
+
+
+def _roc_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from ..engine.diagnostics import private_roc_curve
+
+    scores, _, labels = model_predictions(table, **_model_of(p))
+    return private_roc_curve(
+        labels, scores, p["epsilon"], rng, rho=p["rho"], s=p["s"],
+        thresholds=p["thresholds"], publisher=p["publisher"],
+    )
+
+
+def _brp_validate(params: dict, shape: tuple) -> dict:
+    p = dict(params)
+    out = _diagnosed_model(p, shape, "logistic")
+    out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3, Fig. 4.15).
+    out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
+    out["s"] = _optional_int(p, "s")
+    if shape[0] < 4:
+        raise ValueError(f"a binned residual plot needs at least 4 records, got {shape[0]}")
+    _unknown(p, "binned_residuals")
+    return out
+
+
+def _brp_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    from ..engine.diagnostics import private_binned_residual_plot
+
+    probabilities, _, labels = model_predictions(table, **_model_of(p))
+    rho = p["rho"]
+    return private_binned_residual_plot(
+        labels, probabilities, p["epsilon"], rng, split=(rho, rho, 1.0 - 2.0 * rho), s=p["s"],
+    )
+
+
+def _public(*arrays: str, parts: bool = True, **scalars):
+    """An ``outputs`` function: the named result fields as float arrays, the named scalars
+    converted (``scalars``: field -> type), the budget split and the guarantee. These fields
+    are the whole public output of a diagnostic; nothing else leaves the door."""
+
+    def outputs(result, p: dict) -> dict:
+        out = {name: np.asarray(getattr(result, name), dtype=float) for name in arrays}
+        out.update({name: kind(getattr(result, name)) for name, kind in scalars.items()})
+        if parts:
+            out["epsilon_parts"] = dict(result.epsilon_parts)
+        out["guarantee"] = result.guarantee
+        return out
+
+    return outputs
+
+
+def _rp_outputs(result, p: dict) -> dict:
+    out = _public("points", "counts", "edges_predicted", "edges_residual", grid=int)(result, p)
+    (x0, x1), (r0, r1) = result.bounds
+    out["bounds"] = np.array([x0, x1, r0, r1], dtype=float)
+    return out
+
+
+_fit_outputs = _public("coef", parts=False, intercept=float)
+_roc_outputs = _public("fpr", "tpr", "thresholds", "noisy_tp", "noisy_fp", auc=float)
+_brp_outputs = _public("mean_predicted", "mean_residual", "bins", "noisy_sizes")
+
+
+def _spent(result, p: dict) -> float:
+    """What a diagnostic says it spent: the sum of its parts (the door checks it)."""
+    return float(sum(result.epsilon_parts.values()))
+
+
+DIAGNOSTIC_MECHANISMS: dict[str, Mechanism] = {
+    # Fitting a DP model on the data is a release of its own (its coefficients), charged once.
+    "fit_model": Mechanism(
+        "fit_model", _fit_validate, _fit_run, _fit_outputs, table=True,
+        label=lambda p: f"DP {p['kind']} fit of {'log y' if p['outcome'] == 'log' else 'y'} "
+        "(diffprivlib)"),
+    "residual_plot": Mechanism(
+        "residual_plot", _rp_validate, _rp_run, _rp_outputs, table=True, spent=_spent,
+        label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}"),
+    "roc_curve": Mechanism(
+        "roc_curve", _roc_validate, _roc_run, _roc_outputs, table=True, spent=_spent,
+        label=lambda p: f"PriROC ({p['publisher']}) — {_model_label(p)}"),
+    "binned_residuals": Mechanism(
+        "binned_residuals", _brp_validate, _brp_run, _brp_outputs, table=True, spent=_spent,
+        label=lambda p: f"PriBRP — {_model_label(p)}"),
+}
+for _mechanism in DIAGNOSTIC_MECHANISMS.values():
+    register_mechanism(_mechanism)
+
+
+def table_stand_in(n: int, n_features: int = 1, outcome: str = "continuous") -> np.ndarray:
+    """A public stand-in table (n, n_features + 1) that depends on nothing but the public shape.
+
+    ``"continuous"``: Chen 2018, §4.2.3's Ideal scenario, ``x ~ U[1, 50]`` per feature and
+    ``y = mean(x) + N(0, 1)`` -- a well-specified linear model. ``"binary"``: Chen 2018, §4.4.3's M1,
+    ``x ~ U[-1, 1]`` per feature and ``logit P(y = 1) = 2·mean(x)``. Seeded (0): a preview on it
+    is reproducible and says nothing about any confidential table.
+    """
+    n = check_positive_int(n, "n")
+    n_features = check_positive_int(n_features, "n_features")
+    rng = np.random.default_rng(0)
+    if outcome == "continuous":
+        X = rng.uniform(1.0, 50.0, (n, n_features))
+        y = X.mean(axis=1) + rng.normal(0.0, 1.0, n)
+    elif outcome == "binary":
+        X = rng.uniform(-1.0, 1.0, (n, n_features))
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-2.0 * X.mean(axis=1)))).astype(float)
+    else:
+        raise ValueError(f"outcome must be 'continuous' or 'binary', got {outcome!r}")
+    return np.column_stack((X, y))
+

@@ -1,0 +1,158 @@
+"""Released DP outputs, persisted next to the ledger so that a replay is free across processes.
+
+Only DP outputs are stored (never the data, never an engine result with its secret state). The
+encoding is JSON: arrays keep their dtype, NaN survives as null.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import math
+import secrets
+import sqlite3
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+__all__ = ["ReleaseStore", "canonical"]
+
+
+def _to_jsonable(value):
+    if isinstance(value, np.ndarray):
+        return {
+            "__array__": [None if (isinstance(v, float) and not math.isfinite(v)) else v
+                          for v in value.tolist()],
+            "dtype": str(value.dtype),
+        }
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _to_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_to_jsonable(v) for v in value]
+    return value
+
+
+def _from_jsonable(value):
+    if isinstance(value, dict):
+        if "__array__" in value:
+            dtype = np.dtype(value["dtype"])
+            items = value["__array__"]
+            if dtype.kind == "f":
+                items = [np.nan if v is None else v for v in items]
+            return np.asarray(items, dtype=dtype)
+        return {k: _from_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_from_jsonable(v) for v in value]
+    return value
+
+
+def canonical(params: dict) -> str:
+    return json.dumps(_to_jsonable(params), sort_keys=True, separators=(",", ":"))
+
+
+class ReleaseStore:
+    """Released DP outputs, persisted in a ``releases`` table of the ledger's SQLite file."""
+
+    _SCHEMA = """
+    CREATE TABLE IF NOT EXISTS releases (
+        dataset TEXT NOT NULL,
+        key TEXT NOT NULL,
+        mechanism TEXT NOT NULL,
+        label TEXT NOT NULL,
+        params TEXT NOT NULL,
+        epsilon REAL NOT NULL,
+        output TEXT NOT NULL,
+        created REAL NOT NULL,
+        PRIMARY KEY (dataset, key)
+    );
+    CREATE TABLE IF NOT EXISTS store_secret (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        value BLOB NOT NULL
+    );
+    """
+
+    # Rows kept in memory (with the teaching-mode engine results). Older ones are evicted: a
+    # file-backed store reads them back from SQLite (without the result); an in-memory ledger
+    # forgets them, so replaying one is charged afresh -- never less than the truth.
+    MEMORY_ROWS = 64
+
+    def __init__(self, path: str):
+        self._memory: OrderedDict[tuple[str, str], dict] = OrderedDict()
+        self._lock = threading.RLock()
+        self._conn: sqlite3.Connection | None = None
+        self.secret = secrets.token_bytes(32)
+        if path != ":memory:":
+            self._conn = sqlite3.connect(
+                path, timeout=60.0, isolation_level=None, check_same_thread=False
+            )
+            self._conn.execute("PRAGMA busy_timeout = 60000")
+            self._conn.executescript(self._SCHEMA)
+            # One secret per ledger file, shared by every process: release keys are keyed
+            # hashes of it, so a key seen through the API is no fingerprint of the data that an
+            # analyst could match against guesses.
+            self._conn.execute("INSERT OR IGNORE INTO store_secret (id, value) VALUES (1, ?)",
+                               (self.secret,))
+            self.secret = bytes(self._conn.execute(
+                "SELECT value FROM store_secret WHERE id = 1").fetchone()[0])
+
+    def key(self, blob: str) -> str:
+        """The cache key of a release description (a keyed hash: see ``secret``)."""
+        return hmac.new(self.secret, blob.encode(), hashlib.sha256).hexdigest()
+
+    def get(self, dataset: str, key: str) -> dict | None:
+        with self._lock:
+            row = self._memory.get((dataset, key))
+            if row is not None:
+                self._memory.move_to_end((dataset, key))
+                return row
+            if self._conn is None:
+                return None
+            got = self._conn.execute(
+                "SELECT mechanism, label, params, epsilon, output, created FROM releases "
+                "WHERE dataset = ? AND key = ?",
+                (dataset, key),
+            ).fetchone()
+        if got is None:
+            return None
+        return {
+            "mechanism": got[0],
+            "label": got[1],
+            "params": _from_jsonable(json.loads(got[2])),
+            "epsilon": got[3],
+            "output": _from_jsonable(json.loads(got[4])),
+            "time": got[5],
+        }
+
+    def put(self, dataset: str, key: str, row: dict) -> None:
+        with self._lock:
+            self._memory[(dataset, key)] = row
+            self._memory.move_to_end((dataset, key))
+            while len(self._memory) > self.MEMORY_ROWS:
+                self._memory.popitem(last=False)
+            if self._conn is not None:
+                self._conn.execute(
+                    "INSERT OR IGNORE INTO releases "
+                    "(dataset, key, mechanism, label, params, epsilon, output, created) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        dataset,
+                        key,
+                        row["mechanism"],
+                        row["label"],
+                        canonical(row["params"]),
+                        row["epsilon"],
+                        json.dumps(_to_jsonable(row["output"])),
+                        row["time"],
+                    ),
+                )
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+

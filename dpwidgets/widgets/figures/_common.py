@@ -1,0 +1,129 @@
+"""What every figure family shares: the handle, :func:`update`, the source and label helpers.
+
+Bokeh figure builders are plain functions, callable and testable without a kernel.
+
+Each ``*_figure()`` builds a layout once and returns a :class:`FigureHandle` holding the layout
+and its named :class:`~bokeh.models.ColumnDataSource` objects. Each ``*_plot_data()`` turns
+already computed numbers into ``{source name: column dict}``; :func:`update` assigns them. The
+widgets redraw only by replacing ``ColumnDataSource.data`` -- figures are never re-created --
+so a control change ships a small document patch to the browser.
+
+What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
+public stand-in values only, and leave every ``truth`` (or ``reference``) source empty after a
+release.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from bokeh.layouts import column
+from bokeh.models import (
+    ColumnDataSource,
+    LabelSet,
+    LayoutDOM,
+    Legend,
+    LegendItem,
+)
+from bokeh.plotting import figure
+
+__all__ = ["FigureHandle", "PlotData", "TOOLS", "bar_labels", "panel", "percent", "source", "stack",
+           "update"]
+
+#: What a ``*_plot_data()`` / ``*_data()`` function returns: ``{source name: column dict}``.
+PlotData = dict[str, dict[str, np.ndarray]]
+
+_EMPTY_XY = {"x": np.zeros(0), "y": np.zeros(0)}
+TOOLS = "pan,wheel_zoom,box_zoom,reset,save"
+# Time-series panels zoom along x only.
+XTOOLS = "pan,xwheel_zoom,box_zoom,reset,save"
+
+
+@dataclass
+class FigureHandle:
+    """A built layout and the data sources that drive it."""
+
+    layout: LayoutDOM
+    sources: dict[str, ColumnDataSource] = field(default_factory=dict)
+
+
+def update(handle: FigureHandle, data: Mapping[str, Mapping[str, Sequence]]) -> None:
+    """Replace the data of the named sources (one document patch per source).
+
+    A legend entry whose glyphs all draw from sources left empty is hidden (e.g. "answers" and
+    "true top-c" after an analyst release), so the legend never lists what is not on screen.
+    """
+    for name, columns in data.items():
+        handle.sources[name].data = dict(columns)
+    _sync_legends(handle)
+
+
+def _legend_items(handle: FigureHandle) -> list[tuple[LegendItem, list[ColumnDataSource]]]:
+    """Each legend item of the layout with the named sources its glyphs draw (cached)."""
+    cached = getattr(handle, "_legend_cache", None)
+    if cached is None:
+        named = {id(src) for src in handle.sources.values()}
+        cached = []
+        for item in handle.layout.select({"type": LegendItem}):
+            srcs = [r.data_source for r in item.renderers
+                    if id(getattr(r, "data_source", None)) in named]
+            # Items with a glyph on literal data (e.g. a reference line) are always shown.
+            if srcs and len(srcs) == len(item.renderers):
+                cached.append((item, srcs))
+        handle._legend_cache = cached
+    return cached
+
+
+def _has_rows(source: ColumnDataSource) -> bool:
+    return any(len(col) for col in source.data.values())
+
+
+def _sync_legends(handle: FigureHandle) -> None:
+    for item, srcs in _legend_items(handle):
+        visible = any(_has_rows(src) for src in srcs)
+        if item.visible != visible:
+            item.visible = visible
+
+
+def panel(title: str, x_label: str, y_label: str, *, width: int, height: int,
+          tools: str = TOOLS, legend: str | None = None, **options):
+    """A Bokeh figure with the families' usual tools and axis labels; ``legend`` places a legend
+    whose entries hide their glyphs on click ("right", "below"; None: none). ``options`` go to
+    :func:`bokeh.plotting.figure`."""
+    p = figure(width=width, height=height, tools=tools, x_axis_label=x_label,
+               y_axis_label=y_label, title=title, **options)
+    if legend is not None:
+        p.add_layout(Legend(click_policy="hide"), legend)
+    return p
+
+
+def source(**columns) -> ColumnDataSource:
+    return ColumnDataSource(data={k: np.asarray(v) for k, v in columns.items()})
+
+
+def bar_labels(x, top: str, text: str, source: ColumnDataSource) -> LabelSet:
+    """Values printed just above the bars ``x``/``top`` of ``source``."""
+    return LabelSet(
+        x=x, y=top, text=text, source=source, text_align="center", text_baseline="bottom",
+        y_offset=2, text_font_size="8pt", text_color="#333333",
+    )
+
+
+def percent(v: float) -> str:
+    return "–" if not np.isfinite(v) else f"{v:.0%}"
+
+
+def stack(*handles: FigureHandle) -> FigureHandle:
+    """One column layout of several handles, their sources merged (names must not clash)."""
+    sources: dict[str, ColumnDataSource] = {}
+    for h in handles:
+        clash = sources.keys() & h.sources.keys()
+        if clash:
+            raise ValueError(f"source names clash: {sorted(clash)}")
+        sources.update(h.sources)
+    return FigureHandle(column(*(h.layout for h in handles)), sources)
+
+
+_source = source
