@@ -14,10 +14,26 @@ import secrets
 import sqlite3
 import threading
 from collections import OrderedDict
+from numbers import Integral, Real
 
 import numpy as np
 
-__all__ = ["ReleaseStore", "canonical"]
+__all__ = ["ReleaseStore", "canonical", "plain"]
+
+
+def plain(value):
+    """A public detail of a result as a JSON-able value (ints stay ints; arrays are copied)."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, bool | str) or value is None:
+        return value
+    if isinstance(value, tuple | list):
+        return [plain(v) for v in value]
+    if isinstance(value, Integral):
+        return int(value)
+    if isinstance(value, Real):
+        return float(value)
+    return str(value)
 
 
 def _to_jsonable(value):

@@ -56,16 +56,8 @@ US_CENSUS_DOMAINS: Mapping[str, int] = MappingProxyType(
 #: "nativity" among the attributes and the table "marital status" (both binary); we use
 #: nativity.
 BRAZIL_CENSUS_DOMAINS: Mapping[str, int] = MappingProxyType(
-    {
-        "age": 95,
-        "gender": 2,
-        "disability": 2,
-        "nativity": 2,
-        "years_residing": 31,
-        "education": 140,
-        "hours_worked": 95,
-        "income": 586,
-    }
+    {"age": 95, "gender": 2, "disability": 2, "nativity": 2, "years_residing": 31,
+     "education": 140, "hours_worked": 95, "income": 586}
 )
 
 
@@ -223,6 +215,13 @@ def _age_pmf(size: int) -> np.ndarray:
     return pmf / pmf.sum()
 
 
+def _census_table(domains: Mapping[str, int], columns: dict, **described) -> CodedTable:
+    """A :class:`CodedTable` of int64 codes in the domains' column order, codes ``0..A-1``."""
+    frame = pd.DataFrame(columns, columns=list(domains)).astype(np.int64)
+    return CodedTable(frame=frame, domains={c: (0, a - 1) for c, a in domains.items()},
+                      **described)
+
+
 def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> CodedTable:
     """A table with the attributes and domains of Li 2017's US census extract (Fig. 3.3a).
 
@@ -231,17 +230,8 @@ def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> 
     nominal attribute) and gender (2). Made-up but plausible dependence: a latent Gaussian
     drives age, occupation and income (correlations 0.2, 0.35, 0.45); men earn more
     (+0.3 latent s.d.); under-16s have income 0 and occupation 0 ("none") -- structural
-    zeros the Gaussian copula cannot express, and a binary gender for the hybrid.
-
-    Parameters
-    ----------
-    n : int
-        Records (the text: 100,000).
-    rng : numpy.random.Generator, optional
-
-    Returns
-    -------
-    CodedTable
+    zeros the Gaussian copula cannot express, and a binary gender for the hybrid. ``n``
+    records (the text: 100,000), drawn with ``rng``; returns a :class:`CodedTable`.
     """
     n = check_positive_int(n, "n")
     rng = check_rng(rng)
@@ -256,13 +246,9 @@ def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> 
     minor = age < 16
     occupation = np.where(minor, 0, np.minimum(occupation, 510))
     income = np.where(minor, 0, income)
-    frame = pd.DataFrame(
+    return _census_table(
+        US_CENSUS_DOMAINS,
         {"age": age, "income": income, "occupation": occupation, "gender": gender},
-        columns=list(US_CENSUS_DOMAINS),
-    ).astype(np.int64)
-    return CodedTable(
-        frame=frame,
-        domains={c: (0, a - 1) for c, a in US_CENSUS_DOMAINS.items()},
         name="us-census-like",
         description=(
             f"{n} records shaped like Li 2017's US census extract (age 96, income 1020, "
@@ -282,17 +268,8 @@ def brazil_census_like(n: int = 188_846, rng: np.random.Generator | None = None)
     years residing, education, hours and income (age-years 0.5, education-income 0.55,
     hours-income 0.4, ...); disability more likely with age; migrants (nativity 1) have
     lived fewer years where they are; men work more hours and earn more; children have
-    0 hours and 0 income.
-
-    Parameters
-    ----------
-    n : int
-        Records (the text: 188,846).
-    rng : numpy.random.Generator, optional
-
-    Returns
-    -------
-    CodedTable
+    0 hours and 0 income. ``n`` records (the text: 188,846), drawn with ``rng``; returns a
+    :class:`CodedTable`.
     """
     n = check_positive_int(n, "n")
     rng = check_rng(rng)
@@ -322,22 +299,11 @@ def brazil_census_like(n: int = 188_846, rng: np.random.Generator | None = None)
     child = age < 14
     hours = np.where(child, 0, hours)
     income = np.where(child, 0, income)
-    frame = pd.DataFrame(
-        {
-            "age": age,
-            "gender": gender,
-            "disability": disability,
-            "nativity": nativity,
-            "years_residing": years,
-            "education": education,
-            "hours_worked": hours,
-            "income": income,
-        },
-        columns=list(BRAZIL_CENSUS_DOMAINS),
-    ).astype(np.int64)
-    return CodedTable(
-        frame=frame,
-        domains={c: (0, a - 1) for c, a in BRAZIL_CENSUS_DOMAINS.items()},
+    return _census_table(
+        BRAZIL_CENSUS_DOMAINS,
+        {"age": age, "gender": gender, "disability": disability, "nativity": nativity,
+         "years_residing": years, "education": education, "hours_worked": hours,
+         "income": income},
         name="brazil-census-like",
         description=(
             f"{n} records shaped like Li 2017's Brazil census extract (8 attributes, domains "

@@ -640,14 +640,18 @@ class PrivacyLedger:
         amount = Fraction(epsilon)
         if partition is None:
             return before, whole + amount, parallel, [], None
-        marks = ",".join("?" * len(parts))
-        current = dict(
-            self._conn.execute(
-                f"SELECT part, total FROM part_totals WHERE dataset = ? AND partition = ? "
-                f"AND part IN ({marks})",
-                (self.dataset, partition, *parts),
-            ).fetchall()
-        )
+        current = {}
+        # In chunks: SQLite caps the number of bound parameters of one statement.
+        for i in range(0, len(parts), 10_000):
+            chunk = parts[i : i + 10_000]
+            marks = ",".join("?" * len(chunk))
+            current.update(
+                self._conn.execute(
+                    f"SELECT part, total FROM part_totals WHERE dataset = ? AND partition = ? "
+                    f"AND part IN ({marks})",
+                    (self.dataset, partition, *chunk),
+                ).fetchall()
+            )
         row = self._conn.execute(
             "SELECT max FROM partition_max WHERE dataset = ? AND partition = ?",
             (self.dataset, partition),

@@ -610,7 +610,9 @@ def _distance_sampling(
         i = t + 1  # the text's 1-based time
         if paced:
             # Public: the release count's lag behind the schedule 0.5 + C t / N.
-            t_now = min(2.0, scale * math.exp(gain * (count - 0.5 - target * t)))
+            # The cap 2 is reached well before exp() overflows: compare exponents first.
+            lag = gain * (count - 0.5 - target * t)
+            t_now = 2.0 if lag > math.log(2.0 / scale) + 1.0 else min(2.0, scale * math.exp(lag))
         thresholds[t] = t_now
         if count < cutoff and t == n_times - 1:
             # Alg. 7 line 10 / Alg. 8 line 14: the last time point spends what is left.

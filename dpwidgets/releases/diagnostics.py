@@ -21,6 +21,7 @@ stated in each engine docstring).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 
 import numpy as np
 
@@ -171,14 +172,28 @@ def _fraction(value, name: str, upper: float = 1.0) -> float:
     return value
 
 
-def _optional_int(p: dict, name: str) -> int | None:
+def _diagnostics():
+    from ..engine import diagnostics
+
+    return diagnostics
+
+
+def _optional_int(p: dict, name: str, maximum: int | None = None) -> int | None:
     value = p.pop(name, None)
-    return None if value is None else check_positive_int(value, name)
+    return None if value is None else check_positive_int(value, name, maximum=maximum)
 
 
 def _unknown(p: dict, mechanism: str) -> None:
     if p:
         raise ValueError(f"unknown parameter(s) for {mechanism!r}: {sorted(p)}")
+
+
+def _finish(p: dict, out: dict, shape: tuple, name: str, what: str, minimum: int = 2) -> dict:
+    """The last checks of a diagnostic's parameters: enough records, nothing unknown."""
+    if shape[0] < minimum:
+        raise ValueError(f"{what} needs at least {minimum} records, the table has {shape[0]}")
+    _unknown(p, name)
+    return out
 
 
 def _model_label(p: dict) -> str:
@@ -244,28 +259,13 @@ def _rp_validate(params: dict, shape: tuple) -> dict:
     out["publisher"] = _publisher(p.pop("publisher", "dawa"), 2)
     rho = p.pop("rho", None)
     out["rho"] = None if rho is None else _fraction(rho, "rho")
-    out["grid"] = _optional_int(p, "grid")
+    out["grid"] = _optional_int(p, "grid", _diagnostics().MAX_GRID)
     out["theta"] = _fraction(p.pop("theta", 0.95), "theta")
     for name in ("mu_predicted", "mu_residual"):
         out[name] = check_positive(p.pop(name, 1.0), name)
     for name in ("center_predicted", "center_residual"):
         out[name] = float(check_finite_array([p.pop(name, 0.0)], name)[0])
-    if shape[0] < 2:
-        raise ValueError(f"a residual plot needs at least 2 records, the table has {shape[0]}")
-    _unknown(p, "residual_plot")
-    return out
-
-
-def _rp_run(table: np.ndarray, p: dict, rng: np.random.Generator):
-    from ..engine.diagnostics import private_residual_plot
-
-    predicted, residuals, _ = model_predictions(table, **_model_of(p))
-    return private_residual_plot(
-        predicted, residuals, p["epsilon"], rng, publisher=p["publisher"], theta=p["theta"],
-        mu_predicted=p["mu_predicted"], mu_residual=p["mu_residual"],
-        center_predicted=p["center_predicted"], center_residual=p["center_residual"],
-        epsilon1=None if p["rho"] is None else p["rho"] * p["epsilon"], grid=p["grid"],
-    )
+    return _finish(p, out, shape, "residual_plot", "a residual plot")
 
 
 def _roc_validate(params: dict, shape: tuple) -> dict:
@@ -273,26 +273,13 @@ def _roc_validate(params: dict, shape: tuple) -> dict:
     out = _diagnosed_model(p, shape, "logistic")
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
     out["rho"] = _fraction(p.pop("rho", 0.2), "rho")
-    out["s"] = _optional_int(p, "s")
+    out["s"] = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
     thresholds = p.pop("thresholds", "recursive_medians")
     if thresholds not in ("recursive_medians", "fixed"):
         raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
     out["thresholds"] = thresholds
     out["publisher"] = _publisher(p.pop("publisher", "dawa"), 1)
-    if shape[0] < 2:
-        raise ValueError(f"a ROC curve needs at least 2 records, the table has {shape[0]}")
-    _unknown(p, "roc_curve")
-    return out
-
-
-def _roc_run(table: np.ndarray, p: dict, rng: np.random.Generator):
-    from ..engine.diagnostics import private_roc_curve
-
-    scores, _, labels = model_predictions(table, **_model_of(p))
-    return private_roc_curve(
-        labels, scores, p["epsilon"], rng, rho=p["rho"], s=p["s"],
-        thresholds=p["thresholds"], publisher=p["publisher"],
-    )
+    return _finish(p, out, shape, "roc_curve", "a ROC curve")
 
 
 def _brp_validate(params: dict, shape: tuple) -> dict:
@@ -301,21 +288,35 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
     # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3, Fig. 4.15).
     out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
-    out["s"] = _optional_int(p, "s")
-    if shape[0] < 4:
-        raise ValueError(f"a binned residual plot needs at least 4 records, got {shape[0]}")
-    _unknown(p, "binned_residuals")
-    return out
+    out["s"] = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
+    return _finish(p, out, shape, "binned_residuals", "a binned residual plot", minimum=4)
 
 
-def _brp_run(table: np.ndarray, p: dict, rng: np.random.Generator):
-    from ..engine.diagnostics import private_binned_residual_plot
+def _on_model(engine_function: str, inputs: tuple[str, ...], options: Callable[[dict], dict]):
+    """A diagnostic's ``run``: the diagnosed model's predictions, residuals and outcome on the
+    table (inside the door), then the engine's ``engine_function`` on the named ``inputs``."""
 
-    probabilities, _, labels = model_predictions(table, **_model_of(p))
-    rho = p["rho"]
-    return private_binned_residual_plot(
-        labels, probabilities, p["epsilon"], rng, split=(rho, rho, 1.0 - 2.0 * rho), s=p["s"],
-    )
+    def run(table: np.ndarray, p: dict, rng: np.random.Generator):
+        from ..engine import diagnostics
+
+        predicted, residuals, outcome = model_predictions(table, **_model_of(p))
+        named = {"predicted": predicted, "residuals": residuals, "outcome": outcome}
+        return getattr(diagnostics, engine_function)(
+            *(named[i] for i in inputs), p["epsilon"], rng, **options(p))
+
+    return run
+
+
+_rp_run = _on_model("private_residual_plot", ("predicted", "residuals"), lambda p: {
+    "publisher": p["publisher"], "theta": p["theta"], "mu_predicted": p["mu_predicted"],
+    "mu_residual": p["mu_residual"], "center_predicted": p["center_predicted"],
+    "center_residual": p["center_residual"], "grid": p["grid"],
+    "epsilon1": None if p["rho"] is None else p["rho"] * p["epsilon"]})
+_roc_run = _on_model("private_roc_curve", ("outcome", "predicted"), lambda p: {
+    "rho": p["rho"], "s": p["s"], "thresholds": p["thresholds"], "publisher": p["publisher"]})
+# ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3).
+_brp_run = _on_model("private_binned_residual_plot", ("outcome", "predicted"), lambda p: {
+    "split": (p["rho"], p["rho"], 1.0 - 2.0 * p["rho"]), "s": p["s"]})
 
 
 def _public(*arrays: str, parts: bool = True, **scalars):

@@ -69,12 +69,13 @@ Kellaris, Papadopoulos, Xiao, Papadias 2014 (w-event privacy, BD, BA).
 from __future__ import annotations
 
 import math
-from numbers import Integral, Real
+from numbers import Real
 
 import numpy as np
 
 from ..engine._validation import check_epsilon, check_positive_int
 from ..mechanism import Fact, Mechanism, register_mechanism
+from ..store import plain as _plain
 
 __all__ = [
     "DYNAMIC_MECHANISMS",
@@ -227,7 +228,7 @@ def _w(p: dict) -> int:
     if p.get("w") is None:
         p.pop("w", None)
         raise ValueError("a w-event mechanism needs w= (the window length, an integer >= 1)")
-    return check_positive_int(p.pop("w"), "w")
+    return check_positive_int(p.pop("w"), "w", maximum=_engine().MAX_WINDOW)
 
 
 def _unknown(p: dict, mechanism: str) -> None:
@@ -286,22 +287,24 @@ def _dsat_w_validate(params: dict, shape: tuple) -> dict:
     return out
 
 
-def _fixed_validate(params: dict, shape: tuple) -> dict:
-    p = dict(params)
-    n_times, _ = _series_shape(shape, "dynamic_fixed", 1)
-    out = {"epsilon": check_epsilon(p.pop("epsilon")), "n_times": n_times,
-           "cutoff": _cutoff(p, n_times, "N"), "publisher": _publisher(p)}
-    _unknown(p, "dynamic_fixed")
-    return out
+def _baseline_validate(mechanism: str, cutoff: bool):
+    """The validator of a dynamic baseline: ε/N per snapshot, or fixed sampling (``cutoff``)."""
+
+    def validate(params: dict, shape: tuple) -> dict:
+        p = dict(params)
+        n_times, _ = _series_shape(shape, mechanism, 1)
+        out = {"epsilon": check_epsilon(p.pop("epsilon")), "n_times": n_times}
+        if cutoff:
+            out["cutoff"] = _cutoff(p, n_times, "N")
+        out["publisher"] = _publisher(p)
+        _unknown(p, mechanism)
+        return out
+
+    return validate
 
 
-def _uniform_validate(params: dict, shape: tuple) -> dict:
-    p = dict(params)
-    n_times, _ = _series_shape(shape, "dynamic_uniform", 1)
-    out = {"epsilon": check_epsilon(p.pop("epsilon")), "n_times": n_times,
-           "publisher": _publisher(p)}
-    _unknown(p, "dynamic_uniform")
-    return out
+_fixed_validate = _baseline_validate("dynamic_fixed", cutoff=True)
+_uniform_validate = _baseline_validate("dynamic_uniform", cutoff=False)
 
 
 def _kellaris_validate(mechanism: str):
@@ -369,24 +372,12 @@ def _run_ba(series: np.ndarray, p: dict, rng: np.random.Generator):
                                                publisher=p["publisher"])
 
 
-def _plain(value):
-    """A JSON-able scalar (ints stay ints)."""
-    if isinstance(value, bool | str) or value is None:
-        return value
-    if isinstance(value, Integral):
-        return int(value)
-    return float(value)
-
-
 def dynamic_outputs(result, p: dict | None = None) -> dict:
     """The DP output of a :class:`~dpwidgets.engine.dynamic.DynamicRelease`, and nothing else.
 
-    ``p`` (the validated parameters) is unused: it is the :class:`~dpwidgets.mechanism.Mechanism`
-    signature.
+    Returns the dict (``p``, the validated parameters, is unused: the spec's ``outputs``
+    signature):
 
-    Returns
-    -------
-    dict
         ``histograms`` (k, U): the new private histograms, in time order; ``release_points``
         (N,) bool; ``release_epsilons`` (N,): the budget of each release (0 elsewhere);
         ``thresholds`` (N,): the public threshold trajectory (NaN for the methods without
@@ -512,7 +503,9 @@ def dynamic_stand_in(
 # Registration
 # --------------------------------------------------------------------------------------------
 def _w_cost(p: dict) -> float:
-    return p["epsilon"] * user_level_factor(p["n_times"], p["w"])
+    # The user-level charge must itself be a budget the ledger and engine accept.
+    return check_epsilon(p["epsilon"] * user_level_factor(p["n_times"], p["w"]),
+                         "epsilon * ceil(N / w) (the user-level charge)")
 
 
 def _w_note(p: dict) -> str:

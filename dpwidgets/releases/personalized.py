@@ -297,12 +297,9 @@ def _histogram_run(table: np.ndarray, p: dict, rng: np.random.Generator):
 def histogram_outputs(result: pdp.PersonalizedResult, p: dict | None = None) -> dict:
     """The DP output of a personalized histogram, and public functions of the privacy vector.
 
-    ``p`` (the validated parameters) is unused: it is the :class:`~dpwidgets.mechanism.Mechanism`
-    signature.
+    Returns the dict (``p``, the validated parameters, is unused: the spec's ``outputs``
+    signature):
 
-    Returns
-    -------
-    dict
         ``counts`` (B,): the DP histogram; ``release_counts`` (k, B): each release's noisy
         histogram before the ensemble (for Sampling: the noisy histogram of the secret sample);
         ``edges`` (B+1,); ``labels`` (n,): each record's round-1 release (``-1``: none);

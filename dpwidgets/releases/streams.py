@@ -187,7 +187,8 @@ def _lm_validate(params: dict, n: int) -> dict:
     p = dict(params)
     out = {
         "epsilon": check_epsilon(p.pop("epsilon")),
-        "k": check_positive_int(p.pop("k", 0), "k (backward-smoothing steps)", minimum=0),
+        "k": check_positive_int(p.pop("k", 0), "k (backward-smoothing steps)", minimum=0,
+                                maximum=st.MAX_WINDOW),
     }
     _unknown(p, "laplace_stream")
     if n < 1:

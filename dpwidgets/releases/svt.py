@@ -73,13 +73,14 @@ def _svt_validate(params: dict, n: int) -> dict:
     }
     ratio = p.pop("ratio", None)
     out["ratio"] = None if ratio is None else check_epsilon(ratio, "ratio")
+    # The engine's own parameter checks (epsilon3 within the total, data-dependent thresholds
+    # only for the generalized variant, ...): data-free, so they run before the charge.
+    svt._check_params(out["variant"], out["epsilon"], out["c"], out["sensitivity"],
+                      out["monotonic"], out["ratio"], out["epsilon3"],
+                      out["threshold_sensitivity"])
     if p:
         raise ValueError(f"unknown parameter(s) for 'svt': {sorted(p)}")
     return out
-
-
-def _svt_run(data: np.ndarray, p: dict, rng: np.random.Generator):
-    return _svt_module().sparse_vector(data, rng=rng, **p)
 
 
 def _svt_outputs(result, p: dict) -> dict:
@@ -125,10 +126,6 @@ def _top_c_validate(params: dict, n: int) -> dict:
     return out
 
 
-def _top_c_run(data: np.ndarray, p: dict, rng: np.random.Generator):
-    return _svt_module().top_c(data, rng=rng, **p)
-
-
 def _top_c_outputs(result, p: dict) -> dict:
     return {"selected": np.asarray(result, dtype=int)}
 
@@ -165,12 +162,14 @@ _SVT_FACTS = {
 SVT_MECHANISMS: dict[str, Mechanism] = {
     # epsilon is the total: the engine takes epsilon3 out of it (the budget convention).
     "svt": Mechanism(
-        "svt", _svt_validate, _svt_run, _svt_outputs,
+        "svt", _svt_validate,
+        lambda data, p, rng: _svt_module().sparse_vector(data, rng=rng, **p), _svt_outputs,
         lambda p: f"SVT {p['variant']} c={p['c']}", private=_svt_private, facts=_SVT_FACTS,
         neighbours="one row added or removed; each answer moves by at most the sensitivity",
         spent=lambda result, p: result.epsilon),
     "top_c": Mechanism(
-        "top_c", _top_c_validate, _top_c_run, _top_c_outputs,
+        "top_c", _top_c_validate,
+        lambda data, p, rng: _svt_module().top_c(data, rng=rng, **p), _top_c_outputs,
         lambda p: f"top-{p['c']} ({p['method']})", facts={"monotonic": Fact("at_most", True)},
         neighbours="one row added or removed; each score moves by at most 1"),
     # The reconstruction attack runs GPTT, which is not private for any epsilon: teaching only.

@@ -70,8 +70,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine._validation import check_epsilon, check_positive_int
+from ..engine._validation import check_epsilon, check_positive, check_positive_int
 from ..mechanism import Mechanism, register_mechanism
+from ..store import plain as _plain
 
 if TYPE_CHECKING:  # pandas is imported when a table is released, not with the package
     import pandas as pd
@@ -329,14 +330,21 @@ def _dpcopula_validate(params: dict, shape: tuple) -> dict:
     if method not in _engine().METHODS:
         raise ValueError(f"method must be one of {sorted(_engine().METHODS)}, got {method!r}")
     out["method"] = method
-    out["k"] = check_epsilon(p.pop("k", 8.0), "k (= eps1/eps2)")
+    out["k"] = check_positive(p.pop("k", 8.0), "k (= eps1/eps2)")
+    # Both parts of the split must be budgets the engine accepts (eps2 = eps / (1 + k)).
+    for part, share in (("eps1", out["k"] / (1.0 + out["k"])), ("eps2", 1.0 / (1.0 + out["k"]))):
+        check_epsilon(out["epsilon"] * share, f"{part} = epsilon * split by k")
     out["publisher"] = _publisher(p, "dawa")
     threshold = p.pop("hybrid_threshold", 10)
     out["hybrid_threshold"] = (None if threshold is None
                                else check_positive_int(threshold, "hybrid_threshold", minimum=2))
     out["sample_size"] = _optional_int(p, "sample_size", 2)
     out["mle_partitions"] = _optional_int(p, "mle_partitions", 1)
-    out["max_partitions"] = check_positive_int(p.pop("max_partitions", 8), "max_partitions")
+    out["max_partitions"] = check_positive_int(p.pop("max_partitions", 8), "max_partitions",
+                                               maximum=_engine().MAX_PARTITIONS)
+    if out["mle_partitions"] is not None and out["mle_partitions"] > _engine().MAX_PARTITIONS:
+        raise ValueError(f"mle_partitions must be at most {_engine().MAX_PARTITIONS}, got "
+                         f"{out['mle_partitions']}")
     out["margin_fit"] = _margin_fit(p)
     _unknown(p, "dpcopula")
     return out
@@ -344,17 +352,17 @@ def _dpcopula_validate(params: dict, shape: tuple) -> dict:
 
 def _independent_validate(params: dict, shape: tuple) -> dict:
     p, out = _common(params, shape, "independent_synth")
-    out["publisher"] = _publisher(p, "dawa")
-    out["margin_fit"] = _margin_fit(p)
+    out.update(publisher=_publisher(p, "dawa"), margin_fit=_margin_fit(p))
     _unknown(p, "independent_synth")
     return out
 
 
 def _laplace_validate(params: dict, shape: tuple) -> dict:
     p, out = _common(params, shape, "laplace_histogram_synth")
-    out["publisher"] = _publisher(p, "identity")
-    out["max_cells"] = check_positive_int(p.pop("max_cells", 10**7), "max_cells")
-    out["margin_fit"] = _margin_fit(p)
+    out.update(publisher=_publisher(p, "identity"),
+               max_cells=check_positive_int(p.pop("max_cells", 10**7), "max_cells",
+                                            maximum=_engine().MAX_CELLS),
+               margin_fit=_margin_fit(p))
     _unknown(p, "laplace_histogram_synth")
     if out["domains"] is not None:
         cells = math.prod(_size(d) for d in out["domains"].values())
@@ -457,29 +465,12 @@ def _compact(values: np.ndarray) -> np.ndarray:
                                         np.min_scalar_type(int(values.max()))))
 
 
-def _plain(value):
-    if isinstance(value, np.ndarray):
-        return value.copy()
-    if isinstance(value, bool | str) or value is None:
-        return value
-    if isinstance(value, tuple | list):
-        return [_plain(v) for v in value]
-    if _is_int(value):
-        return int(value)
-    if isinstance(value, Real):
-        return float(value)
-    return str(value)
-
-
 def synth_outputs(result, p: dict | None = None) -> dict:
     """The DP output of a :class:`~dpwidgets.engine.synth.SynthResult`, and nothing else.
 
-    ``p`` (the validated parameters) is unused: it is the :class:`~dpwidgets.mechanism.Mechanism`
-    signature.
+    Returns the dict (``p``, the validated parameters, is unused: the spec's ``outputs``
+    signature):
 
-    Returns
-    -------
-    dict
         ``columns`` (list of str), ``dtypes`` (the dataset's dtypes, for
         :func:`synthetic_frame`), ``data`` (column -> array: the synthetic records, in the
         smallest integer dtype that holds them), ``n_rows``, ``method``, ``epsilon``,

@@ -632,3 +632,12 @@ def test_a_wal_file_held_open_elsewhere_is_switched_at_the_next_open(tmp_path):
     with PrivacyLedger(path, dataset="d") as ledger:
         assert ledger._conn.execute("PRAGMA journal_mode").fetchone()[0] == "truncate"
         assert ledger.spent == pytest.approx(0.9)
+
+
+def test_a_release_over_many_parts():
+    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=10.0)
+    bins = [str(i) for i in range(40_000)]  # more than SQLite binds in one statement
+    ledger.spend(0.5, partition="bins", parts=bins)
+    ledger.spend(0.25, partition="bins", parts=bins[:20_001])
+    assert ledger.spent == 0.75
+    assert ledger.cost_of(1.0, partition="bins", parts=bins[30_000:]) == 0.75
