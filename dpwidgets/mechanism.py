@@ -216,7 +216,7 @@ class Overdraft:
 MECHANISMS: dict[str, Mechanism] = {}
 """The mechanisms :meth:`Session.release` knows, by name (filled by :mod:`dpwidgets.releases`)."""
 
-_BUILTIN: set[str] = set()
+_BUILTIN: dict[str, Mechanism] = {}
 _REGISTERING_BUILTINS = [False]
 
 
@@ -238,9 +238,10 @@ def register_mechanism(mechanism: Mechanism) -> None:
         raise TypeError("facts must map parameter names to Fact")
     MECHANISMS[mechanism.name] = mechanism
     if _REGISTERING_BUILTINS[0]:
-        _BUILTIN.add(mechanism.name)
+        _BUILTIN[mechanism.name] = mechanism
 
 
 def is_builtin(name: str) -> bool:
-    """Whether ``name`` is one of the mechanisms shipped with dpwidgets."""
-    return name in _BUILTIN
+    """Whether ``name`` is one of the mechanisms shipped with dpwidgets (the very object
+    registered when the package loaded: a spec put into :data:`MECHANISMS` by hand is not)."""
+    return name in _BUILTIN and MECHANISMS.get(name) is _BUILTIN[name]

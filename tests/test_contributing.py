@@ -156,3 +156,16 @@ def test_the_toy_spec_is_refused_where_the_owner_did_not_allow_it(registered, tm
     with pytest.raises(ParameterError, match="threshold"):  # the spec's own validation
         t.release("d", "count_above", epsilon=0.1, threshold=float("nan"))
     assert t.spent("d") == 0.0
+
+
+def test_every_widget_family_derives_from_the_one_base():
+    import inspect
+
+    import ipywidgets
+
+    import dpwidgets.widgets as widgets
+
+    classes = [c for c in vars(widgets).values() if inspect.isclass(c)
+               and issubclass(c, ipywidgets.DOMWidget) and c is not widgets.BudgetMeter]
+    assert len(classes) == 10
+    assert all(issubclass(c, ReleaseWidget) for c in classes), classes

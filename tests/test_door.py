@@ -223,3 +223,19 @@ def test_release_keys_are_no_fingerprint_of_the_data(tmp_path):
     again = Session(mode="analyst", ledger=tmp_path / "a.sqlite")
     again.add_dataset("visits", SECRET, total_epsilon=1.0, stand_in=STAND_IN)
     assert again.release_key("visits", "svt", **SVT) == a.release_key("visits", "svt", **SVT)
+
+
+def test_a_spec_swapped_into_the_registry_is_not_built_in(tmp_path):
+    import dataclasses
+
+    from dpwidgets.mechanism import MECHANISMS
+
+    original = MECHANISMS["svt"]
+    MECHANISMS["svt"] = dataclasses.replace(original, run=lambda data, p, rng: data)
+    try:
+        s = analyst(tmp_path / "l.sqlite")
+        with pytest.raises(PrivacyPolicyError, match="allow"):
+            s.release("visits", "svt", **SVT)
+        assert s.spent("visits") == 0.0
+    finally:
+        MECHANISMS["svt"] = original

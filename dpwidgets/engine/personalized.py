@@ -893,8 +893,32 @@ def _plan_fields(plan: ReleasePlan, target: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, eq=False, kw_only=True)
+class _Planned:
+    """The fields every personalized result takes from its release plan (see
+    :func:`_plan_fields`), keyword-only, after each result's own fields."""
+
+    method: str
+    ensemble: str
+    partitions: tuple[np.ndarray, ...]
+    partition_epsilons: np.ndarray
+    partition_rounds: np.ndarray
+    labels: np.ndarray
+    enjoyed: np.ndarray
+    budgets: np.ndarray
+    threshold: float | None
+    epsilon_parts: Mapping[str, float]
+    guarantee: str
+    neighbours: str
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "epsilon_parts", MappingProxyType(dict(self.epsilon_parts)))
+        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+
 @dataclass(frozen=True, eq=False)
-class PersonalizedResult:
+class PersonalizedResult(_Planned):
     """A personalized-DP histogram and what every record paid for it.
 
     Attributes
@@ -928,25 +952,8 @@ class PersonalizedResult:
 
     counts: np.ndarray
     edges: np.ndarray
-    method: str
-    ensemble: str
-    partitions: tuple[np.ndarray, ...]
-    partition_epsilons: np.ndarray
-    partition_rounds: np.ndarray
-    labels: np.ndarray
-    enjoyed: np.ndarray
-    budgets: np.ndarray
-    threshold: float | None
-    epsilon_parts: Mapping[str, float]
-    guarantee: str
-    neighbours: str
     release_counts: np.ndarray
     weights: np.ndarray
-    details: Mapping[str, Any] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "epsilon_parts", MappingProxyType(dict(self.epsilon_parts)))
-        object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
 
     @property
     def n(self) -> int:
@@ -1173,7 +1180,7 @@ _ENSEMBLES_LR = ("weighted_vote", "vote", "best")
 
 
 @dataclass(frozen=True, eq=False)
-class PersonalizedClassifier:
+class PersonalizedClassifier(_Planned):
     """Personalized-DP logistic regression: the fitted model(s) and their ensemble.
 
     Attributes
@@ -1191,19 +1198,6 @@ class PersonalizedClassifier:
 
     models: tuple[Any, ...]
     weights: np.ndarray
-    method: str
-    ensemble: str
-    partitions: tuple[np.ndarray, ...]
-    partition_epsilons: np.ndarray
-    partition_rounds: np.ndarray
-    labels: np.ndarray
-    enjoyed: np.ndarray
-    budgets: np.ndarray
-    threshold: float | None
-    epsilon_parts: Mapping[str, float]
-    guarantee: str
-    neighbours: str
-    details: Mapping[str, Any] = field(default_factory=dict)
 
     def _check_x(self, X) -> np.ndarray:
         X = check_finite_array(X, "X", ndim=2)

@@ -24,6 +24,7 @@ import ipywidgets as w
 import numpy as np
 from bokeh.layouts import column, row
 
+from ..engine._validation import check_positive_int
 from ..engine.evaluation import top_c_rates
 from ..engine.svt import VARIANTS
 from ..session import PrivacyPolicyError, Release, Session
@@ -39,7 +40,10 @@ from .controls import (
     control_problem,
 )
 
-__all__ = ["SVTExplorer", "audit_epsilon", "audited_loss", "default_threshold"]
+#: The most simulations the top-c panel averages per redraw (each reruns EM and SVT-ReTr).
+MAX_TOPC_RUNS = 100
+
+__all__ = ["MAX_TOPC_RUNS", "SVTExplorer", "audit_epsilon", "audited_loss", "default_threshold"]
 
 DEFAULT_DATASET = "zipf_items"
 
@@ -132,7 +136,8 @@ class SVTExplorer(ReleaseWidget):
         Whether the queries are monotonic (counts under add/remove-one). Teaching only; in
         analyst mode it is the data owner's declaration (``session.facts``), shown read-only.
     topc_runs : int
-        Runs averaged for the EM and SVT-ReTr bars of the top-c panel.
+        Runs averaged for the EM and SVT-ReTr bars of the top-c panel (at most
+        :data:`MAX_TOPC_RUNS`).
     debounce : float
         Seconds of quiet before recomputing in a kernel (0: recompute on every change).
     """
@@ -162,7 +167,8 @@ class SVTExplorer(ReleaseWidget):
                 raise ValueError("add a dataset to the analyst session first (add_dataset)")
         self.dataset = dataset
         self.n_queries = session.size(dataset)
-        self.topc_runs = int(topc_runs)
+        # Each run is a full EM and SVT-ReTr simulation on every slider move: a few suffice.
+        self.topc_runs = check_positive_int(topc_runs, "topc_runs", maximum=MAX_TOPC_RUNS)
         public = session.public_view(dataset)
 
         allowed = [v for v in VARIANTS if session.teaching or VARIANTS[v].private]

@@ -10,7 +10,9 @@ import pytest
 from dpwidgets.widgets.controls import (
     Debouncer,
     EpsilonSlider,
+    FloatRangeSlider,
     FloatSlider,
+    IntRangeSlider,
     IntSlider,
     SliderText,
     SplitControl,
@@ -157,3 +159,19 @@ def test_slider_echoes_reach_no_observer_but_user_moves_do():
     assert rho.value == 0.2554 and moves == [0.2554]
     rho.set_state({"value": 0.5})
     assert moves == [0.2554, 0.5]
+
+
+def test_range_sliders_keep_a_bad_pair_and_name_it():
+    r = FloatRangeSlider(value=(0.2, 0.8), min=0.01, max=1.0, step=0.01, description="budgets")
+    assert control_problem(r) is None
+    r.value = (0.5, 3.0)  # beyond max: kept, not clamped to (0.5, 1.0)
+    assert r.value == (0.5, 3.0)
+    assert control_problem(r) == ("budgets: got 0.5-3; accepted: a range low-high within "
+                                  "[0.01, 1].")
+    r.value = (0.6, 0.4)  # reversed: kept (ipywidgets would raise), refused
+    assert "got 0.6-0.4" in control_problem(r)
+    r.value = (0.1, 0.9)
+    r.max = 0.5  # narrowing the range leaves the value alone
+    assert r.value == (0.1, 0.9) and "got 0.1-0.9" in control_problem(r)
+    cells = IntRangeSlider(value=(0, 128), min=0, max=100, description="cells shown")
+    assert cells.value == (0, 128) and "cells shown: got 0-128" in control_problem(cells)
