@@ -288,3 +288,23 @@ def test_a_failure_while_running_on_the_data_says_nothing_and_stays_charged(tmp_
         assert "1000" not in s.last_refusal
     finally:
         MECHANISMS.pop("toy_fails", None)
+
+
+def test_stored_outputs_round_trip_binary_and_old_json_rows_still_read(tmp_path):
+    from dpwidgets.store import _to_jsonable, decode_output, encode_output
+
+    output = {"a": np.array([1.5, np.nan, -np.inf]), "b": np.arange(6).reshape(2, 3),
+              "flags": np.array([True, False]), "labels": np.array(["x", "yz"]),
+              "n": 3, "nested": {"c": [np.array([0.25]), "text", None]}, "eps": 0.5}
+    skeleton, blob = encode_output(output)
+    back = decode_output(skeleton, blob)
+    for key in ("a", "b", "flags", "labels"):
+        np.testing.assert_array_equal(back[key], output[key])
+        assert back[key].dtype == output[key].dtype and back[key].shape == output[key].shape
+    assert back["n"] == 3 and back["nested"]["c"][1:] == ["text", None]
+    np.testing.assert_array_equal(back["nested"]["c"][0], [0.25])
+    # A row written by an earlier version: arrays inlined in the JSON, no blob.
+    import json
+
+    old = decode_output(json.dumps(_to_jsonable({"a": np.array([1.0, 2.0])})), None)
+    np.testing.assert_array_equal(old["a"], [1.0, 2.0])
