@@ -11,7 +11,10 @@ Published: TVD > 0.95 for n·ε >= 1000 and >= 0.9 for n·ε >= 500. The text us
 plots per case; we use ``--runs`` (default 200).
 
 Part B (Table 4.1, "Discriminatory power"): M1 y = x + N(0, 1), M2 y = x + N(0, αx + 1),
-M3 y = x + γx² + N(0, 1), x ~ U[0, 50]. The text leaves the grid of "T_k" unstated; here every
+M3 y = x + γx² + N(0, 1), x ~ U[0, 50]. Read as the text's simulations did: in M2, αx + 1 is the
+standard deviation (R's convention), and the residuals are against the posited line y = x; with
+both readings the non-private column reproduces (the old reading, a variance and an OLS refit,
+is run beside it). The text leaves the grid of "T_k" unstated; here every
 distribution is taken on the 10×10 grid (+0.1 margin) of one fixed reference M1 plot at the same
 n, with the mass outside the grid as a 101st cell (the convention of Sim). Non-private:
 D_k = TVD(T_k, E[T_1]) with E[T_1] the mean of the M1 replicates, a fresh data set per replicate.
@@ -48,7 +51,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpwidgets.datasets.regression import discriminatory_scenario, fit_model, residual_scenario
+from dpwidgets.datasets.regression import (
+    discriminatory_scenario,
+    fit_model,
+    posited_residuals,
+    residual_scenario,
+)
 from dpwidgets.engine.diagnostics import (
     discriminatory_power,
     private_residual_plot,
@@ -65,8 +73,15 @@ SIZES = (500, 1000, 2000, 5000)
 PRODUCTS = (100, 250, 500, 1000, 2000)
 # Part B
 TABLE_PRODUCTS = (1000, 2000, 5000)
-ALPHAS = (0.001, 0.002, 0.004, 0.006, 0.008, 0.01, 0.015, 0.02, 0.03, 0.05, 0.1, 0.2)
-GAMMAS = (0.00005, 0.0001, 0.0002, 0.0003, 0.0005, 0.001, 0.0015, 0.002, 0.003, 0.005, 0.01)
+# Each grid holds the published values (Table 4.1), so a reproduction shows as an equality.
+ALPHAS = (0.001, 0.002, 0.004, 0.0041, 0.006, 0.0067, 0.008, 0.0097, 0.01, 0.015, 0.02, 0.03,
+          0.05, 0.1, 0.2)
+GAMMAS = (0.00005, 0.0001, 0.000135, 0.0002, 0.000215, 0.0003, 0.000301, 0.0005, 0.001,
+          0.0015, 0.002, 0.003, 0.005, 0.01)
+#: Table 4.1's data, as read here: "text" = N(0, αx + 1) gives M2's standard deviation (R's
+#: convention) and the residuals are against the posited line y = x; "variance-ols" = the old
+#: reading (αx + 1 a variance, residuals of an OLS refit), run for the non-private column only.
+READINGS = ("text", "variance-ols")
 PUBLISHED_41 = {  # Chen 2018, Table 4.1 (= Chen et al. 2016, Table 1): n or n·ε -> (min α, min γ)
     "non-private": {1000: (0.0097, 0.000301), 2000: (0.0067, 0.000215), 5000: (0.0041, 0.000135)},
     "private": {1000: (0.02, 0.002), 2000: (0.01, 0.0015), 5000: (0.008, 0.001)},
@@ -131,14 +146,17 @@ def _cells(points: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.append(h, 1.0 - h.sum())
 
 
-def _model_plot(model: str, n: int, rng, value: float) -> np.ndarray:
+def _model_plot(model: str, n: int, rng, value: float, reading: str = "text") -> np.ndarray:
     kw = {"alpha": value} if model == "M2" else {"gamma": value} if model == "M3" else {}
-    return _plot(discriminatory_scenario(model, n, rng, **kw))
+    if reading == "text":
+        data = discriminatory_scenario(model, n, rng, noise="sd", **kw)
+        return np.column_stack(posited_residuals(data))
+    return _plot(discriminatory_scenario(model, n, rng, noise="variance", **kw))
 
 
-def _stat(mode, model, value, n, rng, reference, lo, hi, mean_t1) -> float:
+def _stat(mode, model, value, n, rng, reference, lo, hi, mean_t1, reading="text") -> float:
     """D_k of one fresh ``model`` data set: non-private (mode None) or via PriRP at ε = 1."""
-    points = _model_plot(model, n, rng, value)
+    points = _model_plot(model, n, rng, value, reading)
     if mode is None:
         return float(0.5 * np.abs(_cells(points, lo, hi) - mean_t1).sum())
     return residual_plot_similarity(reference, _prirp(points, 1.0, rng, mode))
@@ -146,35 +164,39 @@ def _stat(mode, model, value, n, rng, reference, lo, hi, mean_t1) -> float:
 
 def run_table41(runs: int, products, rng) -> pd.DataFrame:
     rows = []
-    for n in products:
-        reference = _model_plot("M1", n, rng, 0.0)
-        lo, hi = reference.min(axis=0) - 0.1, reference.max(axis=0) + 0.1
-        # Non-private: D_k = TVD(T_k, E[T_1]).
-        t1 = np.array([_cells(_model_plot("M1", n, rng, 0.0), lo, hi) for _ in range(runs)])
-        mean_t1 = t1.mean(axis=0)
-        d1 = 0.5 * np.abs(t1 - mean_t1).sum(axis=1)
-        settings = [("non-private", None)] + [("private", m) for m in MODES]
-        for setting, mode in settings:
-            ctx = (n, rng, reference, lo, hi, mean_t1)
-            base = d1 if mode is None else np.array([_stat(mode, "M1", 0.0, *ctx)
-                                                       for _ in range(runs)])
-            for model, grid in (("M2", ALPHAS), ("M3", GAMMAS)):
-                found, tvd_at = float("nan"), {}
-                for value in grid:
-                    d = np.array([_stat(mode, model, value, *ctx) for _ in range(runs)])
-                    tvd_at[value] = discriminatory_power(base, d)
-                    if tvd_at[value] >= 0.95:
-                        found = value
-                        break
-                idx = 0 if model == "M2" else 1
-                rows.append({
-                    "part": "B: Table 4.1", "setting": setting,
-                    "neighbours": mode or "", "n": n, "n_eps": n if mode else np.nan,
-                    "epsilon": 1.0 if mode else np.nan, "model": model,
-                    "parameter": "alpha" if model == "M2" else "gamma", "runs": runs,
-                    "min_value": found, "published": PUBLISHED_41[setting][n][idx],
-                    "tvd_scan": "; ".join(f"{v:g}:{t:.2f}" for v, t in tvd_at.items()),
-                })
+    for reading in READINGS:
+        for n in products:
+            reference = _model_plot("M1", n, rng, 0.0, reading)
+            lo, hi = reference.min(axis=0) - 0.1, reference.max(axis=0) + 0.1
+            # Non-private: D_k = TVD(T_k, E[T_1]).
+            t1 = np.array([_cells(_model_plot("M1", n, rng, 0.0, reading), lo, hi)
+                           for _ in range(runs)])
+            mean_t1 = t1.mean(axis=0)
+            d1 = 0.5 * np.abs(t1 - mean_t1).sum(axis=1)
+            settings = [("non-private", None)]
+            if reading == "text":
+                settings += [("private", m) for m in MODES]
+            for setting, mode in settings:
+                ctx = (n, rng, reference, lo, hi, mean_t1, reading)
+                base = d1 if mode is None else np.array([_stat(mode, "M1", 0.0, *ctx)
+                                                           for _ in range(runs)])
+                for model, grid in (("M2", ALPHAS), ("M3", GAMMAS)):
+                    found, tvd_at = float("nan"), {}
+                    for value in grid:
+                        d = np.array([_stat(mode, model, value, *ctx) for _ in range(runs)])
+                        tvd_at[value] = discriminatory_power(base, d)
+                        if tvd_at[value] >= 0.95:
+                            found = value
+                            break
+                    idx = 0 if model == "M2" else 1
+                    rows.append({
+                        "part": "B: Table 4.1", "reading": reading, "setting": setting,
+                        "neighbours": mode or "", "n": n, "n_eps": n if mode else np.nan,
+                        "epsilon": 1.0 if mode else np.nan, "model": model,
+                        "parameter": "alpha" if model == "M2" else "gamma", "runs": runs,
+                        "min_value": found, "published": PUBLISHED_41[setting][n][idx],
+                        "tvd_scan": "; ".join(f"{v:g}:{t:.2f}" for v, t in tvd_at.items()),
+                    })
     return pd.DataFrame(rows)
 
 
@@ -258,17 +280,24 @@ def markdown(a: pd.DataFrame, b: pd.DataFrame, c: pd.DataFrame, reg: pd.DataFram
         lines.append(f"| {n} | " + " | ".join(cells) + " |")
     lines += ["", f"## Table 4.1: smallest α (M2) and γ (M3) with TVD >= 0.95, "
               f"{int(b.runs.iloc[0])} replicates", "",
-              "| setting | neighbours | n (private: n·ε, ε = 1) | min α ours | min α published "
-              "| min γ ours | min γ published |", "|---|---|---|---|---|---|---|"]
-    for (setting, mode, n), sub in b.groupby(["setting", "neighbours", "n"], sort=False):
+              "Reading `text` (the default of `discriminatory_scenario`): in M2, N(0, αx + 1) "
+              "gives the standard deviation (R's convention), and the residuals are against "
+              "the posited line y = x (`posited_residuals`). Reading `variance-ols` (the old "
+              "one): αx + 1 is a variance and the residuals are an OLS refit's. The grids hold "
+              "the published values.", "",
+              "| reading | setting | neighbours | n (private: n·ε, ε = 1) | min α ours | "
+              "min α published | min γ ours | min γ published |",
+              "|---|---|---|---|---|---|---|---|"]
+    for (reading, setting, mode, n), sub in b.groupby(["reading", "setting", "neighbours", "n"],
+                                                      sort=False):
         m2 = sub[sub.model == "M2"].iloc[0]
         m3 = sub[sub.model == "M3"].iloc[0]
-        lines.append(f"| {setting} | {mode or '-'} | {n} | {m2.min_value:g} | {m2.published:g} "
-                     f"| {m3.min_value:g} | {m3.published:g} |")
+        lines.append(f"| {reading} | {setting} | {mode or '-'} | {n} | {m2.min_value:g} | "
+                     f"{m2.published:g} | {m3.min_value:g} | {m3.published:g} |")
     lines += ["", "(nan: no value on the grid reached 0.95.) Scan (value: TVD):", ""]
     for _, row in b.iterrows():
-        lines.append(f"- {row.setting} {row.neighbours or ''} n={row.n} {row.model}: "
-                     f"{row.tvd_scan}")
+        lines.append(f"- {row.reading} {row.setting} {row.neighbours or ''} n={row.n} "
+                     f"{row.model}: {row.tvd_scan}")
     lines += ["", f"## Table 4.2: average regret in terms of Sim (n = {REGRET_N}, 3 scenarios × "
               f"ε ∈ {list(REGRET_EPSILONS)}, {int(c.runs.iloc[0])} trials)", "",
               "| publisher | published | ours add/remove | ours replace-one |",

@@ -117,14 +117,16 @@ def main(argv: list[str] | None = None) -> str:
     sw.show_truth.value = True
 
     # 2. Control changes on 57,901 steps.
-    change_rows.append(_row("engine alone: pegasus() on 57,901 steps", _time(
+    change_rows.append(_row("engine alone: pegasus() on 57,901 steps (new defaults)", _time(
         lambda i: pegasus(high, 0.1 + 0.001 * (i + 2), rng=rng), repeats)))
+    change_rows.append(_row("engine alone: pegasus() on 57,901 steps (text defaults)", _time(
+        lambda i: pegasus(high, 0.1 + 0.001 * (i + 2), rng=rng, defaults="text"), repeats)))
     change_rows.append(_row("teaching: ε slider (live release + every panel)", _time(
         lambda i: setattr(sw.epsilon, "value", 0.1 + 0.001 * (i + 2)), repeats)))
     spent_before = teach.spent("High_5")
-    smoothers = ["average", "james_stein", "median"]
+    smoothers = ["average", "james_stein", "median", "adaptive"]
     change_rows.append(_row("teaching: smoother (post-processing)", _time(
-        lambda i: setattr(sw.smoother, "value", smoothers[i % 3]), repeats)))
+        lambda i: setattr(sw.smoother, "value", smoothers[i % 4]), repeats)))
     widths = [8, 64, 256, 16]
     change_rows.append(_row("teaching: window w (post-processing)", _time(
         lambda i: setattr(sw.w, "value", widths[i % 4]), repeats)))
@@ -194,8 +196,10 @@ def main(argv: list[str] | None = None) -> str:
         f"{' --quick' if args.quick else ''}. Headless, end to end in the kernel, including",
         "jupyter_bokeh's serialization of the document patches (browser drawing not included).",
         f"Stream: High_5-shaped (`wifi_stream('High_5')`, seed {SEED}), 57,901 five-minute steps;",
-        "live panel window 2,016 steps (one week); ε = 0.1, the text's defaults (ε_p = 0.8ε,",
-        "θ = 5/ε_g, median smoother).",
+        "live panel window 2,016 steps (one week); ε = 0.1, the widget at the engine's defaults",
+        "(`defaults=\"new\"`: ε_p = 0.95ε, θ = 160/ε_g, the SVT split of Lyu, Su & Li 2017,",
+        "adaptive smoother); the engine-alone rows time both the new and the text's defaults",
+        "(`defaults=\"text\"`: ε_p = 0.8ε, θ = 5/ε_g, median smoother).",
         "",
         f"Machine: {platform.machine()}, Python {platform.python_version()}, "
         f"{os.cpu_count()} CPUs, load average at the end {os.getloadavg()[0]:.1f}.",

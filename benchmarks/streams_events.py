@@ -68,7 +68,7 @@ def run_trials(trials: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     for eps in EPSILONS:
         for i in range(trials):
             rng = rng_for(seed, "events", int(eps * 1e4), i)
-            pgs = pegasus(c, eps, rng=rng)
+            pgs = pegasus(c, eps, rng=rng, defaults="text")  # the text's, pinned
             lm = laplace_stream(c, eps, rng)
             releases = {"PeGaSus": pgs, "LM": lm, "BS_5": backward_smoothing(c, eps, 5, rng),
                         "BS_20": backward_smoothing(c, eps, 20, rng)}

@@ -11,7 +11,8 @@ High_5 (here the generated stand-ins) at ε ∈ {0.1, 0.01}:
 
 One PeGaSus run per trial answers every w (post-processing). The text does not list its grid
 of x; x = 0..12 here (w = 1..4096), enough to see the published crossover at w = 256.
-PeGaSus uses the text's defaults; a PGS_WSS with the larger public threshold θ = 50/ε_g is
+PeGaSus uses the text's defaults (``defaults="text"``, pinned: the engine's own
+defaults changed, see streams_unit_counts); a PGS_WSS with the larger public threshold θ = 50/ε_g is
 shown beside it (not the text's setting; see streams_unit_counts.md).
 
 Run from the repository root::
@@ -66,8 +67,8 @@ def run_trials(trials: int, exponents, seed: int) -> pd.DataFrame:
             for i in range(trials):
                 rng = rng_for(seed, "windows", name, int(eps * 1e4), i)
                 lm = laplace_stream(c, eps, rng)
-                pgs = pegasus(c, eps, rng=rng)
-                alt = pegasus(c, eps, rng=rng, theta=theta_alt(eps))
+                pgs = pegasus(c, eps, rng=rng, defaults="text")
+                alt = pegasus(c, eps, rng=rng, theta=theta_alt(eps), defaults="text")
                 for x in exponents:
                     w = 2**x
                     truth = sliding_window_sums(c, w)

@@ -18,8 +18,9 @@ What a release does, in this order
    free, in this process or any later one.
 3. Analyst mode: charge the ledger *before* the data is read. A refused request never reads
    the data and never draws noise, so its answer and its timing say nothing about the data.
-4. Run the mechanism with fresh OS entropy (never a seed). Warnings and errors raised while it
-   runs on confidential data never reach the caller: the caller gets
+4. Run the mechanism with fresh OS entropy (never a seed) and floating-point-safe noise
+   (:func:`~dpwidgets.engine.mechanisms.floating_point_safe`). Warnings and errors raised while
+   it runs on confidential data never reach the caller: the caller gets
    :class:`~dpwidgets.engine.errors.ReleaseFailed`, whose message is fixed.
 5. Keep only the declared public output fields, store them next to the ledger, tell observers
    (the budget meter).
@@ -36,15 +37,7 @@ is recorded as an overdraft (what analyst mode would refuse). ``"analyst"``: the
 confidential; the ledger is a file shared by every process; ``seed``/``rng`` drive previews only.
 The mode is fixed when the session is made.
 
-Examples
---------
->>> import numpy as np
->>> from dpwidgets import Session
->>> s = Session(mode="teaching", seed=1)
->>> s.add_dataset("scores", np.arange(100.0), total_epsilon=2.0)
->>> r = s.release("scores", "svt", epsilon=0.5, c=2, threshold=90.0)
->>> s.spent("scores")
-0.5
+Examples: ``README.md`` ("Modes and the budget") and ``CONTRIBUTING.md``.
 """
 
 from __future__ import annotations
@@ -111,6 +104,10 @@ __all__ = [
 Mode = Literal["teaching", "analyst"]
 _ReleaseStore = ReleaseStore  # the name earlier releases of dpwidgets exported
 
+_SAFE_NOISE = (
+    "discrete Laplace on a power-of-two grid (Canonne, Kamath & Steinke 2020; Mironov 2012), "
+    "calibrated to exactly ε; real values rounded to the grid first"
+)
 _FAILED = (
     "the mechanism failed while running on the confidential data. What it said is withheld "
     "(it may depend on the data); the release's cost stays charged, because the failure itself "
@@ -369,11 +366,14 @@ class Session:
             raise ParameterError(f"{mech.name!r} would cost {cost!r}: a cost must be > 0")
         return mech, p, cost
 
-    def _guarantee(self, ds: Entry, mech: Mechanism, p: dict, cost: float) -> str:
+    def _guarantee(self, ds: Entry, mech: Mechanism, p: dict, cost: float, *,
+                   sealed: bool = False) -> str:
         if mech.guarantee is not None:
             return mech.guarantee(p)
         unit = "person (one row per person, as declared)" if ds.unit == "person" else "row"
-        return f"ε = {cost:.4g}-DP per {unit}; neighbours: {mech.neighbours}"
+        noise = (_SAFE_NOISE if sealed else
+                 "continuous Laplace (fast; not floating-point safe: teaching and previews)")
+        return f"ε = {cost:.4g}-DP per {unit}; neighbours: {mech.neighbours}; noise: {noise}"
 
     def cost(self, mechanism: str, dataset: str | None = None, **params) -> float:
         """What a release with these parameters would charge (before any cache hit)."""
@@ -478,7 +478,7 @@ class Session:
             raise
         label = label or mech.label(p)
         key = self._key(ds, mech.name, p, run)
-        guarantee = self._guarantee(ds, mech, p, epsilon)
+        guarantee = self._guarantee(ds, mech, p, epsilon, sealed=not self.teaching)
         with self._lock:
             cached = self._store.get(ds.ledger_name, key)
             if cached is not None:
@@ -525,9 +525,16 @@ class Session:
             raise
 
     def _run_sealed(self, ds: Entry, mech: Mechanism, p: dict, epsilon: float):
-        """Run on confidential data with fresh OS entropy; nothing it says gets out."""
+        """Run on confidential data with fresh OS entropy; nothing it says gets out.
+
+        The run is inside :func:`~dpwidgets.engine.mechanisms.floating_point_safe`: its noise
+        is discrete Laplace on a power-of-two grid, so a released double cannot tell one
+        input from its neighbour by its low bits (Mironov 2012; Canonne, Kamath & Steinke
+        2020). Teaching runs and previews keep the fast continuous sampler."""
+        from .engine.mechanisms import floating_point_safe  # the analyst path only
+
         failed = False
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
+        with warnings.catch_warnings(), np.errstate(all="ignore"), floating_point_safe():
             warnings.simplefilter("ignore")
             try:
                 values = ds.values_for(mech, ds.data)

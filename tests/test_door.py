@@ -193,6 +193,8 @@ def test_guarantees_are_per_row_unless_the_owner_declared_one_row_per_person(tmp
     s = analyst(tmp_path / "l.sqlite")
     r = s.release("visits", "svt", **SVT)
     assert "per row" in r.guarantee and "person" not in r.guarantee
+    assert "discrete Laplace" in r.guarantee  # the sampler an analyst release used
+    assert "continuous" in s.preview("visits", "svt", **SVT).guarantee
     assert s.unit("visits") == "row"
     p = analyst(tmp_path / "m.sqlite", name="people", data=SECRET + 1, unit="person")
     assert "per person" in p.release("people", "svt", **SVT).guarantee
@@ -239,3 +241,23 @@ def test_a_spec_swapped_into_the_registry_is_not_built_in(tmp_path):
         assert s.spent("visits") == 0.0
     finally:
         MECHANISMS["svt"] = original
+
+
+def test_a_non_private_publisher_is_refused_in_every_family(tmp_path):
+    # The published DAWA calibration is not DP (Li, Hay, Miklau & Wang 2014 as published): any
+    # release naming it is refused in analyst mode before the charge, whatever the family.
+    import pandas as pd
+
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite")
+    series = np.full((12, 8), 50.0)
+    s.add_dataset("series", series, total_epsilon=5.0, stand_in=series,
+                  facts={"cardinality": 400})
+    frame = pd.DataFrame({"a": np.arange(200) % 10, "b": np.arange(200) % 4})
+    s.add_dataset("table", frame, total_epsilon=5.0, stand_in=frame)
+    for dataset, mechanism, extra in (
+            ("series", "dynamic_uniform", {}), ("series", "dsat", {}),
+            ("table", "independent_synth", {"domains": {"a": (0, 9), "b": (0, 3)}})):
+        with pytest.raises(PrivacyPolicyError, match="not differentially private"):
+            s.release(dataset, mechanism, epsilon=1.0, publisher="dawa_published_not_private",
+                      **extra)
+    assert s.spent("series") == 0.0 and s.spent("table") == 0.0

@@ -7,11 +7,14 @@ and what each step spent (``epsilon_parts``, which sums to ``epsilon``).
 
 Where things are
 ----------------
-- :func:`private_bounds` — Chen 2018 Alg. 10 (SVT over doubling intervals).
+- :func:`private_bounds` — Chen 2018 Alg. 10 (SVT over doubling intervals; the counts are
+  monotone, so the monotone SVT of Lyu, Su & Li 2017, Thm 4.9 halves the query noise).
 - :func:`private_residual_plot` (PriRP) — Chen 2018 Alg. 9: residuals vs predictions, linear models.
 - :func:`s_recursive_medians` — Chen 2018 Alg. 12: data-dependent thresholds / bin edges.
 - :func:`private_roc_curve` (PriROC) — Chen 2018 Alg. 11; :func:`roc_fixed_laplace` is the naive
-  Laplace *baseline* the text argues against (sensitivity ``2|Θ|+1``).
+  Laplace *baseline* the text argues against (sensitivity ``2|Θ|+1``). PriROC's defaults are
+  N-FixedSpace thresholds with :func:`fixed_space_levels` intervals and HB (more accurate at
+  the text's sizes); ``defaults="text"`` gives the text's s-RecursiveMedians, ρ = 0.2, DAWA.
 - :func:`private_binned_residual_plot` (PriBRP) — Chen 2018 Alg. 13-14: logistic models.
 - Metrics: :func:`residual_plot_similarity` (Sim, §4.2.3), :func:`roc_auc`, :func:`auc_error`,
   :func:`symmetric_difference`, :func:`binned_residuals` (the non-private reference),
@@ -60,7 +63,7 @@ from ._validation import (
     split_budget,
 )
 from .histograms import _check_workload
-from .mechanisms import SMOOTH_MEDIAN_VARIANTS, _noisy_medians_of_runs, laplace
+from .mechanisms import SMOOTH_MEDIAN_VARIANTS, _noisy_medians_of_runs, laplace, laplace_reals
 from .svt import sparse_vector
 
 __all__ = [
@@ -76,6 +79,8 @@ __all__ = [
     "private_roc_curve",
     "PriROC",
     "roc_fixed_laplace",
+    "ROC_DEFAULTS",
+    "fixed_space_levels",
     "private_binned_residual_plot",
     "PriBRP",
     "residual_plot_similarity",
@@ -274,6 +279,7 @@ def private_bounds(
     max_doublings: int = 40,
     center: float = 0.0,
     rng: np.random.Generator | None = None,
+    monotonic: bool = True,
 ) -> PrivateBounds:
     """Find ``[c - d, c + d]`` holding about a ``theta`` fraction of ``values`` (Chen 2018 Alg. 10).
 
@@ -281,8 +287,10 @@ def private_bounds(
     the noisy threshold ``theta·n + Lap(2/epsilon)`` with fresh ``Lap(4/epsilon)`` on every
     count, and returns the first ``d = mu 2^i`` whose noisy count reaches it. This is standard
     SVT with cutoff c = 1 and an even split, so it runs through :func:`.svt.sparse_vector`
-    (``variant="standard", c=1, ratio=1``: threshold ``Lap(1/(eps/2)) = Lap(2/eps)``, queries
-    ``Lap(2/(eps/2)) = Lap(4/eps)`` — exactly the text's scales).
+    (``variant="standard", c=1, ratio=1``: threshold ``Lap(1/(eps/2)) = Lap(2/eps)``). The
+    counts are monotone (below), so by default the queries get ``Lap(1/(eps/2)) = Lap(2/eps)``,
+    half the text's noise, at the same budget (Lyu, Su & Li 2017, Thm 4.9); ``monotonic=False``
+    gives the text's ``Lap(4/eps)``.
 
     Parameters
     ----------
@@ -303,6 +311,9 @@ def private_bounds(
         public value from the model's context (the public midpoint of the outcome's range, a
         published mean) gives a tighter interval; this function never estimates it from data.
     rng : numpy.random.Generator, optional
+    monotonic : bool
+        True (default): the monotone SVT of Lyu, Su & Li 2017, Thm 4.9 (query noise
+        ``Lap(2/eps)``). False: the text's scales (``Lap(4/eps)``).
 
     Returns
     -------
@@ -318,6 +329,17 @@ def private_bounds(
     -----
     Privacy: epsilon-DP by SVT with c = 1 (Chen 2018 Thm 9; Lyu, Su & Li 2017 Thm 4.7): each count has sensitivity
     1 under add/remove and under replace-one, and ``n`` is public in both readings.
+
+    Why the counts are monotone (what Thm 4.9 needs: between any two neighbours, either every
+    ``q_i`` goes up or stays, or every one goes down or stays). The intervals are nested, so a
+    value ``x`` lies in exactly the intervals ``i >= a(x)``. Adding a record raises the
+    ``q_i`` with ``i >= a(x)`` by 1 and leaves the others; removing one lowers them. Replacing
+    ``x`` by ``x'`` changes ``q_i`` by ``[i >= a(x')] - [i >= a(x)]``: if ``a(x) <= a(x')`` that
+    is -1 for ``a(x) <= i < a(x')`` and 0 elsewhere, otherwise +1 for ``a(x') <= i < a(x)`` and
+    0 elsewhere — one sign either way. So under both relations the ⊥ answers' privacy loss is
+    covered by the threshold noise alone and the query noise ``Lap(cΔ/eps2)`` suffices
+    (instead of ``Lap(2cΔ/eps2)``); with c = 1 the split ``eps2/eps1 = c^(2/3) = 1`` is the
+    monotone optimum (Lyu, Su & Li 2017, §4.3), so the even split is kept.
     Utility (Thm 9): with probability 1 - β the interval holds at least a
     ``theta - 8(log(k-1) + log(2/β))/(n eps)`` fraction; n·eps ≥ 470 gives θ - 0.1 at β = 0.05.
 
@@ -332,6 +354,8 @@ def private_bounds(
     max_doublings = check_positive_int(max_doublings, "max_doublings", minimum=0,
                                        maximum=MAX_DOUBLINGS)
     center = check_real(center, "center")
+    if not isinstance(monotonic, bool | np.bool_):
+        raise ValueError(f"monotonic must be True or False, got {monotonic!r}")
     rng = check_rng(rng)
     n = x.size
 
@@ -348,14 +372,15 @@ def private_bounds(
     q = np.cumsum(np.bincount(first, minlength=max_doublings + 2)[: max_doublings + 1])
 
     run = sparse_vector(q.astype(float), theta * n, epsilon, variant="standard", c=1,
-                        sensitivity=1.0, ratio=1.0, rng=rng)
+                        sensitivity=1.0, monotonic=bool(monotonic), ratio=1.0, rng=rng)
     capped = run.positives.size == 0
     i = max_doublings if capped else int(run.positives[0])
     d = mu * 2.0**i
     return PrivateBounds(
         lower=center - d, upper=center + d, center=center, half_width=d, doublings=i,
         capped=capped, mu=mu, theta=theta, epsilon=epsilon, n=int(n),
-        guarantee=f"{epsilon:g}-DP (SVT, c = 1; Chen 2018 Thm 9)",
+        guarantee=(f"{epsilon:g}-DP (SVT, c = 1; Chen 2018 Thm 9"
+                   + ("; monotone counts, Lyu, Su & Li 2017 Thm 4.9)" if monotonic else ")")),
         neighbours="add/remove or replace-one (count sensitivity 1 in both; n public)",
     )
 
@@ -435,6 +460,7 @@ def private_residual_plot(
     max_doublings: int = 40,
     workload: str | None = "range",
     neighbours: str = "replace-one",
+    monotonic_bounds: bool = True,
 ) -> PrivateResidualPlot:
     """PriRP: an epsilon-DP residual plot (residuals vs predicted values), Chen 2018 Alg. 9.
 
@@ -473,6 +499,9 @@ def private_residual_plot(
         Cap of Alg. 10 (at most :data:`MAX_DOUBLINGS`).
     workload : str or None
         Passed to the publisher (range queries over the 2-D domain, Chen 2018 §4.2.2).
+    monotonic_bounds : bool
+        True (default): the private bounds use the monotone SVT (half the query noise, see
+        :func:`private_bounds`). False: the text's Alg. 10 scales.
     neighbours : {"replace-one", "add/remove"}
         See the module docstring. The publishers are add/remove-calibrated; a replace-one change
         moves a record between two cells, so in replace-one mode the publisher is called with
@@ -520,12 +549,15 @@ def private_residual_plot(
     for value, name in ((center_predicted, "center_predicted"), (center_residual, "center_residual")):
         check_real(value, name)
     _check_workload(workload)
+    if not isinstance(monotonic_bounds, bool | np.bool_):
+        raise ValueError(f"monotonic_bounds must be True or False, got {monotonic_bounds!r}")
     rng = check_rng(rng)
 
     parts = _parts(epsilon, bounds_predicted=epsilon1 / 2, bounds_residual=epsilon1 / 2,
                    histogram=epsilon - epsilon1)
     epsilon2 = parts["histogram"]
-    common = dict(theta=theta, max_doublings=max_doublings, rng=rng)
+    common = dict(theta=theta, max_doublings=max_doublings, rng=rng,
+                  monotonic=bool(monotonic_bounds))
     bp = private_bounds(x, parts["bounds_predicted"], mu=mu_predicted, center=center_predicted,
                         **common)
     br = private_bounds(r, parts["bounds_residual"], mu=mu_residual, center=center_residual,
@@ -758,6 +790,16 @@ def _interval_index(scores: np.ndarray, thresholds_desc: np.ndarray) -> np.ndarr
     return (ascending.size - 1) - j
 
 
+def _fixed_interval_index(scores: np.ndarray, thresholds_desc: np.ndarray) -> np.ndarray:
+    """:func:`_interval_index` for equal-width thresholds (a linspace), in O(n).
+
+    Interval k is ``(θ_{k+1}, θ_k]``: left-open, so the mirror image of :func:`_uniform_bin`'s
+    ``[e_i, e_{i+1})`` bins on the negated scores and thresholds.
+    """
+    m = thresholds_desc.size - 1
+    return _uniform_bin(-scores, -thresholds_desc) if m else np.zeros(scores.size, np.int64)
+
+
 def _monotone_rates(noisy_cells: np.ndarray) -> np.ndarray:
     """Noisy interval counts -> a rate curve from 0 to 1, monotone by isotonic regression.
 
@@ -775,9 +817,48 @@ def _monotone_rates(noisy_cells: np.ndarray) -> np.ndarray:
     return np.concatenate(([0.0], inner, [1.0]))
 
 
+#: The two sets of defaults of :func:`private_roc_curve`, name -> what they are.
+ROC_DEFAULTS: Mapping[str, str] = MappingProxyType({
+    "dpwidgets": "N-FixedSpace thresholds (eps1 = 0), 2^s intervals with s = "
+                 "clip(round(log2(n eps) / 3) + 1, 3, 10), publisher HB",
+    "text": "s-RecursiveMedians thresholds with eps1 = 0.2 eps, s = min(10, floor(log2 n)), "
+            "publisher DAWA (Chen 2018, Alg. 11; Chen et al. 2016)",
+})
+
+
 def _default_s(n: int) -> int:
     # Chen 2018 §4.3.3: |Θ| = 2^10; Chen et al. 2016 §3.3: the largest 2^s <= n. Both: min(10, floor(log2 n)).
     return max(1, min(10, int(math.floor(math.log2(n)))))
+
+
+def fixed_space_levels(n: int, epsilon: float) -> int:
+    """The depth ``s`` (``2^s`` equal-width intervals) of PriROC's default N-FixedSpace thresholds.
+
+    ``s = clip(round(log2(n·eps) / 3) + 1, 3, 10)``: 2^3 intervals below ``n·eps ≈ 181``, 2^4
+    for ``n·eps`` in about [181, 1448) (the text's n ≈ 500-700 at eps = 1), 2^5 up to about
+    11,600, 2^10 from about 4.7·10^7. Why: each interval's two counts carry Laplace noise, and a
+    TPR or FPR is a prefix sum of up to ``2^s`` of them, so the noise grows with ``2^s`` (as
+    ``sqrt(2^s)/(n eps)`` for the flat tree HB keeps up to 32 cells) while the discretisation
+    error of the equal-width curve shrinks with ``2^-s``; on binormal score sets (n = 558 and
+    684, AUC 0.95 and 0.80, 60 runs at n·eps in {50, ..., 20000}) the AUC error is least at
+    s = 3 for n·eps <= 1000, s = 4 at 2000-5000 and s = 5 at 20000, and one level finer costs
+    little (``benchmarks/diagnostics_priroc.py`` reproduces this). The extra level is kept for
+    scores that crowd into part of the public range, where equal-width intervals lose more.
+    ``n`` and ``eps`` are public (``n`` under either neighbour relation, see :data:`NEIGHBOURS`),
+    so the rule costs no budget.
+    """
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    return int(min(10, max(3, round(math.log2(n * epsilon) / 3.0) + 1)))
+
+
+def _roc_guarantee(epsilon: float, neighbours: str, publisher: str) -> str:
+    from .histograms import PUBLISHERS
+
+    if not PUBLISHERS[publisher].private:
+        return (f"NOT differentially private: publisher {publisher!r} is not epsilon-DP "
+                f"(nominal epsilon {epsilon:g}; teaching only)")
+    return f"{epsilon:g}-DP under {neighbours} (Chen 2018 Thm 11 + publisher {publisher!r}; Thm 12)"
 
 
 def private_roc_curve(
@@ -786,10 +867,11 @@ def private_roc_curve(
     epsilon: float,
     rng: np.random.Generator | None = None,
     *,
-    rho: float = 0.2,
+    defaults: str = "dpwidgets",
+    rho: float | None = None,
     s: int | None = None,
-    thresholds: str = "recursive_medians",
-    publisher: str = "dawa",
+    thresholds: str | None = None,
+    publisher: str | None = None,
     bounds: tuple[float, float] = (0.0, 1.0),
     median_variant: str = "nrs",
     workload: str | None = "prefix",
@@ -805,6 +887,18 @@ def private_roc_curve(
     FPR divide the noisy prefix sums by the noisy totals. Step 3: isotonic regression
     (sklearn) makes both monotone; the endpoints (0, 0) and (1, 1) hold by definition.
 
+    Defaults. ``defaults="dpwidgets"`` (the default): N-FixedSpace thresholds, ``2^s``
+    intervals with ``s`` from :func:`fixed_space_levels` (a rule in ``n·eps``), and HB. At the
+    text's own budgets (ρ = 0.2, s = 9, n ≈ 600, eps <= 1) 98.5-100% of the s-RecursiveMedians
+    thresholds fall back to equal-width midpoints, so ε1 buys almost nothing; spending all of
+    epsilon on fewer, coarser counts does better (mean AUC error at eps = 1 on the binormal
+    stand-ins of the text's two data sets, 20 runs: 0.059 / 0.063 with the text's settings,
+    0.020 / 0.012 with these, 0.23 / 0.30 for the naive Laplace curve of
+    :func:`roc_fixed_laplace`; below it at every n·eps from 50 to 2000; see
+    ``benchmarks/results/diagnostics_priroc.md``). ``defaults="text"``:
+    s-RecursiveMedians with ρ = 0.2, ``s = min(10, floor(log2 n))``, DAWA — Chen 2018 §4.3.3.
+    Any argument given explicitly overrides either set.
+
     Parameters
     ----------
     labels : array_like of {0, 1}
@@ -812,15 +906,21 @@ def private_roc_curve(
         Predicted probabilities (or any scores inside the public ``bounds``).
     epsilon : float
     rng : numpy.random.Generator, optional
-    rho : float
+    defaults : {"dpwidgets", "text"}
+        Which set of defaults fills the arguments left at ``None`` (see :data:`ROC_DEFAULTS`).
+    rho : float, optional
         Fraction of epsilon for the thresholds (0.2, Chen 2018 §4.3.3, Fig. 4.10). Ignored (ε1 = 0)
         for ``thresholds="fixed"``.
     s : int, optional
-        ``|Θ| - 1 = 2^s``; default ``min(10, floor(log2 n))`` (Chen 2018 uses 2^10, Chen et al. 2016 the
-        largest 2^s <= n); at most :data:`MAX_LEVELS`.
-    thresholds : {"recursive_medians", "fixed"}
-    publisher : str
-        A 1-D-capable key of :data:`.histograms.PUBLISHERS` (Table 4.4: DAWA has regret 1).
+        ``|Θ| - 1 = 2^s``; default :func:`fixed_space_levels` for fixed thresholds under
+        ``defaults="dpwidgets"``, else ``min(10, floor(log2 n))`` (Chen 2018 uses 2^10, Chen et
+        al. 2016 the largest 2^s <= n); at most :data:`MAX_LEVELS`.
+    thresholds : {"fixed", "recursive_medians"}, optional
+        Default ``"fixed"`` (``"recursive_medians"`` under ``defaults="text"``).
+    publisher : str, optional
+        A 1-D-capable key of :data:`.histograms.PUBLISHERS`; default ``"hb"`` (``"dawa"``
+        under ``defaults="text"``; Table 4.4: DAWA has regret 1, but the DAWA the text ran is
+        not differentially private, see ``"dawa_published_not_private"``).
     bounds : (float, float)
         Public range of the scores; scores outside raise.
     median_variant : {"nrs", "thesis"}
@@ -839,8 +939,8 @@ def private_roc_curve(
     ------
     ValueError
         Labels not in {0, 1}, scores outside ``bounds`` or NaN, mismatched lengths, fewer
-        than 2 records, bad epsilon/rho/s, unknown strategy or publisher — before any
-        randomness.
+        than 2 records, bad epsilon/rho/s, unknown defaults, strategy or publisher — before
+        any randomness.
 
     Notes
     -----
@@ -859,6 +959,9 @@ def private_roc_curve(
       and one partition per level changes, so each median gets γ. The text's scales would
       be (epsilon/2)-DP under this relation.
 
+    A publisher registered with ``private=False`` (the published DAWA calibration) voids the
+    guarantee; the result then says so.
+
     References
     ----------
     Chen 2018 §4.3.2, Alg. 11-12, Thm 11-12; Chen et al. 2016 §3.2.
@@ -868,11 +971,21 @@ def private_roc_curve(
     if n < 2:
         raise ValueError(f"labels must hold at least 2 records, got {n}")
     epsilon = check_epsilon(epsilon)
+    if not isinstance(defaults, str) or defaults not in ROC_DEFAULTS:
+        raise ValueError(f"defaults must be one of {sorted(ROC_DEFAULTS)}, got {defaults!r}")
+    text = defaults == "text"
+    if thresholds is None:
+        thresholds = "recursive_medians" if text else "fixed"
     if thresholds not in ("recursive_medians", "fixed"):
         raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
-    rho = _check_fraction(rho, "rho")
-    s = _default_s(n) if s is None else check_positive_int(s, "s", maximum=MAX_LEVELS)
-    publisher = _check_publisher(publisher, 1)
+    rho = _check_fraction(0.2 if rho is None else rho, "rho")
+    if s is not None:
+        s = check_positive_int(s, "s", maximum=MAX_LEVELS)
+    elif text or thresholds == "recursive_medians":
+        s = _default_s(n)
+    else:
+        s = fixed_space_levels(n, epsilon)
+    publisher = _check_publisher(("dawa" if text else "hb") if publisher is None else publisher, 1)
     _median_cost_factor(median_variant, "median_variant")
     _check_workload(workload)
     factor = _check_neighbours(neighbours)
@@ -890,10 +1003,12 @@ def private_roc_curve(
         inner = s_recursive_medians(p, parts["thresholds"], s, lower, upper, rng=rng,
                                     variant=median_variant, neighbours=neighbours)
         theta = np.concatenate(([upper], inner[::-1], [lower]))
+        k = _interval_index(p, theta)
     else:
         theta = np.linspace(upper, lower, 2**s + 1)
-
-    k = _interval_index(p, theta)
+        # Equal widths: index arithmetic instead of a binary search per score (the same
+        # intervals (θ_{k+1}, θ_k], the last one closed, as _interval_index).
+        k = _fixed_interval_index(p, theta)
     cells = theta.size - 1
     tp_cells = np.bincount(k[y == 1], minlength=cells).astype(float)
     fp_cells = np.bincount(k[y == 0], minlength=cells).astype(float)
@@ -905,7 +1020,7 @@ def private_roc_curve(
         fpr=fpr, tpr=tpr, thresholds=theta, auc=roc_auc(fpr, tpr), noisy_tp=noisy_tp,
         noisy_fp=noisy_fp, strategy=thresholds, publisher=publisher, s=s, epsilon=epsilon,
         epsilon_parts=parts, n=int(n),
-        guarantee=f"{epsilon:g}-DP under {neighbours} (Chen 2018 Thm 11 + publisher {publisher!r}; Thm 12)",
+        guarantee=_roc_guarantee(epsilon, neighbours, publisher),
         neighbours=NEIGHBOURS[neighbours],
     )
 
@@ -1014,22 +1129,38 @@ class PrivateBinnedResiduals:
 def _adjust_bins(sizes: np.ndarray, threshold: float, epsilon: float, rng) -> list[tuple[int, int]]:
     """Chen 2018 Alg. 14 over initial bin sizes; returns groups ``[start, stop)`` of initial bins.
 
-    Every merged bin is one run of SVT with c = 1 and a fresh noisy threshold (line 8):
-    :func:`.svt.sparse_vector` with ``variant="standard", monotonic=True, ratio=1`` gives
-    threshold ``Lap(2/eps)`` and queries ``Lap(2/eps)`` — Alg. 14's scales. The running sizes of
-    a growing group move in one direction when a record is added or removed, hence the
-    monotonic calibration.
+    Every merged bin is one run of SVT with c = 1 and a fresh noisy threshold (line 8): the
+    run of :func:`.svt.sparse_vector` with ``variant="standard", monotonic=True, ratio=1``, whose
+    threshold noise is ``Lap(2/eps)`` and query noise ``Lap(2/eps)`` — Alg. 14's scales. The
+    running sizes of a growing group move in one direction when a record is added or removed,
+    hence the monotonic calibration.
+
+    The runs are done here without a call per run (a few hundred runs at PriBRP's default
+    s = 8 cost more in call overhead than in arithmetic): the runs cover consecutive bins, so
+    every bin's running size is asked exactly once and every run draws one threshold noise.
+    All ``m`` query noises and ``m`` threshold noises (at most ``m`` runs) are drawn at once
+    through :func:`.mechanisms.laplace` — the same distribution as one ``sparse_vector`` call
+    per run (unused draws are independent of the output) — and run ``j``, starting at bin
+    ``a``, stops at the first ``i >= a`` with ``C_i - C_{a-1} + ν_i >= θ + ρ_j`` (``C`` the
+    cumulative sizes), i.e. ``C_i + ν_i >= θ + ρ_j + C_{a-1}``.
     """
+    from .svt import _first_at_or_above
+
+    m = sizes.size
+    scale = 2.0 / epsilon  # threshold: Lap(1/(eps/2)); queries: Lap(cΔ/(eps/2)), c = Δ = 1
+    rho = laplace(scale, m, rng=rng)
+    cumulative = np.cumsum(sizes)
+    noisy = cumulative + laplace(scale, m, rng=rng)
+    zeros = np.zeros(m)
     groups: list[tuple[int, int]] = []
-    start, m = 0, sizes.size
+    start = 0
     while start < m:
-        run = sparse_vector(np.cumsum(sizes[start:]), threshold, epsilon, variant="standard",
-                            c=1, sensitivity=1.0, monotonic=True, ratio=1.0, rng=rng)
-        if run.positives.size == 0:
+        before = cumulative[start - 1] if start else 0.0
+        first = _first_at_or_above(noisy, zeros, threshold + rho[len(groups)] + before, start)
+        if first < 0:
             break
-        stop = start + int(run.positives[0]) + 1
-        groups.append((start, stop))
-        start = stop
+        groups.append((start, first + 1))
+        start = first + 1
     if start < m:  # line 12: the unfinished tail joins the last bin
         groups = groups[:-1] + [(groups[-1][0] if groups else 0, m)]
     return groups
@@ -1153,8 +1284,13 @@ def private_binned_residual_plot(
     tot_p = np.bincount(bin_of, weights=p - lo[bin_of], minlength=k)
     tot_r = np.bincount(bin_of, weights=residual + hi[bin_of], minlength=k)
     m_noisy = m + laplace(2.0 / (eps3 / 2), k, rng=rng)
-    tot_p_noisy = tot_p + laplace(factor * width / (eps3 / 4), k, rng=rng)
-    tot_r_noisy = tot_r + laplace(factor * (1.0 + width) / (eps3 / 4), k, rng=rng)
+    # Real sums: one record moves tot_p by at most its bin's width and tot_r by at most
+    # 1 + width, in `factor` bins; in those units the L1 sensitivity is `factor` (floating-
+    # point safe inside floating_point_safe(), Mironov 2012). m is a count: laplace suffices.
+    tot_p_noisy = laplace_reals(tot_p, factor, eps3 / 4, rng=rng, unit=width,
+                                scale=factor * width / (eps3 / 4), max_changed=factor)
+    tot_r_noisy = laplace_reals(tot_r, factor, eps3 / 4, rng=rng, unit=1.0 + width,
+                                scale=factor * (1.0 + width) / (eps3 / 4), max_changed=factor)
     denom = np.maximum(m_noisy, 1.0)  # a noisy size below 1 would flip or explode the average
     mean_p = np.clip(lo + tot_p_noisy / denom, lo, hi)  # eq. 4.11
     mean_r = np.clip(tot_r_noisy / denom - hi, -hi, 1.0 - lo)  # eq. 4.12
@@ -1260,7 +1396,9 @@ def roc_auc(fpr, tpr) -> float:
     f, t = _check_pair(fpr, tpr, "fpr", "tpr")
     _check_in_domain(f, "fpr", 0.0, 1.0)
     _check_in_domain(t, "tpr", 0.0, 1.0)
-    return float(np.sum(np.diff(f) * (t[1:] + t[:-1]) / 2.0))
+    # The sum of many trapezoids can round past 1 (1.0000000000000002) on a curve in the unit
+    # square; the area of such a curve is in [0, 1] by definition.
+    return float(min(max(np.sum(np.diff(f) * (t[1:] + t[:-1]) / 2.0), 0.0), 1.0))
 
 
 def auc_error(labels, scores, private_auc: float) -> float:

@@ -21,12 +21,18 @@ Where things are
   :func:`empirical_update_rate` (the data's update rate ``r``, §4.5.1).
 - Helpers: :func:`dsft_k` (the budget split of Thm 4.3.4), :func:`paced_k` (the paced
   DSAT's split), :func:`sampling_noise_floor`, :func:`l1_sensitivity` (Lemma 4.2.1).
+- The histogram publisher of the releases: ``publisher=`` (default ``"identity"``), or
+  ``"auto"`` with the public ``shape=`` of a snapshot: :data:`PUBLISHER_RULE` (DAWA only on
+  1-D histograms, identity on flattened multi-dimensional ones;
+  :data:`ORDER_DEPENDENT_PUBLISHERS`).
 
 Every function returns a :class:`DynamicRelease` (the ``(N, U)`` releases, the release points,
 the public threshold trajectory, what each step spent). The releases themselves go through
 :func:`.histograms.publish` (default ``"identity"``: Laplace per cell, the text's LPA), and
 the decisions through :class:`.svt.SparseVector` (``variant="standard"``), so all Laplace noise
-comes from :func:`.mechanisms.laplace`.
+comes from :func:`.mechanisms.laplace`. The series is validated once; the identity releases of
+the scheduled baselines are one draw for all their snapshots, the other publishers are called
+per snapshot without re-validating it.
 
 Neighbours and guarantees
 -------------------------
@@ -113,6 +119,7 @@ from typing import Any
 
 import numpy as np
 
+from ._results import frozen as _frozen
 from ._results import readonly as _readonly
 from ._validation import (
     check_counts,
@@ -143,6 +150,8 @@ __all__ = [
     "sampling_noise_floor",
     "DSAT_VARIANTS",
     "PACED_DEFAULTS",
+    "ORDER_DEPENDENT_PUBLISHERS",
+    "PUBLISHER_RULE",
     "l1_sensitivity",
     "normalised_l1",
     "random_range_queries",
@@ -212,7 +221,8 @@ class DynamicRelease:
     method : str
         ``"dsft"``, ``"dsat"``, ``"dsat-w"``, ``"uniform"``, ``"fixed"``, ``"bd"`` or ``"ba"``.
     publisher : str
-        The :func:`.histograms.publish` method used at the release points.
+        The :func:`.histograms.publish` method used at the release points (what ``"auto"``
+        chose; ``details["publisher_rule"]`` / ``details["publisher_note"]`` say why).
     cutoff : int or None
         ``C``: at most this many releases (per window for w-event DSAT).
     w : int or None
@@ -242,14 +252,39 @@ class DynamicRelease:
     details: Mapping[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "releases", _readonly(self.releases))
-        object.__setattr__(self, "release_points", _readonly(self.release_points, bool))
-        object.__setattr__(self, "release_epsilons", _readonly(self.release_epsilons))
-        object.__setattr__(self, "thresholds", _readonly(self.thresholds))
+        if isinstance(self.releases, _Repeated):
+            # The samplers' releases repeat k << N histograms: the (N, U) array is built on
+            # first read (``__getattr__``), never for a session output (``release_histograms``).
+            object.__setattr__(self, "_repeated", self.releases)
+            object.__delattr__(self, "releases")
+        else:
+            object.__setattr__(self, "releases", _owned(self.releases))
+        object.__setattr__(self, "release_points", _owned(self.release_points, bool))
+        object.__setattr__(self, "release_epsilons", _owned(self.release_epsilons))
+        object.__setattr__(self, "thresholds", _owned(self.thresholds))
         if self.window_epsilons is not None:
-            object.__setattr__(self, "window_epsilons", _readonly(self.window_epsilons))
+            object.__setattr__(self, "window_epsilons", _owned(self.window_epsilons))
         object.__setattr__(self, "epsilon_parts", MappingProxyType(dict(self.epsilon_parts)))
         object.__setattr__(self, "details", MappingProxyType(dict(self.details)))
+
+    def __getattr__(self, name: str):
+        repeated = self.__dict__.get("_repeated")
+        if name != "releases" or repeated is None:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        releases = repeated.expand()
+        object.__setattr__(self, "releases", releases)
+        return releases
+
+    @property
+    def release_histograms(self) -> np.ndarray:
+        """The new private histograms, in time order: ``releases[release_points]``, shape
+        (k, U) (read-only)."""
+        repeated = self.__dict__.get("_repeated")
+        if repeated is not None:
+            return repeated.rows
+        if self.release_points.all():
+            return self.releases
+        return _frozen(self.releases[self.release_points])
 
     @property
     def n_releases(self) -> int:
@@ -262,9 +297,39 @@ class DynamicRelease:
         return update_ratio(self.release_points)
 
 
+def _owned(array, dtype=float) -> np.ndarray:
+    """``array`` kept as it is when the engine has just built and frozen it (read-only, owning
+    its memory, of ``dtype``); otherwise a read-only copy. A (500, 3456) series of releases is
+    then never copied on its way out (a copy per result cost as much as the releases' noise)."""
+    if (isinstance(array, np.ndarray) and array.dtype == dtype and not array.flags.writeable
+            and array.flags.owndata):
+        return array
+    return _readonly(array, dtype)
+
+
 # ---------------------------------------------------------------------------------------------
 # Validation (at the boundary, before any randomness)
 # ---------------------------------------------------------------------------------------------
+
+
+#: Cells validated per :func:`check_counts` call: its temporaries (a rounded copy, masks) stay
+#: a few hundred kB that the allocator reuses, instead of fresh 14 MB ones for a (500, 3456)
+#: series whose page faults cost ten times the checks themselves.
+_CHECK_BLOCK = 1 << 16
+
+
+def _check_counts_by_block(histograms, name: str) -> np.ndarray:
+    """:func:`check_counts` (``ndim=2``) on the whole series, run a block of rows at a time."""
+    try:
+        array = np.asarray(histograms, dtype=float)
+    except (TypeError, ValueError):
+        array = None
+    if array is None or array.ndim != 2 or array.size <= _CHECK_BLOCK:
+        return check_counts(histograms if array is None else array, name, ndim=2)
+    step = max(1, _CHECK_BLOCK // array.shape[1])
+    for start in range(0, array.shape[0], step):
+        check_counts(array[start : start + step], name, ndim=2)
+    return array
 
 
 def _check_series(histograms, name: str = "histograms", *, min_times: int = 1) -> np.ndarray:
@@ -276,7 +341,7 @@ def _check_series(histograms, name: str = "histograms", *, min_times: int = 1) -
                 f"{name} must be an (N, U) array: every snapshot needs the same number of bins "
                 f"U, got snapshots of shapes {sorted(widths)}"
             )
-    series = check_counts(histograms, name, ndim=2)
+    series = _check_counts_by_block(histograms, name)
     if series.shape[1] == 0:
         raise ValueError(f"{name} must have at least one bin per snapshot, got shape {series.shape}")
     if series.shape[0] < min_times:
@@ -336,14 +401,52 @@ def _check_unit(value, name: str) -> float:
     return float(value)
 
 
-def _check_publisher(publisher: str) -> str:
+#: Publishers whose error depends on the order of the cells: DAWA's first stage merges runs of
+#: *adjacent* cells into buckets (Li, Hay, Miklau, Wang 2014), EFPA keeps the low frequencies of
+#: the 1-D sequence. On a snapshot of several attributes flattened to U cells, adjacent cells
+#: differ in the last attribute, or are unrelated where a row of it ends, so the buckets mix
+#: cells that have nothing in common and the bias swamps the saving in noise (DSAT on the
+#: flattened 96 x 12 x 3 census series, C = 50: 11x the identity publisher's range-query error;
+#: ``benchmarks/results/dynamic_publishers.md``). Identity, uniform, HB, AHP and MWEM do not
+#: rely on a smooth 1-D order (HB measured 1.5x identity there, hence identity for ``"auto"``).
+ORDER_DEPENDENT_PUBLISHERS: tuple[str, ...] = ("dawa_dyadic", "efpa")
+
+#: ``publisher="auto"``: the rule that picks the publisher from the snapshot's public ``shape``.
+PUBLISHER_RULE = (
+    "auto: DAWA ('dawa') where the snapshot is a 1-D histogram (shape with one attribute of "
+    "more than one value); identity (Laplace per cell, the text's LPA) where it is a flattened "
+    "multi-dimensional one, or where no shape is given (the order of the cells is then unknown)"
+)
+
+
+def _check_publisher(publisher, n_bins: int | None = None, shape=None) -> tuple[str, dict]:
+    """The registry name of the publisher and what to record about the choice (public).
+
+    ``"auto"`` applies :data:`PUBLISHER_RULE`. An explicit order-dependent publisher
+    (:data:`ORDER_DEPENDENT_PUBLISHERS`) on a multi-dimensional ``shape`` is kept -- the
+    caller chose it -- and the result says so in ``details["publisher_note"]``.
+    """
     from .histograms import PUBLISHERS
 
+    dims = None if shape is None else _check_shape(shape, n_bins)
+    multi = dims is not None and sum(d > 1 for d in dims) > 1
+    if publisher == "auto":
+        name = "dawa_dyadic" if dims is not None and not multi else "identity"
+        return name, {"publisher_rule": PUBLISHER_RULE}
     if not isinstance(publisher, str) or publisher not in PUBLISHERS:
-        raise ValueError(f"publisher must be one of {sorted(PUBLISHERS)}, got {publisher!r}")
+        raise ValueError(f"publisher must be 'auto' or one of {sorted(PUBLISHERS)}, got {publisher!r}")
     if 1 not in PUBLISHERS[publisher].dims:
         raise ValueError(f"publisher {publisher!r} does not publish 1-D histograms")
-    return PUBLISHERS[publisher].name
+    name = PUBLISHERS[publisher].name
+    info: dict = {}
+    if multi and name in ORDER_DEPENDENT_PUBLISHERS:
+        info["publisher_note"] = (
+            f"explicit choice: {publisher!r} partitions the {n_bins} cells of the flattened "
+            f"{'x'.join(map(str, dims))} snapshot in their 1-D order, which mixes unrelated "
+            f"cells; on multi-dimensional histograms its error is typically many times the "
+            f"identity publisher's ('auto' picks identity here)"
+        )
+    return name, info
 
 
 def _check_burn_in(burn_in, n_times: int) -> int:
@@ -409,12 +512,89 @@ def normalised_l1(counts, reference) -> float:
 
 
 def _publisher_call(publisher: str):
-    from .histograms import publish
+    """One snapshot's release with the registered publisher, called directly.
+
+    The series was validated once (:func:`_check_series`) and the publisher resolved
+    (:func:`_check_publisher`), so the per-snapshot checks and copies of
+    :func:`.histograms.publish` are skipped; what each release spent is still checked.
+    """
+    from .histograms import PUBLISHERS
+
+    record = PUBLISHERS[publisher]
 
     def release(counts: np.ndarray, epsilon: float, rng: np.random.Generator) -> np.ndarray:
-        return publish(counts, epsilon, method=publisher, rng=rng).counts
+        epsilon = check_epsilon(epsilon)  # e.g. the last point's remainder: a scalar check
+        estimate, parts, _ = record.function(counts, epsilon, rng, None)
+        spent = math.fsum(parts.values())
+        if not math.isclose(spent, epsilon, rel_tol=1e-9, abs_tol=0.0):  # pragma: no cover
+            raise AssertionError(f"{record.name} spent {spent}, expected {epsilon}")
+        return np.asarray(estimate, dtype=float).reshape(counts.shape)
 
     return release
+
+
+def _release_rows(series: np.ndarray, rows: np.ndarray, epsilon: float, publisher: str,
+                  rng: np.random.Generator) -> np.ndarray:
+    """The snapshots ``series[rows]`` each released with ``epsilon``, as a ``(len(rows), U)``
+    array. Identity (the text's LPA): one Laplace draw for all of them, ``H + Lap(1/epsilon)``
+    per cell, in the order the per-snapshot calls would draw it (the same stream, bit for bit,
+    outside :func:`.mechanisms.floating_point_safe`). Other publishers: one call per snapshot."""
+    if publisher == "identity":
+        chosen = series if rows.size == series.shape[0] else series[rows]
+        released = laplace(1.0 / check_epsilon(epsilon), chosen.shape, rng=rng)
+        released += chosen  # in place: no second (N, U) array
+        return released
+    release = _publisher_call(publisher)
+    return np.stack([release(series[t], epsilon, rng) for t in rows])
+
+
+#: Rows of normalised distances computed at once while the reference stays the same.
+_DISTANCE_CHUNK = 64
+
+
+class _Distances:
+    """``|| H_t/|H_t| - ref ||_1`` for the time points asked, a chunk of rows at a time.
+
+    The reference changes only at a release, so between two releases the distances of the
+    following snapshots are computed in one vectorised pass (of at most ``_DISTANCE_CHUNK``
+    rows) instead of one array operation per time point."""
+
+    def __init__(self, series: np.ndarray, totals: np.ndarray):
+        self.series, self.totals = series, totals
+        self.reference: np.ndarray | None = None
+        self.start, self.values = 0, np.empty(0)
+
+    def reset(self, reference: np.ndarray) -> None:
+        self.reference, self.values = reference, np.empty(0)
+
+    def __call__(self, t: int) -> float:
+        if not self.start <= t < self.start + self.values.size:
+            stop = min(t + _DISTANCE_CHUNK, self.series.shape[0])
+            block = self.series[t:stop] / self.totals[t:stop, None]
+            self.start, self.values = t, np.abs(block - self.reference).sum(axis=1)
+        return float(self.values[t - self.start])
+
+
+@dataclass(frozen=True)
+class _Repeated:
+    """A series of releases kept as its new histograms ``rows`` (k, U) and, for each time
+    point, the row in force (``which``; -1 before the first release: zeros)."""
+
+    rows: np.ndarray
+    which: np.ndarray
+
+    def expand(self) -> np.ndarray:
+        out = self.rows[np.maximum(self.which, 0)] if self.rows.shape[0] else np.zeros(
+            (self.which.size, self.rows.shape[1]))
+        out[self.which < 0] = 0.0
+        return _frozen(out)
+
+
+def _expand(rows: list[np.ndarray], which: np.ndarray, n_bins: int) -> _Repeated:
+    """The releases of a sampler (:class:`DynamicRelease` builds the ``(N, U)`` array only
+    when it is read: a session output needs the ``k`` new histograms alone)."""
+    stacked = np.stack(rows) if rows else np.zeros((0, n_bins))
+    return _Repeated(_frozen(stacked), _frozen(which))
 
 
 def _parts(total: float, **parts: float) -> dict[str, float]:
@@ -557,6 +737,7 @@ def _distance_sampling(
     delta: float = 0.05,
     theta: float = 0.5,
     gain: float = PACED_DEFAULTS["gain"],
+    choice: Mapping[str, str] | None = None,
 ) -> DynamicRelease:
     """DSFT (``controller="fixed"``), DSAT as printed (``"text"``) and paced DSAT (``"paced"``)."""
     n_times, n_bins = series.shape
@@ -590,20 +771,22 @@ def _distance_sampling(
     target = cutoff / n_times
     svt_c = max(cutoff - 1, 1)
 
-    releases = np.empty((n_times, n_bins))
+    rows: list[np.ndarray] = []  # the private histograms, in time order
+    which = np.zeros(n_times, dtype=int)  # the row in force at each time point
     points = np.zeros(n_times, dtype=bool)
     spent = np.zeros(n_times)
     thresholds = np.full(n_times, scale if paced else threshold)
     # Decisions: standard SVT, c = C - 1 ⊤ answers (departure 1 in the module docstring).
     svt = _svt(scale, eps1, svt_c, sensitivity, decision_ratio, rng) if eps1 > 0 else None
     totals = series.sum(axis=1).astype(float)
+    distance_to = _Distances(series, totals)
 
     def reference_of(t: int, released: np.ndarray) -> np.ndarray:
         return series[t] / totals[t] if reference == "snapshot" else _normalise_release(released)
 
     # Alg. 7 lines 3-4: release D_1 with eps2/C.
-    releases[0] = last = release(series[0], per_release, rng)
-    ref = reference_of(0, last)
+    rows.append(last := release(series[0], per_release, rng))
+    distance_to.reset(reference_of(0, last))
     points[0], spent[0], count = True, per_release, 1
     t_now = threshold
     for t in range(1, n_times):
@@ -617,12 +800,13 @@ def _distance_sampling(
         if count < cutoff and t == n_times - 1:
             # Alg. 7 line 10 / Alg. 8 line 14: the last time point spends what is left.
             remaining = eps2 - math.fsum(spent)
-            releases[t] = last = release(series[t], remaining, rng)
+            rows.append(release(series[t], remaining, rng))
+            which[t] = len(rows) - 1
             points[t], spent[t] = True, remaining
             break
         if count >= cutoff or (controller != "fixed" and i <= burn_in):
             # Alg. 7 line 6 / Alg. 8 lines 2, 4: repeat the last release.
-            releases[t] = last
+            which[t] = len(rows) - 1
             continue
         if controller == "text":
             # Alg. 8 lines 6-8 (P term of eq. 4.2.3 with theta_P = 1): only the public count.
@@ -634,15 +818,13 @@ def _distance_sampling(
         if svt is None:  # k = 0 (C = N): every point is a release point
             above = True
         else:
-            distance = float(np.abs(series[t] / totals[t] - ref).sum())
-            above = bool(svt.query(distance, threshold=t_now))
+            above = bool(svt.query(distance_to(t), threshold=t_now))
         if above:  # Alg. 7 line 8 / Alg. 8 line 10
-            releases[t] = last = release(series[t], per_release, rng)
-            ref = reference_of(t, last)
+            rows.append(last := release(series[t], per_release, rng))
+            distance_to.reset(reference_of(t, last))
             points[t], spent[t] = True, per_release
             count += 1
-        else:  # Alg. 7 line 9 / Alg. 8 line 12
-            releases[t] = last
+        which[t] = len(rows) - 1  # Alg. 7 line 9 / Alg. 8 line 12: else repeat the last one
 
     parts = _parts(epsilon, decision=eps1, release=eps2)
     details: dict[str, Any] = {
@@ -659,6 +841,7 @@ def _distance_sampling(
         "query_scale": svt.noise.query_scale if svt else None,
         "initial_threshold": threshold,
         "reference": reference,
+        **(choice or {}),
     }
     if controller != "fixed":
         details.update(burn_in=burn_in, variant=controller)
@@ -669,8 +852,9 @@ def _distance_sampling(
                        noise_floor=sampling_noise_floor(cardinality, n_bins))
     name = "dsft" if controller == "fixed" else "dsat"
     return DynamicRelease(
-        releases=releases, release_points=points, release_epsilons=spent, thresholds=thresholds,
-        epsilon=epsilon, epsilon_parts=parts, method=name, publisher=publisher,
+        releases=_expand(rows, which, n_bins), release_points=points, release_epsilons=spent,
+        thresholds=thresholds, epsilon=epsilon, epsilon_parts=parts, method=name,
+        publisher=publisher,
         guarantee=_user_guarantee(epsilon, f"SVT decisions eps1 = {eps1:.4g} + at most "
                                   f"C = {cutoff} releases of eps2/C; Li 2017 Thm 4.2.2"),
         neighbours=NEIGHBOURS["user-level"], cutoff=cutoff, details=details,
@@ -702,6 +886,7 @@ def dsft(
     k: float | None = None,
     cardinality: int | None = None,
     publisher: str = "identity",
+    shape: Sequence[int] | None = None,
     decision_ratio: float | None = 1.0,
     reference: str = "release",
 ) -> DynamicRelease:
@@ -734,7 +919,16 @@ def dsft(
         as public (the text's snapshots all have the same known size).
     publisher : str
         The :func:`.histograms.publish` method of the releases; default ``"identity"`` (LPA,
-        the text's default; it also uses PSD, which this package does not have).
+        the text's default; it also uses PSD, which this package does not have). ``"auto"``:
+        by the dimension of ``shape`` (:data:`PUBLISHER_RULE`: DAWA on a 1-D histogram,
+        identity on a flattened multi-dimensional one or without ``shape``). An explicit
+        order-dependent publisher (:data:`ORDER_DEPENDENT_PUBLISHERS`, e.g. ``"dawa"``) on a
+        multi-dimensional ``shape`` is kept, with a note in ``details["publisher_note"]``:
+        it merges cells adjacent only in the flattened order (up to 11x identity's error on
+        the census series, ``benchmarks/results/dynamic_publishers.md``).
+    shape : sequence of int, optional
+        The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
+        only to choose the publisher (see ``publisher``). Default: not given.
     decision_ratio : float or None
         ``eps_query/eps_threshold`` inside the SVT; 1 (the default, even split) keeps the
         text's threshold noise ``Lap(2 Delta/eps1)``; None: the optimum ``(2(C-1))^(2/3)``
@@ -776,14 +970,14 @@ def dsft(
     threshold = _check_threshold(threshold)
     k = _check_k(k)
     cardinality = _check_cardinality(cardinality, series)
-    publisher = _check_publisher(publisher)
+    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
     decision_ratio = _check_ratio(decision_ratio)
     reference = _check_reference(reference, "release")
     rng = check_rng(rng)
     return _distance_sampling(series, epsilon, cutoff, threshold, rng, k=k,
                               cardinality=cardinality, publisher=publisher,
                               decision_ratio=decision_ratio, controller="fixed",
-                              reference=reference)
+                              reference=reference, choice=choice)
 
 
 def dsat(
@@ -799,6 +993,7 @@ def dsat(
     k: float | None = None,
     cardinality: int | None = None,
     publisher: str = "identity",
+    shape: Sequence[int] | None = None,
     decision_ratio: float | None = None,
     variant: str = "paced",
     reference: str | None = None,
@@ -834,7 +1029,7 @@ def dsat(
 
     Parameters
     ----------
-    histograms, epsilon, rng, k, cardinality, publisher :
+    histograms, epsilon, rng, k, cardinality, publisher, shape :
         As for :func:`dsft`. ``k`` default: :func:`paced_k` (``"paced"``) or Thm 4.3.4
         (``"text"``); 0 when ``C = 1``.
     cutoff : int, optional
@@ -911,7 +1106,7 @@ def dsat(
     theta = _check_unit(theta, "theta")
     k = _check_k(k)
     cardinality = _check_cardinality(cardinality, series)
-    publisher = _check_publisher(publisher)
+    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
     decision_ratio = _check_ratio(decision_ratio)
     if variant not in DSAT_VARIANTS:
         raise ValueError(f"variant must be one of {sorted(DSAT_VARIANTS)}, got {variant!r}")
@@ -922,7 +1117,7 @@ def dsat(
                               cardinality=cardinality, publisher=publisher,
                               decision_ratio=decision_ratio, controller=variant,
                               reference=reference, burn_in=burn_in, delta=delta, theta=theta,
-                              gain=gain)
+                              gain=gain, choice=choice)
 
 
 DSFT = dsft
@@ -960,6 +1155,7 @@ def dsat_w_event(
     k: float | None = None,
     cardinality: int | None = None,
     publisher: str = "identity",
+    shape: Sequence[int] | None = None,
 ) -> DynamicRelease:
     """DSAT under w-event privacy (Li 2017 §4.4, Alg. 9).
 
@@ -970,7 +1166,7 @@ def dsat_w_event(
 
     Parameters
     ----------
-    histograms, epsilon, rng, threshold, delta, theta, cardinality, publisher :
+    histograms, epsilon, rng, threshold, delta, theta, cardinality, publisher, shape :
         As for :func:`dsat`; ``epsilon`` is the budget of every window of ``w`` time points.
     w : int
         Window length (>= 1). The text uses w up to 800 on 1000 time points (Fig. 4.8-4.9).
@@ -1020,7 +1216,7 @@ def dsat_w_event(
     theta = _check_unit(theta, "theta")
     k = _check_k(k)
     cardinality = _check_cardinality(cardinality, series)
-    publisher = _check_publisher(publisher)
+    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
     rng = check_rng(rng)
 
     n_times, n_bins = series.shape
@@ -1035,14 +1231,16 @@ def dsat_w_event(
     target = cutoff / w
     totals = series.sum(axis=1)
 
-    releases = np.empty((n_times, n_bins))
+    rows: list[np.ndarray] = []  # the private histograms, in time order
+    which = np.zeros(n_times, dtype=int)  # the row in force at each time point
     points = np.zeros(n_times, dtype=bool)
     spent = np.zeros(n_times)
     thresholds = np.full(n_times, threshold)
     instance_of = np.full(n_times, -1)  # which AboveThreshold instance asked at each point
 
-    releases[0] = last = release(series[0], per_release, rng)
-    reference = _normalise_release(last)
+    rows.append(last := release(series[0], per_release, rng))
+    distance_to = _Distances(series, totals.astype(float))
+    distance_to.reset(_normalise_release(last))
     points[0], spent[0] = True, per_release
     svt, n_instances = None, 0
     t_now = threshold
@@ -1051,7 +1249,7 @@ def dsat_w_event(
         in_window = int(np.count_nonzero(points[max(0, t - w + 1) : t]))
         if in_window >= cutoff or i <= burn_in:
             # Alg. 9 lines 4-5 (no budget left in the window) / Alg. 8 line 2 (burn-in).
-            releases[t] = last
+            which[t] = len(rows) - 1
             thresholds[t] = t_now
             continue
         ratio = in_window / min(i, w)
@@ -1066,15 +1264,13 @@ def dsat_w_event(
                 svt = _svt(threshold, eps_instance, 1, sensitivity, 1.0, rng)
                 n_instances += 1
             instance_of[t] = n_instances - 1
-            distance = float(np.abs(series[t] / totals[t] - reference).sum())
-            above = bool(svt.query(distance, threshold=t_now))
+            above = bool(svt.query(distance_to(t), threshold=t_now))
         if above:  # Alg. 9 line 12
-            releases[t] = last = release(series[t], per_release, rng)
-            reference = _normalise_release(last)
+            rows.append(last := release(series[t], per_release, rng))
+            distance_to.reset(_normalise_release(last))
             points[t], spent[t] = True, per_release
             svt = None  # AboveThreshold restarts with a fresh threshold offset
-        else:  # Alg. 9 line 13
-            releases[t] = last
+        which[t] = len(rows) - 1  # Alg. 9 line 13: else repeat the last one
 
     window = min(w, n_times)
     starts = range(max(n_times - w + 1, 1))
@@ -1084,9 +1280,9 @@ def dsat_w_event(
     )
     window_eps = _window_sums(spent, w) + decision_charge
     return DynamicRelease(
-        releases=releases, release_points=points, release_epsilons=spent, thresholds=thresholds,
-        epsilon=epsilon, epsilon_parts=_parts(epsilon, decision=eps1, release=eps2),
-        method="dsat-w", publisher=publisher,
+        releases=_expand(rows, which, n_bins), release_points=points, release_epsilons=spent,
+        thresholds=thresholds, epsilon=epsilon,
+        epsilon_parts=_parts(epsilon, decision=eps1, release=eps2), method="dsat-w", publisher=publisher,
         guarantee=f"{epsilon:g}-DP per window of w = {w} time points (w-event privacy)",
         neighbours=NEIGHBOURS["w-event"], cutoff=cutoff, w=w, window_epsilons=window_eps,
         details={"k": k, "epsilon1": eps1, "epsilon2": eps2, "sensitivity": sensitivity,
@@ -1095,7 +1291,7 @@ def dsat_w_event(
                  "threshold_scale": 2.0 * sensitivity / eps_instance if eps1 > 0 else None,
                  "query_scale": 4.0 * sensitivity / eps_instance if eps1 > 0 else None,
                  "burn_in": burn_in, "delta": delta, "theta": theta,
-                 "initial_threshold": threshold},
+                 "initial_threshold": threshold, **choice},
     )
 
 
@@ -1104,23 +1300,23 @@ def dsat_w_event(
 # ---------------------------------------------------------------------------------------------
 
 
-def _scheduled_release(series, epsilon, points, publisher, rng, method, what) -> DynamicRelease:
-    release = _publisher_call(publisher)
-    n_times, n_bins = series.shape
+def _scheduled_release(series, epsilon, points, publisher, rng, method, what,
+                       choice: dict) -> DynamicRelease:
+    n_times = series.shape[0]
     per_release = epsilon / int(points.sum())
-    releases = np.empty((n_times, n_bins))
+    # The release points are public and fixed in advance: release them all at once, then
+    # repeat each until the next (points[0] is always set).
+    released = _release_rows(series, np.flatnonzero(points), per_release, publisher, rng)
+    releases = (_frozen(released) if released.shape[0] == n_times
+                else _Repeated(_frozen(released), _frozen(np.cumsum(points) - 1)))
     spent = np.where(points, per_release, 0.0)
-    last = None
-    for t in range(n_times):
-        if points[t]:
-            last = release(series[t], per_release, rng)
-        releases[t] = last
     return DynamicRelease(
-        releases=releases, release_points=points, release_epsilons=spent,
-        thresholds=np.full(n_times, np.nan), epsilon=epsilon,
-        epsilon_parts={"decision": 0.0, "release": epsilon}, method=method, publisher=publisher,
-        guarantee=_user_guarantee(epsilon, what), neighbours=NEIGHBOURS["user-level"],
-        cutoff=int(points.sum()), details={"release_scale": 1.0 / per_release},
+        releases=releases, release_points=_frozen(points),
+        release_epsilons=_frozen(spent), thresholds=_frozen(np.full(n_times, np.nan)),
+        epsilon=epsilon, epsilon_parts={"decision": 0.0, "release": epsilon}, method=method,
+        publisher=publisher, guarantee=_user_guarantee(epsilon, what),
+        neighbours=NEIGHBOURS["user-level"], cutoff=int(points.sum()),
+        details={"release_scale": 1.0 / per_release, **choice},
     )
 
 
@@ -1130,6 +1326,7 @@ def uniform_budget_release(
     rng: np.random.Generator | None = None,
     *,
     publisher: str = "identity",
+    shape: Sequence[int] | None = None,
 ) -> DynamicRelease:
     """The baseline: release every snapshot with ``epsilon/N`` (Li 2017 §4.1.4).
 
@@ -1140,7 +1337,11 @@ def uniform_budget_release(
         Total budget of the series.
     rng : numpy.random.Generator, optional
     publisher : str
-        :func:`.histograms.publish` method (default ``"identity"``).
+        :func:`.histograms.publish` method (default ``"identity"``) or ``"auto"``; see
+        :func:`dsft`.
+    shape : sequence of int, optional
+        The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
+        only to choose the publisher (see ``publisher``). Default: not given.
 
     Returns
     -------
@@ -1164,11 +1365,11 @@ def uniform_budget_release(
     """
     series = _check_series(histograms)
     epsilon = check_epsilon(epsilon)
-    publisher = _check_publisher(publisher)
+    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
     rng = check_rng(rng)
     points = np.ones(series.shape[0], dtype=bool)
     return _scheduled_release(series, epsilon, points, publisher, rng, "uniform",
-                              "N releases of eps/N, sequential composition")
+                              "N releases of eps/N, sequential composition", choice)
 
 
 def fixed_sampling_release(
@@ -1178,6 +1379,7 @@ def fixed_sampling_release(
     rng: np.random.Generator | None = None,
     *,
     publisher: str = "identity",
+    shape: Sequence[int] | None = None,
 ) -> DynamicRelease:
     """Fixed sampling: ``C`` evenly spaced releases of ``epsilon/C`` (Li 2017 §4.1.4).
 
@@ -1192,6 +1394,10 @@ def fixed_sampling_release(
         ``C`` in [1, N]; default 0.01 N (Table 4.2), at least 1.
     rng : numpy.random.Generator, optional
     publisher : str
+        As for :func:`uniform_budget_release`.
+    shape : sequence of int, optional
+        The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
+        only to choose the publisher (see ``publisher``). Default: not given.
 
     Returns
     -------
@@ -1217,12 +1423,12 @@ def fixed_sampling_release(
     epsilon = check_epsilon(epsilon)
     n_times = series.shape[0]
     cutoff = _check_cutoff(cutoff, n_times)
-    publisher = _check_publisher(publisher)
+    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
     rng = check_rng(rng)
     points = np.zeros(n_times, dtype=bool)
     points[np.unique(np.round(np.arange(cutoff) * n_times / cutoff).astype(int))] = True
     return _scheduled_release(series, epsilon, points, publisher, rng, "fixed",
-                              f"C = {cutoff} scheduled releases of eps/C")
+                              f"C = {cutoff} scheduled releases of eps/C", choice)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1230,22 +1436,23 @@ def fixed_sampling_release(
 # ---------------------------------------------------------------------------------------------
 
 
-def _kellaris(series, epsilon, w, rng, publisher, absorb: bool) -> DynamicRelease:
+def _kellaris(series, epsilon, w, rng, publisher, choice, absorb: bool) -> DynamicRelease:
     n_times, n_bins = series.shape
     release = _publisher_call(publisher)
     eps_dis = epsilon / (2 * w)  # M_{i,1}: half the window budget, uniformly
     unit = epsilon / (2 * w)  # BA's uniform share of the publication half
-    releases = np.empty((n_times, n_bins))
     points = np.zeros(n_times, dtype=bool)
     pub = np.zeros(n_times)
     last = np.zeros(n_bins)  # r_0: nothing published yet
+    rows: list[np.ndarray] = []  # the private histograms, in time order (-1: r_0)
+    which = np.zeros(n_times, dtype=int)  # the row in force at each time point
     last_t, last_units = -1, 0
     for t in range(n_times):
         # M_{i,1}: mean absolute deviation from the last release, sensitivity 1/U.
         dis = float(np.abs(series[t] - last).mean()) + float(laplace(1.0 / (n_bins * eps_dis), rng=rng))
         if absorb:
             if last_t >= 0 and t - last_t <= last_units - 1:
-                releases[t] = last  # nullified: its budget was absorbed by the last release
+                which[t] = len(rows) - 1  # nullified: its budget was absorbed by the last release
                 continue
             absorbable = t + 1 if last_t < 0 else t - (last_t + last_units - 1)
             units = min(absorbable, w)
@@ -1254,22 +1461,22 @@ def _kellaris(series, epsilon, w, rng, publisher, absorb: bool) -> DynamicReleas
             remaining = epsilon / 2 - math.fsum(pub[max(0, t - w + 1) : t])
             eps_pub = remaining / 2
         if eps_pub > 0 and dis > 1.0 / eps_pub:
-            releases[t] = last = release(series[t], eps_pub, rng)
+            rows.append(last := release(series[t], eps_pub, rng))
             points[t], pub[t] = True, eps_pub
             if absorb:
                 last_t, last_units = t, units
-        else:
-            releases[t] = last
+        which[t] = len(rows) - 1
     per_time = pub + eps_dis
     name, title = ("ba", "budget absorption") if absorb else ("bd", "budget distribution")
     return DynamicRelease(
-        releases=releases, release_points=points, release_epsilons=pub,
+        releases=_expand(rows, which, n_bins), release_points=points, release_epsilons=pub,
         thresholds=np.full(n_times, np.nan), epsilon=epsilon,
         epsilon_parts=_parts(epsilon, decision=epsilon / 2, release=epsilon / 2),
         method=name, publisher=publisher,
         guarantee=f"{epsilon:g}-DP per window of w = {w} time points (w-event privacy, {title})",
         neighbours=NEIGHBOURS["w-event"], w=w, window_epsilons=_window_sums(per_time, w),
-        details={"dissimilarity_epsilon": eps_dis, "dissimilarity_scale": 1.0 / (n_bins * eps_dis)},
+        details={"dissimilarity_epsilon": eps_dis, "dissimilarity_scale": 1.0 / (n_bins * eps_dis),
+                 **choice},
     )
 
 
@@ -1284,7 +1491,11 @@ _KELLARIS_DOC = """
         Window length (>= 1).
     rng : numpy.random.Generator, optional
     publisher : str
-        :func:`.histograms.publish` method (default ``"identity"``, as in Kellaris et al.).
+        :func:`.histograms.publish` method (default ``"identity"``, as in Kellaris et al.) or
+        ``"auto"``; see :func:`dsft`.
+    shape : sequence of int, optional
+        The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
+        only to choose the publisher (see ``publisher``). Default: not given.
 
     Returns
     -------
@@ -1312,13 +1523,13 @@ _KELLARIS_DOC = """
     """
 
 
-def _check_kellaris(histograms, epsilon, w, rng, publisher):
+def _check_kellaris(histograms, epsilon, w, rng, publisher, shape):
     """The validated ``(series, epsilon, w, rng, publisher)`` of BD and BA, before any draw."""
     series = _check_series(histograms)
     epsilon = check_epsilon(epsilon)
     w = _check_w(w, series.shape[0])
-    publisher = _check_publisher(publisher)
-    return series, epsilon, w, check_rng(rng), publisher
+    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
+    return series, epsilon, w, check_rng(rng), publisher, choice
 
 
 def budget_distribution_release(
@@ -1328,8 +1539,9 @@ def budget_distribution_release(
     rng: np.random.Generator | None = None,
     *,
     publisher: str = "identity",
+    shape: Sequence[int] | None = None,
 ) -> DynamicRelease:
-    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher), absorb=False)
+    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher, shape), absorb=False)
 
 
 def budget_absorption_release(
@@ -1339,8 +1551,9 @@ def budget_absorption_release(
     rng: np.random.Generator | None = None,
     *,
     publisher: str = "identity",
+    shape: Sequence[int] | None = None,
 ) -> DynamicRelease:
-    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher), absorb=True)
+    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher, shape), absorb=True)
 
 
 budget_distribution_release.__doc__ = (

@@ -9,8 +9,10 @@ Where things are
 ----------------
 - :func:`pegasus` / :class:`PegasusStream` — Chen 2018 Alg. 15 (Perturb-Group-Smooth): the
   Perturber (Laplace), the Deviation-Based Grouper :func:`deviation_grouper` (Alg. 16) and the
-  smoothers of §5.3.3 (:data:`SMOOTHERS`: median, average, James-Stein). The batch function
-  runs the online object, so both give bit-identical output for the same ``rng``.
+  smoothers of §5.3.3 (:data:`SMOOTHERS`: median, average, James-Stein) plus
+  :func:`adaptive_window_smoother`. The batch function runs the online object, so both give
+  bit-identical output for the same ``rng``. Two sets of defaults, :data:`DEFAULTS`:
+  ``defaults="new"`` (this package's) and ``defaults="text"`` (Chen 2018 §5.6.1).
 - Queries by post-processing (no extra budget, §5.4): :func:`window_sum_smoother` (WSS,
   Alg. 17), :func:`sliding_window_sums`, :func:`jump_drop_events`, :func:`low_signal_events`,
   :func:`event_roc`.
@@ -51,7 +53,16 @@ Errata and readings (Chen 2018 Ch. 5)
   sparse streams, and HS-PGS stays within ~1.3x of HS-LM. The text's Fig. 5.3 and 5.8 report
   far larger gains; Alg. 16 as printed does not reproduce them (benchmarks/results/
   streams_unit_counts.md, streams_hierarchy.md). θ is public, so a larger θ costs no privacy
-  and gives longer groups; the default stays the text's.
+  and gives longer groups. The defaults here are therefore new (``defaults="new"``): θ =
+  160/ε_g, ε_g = 0.05ε, the threshold/test split of Lyu, Su & Li 2017 and an adaptive
+  trailing-window smoother; ``defaults="text"`` restores §5.6.1 exactly.
+
+References
+----------
+- Y. Chen, *Applying Differential Privacy with Sparse Vector Technique*, PhD thesis, Duke
+  University, 2018, Ch. 5 ("Chen 2018").
+- M. Lyu, D. Su, N. Li, *Understanding the Sparse Vector Technique for Differential Privacy*,
+  PVLDB 10(6), 2017 ("Lyu, Su & Li 2017").
 """
 
 from __future__ import annotations
@@ -79,6 +90,9 @@ from .mechanisms import laplace
 __all__ = [
     "NEIGHBOURS",
     "SMOOTHERS",
+    "DEFAULTS",
+    "ADAPTIVE_SMOOTHER",
+    "LYU_THRESHOLD_SHARE",
     "PegasusResult",
     "PegasusStream",
     "pegasus",
@@ -112,22 +126,56 @@ MAX_WINDOW = 10**7
 #: The neighbour relation of every function in this module.
 NEIGHBOURS = "event-level: add/remove one tuple (user, state, time), i.e. one c_t changes by 1"
 
-#: The smoothers of Chen 2018 §5.3.3 (post-processing of the Perturber and Grouper outputs).
+#: The smoothers (post-processing of the Perturber and Grouper outputs): the three of Chen 2018
+#: §5.3.3 and this package's adaptive trailing window (:func:`adaptive_window_smoother`).
 SMOOTHERS: Mapping[str, str] = MappingProxyType(
     {
         "median": "MedianSmoother, eq. 5.6: median of the noisy counts of the current group",
         "average": "AverageSmoother, eq. 5.5: mean of the noisy counts of the current group",
         "james_stein": "JSSmoother, eq. 5.7: James-Stein shrinkage of c̃_t to the group mean",
+        "adaptive": "median of a trailing window inside the group, the window chosen from past "
+        "prediction errors, shrunk towards c̃_t where the errors exceed the noise",
     }
 )
 
-# Text defaults (Chen 2018 §5.6.1): eps_p = 0.8 eps, eps_g = 0.2 eps, theta = 5 / eps_g.
-_PERTURBER_SHARE = 0.8
-_THETA_TIMES_EPS_G = 5.0
-# Alg. 16 / Thm 17: Delta(dev) = 2 (Lemma 16); threshold noise Lap(2 Delta / eps_g) = Lap(4/eps_g)
-# (line 8), deviation noise Lap(4 Delta / eps_g) = Lap(8/eps_g) (line 11).
-_THRESHOLD_NOISE = 4.0
-_DEVIATION_NOISE = 8.0
+#: Lyu, Su & Li 2017 (budget allocation for Alg. 7): for SVT that stops at the first
+#: positive answer (c = 1) the threshold : query budget ratio 1 : (2c)^(2/3) minimises the
+#: error; this is ε_threshold/ε_g:
+LYU_THRESHOLD_SHARE = 1.0 / (1.0 + 2.0 ** (2.0 / 3.0))
+
+#: The two sets of defaults. ``"text"``: Chen 2018 §5.6.1 (ε_p = 0.8ε, ε_g = 0.2ε,
+#: θ = 5/ε_g, the Grouper's budget halved between threshold and tests, MedianSmoother).
+#: ``"new"`` (the default): a Grouper share of 0.05ε, θ = 160/ε_g, the threshold/test split
+#: of Lyu, Su & Li 2017 and the adaptive smoother — all public choices, so the privacy
+#: argument is the text's (benchmarks/results/streams_unit_counts.md measures both).
+DEFAULTS: Mapping[str, Mapping[str, object]] = MappingProxyType(
+    {
+        "new": MappingProxyType(
+            {"perturber_share": 0.95, "theta_times_eps_g": 160.0,
+             "threshold_share": LYU_THRESHOLD_SHARE, "smoother": "adaptive"}
+        ),
+        "text": MappingProxyType(
+            {"perturber_share": 0.8, "theta_times_eps_g": 5.0, "threshold_share": 0.5,
+             "smoother": "median"}
+        ),
+    }
+)
+
+#: The adaptive smoother's public settings (:func:`adaptive_window_smoother`): the trailing
+#: windows it chooses from (and the whole group so far), the half-life in steps of the
+#: prediction-error average that chooses (288 = one day of five-minute steps), the tolerance
+#: within which the longest window wins, the half-life of the squared-error average that
+#: decides the shrinkage, and how many standard errors above the noise variance it must be.
+ADAPTIVE_SMOOTHER: Mapping[str, object] = MappingProxyType(
+    {"windows": tuple(2**j for j in range(12)), "horizon": 288.0, "tolerance": 0.005,
+     "shrink_horizon": 24.0, "z": 4.0}
+)
+
+# Alg. 16 / Thm 17: Delta(dev) = 2 (Lemma 16). The Grouper is SVT (Lyu, Su & Li 2017, Alg. 7
+# with c = 1) with eps_1 = share * eps_g on the threshold, Lap(Delta/eps_1), and
+# eps_2 = (1 - share) * eps_g on the tests, Lap(2 Delta/eps_2). share = 1/2 gives the text's
+# Lap(4/eps_g) (line 8) and Lap(8/eps_g) (line 11).
+_SENSITIVITY = 2.0
 # Below this size the open group's deviation is summed directly (faster than the tree).
 _TREE_MIN_GROUP = 32
 # Noise rows drawn at a time by the online form.
@@ -160,11 +208,32 @@ def _check_window(w, n: int | None = None) -> int:
 _budget_parts = split_budget  # the last part is the exact remainder (see split_budget)
 
 
-def _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta) -> tuple[float, float, float, float]:
+def _check_defaults(defaults) -> str:
+    if not isinstance(defaults, str) or defaults not in DEFAULTS:
+        raise ValueError(f"defaults must be one of {sorted(DEFAULTS)}, got {defaults!r}")
+    return defaults
+
+
+def _check_share(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0.0 < value < 1.0:
+        raise ValueError(f"{name} must be a number in the open interval (0, 1), got {value!r}")
+    return float(value)
+
+
+def _grouper_scales(epsilon_g: float, threshold_share: float) -> tuple[float, float]:
+    """Laplace scales of the threshold (Alg. 16 line 8) and of each test (line 11)."""
+    return (_SENSITIVITY / (threshold_share * epsilon_g),
+            2.0 * _SENSITIVITY / ((1.0 - threshold_share) * epsilon_g))
+
+
+def _split_pegasus_budget(
+    epsilon, epsilon_p, epsilon_g, theta, defaults: str = "new"
+) -> tuple[float, float, float, float]:
     """Resolve (eps, eps_p, eps_g, theta); eps_p + eps_g must equal eps (Chen 2018 Alg. 15)."""
     epsilon = check_epsilon(epsilon)
+    d = DEFAULTS[_check_defaults(defaults)]
     if epsilon_p is None and epsilon_g is None:
-        epsilon_p = _PERTURBER_SHARE * epsilon
+        epsilon_p = d["perturber_share"] * epsilon
         epsilon_g = epsilon - epsilon_p
     elif epsilon_g is None:
         epsilon_p = check_epsilon(epsilon_p, "epsilon_p")
@@ -186,10 +255,19 @@ def _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta) -> tuple[float, 
                 f"pass only one of them to have the other computed"
             )
     if theta is None:
-        theta = _THETA_TIMES_EPS_G / epsilon_g
+        theta = d["theta_times_eps_g"] / epsilon_g
     elif isinstance(theta, bool) or not isinstance(theta, Real) or not math.isfinite(theta) or theta < 0:
         raise ValueError(f"theta must be a finite number >= 0 (a deviation threshold), got {theta!r}")
     return epsilon, float(epsilon_p), float(epsilon_g), float(theta)
+
+
+def _resolve_options(defaults, smoother, threshold_share) -> tuple[str, str, float]:
+    """(defaults, smoother, threshold_share) with the defaults' values filled in, validated."""
+    defaults = _check_defaults(defaults)
+    d = DEFAULTS[defaults]
+    smoother = _check_smoother(d["smoother"] if smoother is None else smoother)
+    share = d["threshold_share"] if threshold_share is None else threshold_share
+    return defaults, smoother, _check_share(share, "threshold_share")
 
 
 def deviation(values) -> float:
@@ -207,15 +285,16 @@ class _GroupState:
     """Incremental state of the Grouper and the smoothers for one stream.
 
     Grouper (true counts of the open group): n, total, the values, and — once the group has
-    ``_TREE_MIN_GROUP`` members — a Fenwick tree over the integer values holding counts and
-    sums, so ``dev = m·k − s + (S − s) − m·(n − k)`` (k values <= the mean m, summing to s) costs
-    O(log V) per step. Smoothers (noisy counts of the current group): two heaps for the running
+    ``_TREE_MIN_GROUP`` members — a histogram of the integer values with a pointer p and the
+    number and sum of the values <= p, so ``dev = m·k − s + (S − s) − m·(n − k)`` (k values
+    <= the mean m, summing to s) costs the pointer's move to floor(m): O(1) amortised, since
+    the mean of a long group moves slowly. Smoothers (noisy counts of the current group): two heaps for the running
     median, Welford's mean and sum of squares for the average and James-Stein.
     """
 
     __slots__ = (
         "t", "open", "noisy_threshold", "gid", "start", "values", "n", "total", "cap",
-        "tree_n", "tree_s", "lo", "hi", "mean", "m2",
+        "hist", "ptr", "below_n", "below_s", "lo", "hi", "mean", "m2",
     )
 
     def __init__(self) -> None:
@@ -228,28 +307,25 @@ class _GroupState:
         self.n = 0
         self.total = 0
         self.cap = 0
-        self.tree_n: list[int] | None = None
-        self.tree_s: list[int] | None = None
+        self.hist: list[int] | None = None
+        self.ptr = -1
+        self.below_n = 0
+        self.below_s = 0
         self.lo: list[float] = []
         self.hi: list[float] = []
         self.mean = 0.0
         self.m2 = 0.0
 
 
-def _fenwick(values: list[int], cap: int, at_least: int) -> tuple[int, list[int], list[int]]:
-    """A Fenwick tree (counts, sums) over the integer ``values``, capacity > ``at_least``."""
-    cap = max(cap, 64)
+def _histogram(values: list[int], at_least: int) -> tuple[int, list[int]]:
+    """Counts of the integer ``values`` by value, capacity (a power of 2) > ``at_least``."""
+    cap = 64
     while cap <= at_least:
         cap *= 2
-    tn = [0] * (cap + 1)
-    ts = [0] * (cap + 1)
+    hist = [0] * cap
     for v in values:
-        i = v + 1
-        while i <= cap:
-            tn[i] += 1
-            ts[i] += v
-            i += i & -i
-    return cap, tn, ts
+        hist[v] += 1
+    return cap, hist
 
 
 def _run_core(
@@ -275,13 +351,15 @@ def _run_core(
     used only at steps that test an open group. The loop is inherently sequential (Alg. 16
     decides each step from the previous partition), so its body is kept small: the state lives
     in local variables during the loop and is written back to ``st`` at the end.
-    ``median_only`` (for the hierarchies, which keep one smoother) fills only ``out_median``
-    and skips the average and James-Stein state (left stale in ``st``: do not mix modes).
+    ``median_only`` (for the hierarchies, which keep one smoother) fills only ``out_noisy``,
+    ``out_median`` and ``out_start`` (what the median and adaptive smoothers need) and skips
+    the average and James-Stein state (left stale in ``st``: do not mix modes).
     """
     heappush, heappop = heapq.heappush, heapq.heappop
     tree_min = _TREE_MIN_GROUP
     t, is_open, thr, gid, start = st.t, st.open, st.noisy_threshold, st.gid, st.start
-    values, n, total, cap, tree_n, tree_s = st.values, st.n, st.total, st.cap, st.tree_n, st.tree_s
+    values, n, total, cap, hist = st.values, st.n, st.total, st.cap, st.hist
+    ptr, below_n, below_s = st.ptr, st.below_n, st.below_s
     lo, hi, mean, m2 = st.lo, st.hi, st.mean, st.m2
     put_noisy, put_median, put_average = out_noisy.append, out_median.append, out_average.append
     put_js, put_gid, put_start = out_js.append, out_gid.append, out_start.append
@@ -293,18 +371,22 @@ def _run_core(
             n1 = n + 1
             s1 = total + c
             m = s1 / n1
-            if tree_n is None:
+            if hist is None:
                 dev = abs(c - m)
                 for v in values:
                     dev += abs(v - m)
             else:
-                i = min(int(m), cap - 1) + 1
-                below = 0
-                s = 0
-                while i > 0:
-                    below += tree_n[i]
-                    s += tree_s[i]
-                    i &= i - 1
+                q = min(int(m), cap - 1)  # the values <= m are those <= floor(m)
+                while ptr < q:
+                    ptr += 1
+                    below_n += hist[ptr]
+                    below_s += hist[ptr] * ptr
+                while ptr > q:
+                    below_n -= hist[ptr]
+                    below_s -= hist[ptr] * ptr
+                    ptr -= 1
+                below = below_n
+                s = below_s
                 if c <= m:
                     below += 1
                     s += c
@@ -315,17 +397,21 @@ def _run_core(
             values.append(c)
             n += 1
             total += c
-            if tree_n is None:
+            if hist is None:
                 if n >= tree_min:
-                    cap, tree_n, tree_s = _fenwick(values, cap, max(values))
-            elif c >= cap:
-                cap, tree_n, tree_s = _fenwick(values, cap, c)
+                    cap, hist = _histogram(values, max(values))
+                    ptr, below_n, below_s = -1, 0, 0
             else:
-                i = c + 1
-                while i <= cap:
-                    tree_n[i] += 1
-                    tree_s[i] += c
-                    i += i & -i
+                if c >= cap:
+                    grown = cap
+                    while grown <= c:
+                        grown *= 2
+                    hist.extend([0] * (grown - cap))
+                    cap = grown
+                hist[c] += 1
+                if c <= ptr:
+                    below_n += 1
+                    below_s += c
             if x <= -lo[0]:
                 heappush(lo, -x)
                 if len(lo) > len(hi) + 1:
@@ -354,14 +440,16 @@ def _run_core(
                 values = [c]
                 n = 1
                 total = c
-                tree_n = tree_s = None
+                hist = None
             lo = [-x]
             hi = []
             mean = x
             m2 = 0.0
             med = js = x
         if median_only:
+            put_noisy(x)
             put_median(med)
+            put_start(start)
         else:
             put_noisy(x)
             put_median(med)
@@ -371,8 +459,149 @@ def _run_core(
             put_start(start)
         t += 1
     st.t, st.open, st.noisy_threshold, st.gid, st.start = t, is_open, thr, gid, start
-    st.values, st.n, st.total, st.cap, st.tree_n, st.tree_s = values, n, total, cap, tree_n, tree_s
+    st.values, st.n, st.total, st.cap, st.hist = values, n, total, cap, hist
+    st.ptr, st.below_n, st.below_s = ptr, below_n, below_s
     st.lo, st.hi, st.mean, st.m2 = lo, hi, mean, m2
+
+def _ewma(x: np.ndarray, half_life: float, last: np.ndarray | None) -> np.ndarray:
+    """y_t = (1 − a)·x_t + a·y_{t−1} along the last axis from y_{−1} = ``last`` (0 if None)."""
+    a = 2.0 ** (-1.0 / half_life)
+    if x.shape[1] == 1 and last is not None:  # one push: lfilter's arithmetic, without its cost
+        return ((1.0 - a) * x[:, 0] + a * np.asarray(last))[:, None]
+    from scipy.signal import lfilter
+
+    zi = np.zeros((x.shape[0], 1)) if last is None else a * np.asarray(last)[:, None]
+    return lfilter([1.0 - a], [1.0, -a], x, axis=-1, zi=zi)[0]
+
+
+@dataclass
+class _AdaptiveState:
+    """Where the adaptive smoother stopped: error averages, the last window medians, and the
+    last noisy counts (enough for the longest window), so a stream can be fed in pieces."""
+
+    score: np.ndarray
+    sq: np.ndarray
+    last_medians: np.ndarray
+    tail: np.ndarray
+
+
+def _adaptive_chunk(noisy, sizes, group_median, tau2, state, opts: Mapping):
+    import pandas as pd
+
+    windows, horizon, tolerance = opts["windows"], opts["horizon"], opts["tolerance"]
+    shrink_horizon, z = opts["shrink_horizon"], opts["z"]
+    n = noisy.size
+    windows = tuple(windows)
+    longest = max(windows) if windows else 0
+    k = len(windows) + 1
+    tail = np.empty(0) if state is None else state.tail
+    values = np.concatenate([tail, noisy])
+    meds = np.empty((k, n))
+    caps = np.empty(k, dtype=np.int64)
+    if n == 1:  # one push: the same medians without pandas (an element, or the mean of two)
+        size = int(sizes[0])
+        for j, w in enumerate(windows):
+            meds[j, 0] = group_median[0] if size < w else np.median(values[values.size - w :])
+            caps[j] = w
+    else:
+        ext = pd.Series(values)
+        for j, w in enumerate(windows):
+            med = ext.rolling(w, min_periods=1).median().to_numpy()[tail.size :]
+            meds[j] = np.where(sizes < w, group_median, med)
+            caps[j] = w
+    meds[-1] = group_median
+    caps[-1] = np.iinfo(np.int64).max
+    err = np.zeros((k, n))
+    if state is None:
+        err[:, 1:] = noisy[1:] - meds[:, :-1]  # m_W(t-1) as a prediction of c~_t
+    else:
+        err[:, 0] = noisy[0] - state.last_medians
+        err[:, 1:] = noisy[1:] - meds[:, :-1]
+    score = _ewma(np.abs(err), horizon, None if state is None else state.score)
+    sq = _ewma(err**2, shrink_horizon, None if state is None else state.sq)
+    prev_score = np.concatenate([np.zeros((k, 1)) if state is None else state.score[:, None],
+                                 score[:, :-1]], axis=1)
+    prev_sq = np.concatenate([np.zeros((k, 1)) if state is None else state.sq[:, None],
+                              sq[:, :-1]], axis=1)
+    if state is None:
+        prev_score[:, 0] = 0.0
+    ok = prev_score <= prev_score.min(axis=0) * (1.0 + tolerance)
+    choice = k - 1 - np.argmax(ok[::-1], axis=0)  # the longest window within tolerance
+    cols = np.arange(n)
+    est = meds[choice, cols]
+    used = np.minimum(caps[choice], sizes)
+    tau2 = np.broadcast_to(np.asarray(tau2, dtype=float), (n,))
+    s = prev_sq[choice, cols]
+    a = 2.0 ** (-1.0 / shrink_horizon)
+    # Var(Lap^2) = 5 (2b^2)^2: an average of n_eff squares has relative standard error
+    # sqrt(5/n_eff); shrink only where s is z of them above tau^2.
+    n_eff = (1.0 + a) / (1.0 - a)
+    shrink = s > tau2 * (1.0 + z * math.sqrt(5.0 / n_eff))
+    b = np.where(shrink, tau2 / np.where(shrink, s, 1.0), 1.0)
+    keep = longest
+    new_state = _AdaptiveState(score[:, -1].copy(), sq[:, -1].copy(), meds[:, -1].copy(),
+                               values[-keep:].copy() if keep else np.empty(0))
+    return est + (1.0 - b) * (noisy - est), used, new_state
+
+
+def adaptive_window_smoother(
+    noisy,
+    group_starts,
+    group_median,
+    tau2,
+    *,
+    windows: Sequence[int] = ADAPTIVE_SMOOTHER["windows"],
+    horizon: float = ADAPTIVE_SMOOTHER["horizon"],
+    tolerance: float = ADAPTIVE_SMOOTHER["tolerance"],
+    shrink_horizon: float = ADAPTIVE_SMOOTHER["shrink_horizon"],
+    z: float = ADAPTIVE_SMOOTHER["z"],
+) -> tuple[np.ndarray, np.ndarray]:
+    """The adaptive smoother: a trailing-window median inside the group, chosen in real time.
+
+    The group median (Chen 2018 eq. 5.6) is best while the group is flat; once θ is large
+    enough for long groups, a group can span a daily ramp and its median lags. Here every
+    candidate window W (``windows``, capped at the group so far, and the whole group) gives
+    m_W(t), the median of the last W noisy counts of t's group. Its past accuracy is scored by
+    how well m_W(s−1) predicted c̃_s (c̃_s's noise is independent of m_W(s−1), so this ranks
+    E|c_s − m_W(s−1)| without the truth); at t the longest window whose average error up to
+    t−1 (half-life ``horizon`` steps) is within ``tolerance`` of the smallest wins. Then, if the
+    squared prediction error of that window (half-life ``shrink_horizon``) exceeds the noise
+    variance τ² = 2/ε_p² by ``z`` standard errors, the counts move faster than any window can
+    follow (a step-to-step spread comparable to the noise, High_5 at ε = 0.1) and the estimate
+    is shrunk towards c̃_t: ĉ_t = m + (1 − τ²/s)(c̃_t − m) (positive-part James-Stein).
+
+    Parameters
+    ----------
+    noisy, group_starts, group_median : array_like, shape (n,)
+        The Perturber's output, the first step of each step's group as of that step, and the
+        MedianSmoother's output (a :class:`PegasusResult`'s ``noisy``, ``group_starts``,
+        ``smoothed["median"]``).
+    tau2 : float or array_like
+        The Perturber's noise variance 2/ε_p² (per step if ε_p varies).
+    windows, horizon, tolerance, shrink_horizon, z
+        Public settings; defaults :data:`ADAPTIVE_SMOOTHER`.
+
+    Returns
+    -------
+    (estimates, window) : tuple of numpy.ndarray
+        ĉ_t and the number of noisy counts the window median used at t.
+
+    Notes
+    -----
+    Post-processing of released values (c̃ and the partition): no budget. Real time: ĉ_t
+    uses c̃_1..c̃_t and the partition as of t only.
+    """
+    noisy = check_finite_array(noisy, "noisy")
+    starts = np.asarray(group_starts, dtype=np.int64)
+    gmed = check_finite_array(group_median, "group_median")
+    if starts.shape != noisy.shape or gmed.shape != noisy.shape:
+        raise ValueError("noisy, group_starts and group_median must have the same length")
+    sizes = np.arange(noisy.size) - starts + 1
+    opts = {"windows": tuple(check_positive_int(w, "windows") for w in windows),
+            "horizon": horizon, "tolerance": tolerance,
+            "shrink_horizon": shrink_horizon, "z": z}
+    est, used, _ = _adaptive_chunk(noisy, sizes, gmed, tau2, None, opts)
+    return est, used
 
 
 @dataclass(frozen=True, eq=False)
@@ -396,6 +625,12 @@ class PegasusResult:
     smoother : str
     theta : float
         The deviation threshold θ of Alg. 16.
+    threshold_share : float
+        The part of ε_g spent on each group's noisy threshold (the rest on its tests).
+    defaults : str
+        ``"new"`` or ``"text"``: which set of defaults filled the unspecified parameters.
+    window : numpy.ndarray of int
+        How many noisy counts the adaptive smoother's window median used at each step.
     epsilon : float
         ``ε_p + ε_g``, the budget spent (== ``sum(epsilon_parts.values())``).
     epsilon_parts : mapping
@@ -414,6 +649,9 @@ class PegasusResult:
     epsilon_parts: Mapping[str, float]
     guarantee: str = ""
     neighbours: str = NEIGHBOURS
+    threshold_share: float = 0.5
+    defaults: str = "text"
+    window: np.ndarray | None = None
 
     @property
     def n_groups(self) -> int:
@@ -424,6 +662,12 @@ class PegasusResult:
         """Start index of every group, increasing (the partition as boundaries)."""
         return np.flatnonzero(np.diff(self.groups, prepend=-1))
 
+    @property
+    def group_size_used(self) -> np.ndarray:
+        """Size of each step's group *as of that step* (the group so far: what its estimate used,
+        not the group's final size)."""
+        return np.arange(self.groups.size) - self.group_starts + 1
+
 
 class PegasusStream:
     """Online PeGaSus (Chen 2018 Alg. 15): :meth:`push` one count, get its private estimate back.
@@ -432,14 +676,21 @@ class PegasusStream:
     ----------
     epsilon : float
         Total budget ε = ε_p + ε_g, spent once for the whole (unbounded) stream.
-    smoother : {"median", "average", "james_stein"}
-        Which smoother gives the returned estimate (all three are kept in :meth:`result`).
+    smoother : {"adaptive", "median", "average", "james_stein"}, optional
+        Which smoother gives the returned estimate (all are kept in :meth:`result`); default
+        ``"adaptive"`` (``"median"`` with ``defaults="text"``).
     rng : numpy.random.Generator, optional
     epsilon_p, epsilon_g : float, optional
-        Perturber and Grouper budgets; defaults 0.8ε and 0.2ε (Chen 2018 §5.6.1). Give one and the
-        other is the remainder; give both and they must sum to ε.
+        Perturber and Grouper budgets; default ε_g = 0.05ε (0.2ε with ``defaults="text"``, Chen
+        2018 §5.6.1). Give one and the other is the remainder; give both and they must sum to ε.
     theta : float, optional
-        Deviation threshold θ of Alg. 16; default 5/ε_g (Chen 2018 §5.6.1).
+        Deviation threshold θ of Alg. 16; default 160/ε_g (5/ε_g with ``defaults="text"``).
+    threshold_share : float in (0, 1), optional
+        Part of ε_g spent on each group's noisy threshold, the rest on its deviation tests;
+        default ``LYU_THRESHOLD_SHARE`` = 1/(1 + 2^(2/3)) ≈ 0.387 (Lyu, Su & Li 2017), 0.5 with
+        ``defaults="text"`` (the text's Lap(4/ε_g) and Lap(8/ε_g)).
+    defaults : {"new", "text"}
+        Which set of :data:`DEFAULTS` fills the parameters not given.
 
     Raises
     ------
@@ -449,43 +700,53 @@ class PegasusStream:
 
     Notes
     -----
-    Noise is drawn in rows of three per step (Perturber Lap(1/ε_p), threshold Lap(4/ε_g),
-    deviation Lap(8/ε_g)), a block of rows at a time; a row's unused entries are discarded.
+    Noise is drawn in rows of three per step (Perturber Lap(1/ε_p), threshold Lap(2/ε_1),
+    deviation Lap(4/ε_2), ε_1 + ε_2 = ε_g), a block of rows at a time; a row's unused entries
+    are discarded.
     Blocks concatenate to the same sequence as one large draw, so :func:`pegasus` on the same
     ``rng`` gives identical estimates.
 
-    Privacy: ε_p-DP Perturber (Laplace, sensitivity 1 per step) + ε_g-DP Grouper (Thm 17:
-    SVT on the disjoint groups, Δ(dev) = 2), sequential composition (Thm 15); smoothing is
-    post-processing. Event-level neighbours (:data:`NEIGHBOURS`).
+    Privacy: ε-DP under event-level neighbours (:data:`NEIGHBOURS`): ε_p-DP Perturber
+    (Laplace, sensitivity 1 per step) + ε_g-DP Grouper (Thm 17: SVT on the disjoint groups,
+    Δ(dev) = 2, any threshold/test split), sequential composition (Thm 15); θ, the shares and
+    the smoother are public, and smoothing is post-processing.
 
     References
     ----------
-    Chen 2018 §5.3, Alg. 15-16, eq. 5.5-5.7, Thm 15, 17.
+    Chen 2018 §5.3, Alg. 15-16, eq. 5.5-5.7, Thm 15, 17; Lyu, Su & Li 2017 (SVT budget split).
     """
 
     def __init__(
         self,
         epsilon: float,
-        smoother: str = "median",
+        smoother: str | None = None,
         rng: np.random.Generator | None = None,
         *,
         epsilon_p: float | None = None,
         epsilon_g: float | None = None,
         theta: float | None = None,
+        threshold_share: float | None = None,
+        defaults: str = "new",
     ) -> None:
-        eps, eps_p, eps_g, th = _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta)
-        self.smoother = _check_smoother(smoother)
+        defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
+        eps, eps_p, eps_g, th = _split_pegasus_budget(epsilon, epsilon_p, epsilon_g, theta, defaults)
+        self.smoother = smoother
+        self.defaults = defaults
+        self.threshold_share = share
         self._rng = check_rng(rng)
         self.epsilon = eps
         self.epsilon_parts = _budget_parts(eps, perturber=eps_p, grouper=eps_g)
         self.theta = th
-        self._scales = np.array([1.0 / eps_p, _THRESHOLD_NOISE / eps_g, _DEVIATION_NOISE / eps_g])
+        self._scales = np.array([1.0 / eps_p, *_grouper_scales(eps_g, share)])
         self._tau2 = 2.0 / eps_p**2
+        self._adaptive: _AdaptiveState | None = None
+        self._adaptive_done = 0  # steps the adaptive smoother has processed
         self._noise = np.empty((0, 3))
         self._pos = 0
         self._state = _GroupState()
         self._out: dict[str, list] = {
-            k: [] for k in ("noisy", "median", "average", "james_stein", "gid", "start")
+            k: [] for k in ("noisy", "median", "average", "james_stein", "gid", "start",
+                            "adaptive", "window")
         }
 
     @property
@@ -511,6 +772,26 @@ class PegasusStream:
             noise[:, 2].tolist(), self.theta, self._tau2,
             o["noisy"], o["median"], o["average"], o["james_stein"], o["gid"], o["start"],
         )
+        if self.smoother == "adaptive":
+            self._smooth_adaptive()
+
+    def _smooth_adaptive(self) -> None:
+        """The adaptive smoother on the steps not smoothed yet, continuing from where it
+        stopped (lazily, in one vectorised piece, unless it is the smoother pushes return:
+        the result is the same however the steps are split)."""
+        first = self._adaptive_done
+        if first == self._state.t:
+            return
+        self._adaptive_done = self._state.t
+        o = self._out
+        noisy = np.asarray(o["noisy"][first:], dtype=float)
+        sizes = np.arange(first, self._state.t) - np.asarray(o["start"][first:]) + 1
+        gmed = np.asarray(o["median"][first:], dtype=float)
+        est, used, self._adaptive = _adaptive_chunk(
+            noisy, sizes, gmed, self._tau2, self._adaptive, ADAPTIVE_SMOOTHER
+        )
+        o["adaptive"].extend(est.tolist())
+        o["window"].extend(used.tolist())
 
     def push(self, count) -> float:
         """Release ĉ_t for the next count c_t (Chen 2018 Alg. 15 lines 2-5)."""
@@ -524,6 +805,8 @@ class PegasusStream:
             self._state, [c], [zp], [zth], [zdev], self.theta, self._tau2,
             o["noisy"], o["median"], o["average"], o["james_stein"], o["gid"], o["start"],
         )
+        if self.smoother == "adaptive":
+            self._smooth_adaptive()
         return float(o[self.smoother][-1])
 
     def extend(self, counts) -> np.ndarray:
@@ -537,6 +820,7 @@ class PegasusStream:
         """Everything released so far as a :class:`PegasusResult`."""
         if self._state.t == 0:
             raise ValueError("no count has been pushed yet; push at least one count")
+        self._smooth_adaptive()
         o = self._out
         smoothed = {k: _readonly(np.asarray(o[k], dtype=float)) for k in SMOOTHERS}
         eps_p, eps_g = self.epsilon_parts["perturber"], self.epsilon_parts["grouper"]
@@ -554,25 +838,40 @@ class PegasusStream:
                 f"{self.epsilon:g}-DP (event-level): Perturber {eps_p:g}-DP + Grouper "
                 f"{eps_g:g}-DP (Chen 2018 Thm 15, 17)"
             ),
+            threshold_share=self.threshold_share,
+            defaults=self.defaults,
+            window=_readonly(np.asarray(o["window"], dtype=np.int64)),
         )
 
 
 def pegasus(
     counts,
     epsilon: float,
-    smoother: str = "median",
+    smoother: str | None = None,
     rng: np.random.Generator | None = None,
     *,
     epsilon_p: float | None = None,
     epsilon_g: float | None = None,
     theta: float | None = None,
+    threshold_share: float | None = None,
+    defaults: str = "new",
 ) -> PegasusResult:
     """Release a counting stream in real time with PeGaSus (Perturb-Group-Smooth).
 
     Perturber: c̃_t = c_t + Lap(1/ε_p). Grouper (Alg. 16): a new open group gets a noisy
-    threshold θ̃ = θ + Lap(4/ε_g); the open group G takes step t while
-    dev(C[G ∪ {t}]) + Lap(8/ε_g) < θ̃ (dev on the *true* counts, eq. 5.4), otherwise G is closed
-    and {t} is a closed singleton. Smoother: ĉ_t from the noisy counts of t's group as of t.
+    threshold θ̃ = θ + Lap(2/ε_1); the open group G takes step t while
+    dev(C[G ∪ {t}]) + Lap(4/ε_2) < θ̃ (dev on the *true* counts, eq. 5.4), otherwise G is closed
+    and {t} is a closed singleton; ε_1 + ε_2 = ε_g (the text: ε_1 = ε_2, i.e. Lap(4/ε_g) and
+    Lap(8/ε_g)). Smoother: ĉ_t from the noisy counts of t's group as of t.
+
+    Two sets of defaults (:data:`DEFAULTS`), one argument apart. ``defaults="text"`` is Chen
+    2018 §5.6.1: ε_p = 0.8ε, θ = 5/ε_g, ε_1 = ε_2, MedianSmoother. Every scale of that Grouper
+    is a multiple of 1/ε_g, so on flat data its groups are ~3 steps long whatever ε is, and
+    PeGaSus cannot gain more than ~1/0.76 over LM (BS_k, k >= 2, beats it). The default
+    ``"new"``: ε_g = 0.05ε, θ = 160/ε_g (long groups on flat data), the SVT split of Lyu, Su &
+    Li 2017 and the ``"adaptive"`` smoother (which keeps long groups from lagging on ramps and
+    shrinks towards c̃_t where counts jump more than the noise). All are public choices: the
+    privacy argument is unchanged.
 
     Parameters
     ----------
@@ -580,11 +879,18 @@ def pegasus(
         The true stream c_1..c_n (non-negative whole counts).
     epsilon : float
         Total budget ε = ε_p + ε_g.
-    smoother : {"median", "average", "james_stein"}
-        Default "median" (Chen 2018 §5.3.4: the most accurate in the text's experiments).
+    smoother : {"adaptive", "median", "average", "james_stein"}, optional
+        Default "adaptive" ("median" with ``defaults="text"``: Chen 2018 §5.3.4, the most
+        accurate in the text's experiments). All are in ``.smoothed`` anyway.
     rng : numpy.random.Generator, optional
     epsilon_p, epsilon_g, theta : float, optional
-        Defaults 0.8ε, 0.2ε, 5/ε_g (Chen 2018 §5.6.1).
+        Defaults 0.95ε, 0.05ε, 160/ε_g (``defaults="text"``: 0.8ε, 0.2ε, 5/ε_g, Chen 2018
+        §5.6.1).
+    threshold_share : float in (0, 1), optional
+        ε_1/ε_g; default 1/(1 + 2^(2/3)) ≈ 0.387 (Lyu, Su & Li 2017), 0.5 with
+        ``defaults="text"``.
+    defaults : {"new", "text"}
+        Which set of :data:`DEFAULTS` fills the parameters not given.
 
     Returns
     -------
@@ -601,19 +907,22 @@ def pegasus(
     Notes
     -----
     Privacy: ε-DP under event-level neighbours (one tuple; one c_t changes by 1): the
-    Perturber is the Laplace mechanism (ε_p), the Grouper the SVT per group (ε_g, Thm 17),
-    composed sequentially (Thm 15); smoothing is post-processing.
+    Perturber is the Laplace mechanism (ε_p), the Grouper the SVT per group (ε_g, Thm 17; the
+    threshold/test split is public), composed sequentially (Thm 15); θ is public and
+    smoothing is post-processing, so neither set of defaults changes the guarantee.
 
     Runs :class:`PegasusStream` over the whole stream; identical to pushing the counts one by
     one with the same ``rng``.
 
     References
     ----------
-    Chen 2018 §5.3, Alg. 15 (PeGaSus), Alg. 16 (DBG), eq. 5.4-5.7, Thm 15, 17; defaults §5.6.1.
+    Chen 2018 §5.3, Alg. 15 (PeGaSus), Alg. 16 (DBG), eq. 5.4-5.7, Thm 15, 17; text defaults
+    §5.6.1. Lyu, Su & Li 2017, Alg. 7 (SVT budget split).
     """
     counts = _check_stream(counts)
     stream = PegasusStream(
-        epsilon, smoother, rng, epsilon_p=epsilon_p, epsilon_g=epsilon_g, theta=theta
+        epsilon, smoother, rng, epsilon_p=epsilon_p, epsilon_g=epsilon_g, theta=theta,
+        threshold_share=threshold_share, defaults=defaults,
     )
     stream._feed(counts)
     return stream.result()
@@ -624,15 +933,20 @@ def deviation_grouper(
     epsilon_g: float,
     theta: float,
     rng: np.random.Generator | None = None,
+    *,
+    threshold_share: float = 0.5,
 ) -> np.ndarray:
     """The Deviation-Based Grouper alone (Chen 2018 Alg. 16): the group id of every step.
+
+    ``threshold_share`` is the part of ε_g on each group's threshold (0.5: the text's
+    Lap(4/ε_g) and Lap(8/ε_g); :data:`LYU_THRESHOLD_SHARE` for Lyu, Su & Li 2017's split).
 
     ``epsilon_g = math.inf`` runs the noiseless rule of Chen 2018 Example 7 (not private).
 
     Notes
     -----
-    Privacy: ε_g-DP (event-level) for finite ε_g (Chen 2018 Thm 17); Lap(4/ε_g) on each group's
-    threshold, Lap(8/ε_g) on each deviation test.
+    Privacy: ε_g-DP (event-level neighbours) for finite ε_g (Chen 2018 Thm 17): SVT with
+    Lap(2/ε_1) on each group's threshold and Lap(4/ε_2) on each deviation test, ε_1 + ε_2 = ε_g.
 
     References
     ----------
@@ -641,6 +955,7 @@ def deviation_grouper(
     counts = _check_stream(counts)
     if isinstance(theta, bool) or not isinstance(theta, Real) or not math.isfinite(theta) or theta < 0:
         raise ValueError(f"theta must be a finite number >= 0, got {theta!r}")
+    threshold_share = _check_share(threshold_share, "threshold_share")
     if isinstance(epsilon_g, Real) and not isinstance(epsilon_g, bool) and epsilon_g == math.inf:
         zeros = [0.0] * counts.size
         zth, zdev = zeros, zeros
@@ -648,7 +963,7 @@ def deviation_grouper(
         epsilon_g = check_epsilon(epsilon_g, "epsilon_g")
         rng = check_rng(rng)
         noise = laplace(
-            np.array([_THRESHOLD_NOISE / epsilon_g, _DEVIATION_NOISE / epsilon_g]),
+            np.array(_grouper_scales(epsilon_g, threshold_share)),
             (counts.size, 2),
             rng=rng,
         )
@@ -1274,6 +1589,7 @@ def _pegasus_rows(
     theta: float,
     smoother: str,
     rng: np.random.Generator,
+    threshold_share: float,
 ) -> np.ndarray:
     """PeGaSus on every row of ``counts``; steps where ``active`` is False are skipped (the
     Grouper and the smoother never see them, Chen 2018 §5.5.2) and released as 0."""
@@ -1286,16 +1602,22 @@ def _pegasus_rows(
         eps_p = perturber_eps if np.ndim(perturber_eps) == 0 else perturber_eps[node, idx]
         scales = np.empty((idx.size, 3))
         scales[:, 0] = 1.0 / np.asarray(eps_p, dtype=float)
-        scales[:, 1] = _THRESHOLD_NOISE / epsilon_g
-        scales[:, 2] = _DEVIATION_NOISE / epsilon_g
+        scales[:, 1:] = _grouper_scales(epsilon_g, threshold_share)
         noise = laplace(scales, scales.shape, rng=rng)
         tau2 = 2.0 * float(np.mean(scales[:, 0] ** 2))
         outs: list[list] = [[] for _ in range(6)]
         _run_core(
             _GroupState(), counts[node, idx].tolist(), noise[:, 0].tolist(), noise[:, 1].tolist(),
-            noise[:, 2].tolist(), theta, tau2, *outs, median_only=smoother == "median",
+            noise[:, 2].tolist(), theta, tau2, *outs,
+            median_only=smoother in ("median", "adaptive"),
         )
-        est[node, idx] = outs[{"median": 1, "average": 2, "james_stein": 3}[smoother]]
+        if smoother == "adaptive":
+            est[node, idx] = _adaptive_chunk(
+                np.asarray(outs[0]), np.arange(idx.size) - np.asarray(outs[5]) + 1,
+                np.asarray(outs[1]), 2.0 * scales[:, 0] ** 2, None, ADAPTIVE_SMOOTHER,
+            )[0]
+        else:
+            est[node, idx] = outs[{"median": 1, "average": 2, "james_stein": 3}[smoother]]
     return est
 
 
@@ -1303,10 +1625,12 @@ def hs_pegasus(
     leaf_counts,
     hierarchy,
     epsilon: float,
-    smoother: str = "median",
+    smoother: str | None = None,
     rng: np.random.Generator | None = None,
     *,
     theta: float | None = None,
+    threshold_share: float | None = None,
+    defaults: str = "new",
 ) -> HierarchyResult:
     """HS-PGS: PeGaSus(C(agg), ε/h) on every aggregated stream of the hierarchy.
 
@@ -1316,25 +1640,31 @@ def hs_pegasus(
         Rows in the order of ``hierarchy.leaves``.
     hierarchy : Hierarchy or parent array
     epsilon : float
-    smoother : str
+    smoother : str, optional
+        Default from ``defaults`` ("adaptive"; "median" for ``"text"``).
     theta : float, optional
-        Default 5/ε_g with ε_g = 0.2ε/h (each node runs PeGaSus with ε/h).
+        Default 160/ε_g with ε_g = 0.05ε/h (``defaults="text"``: 5/ε_g with ε_g = 0.2ε/h; each
+        node runs PeGaSus with ε/h).
+    threshold_share : float, optional
+        ε_1/ε_g of each node's Grouper (see :func:`pegasus`).
+    defaults : {"new", "text"}
+        Which set of :data:`DEFAULTS` fills the parameters not given.
 
     Notes
     -----
-    Privacy: ε-DP (event-level), Chen 2018 Thm 19: PeGaSus is ε/h-DP per stream (Thm 15), parallel
-    within a level, sequential over the h levels.
+    Privacy: ε-DP (event-level neighbours), Chen 2018 Thm 19: PeGaSus is ε/h-DP per stream
+    (Thm 15), parallel within a level, sequential over the h levels.
 
     References
     ----------
     Chen 2018 §5.5.1, Thm 19; Fig. 5.8.
     """
     h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
-    smoother = _check_smoother(smoother)
+    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
     epsilon = check_epsilon(epsilon)
-    _, eps_p, eps_g, theta = _split_pegasus_budget(epsilon / h.height, None, None, theta)
+    _, eps_p, eps_g, theta = _split_pegasus_budget(epsilon / h.height, None, None, theta, defaults)
     rng = check_rng(rng)
-    est = _pegasus_rows(counts, None, eps_p, eps_g, theta, smoother, rng)
+    est = _pegasus_rows(counts, None, eps_p, eps_g, theta, smoother, rng, share)
     return HierarchyResult(
         _readonly(est), "HS-PGS", h, None, epsilon,
         _budget_parts(epsilon, perturber=eps_p * h.height, grouper=eps_g * h.height),
@@ -1346,12 +1676,14 @@ def phs_pegasus(
     leaf_counts,
     hierarchy,
     epsilon: float,
-    smoother: str = "median",
+    smoother: str | None = None,
     rng: np.random.Generator | None = None,
     *,
     epsilon_pr: float | None = None,
     beta: float | None = None,
     theta: float | None = None,
+    threshold_share: float | None = None,
+    defaults: str = "new",
 ) -> HierarchyResult:
     """PHS-PGS (Chen 2018 Alg. 18): HS-PGS that prunes small aggregates top-down at every step and
     gives the budget its pruned descendants would have spent to the node that pruned them.
@@ -1372,16 +1704,19 @@ def phs_pegasus(
     epsilon_pr : float, optional
         Pruning budget; default 0.1ε (the text gives no value; 0.05ε-0.2ε perform alike on
         Multi_5-shaped data).
-        The rest is split ε_p : ε_g = 0.8 : 0.2 as in PeGaSus.
+        The rest is split ε_p : ε_g as in :func:`pegasus` (0.95 : 0.05; ``defaults="text"``:
+        0.8 : 0.2).
     beta : float, optional
         Pruning threshold β; default ``2h/ε_pr`` (twice the pruning noise scale; the text
         gives no value). A larger β prunes more: in the limit every release is 0.
     theta : float, optional
-        Grouper threshold; default 5/(ε_g/h).
+        Grouper threshold; default 160/(ε_g/h) (``defaults="text"``: 5/(ε_g/h)).
+    smoother, threshold_share, defaults
+        As in :func:`hs_pegasus`.
 
     Notes
     -----
-    Privacy: ε-DP (event-level). One tuple changes one state's count at one step, i.e. one
+    Privacy: ε-DP (event-level neighbours). One tuple changes one state's count at one step, i.e. one
     node per level (a root-to-leaf path). PRUNE: Laplace with ε_pr/h per level, parallel within a
     level, sequential over h levels: ε_pr (not the text's SVT argument, see the module docstring).
     Release: along the path, if the node at level i has its children pruned, the levels above
@@ -1394,7 +1729,7 @@ def phs_pegasus(
     Chen 2018 §5.5.2, Alg. 18, Thm 20-21; Fig. 5.8.
     """
     h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
-    smoother = _check_smoother(smoother)
+    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
     epsilon = check_epsilon(epsilon)
     if epsilon_pr is None:
         epsilon_pr = 0.1 * epsilon
@@ -1406,7 +1741,7 @@ def phs_pegasus(
         beta = 2.0 * height / epsilon_pr
     beta = _check_real(beta, "beta")
     rest = epsilon - epsilon_pr
-    _, eps_p, eps_g, theta_node = _split_pegasus_budget(rest / height, None, None, theta)
+    _, eps_p, eps_g, theta_node = _split_pegasus_budget(rest / height, None, None, theta, defaults)
     rng = check_rng(rng)
 
     m, T = counts.shape
@@ -1424,7 +1759,7 @@ def phs_pegasus(
     active = ~pruned
     # Alg. 18 line 23: eps_agg (eps_p + eps_g)/h - eps_g/h, with eps_p, eps_g the totals.
     perturber_eps = shares * (eps_p + eps_g) - eps_g
-    est = _pegasus_rows(counts, active, perturber_eps, eps_g, theta_node, smoother, rng)
+    est = _pegasus_rows(counts, active, perturber_eps, eps_g, theta_node, smoother, rng, share)
     return HierarchyResult(
         _readonly(est), "PHS-PGS", h, _readonly(pruned), epsilon,
         _budget_parts(epsilon, prune=epsilon_pr, perturber=eps_p * height, grouper=eps_g * height),

@@ -52,7 +52,7 @@ from ._validation import (
     check_positive_int,
     check_rng,
 )
-from .mechanisms import MAX_DRAWS, exponential_mechanism, laplace
+from .mechanisms import MAX_DRAWS, exponential_mechanism, laplace, laplace_reals
 
 __all__ = [
     "VARIANTS",
@@ -552,6 +552,18 @@ def _first_at_or_above(values: np.ndarray, bars: np.ndarray, offset: float, star
     return -1
 
 
+def _plan(answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
+          threshold_sensitivity):
+    """Everything an SVT run decides before it draws: the checked parameters, the variant,
+    its noise scales and the checked answers and thresholds."""
+    p = _check_params(
+        variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
+    )
+    answers, thresholds = _check_answers_and_threshold(answers, threshold)
+    spec = VARIANTS[p.variant]
+    return p, spec, _noise_of(spec, p), answers, thresholds
+
+
 def sparse_vector(
     answers,
     threshold,
@@ -641,13 +653,11 @@ def sparse_vector(
     Lyu, Su & Li 2017 Alg. 1-7 (Fig. 1-2), Thm 4.7, §4.2 eq. 12, §4.3 Thm 4.9; Chen 2018 Alg. 5 (GPTT), Alg. 8
     and Thm 7 (generalized SVT).
     """
-    p = _check_params(
-        variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
+    p, spec, noise, answers, thresholds = _plan(
+        answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
+        threshold_sensitivity,
     )
-    answers, thresholds = _check_answers_and_threshold(answers, threshold)
     rng = check_rng(rng)
-    spec = VARIANTS[p.variant]
-    noise = _noise_of(spec, p)
     n = answers.size
 
     rho = laplace(noise.threshold_scale, rng=rng)
@@ -693,8 +703,11 @@ def sparse_vector(
         values[positives] = noisy_answers[positives]  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
     elif noise.value_scale is not None:
         # Lyu, Su & Li 2017 Alg. 7 line 8: fresh Laplace noise, its own budget epsilon3.
-        values[positives] = answers[positives] + laplace(
-            noise.value_scale, positives.size, rng=rng
+        # Up to c released answers, each moving by at most Δ: L1 cΔ over c entries
+        # (floating-point safe inside floating_point_safe(), Mironov 2012).
+        values[positives] = laplace_reals(
+            answers[positives], p.c * p.sensitivity, noise.epsilon3, rng=rng,
+            scale=noise.value_scale, max_changed=p.c,
         )
 
     return SVTResult(
@@ -806,10 +819,10 @@ def sparse_vector_trials(
     ----------
     Lyu, Su & Li 2017 Alg. 1-7; Chen 2018 Alg. 5, Alg. 8.
     """
-    p = _check_params(
-        variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
+    p, spec, noise, answers, thresholds = _plan(
+        answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
+        threshold_sensitivity,
     )
-    answers, thresholds = _check_answers_and_threshold(answers, threshold)
     trials = check_positive_int(trials, "trials", maximum=MAX_TRIALS)
     if trials * answers.size > MAX_DRAWS:
         raise ValueError(
@@ -817,8 +830,6 @@ def sparse_vector_trials(
             f"lower trials"
         )
     rng = check_rng(rng)
-    spec = VARIANTS[p.variant]
-    noise = _noise_of(spec, p)
     n = answers.size
 
     rho = laplace(noise.threshold_scale, trials, rng=rng)
@@ -852,7 +863,11 @@ def sparse_vector_trials(
         values[outcomes] = noisy_answers[outcomes]
     elif noise.value_scale is not None:
         rows, cols = np.nonzero(outcomes)
-        values[rows, cols] = answers[cols] + laplace(noise.value_scale, cols.size, rng=rng)
+        # Each trial releases at most c answers (L1 cΔ): the grid is that of one trial.
+        values[rows, cols] = laplace_reals(
+            answers[cols], p.c * p.sensitivity, noise.epsilon3, rng=rng,
+            scale=noise.value_scale, max_changed=p.c,
+        )
 
     return SVTTrials(
         outcomes=outcomes,
@@ -1026,7 +1041,10 @@ class SparseVector:
             if self.spec.emits_values:
                 value = noisy  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
             elif self.noise.value_scale is not None:
-                value = answer + float(laplace(self.noise.value_scale, rng=self._rng))
+                value = float(laplace_reals(
+                    answer, self.c * self._params.sensitivity, self.noise.epsilon3,
+                    rng=self._rng, scale=self.noise.value_scale, max_changed=self.c,
+                ))
             if self.spec.resamples_threshold and not self.exhausted:
                 self._rho = float(laplace(self.noise.resample_scale, rng=self._rng))
         result = SVTAnswer(len(self._history), above, value)

@@ -99,7 +99,7 @@ from scipy import special, stats
 from ._results import readonly as _readonly
 from ._validation import check_epsilon, check_positive, check_positive_int, check_rng
 from .histograms import PUBLISHERS, publish
-from .mechanisms import laplace
+from .mechanisms import laplace_reals
 
 __all__ = [
     "MAX_ROWS",
@@ -688,7 +688,10 @@ def _dp_kendall(
     sample = codes if n <= t else codes[np.sort(rng.choice(n, size=t, replace=False))]
     sums = _concordance_sums(sample)
     scale = pairs * (4.0 / t) / eps2
-    noisy = sums / (t * (t - 1) / 2.0) + laplace(scale, pairs, rng=rng)
+    # Every pair moves by at most 4/t: L1 pairs * 4/t over all pairs (floating-point safe
+    # inside floating_point_safe(), Mironov 2012).
+    noisy = laplace_reals(sums / (t * (t - 1) / 2.0), pairs * (4.0 / t), eps2, rng=rng,
+                          scale=scale, max_changed=pairs)
     rows, cols = _pair_indices(m)
     tau[rows, cols] = tau[cols, rows] = noisy
     return tau, {"sample_size": int(t), "kendall_noise_scale": float(scale)}
@@ -743,7 +746,9 @@ def _dp_mle(
         est[ok] = np.clip(cov[ok] / denom[ok], -1.0, 1.0)
         avg[p] = est.sum() / blocks
     scale = pairs * 2.0 / (blocks * eps2)
-    noisy = avg + laplace(scale, pairs, rng=rng)
+    # Every average moves by at most 2/l: L1 pairs * 2/l over all pairs.
+    noisy = laplace_reals(avg, pairs * 2.0 / blocks, eps2, rng=rng, scale=scale,
+                          max_changed=pairs)
     corr = np.eye(m)
     corr[rows, cols] = corr[cols, rows] = np.clip(noisy, -1.0, 1.0)
     return corr, {"mle_blocks": int(blocks), "mle_noise_scale": float(scale)}

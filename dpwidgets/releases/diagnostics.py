@@ -269,16 +269,28 @@ def _rp_validate(params: dict, shape: tuple) -> dict:
 
 
 def _roc_validate(params: dict, shape: tuple) -> dict:
+    """PriROC's canonical parameters. ``defaults="dpwidgets"`` (fixed thresholds, ``s`` by the
+    rule in n·ε, HB) or ``"text"`` (s-RecursiveMedians, ρ = 0.2, DAWA); see
+    :func:`dpwidgets.engine.diagnostics.private_roc_curve`. Every default is spelt out."""
     p = dict(params)
     out = _diagnosed_model(p, shape, "logistic")
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    defaults = p.pop("defaults", "dpwidgets")
+    if defaults not in _diagnostics().ROC_DEFAULTS:
+        raise ValueError(
+            f"defaults must be one of {sorted(_diagnostics().ROC_DEFAULTS)}, got {defaults!r}")
+    text = defaults == "text"
     out["rho"] = _fraction(p.pop("rho", 0.2), "rho")
-    out["s"] = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
-    thresholds = p.pop("thresholds", "recursive_medians")
+    thresholds = p.pop("thresholds", "recursive_medians" if text else "fixed")
     if thresholds not in ("recursive_medians", "fixed"):
         raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
     out["thresholds"] = thresholds
-    out["publisher"] = _publisher(p.pop("publisher", "dawa"), 1)
+    s = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
+    if s is None:  # n (the table's length) and epsilon are public
+        s = (_diagnostics().fixed_space_levels(max(shape[0], 1), out["epsilon"])
+             if thresholds == "fixed" and not text else None)
+    out["s"] = s
+    out["publisher"] = _publisher(p.pop("publisher", "dawa" if text else "hb"), 1)
     return _finish(p, out, shape, "roc_curve", "a ROC curve")
 
 
@@ -313,7 +325,17 @@ _rp_run = _on_model("private_residual_plot", ("predicted", "residuals"), lambda 
     "center_residual": p["center_residual"], "grid": p["grid"],
     "epsilon1": None if p["rho"] is None else p["rho"] * p["epsilon"]})
 _roc_run = _on_model("private_roc_curve", ("outcome", "predicted"), lambda p: {
-    "rho": p["rho"], "s": p["s"], "thresholds": p["thresholds"], "publisher": p["publisher"]})
+    "rho": p["rho"], "s": p["s"], "thresholds": p["thresholds"], "publisher": p["publisher"],
+    "defaults": "text"})  # every parameter is explicit: "text" only fills s for recursive medians
+
+
+def _publisher_private(p: dict) -> bool:
+    """Whether the chosen publisher is DP: ``"dawa_published_not_private"`` is not (it is kept
+    to reproduce Chen 2018, Table 4.4), so the door refuses it in analyst mode."""
+    from ..engine.histograms import PUBLISHERS
+
+    return bool(PUBLISHERS[p["publisher"]].private)
+
 # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3).
 _brp_run = _on_model("private_binned_residual_plot", ("outcome", "predicted"), lambda p: {
     "split": (p["rho"], p["rho"], 1.0 - 2.0 * p["rho"]), "s": p["s"]})
@@ -360,10 +382,12 @@ DIAGNOSTIC_MECHANISMS: dict[str, Mechanism] = {
         "(diffprivlib)"),
     "residual_plot": Mechanism(
         "residual_plot", _rp_validate, _rp_run, _rp_outputs, table=True, spent=_spent,
-        label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}"),
+        label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}",
+        private=_publisher_private),
     "roc_curve": Mechanism(
         "roc_curve", _roc_validate, _roc_run, _roc_outputs, table=True, spent=_spent,
-        label=lambda p: f"PriROC ({p['publisher']}) — {_model_label(p)}"),
+        label=lambda p: f"PriROC ({p['publisher']}) — {_model_label(p)}",
+        private=_publisher_private),
     "binned_residuals": Mechanism(
         "binned_residuals", _brp_validate, _brp_run, _brp_outputs, table=True, spent=_spent,
         label=lambda p: f"PriBRP — {_model_label(p)}"),

@@ -76,6 +76,7 @@ import numpy as np
 from ..engine._validation import check_epsilon, check_positive_int
 from ..mechanism import Fact, Mechanism, register_mechanism
 from ..store import plain as _plain
+from ._common import publisher_is_private
 
 __all__ = [
     "DYNAMIC_MECHANISMS",
@@ -99,7 +100,7 @@ _PUBLIC_DETAILS = (
     "threshold_scale", "query_scale", "initial_threshold", "burn_in", "delta", "theta",
     "instance_epsilon", "instances", "dissimilarity_epsilon", "dissimilarity_scale",
     "k_rule", "decision_ratio", "reference", "variant", "gain", "schedule_threshold",
-    "noise_floor",
+    "noise_floor", "publisher_rule", "publisher_note",
 )
 
 
@@ -145,14 +146,32 @@ def _series_shape(shape: tuple, mechanism: str, min_times: int) -> tuple[int, in
 
 
 def _publisher(p: dict) -> str:
+    """A registry name, or ``"auto"``: the engine picks by the public ``shape``
+    (:data:`~dpwidgets.engine.dynamic.PUBLISHER_RULE`; a function of public parameters)."""
     from ..engine.histograms import PUBLISHERS
 
     name = p.pop("publisher", "identity")
+    if name == "auto":
+        return name
     if not isinstance(name, str) or name not in PUBLISHERS:
-        raise ValueError(f"publisher must be one of {sorted(PUBLISHERS)}, got {name!r}")
+        raise ValueError(f"publisher must be 'auto' or one of {sorted(PUBLISHERS)}, got {name!r}")
     if 1 not in PUBLISHERS[name].dims:
         raise ValueError(f"publisher {name!r} does not publish 1-D histograms")
     return PUBLISHERS[name].name
+
+
+def _shape(p: dict, n_bins: int) -> tuple[int, ...] | None:
+    """The public attribute domains of one snapshot (product U), or None (not given)."""
+    shape = p.pop("shape", None)
+    if shape is None:
+        return None
+    if isinstance(shape, str | bytes) or not isinstance(shape, tuple | list):
+        raise ValueError(f"shape must be a tuple of positive integers, got {shape!r}")
+    dims = tuple(check_positive_int(d, "shape") for d in shape)
+    if not dims or math.prod(dims) != n_bins:
+        raise ValueError(f"shape {dims} has {math.prod(dims)} cells, but the snapshots have "
+                         f"{n_bins} bins")
+    return dims
 
 
 def _cutoff(p: dict, limit: int, what: str) -> int:
@@ -239,7 +258,7 @@ def _unknown(p: dict, mechanism: str) -> None:
 def _sampling_validate(mechanism: str, adaptive: bool):
     def validate(params: dict, shape: tuple) -> dict:
         p = dict(params)
-        n_times, _ = _series_shape(shape, mechanism, 2)
+        n_times, n_bins = _series_shape(shape, mechanism, 2)
         out: dict = {"epsilon": check_epsilon(p.pop("epsilon")), "n_times": n_times}
         out["cutoff"] = _cutoff(p, n_times, "N")
         if adaptive:
@@ -263,6 +282,7 @@ def _sampling_validate(mechanism: str, adaptive: bool):
         out["cardinality"] = _cardinality(p, mechanism)
         out["k"] = _k(p)
         out["publisher"] = _publisher(p)
+        out["shape"] = _shape(p, n_bins)
         out["decision_ratio"] = _optional_positive(p, "decision_ratio")
         out["reference"] = _reference(p)
         _unknown(p, mechanism)
@@ -273,7 +293,7 @@ def _sampling_validate(mechanism: str, adaptive: bool):
 
 def _dsat_w_validate(params: dict, shape: tuple) -> dict:
     p = dict(params)
-    n_times, _ = _series_shape(shape, "dsat_w_event", 2)
+    n_times, n_bins = _series_shape(shape, "dsat_w_event", 2)
     out: dict = {"epsilon": check_epsilon(p.pop("epsilon")), "n_times": n_times, "w": _w(p)}
     out["cutoff"] = _cutoff(p, out["w"], "w")
     out["threshold"] = _real(p.pop("threshold", 0.5), "threshold", 0.0, 2.0)
@@ -283,6 +303,7 @@ def _dsat_w_validate(params: dict, shape: tuple) -> dict:
     out["cardinality"] = _cardinality(p, "dsat_w_event")
     out["k"] = _k(p)
     out["publisher"] = _publisher(p)
+    out["shape"] = _shape(p, n_bins)
     _unknown(p, "dsat_w_event")
     return out
 
@@ -292,11 +313,12 @@ def _baseline_validate(mechanism: str, cutoff: bool):
 
     def validate(params: dict, shape: tuple) -> dict:
         p = dict(params)
-        n_times, _ = _series_shape(shape, mechanism, 1)
+        n_times, n_bins = _series_shape(shape, mechanism, 1)
         out = {"epsilon": check_epsilon(p.pop("epsilon")), "n_times": n_times}
         if cutoff:
             out["cutoff"] = _cutoff(p, n_times, "N")
         out["publisher"] = _publisher(p)
+        out["shape"] = _shape(p, n_bins)
         _unknown(p, mechanism)
         return out
 
@@ -310,9 +332,9 @@ _uniform_validate = _baseline_validate("dynamic_uniform", cutoff=False)
 def _kellaris_validate(mechanism: str):
     def validate(params: dict, shape: tuple) -> dict:
         p = dict(params)
-        n_times, _ = _series_shape(shape, mechanism, 1)
+        n_times, n_bins = _series_shape(shape, mechanism, 1)
         out = {"epsilon": check_epsilon(p.pop("epsilon")), "n_times": n_times, "w": _w(p),
-               "publisher": _publisher(p)}
+               "publisher": _publisher(p), "shape": _shape(p, n_bins)}
         _unknown(p, mechanism)
         return out
 
@@ -333,14 +355,15 @@ def _run_dsat(series: np.ndarray, p: dict, rng: np.random.Generator):
         extra["variant"] = p["variant"]
     return _engine().dsat(
         series, p["epsilon"], p["cutoff"], rng, threshold=p["threshold"], burn_in=p["burn_in"],
-        k=p["k"], cardinality=p["cardinality"], publisher=p["publisher"], **extra,
+        k=p["k"], cardinality=p["cardinality"], publisher=p["publisher"], shape=p["shape"],
+        **extra,
     )
 
 
 def _run_dsft(series: np.ndarray, p: dict, rng: np.random.Generator):
     return _engine().dsft(
         series, p["epsilon"], p["cutoff"], p["threshold"], rng, k=p["k"],
-        cardinality=p["cardinality"], publisher=p["publisher"],
+        cardinality=p["cardinality"], publisher=p["publisher"], shape=p["shape"],
         **_given(p, "decision_ratio", "reference"),
     )
 
@@ -349,27 +372,28 @@ def _run_dsat_w(series: np.ndarray, p: dict, rng: np.random.Generator):
     return _engine().dsat_w_event(
         series, p["epsilon"], p["w"], p["cutoff"], rng, threshold=p["threshold"],
         burn_in=p["burn_in"], delta=p["delta"], theta=p["theta"], k=p["k"],
-        cardinality=p["cardinality"], publisher=p["publisher"],
+        cardinality=p["cardinality"], publisher=p["publisher"], shape=p["shape"],
     )
 
 
 def _run_fixed(series: np.ndarray, p: dict, rng: np.random.Generator):
     return _engine().fixed_sampling_release(series, p["epsilon"], p["cutoff"], rng,
-                                            publisher=p["publisher"])
+                                            publisher=p["publisher"], shape=p["shape"])
 
 
 def _run_uniform(series: np.ndarray, p: dict, rng: np.random.Generator):
-    return _engine().uniform_budget_release(series, p["epsilon"], rng, publisher=p["publisher"])
+    return _engine().uniform_budget_release(series, p["epsilon"], rng, publisher=p["publisher"],
+                                            shape=p["shape"])
 
 
 def _run_bd(series: np.ndarray, p: dict, rng: np.random.Generator):
     return _engine().budget_distribution_release(series, p["epsilon"], p["w"], rng,
-                                                 publisher=p["publisher"])
+                                                 publisher=p["publisher"], shape=p["shape"])
 
 
 def _run_ba(series: np.ndarray, p: dict, rng: np.random.Generator):
     return _engine().budget_absorption_release(series, p["epsilon"], p["w"], rng,
-                                               publisher=p["publisher"])
+                                               publisher=p["publisher"], shape=p["shape"])
 
 
 def dynamic_outputs(result, p: dict | None = None) -> dict:
@@ -393,14 +417,16 @@ def dynamic_outputs(result, p: dict | None = None) -> dict:
     not in the engine's result; no distance and no true count is.
     """
     points = np.asarray(result.release_points, dtype=bool)
-    releases = np.asarray(result.releases, dtype=float)
+    # The k new histograms (read-only; the engine's (N, U) series repeats them in between and
+    # is never built here).
+    histograms = np.asarray(result.release_histograms, dtype=float)
     out = {
-        "histograms": releases[points],  # boolean indexing copies
+        "histograms": histograms,
         "release_points": points.copy(),
         "release_epsilons": np.asarray(result.release_epsilons, dtype=float).copy(),
         "thresholds": np.asarray(result.thresholds, dtype=float).copy(),
         "n_releases": int(points.sum()),
-        "n_bins": int(releases.shape[1]),
+        "n_bins": int(histograms.shape[1]),
         "epsilon": float(result.epsilon),
         "epsilon_parts": {k: float(v) for k, v in result.epsilon_parts.items()},
         "method": str(result.method),
@@ -543,44 +569,44 @@ _W = ("one user added or removed within any window of w snapshots (w-event); a u
 DYNAMIC_MECHANISMS: dict[str, Mechanism] = {
     "dsat": Mechanism(
         "dsat", _sampling_validate("dsat", adaptive=True),
-        run=_run_dsat, outputs=dynamic_outputs,
+        run=_run_dsat, outputs=dynamic_outputs, private=publisher_is_private,
         label=_dsat_label,
         table=True, facts=_FACTS, neighbours=_USER,
     ),
     "dsft": Mechanism(
         "dsft", _sampling_validate("dsft", adaptive=False),
-        run=_run_dsft, outputs=dynamic_outputs,
+        run=_run_dsft, outputs=dynamic_outputs, private=publisher_is_private,
         label=lambda p: (f"DSFT (Li 2017, Alg. 7): C = {p['cutoff']}, T = {p['threshold']:g}, "
                          f"{_k_note(p)}"),
         table=True, facts=_FACTS, neighbours=_USER,
     ),
     "dsat_w_event": Mechanism(
         "dsat_w_event", _dsat_w_validate, cost=_w_cost, run=_run_dsat_w,
-        outputs=dynamic_outputs,
+        outputs=dynamic_outputs, private=publisher_is_private,
         label=lambda p: f"w-event DSAT (Li 2017, Alg. 9): C = {p['cutoff']} per window, {_w_note(p)}",
         table=True, facts=_FACTS, neighbours=_W,
     ),
     "dynamic_fixed": Mechanism(
         "dynamic_fixed", _fixed_validate, run=_run_fixed,
-        outputs=dynamic_outputs,
+        outputs=dynamic_outputs, private=publisher_is_private,
         label=lambda p: f"fixed sampling (Li 2017, §4.1.4): C = {p['cutoff']} releases of ε/C",
         table=True, neighbours=_USER,
     ),
     "dynamic_uniform": Mechanism(
         "dynamic_uniform", _uniform_validate, run=_run_uniform,
-        outputs=dynamic_outputs,
+        outputs=dynamic_outputs, private=publisher_is_private,
         label=lambda p: f"baseline (Li 2017, §4.1.4): every snapshot with ε/N, N = {p['n_times']}",
         table=True, neighbours=_USER,
     ),
     "dynamic_bd": Mechanism(
         "dynamic_bd", _kellaris_validate("dynamic_bd"), cost=_w_cost, run=_run_bd,
-        outputs=dynamic_outputs,
+        outputs=dynamic_outputs, private=publisher_is_private,
         label=lambda p: f"BD, budget distribution (Kellaris et al.): {_w_note(p)}",
         table=True, neighbours=_W,
     ),
     "dynamic_ba": Mechanism(
         "dynamic_ba", _kellaris_validate("dynamic_ba"), cost=_w_cost, run=_run_ba,
-        outputs=dynamic_outputs,
+        outputs=dynamic_outputs, private=publisher_is_private,
         label=lambda p: f"BA, budget absorption (Kellaris et al.): {_w_note(p)}",
         table=True, neighbours=_W,
     ),

@@ -5,11 +5,15 @@ Registered names
 ----------------
 ``"pegasus"`` (1-D data: a counting stream ``c_1..c_T``)
     Chen 2018, Alg. 15: Perturber (Laplace, ε_p) + Deviation-Based Grouper (Alg. 16, ε_g); cost ε.
-    Parameters: ``epsilon``, ``perturber_share`` = ε_p/ε (default 0.8, Chen 2018, §5.6.1), ``theta``
-    (the Grouper's deviation threshold; default 5/ε_g). The output is the Perturber's noisy
-    counts c̃, the Grouper's partition (as group ``boundaries``), and the estimates of *every*
-    smoother of §5.3.3: a smoother is post-processing, so there is no ``smoother`` parameter —
-    choose one afterwards with :func:`estimates`, for free.
+    Parameters: ``epsilon``; ``defaults`` (``"new"``, the default, or ``"text"``: Chen 2018,
+    §5.6.1; see :data:`dpwidgets.engine.streams.DEFAULTS`), which fills the others:
+    ``perturber_share`` = ε_p/ε (0.95; text 0.8), ``theta`` (the Grouper's deviation
+    threshold; 160/ε_g; text 5/ε_g) and ``threshold_share`` (ε_g's part on each group's
+    threshold: Lyu, Su & Li 2017's 1/(1 + 2^(2/3)); text 0.5). The output is the Perturber's
+    noisy counts c̃, the Grouper's partition (as group ``boundaries``), and the estimates of
+    *every* smoother (``"estimates"`` is the defaults' smoother: adaptive; text median): a
+    smoother is post-processing, so there is no ``smoother`` parameter — choose one afterwards
+    with :func:`estimates`, for free.
 ``"laplace_stream"`` (1-D)
     The baseline LM of Chen 2018, §5.6.1 (ĉ_t = c_t + Lap(1/ε)); ``k > 0`` gives BS_k (the trailing
     mean of the last k+1 Laplace outputs, post-processing). Cost ε.
@@ -18,7 +22,7 @@ Registered names
     pruning; default), ``"hs_pegasus"`` (HS-PGS, Thm 19) or ``"hs_laplace"`` (HS-LM). Parameters:
     ``epsilon``, ``parents`` (the tree as a parent array, leaves = the data's rows in increasing
     node id; default a complete binary tree when the number of states is a power of 2),
-    ``smoother``, ``theta``, and for PHS-PGS ``epsilon_pr`` (pruning budget, part of ε) and
+    ``defaults``, ``smoother``, ``theta``, ``threshold_share``, and for PHS-PGS ``epsilon_pr`` (pruning budget, part of ε) and
     ``beta`` (pruning threshold). Cost ε. The output is every node's private stream and, for
     PHS-PGS, which node-steps were pruned.
 
@@ -28,7 +32,9 @@ Every mechanism here is ε-DP under *event-level* neighbours (Chen 2018, §5.2.3
 prefixes differ by adding or removing one tuple (user, state, time), so one count c_t of one
 state changes by 1 (and, in a hierarchy, the aggregates above it, one node per level).
 ``"pegasus"``: Perturber ε_p-DP (Laplace, sensitivity 1 per step) + Grouper ε_g-DP (SVT per
-group, Δ(dev) = 2, Thm 17), sequential composition (Thm 15); smoothing is post-processing.
+group, Δ(dev) = 2, Thm 17, any public threshold/test split), sequential composition (Thm 15);
+θ and the shares are public and smoothing is post-processing, so both sets of defaults have
+the same guarantee.
 ``"laplace_stream"``: Laplace with sensitivity 1 per step (parallel over steps); BS_k is
 post-processing. ``"hierarchical_pegasus"``: Thm 19 (HS-PGS, HS-LM) and Thm 21 (PHS-PGS), with
 the pruning step read as the Laplace mechanism with ε_pr/h per level rather than the text's
@@ -72,6 +78,7 @@ from ..mechanism import Mechanism, register_mechanism
 
 __all__ = [
     "DEFAULT_PERTURBER_SHARE",
+    "TEXT_PERTURBER_SHARE",
     "HIERARCHY_METHODS",
     "STREAM_MECHANISMS",
     "detections",
@@ -82,8 +89,10 @@ __all__ = [
     "window_sums",
 ]
 
-#: ε_p/ε of Chen 2018, §5.6.1 (ε_p = 0.8ε, ε_g = 0.2ε).
-DEFAULT_PERTURBER_SHARE = 0.8
+#: ε_p/ε by default (``defaults="new"``: ε_g = 0.05ε).
+DEFAULT_PERTURBER_SHARE = float(st.DEFAULTS["new"]["perturber_share"])
+#: ε_p/ε of Chen 2018, §5.6.1 (ε_p = 0.8ε, ε_g = 0.2ε; ``defaults="text"``).
+TEXT_PERTURBER_SHARE = float(st.DEFAULTS["text"]["perturber_share"])
 
 #: The hierarchy methods of Chen 2018, §5.5-5.6.4, by parameter value.
 HIERARCHY_METHODS = MappingProxyType(
@@ -129,6 +138,18 @@ def _theta(p: dict) -> float | None:
     return None if theta is None else _real(theta, "theta (a deviation threshold)", lower=0.0)
 
 
+def _defaults(p: dict) -> str:
+    value = p.pop("defaults", "new")
+    if not isinstance(value, str) or value not in st.DEFAULTS:
+        raise ValueError(f"defaults must be one of {sorted(st.DEFAULTS)}, got {value!r}")
+    return value
+
+
+def _threshold_share(p: dict, defaults: str) -> float:
+    value = p.pop("threshold_share", st.DEFAULTS[defaults]["threshold_share"])
+    return _open_fraction(value, "threshold_share (ε_g's part on the Grouper's threshold)")
+
+
 def _smoother(value) -> str:
     if not isinstance(value, str) or value not in st.SMOOTHERS:
         raise ValueError(f"smoother must be one of {sorted(st.SMOOTHERS)}, got {value!r}")
@@ -142,12 +163,17 @@ def _pegasus_validate(params: dict, n: int) -> dict:
     p = dict(params)
     if "smoother" in p:
         raise ValueError(f"'pegasus' takes no smoother: {_SMOOTHER_HINT}")
+    epsilon = check_epsilon(p.pop("epsilon"))
+    defaults = _defaults(p)
     out = {
-        "epsilon": check_epsilon(p.pop("epsilon")),
+        "epsilon": epsilon,
+        "defaults": defaults,
         "perturber_share": _open_fraction(
-            p.pop("perturber_share", DEFAULT_PERTURBER_SHARE), "perturber_share (ε_p/ε)"
+            p.pop("perturber_share", st.DEFAULTS[defaults]["perturber_share"]),
+            "perturber_share (ε_p/ε)",
         ),
         "theta": _theta(p),
+        "threshold_share": _threshold_share(p, defaults),
     }
     _unknown(p, "pegasus")
     if n < 1:
@@ -158,18 +184,23 @@ def _pegasus_validate(params: dict, n: int) -> dict:
 def _pegasus_run(data: np.ndarray, p: dict, rng: np.random.Generator) -> st.PegasusResult:
     # Only ε_p is passed: the engine makes ε_g the exact remainder, so ε_p + ε_g == ε.
     return st.pegasus(
-        data, p["epsilon"], "median", rng,
+        data, p["epsilon"], None, rng,
         epsilon_p=p["perturber_share"] * p["epsilon"], theta=p["theta"],
+        threshold_share=p["threshold_share"], defaults=p["defaults"],
     )
 
 
 def _pegasus_outputs(result: st.PegasusResult, p: dict) -> dict:
     return {
-        "estimates": np.asarray(result.smoothed["median"], dtype=float),
+        "estimates": np.asarray(result.estimates, dtype=float),
+        "smoother": result.smoother,
         "smoothed": {k: np.asarray(v, dtype=float) for k, v in result.smoothed.items()},
         "noisy": np.asarray(result.noisy, dtype=float),
         "boundaries": np.asarray(result.group_boundaries, dtype=np.int64),
+        "window": np.asarray(result.window, dtype=np.int64),
         "theta": float(result.theta),
+        "threshold_share": float(result.threshold_share),
+        "defaults": result.defaults,
         "epsilon_parts": dict(result.epsilon_parts),
         "guarantee": result.guarantee,
     }
@@ -177,7 +208,8 @@ def _pegasus_outputs(result: st.PegasusResult, p: dict) -> dict:
 
 def _pegasus_label(p: dict) -> str:
     share = p["perturber_share"]
-    return f"PeGaSus stream (ε_p:ε_g = {share:.2g}:{1 - share:.2g})"
+    text = ", text defaults" if p["defaults"] == "text" else ""
+    return f"PeGaSus stream (ε_p:ε_g = {share:.2g}:{1 - share:.2g}{text})"
 
 
 # --------------------------------------------------------------------------------------------
@@ -244,8 +276,11 @@ def _hier_validate(params: dict, shape: tuple) -> dict:
     h = hierarchy_of(p.pop("parents", None), n_states)
     out: dict = {"epsilon": epsilon, "method": method, "parents": h.parents.tolist()}
     if method != "hs_laplace":
-        out["smoother"] = _smoother(p.pop("smoother", "median"))
+        defaults = _defaults(p)
+        out["defaults"] = defaults
+        out["smoother"] = _smoother(p.pop("smoother", st.DEFAULTS[defaults]["smoother"]))
         out["theta"] = _theta(p)
+        out["threshold_share"] = _threshold_share(p, defaults)
     if method == "phs_pegasus":
         eps_pr = p.pop("epsilon_pr", None)
         if eps_pr is not None:
@@ -258,7 +293,7 @@ def _hier_validate(params: dict, shape: tuple) -> dict:
     for name in ("epsilon_pr", "beta"):
         if name in p:
             raise ValueError(f"{name} is a parameter of method='phs_pegasus' only")
-    for name in ("smoother", "theta"):
+    for name in ("smoother", "theta", "defaults", "threshold_share"):
         if name in p:
             raise ValueError(f"{name} is a parameter of the PeGaSus methods, not of 'hs_laplace'")
     _unknown(p, "hierarchical_pegasus")
@@ -272,10 +307,12 @@ def _hier_run(data: np.ndarray, p: dict, rng: np.random.Generator) -> st.Hierarc
     if p["method"] == "hs_laplace":
         return st.hs_laplace(data, h, p["epsilon"], rng)
     if p["method"] == "hs_pegasus":
-        return st.hs_pegasus(data, h, p["epsilon"], p["smoother"], rng, theta=p["theta"])
+        return st.hs_pegasus(data, h, p["epsilon"], p["smoother"], rng, theta=p["theta"],
+                             threshold_share=p["threshold_share"], defaults=p["defaults"])
     return st.phs_pegasus(
         data, h, p["epsilon"], p["smoother"], rng,
         epsilon_pr=p["epsilon_pr"], beta=p["beta"], theta=p["theta"],
+        threshold_share=p["threshold_share"], defaults=p["defaults"],
     )
 
 
@@ -311,26 +348,34 @@ def pegasus_result(output: dict) -> st.PegasusResult:
     groups = np.repeat(np.arange(bounds.size, dtype=np.int64), sizes)
     smoothed = {k: np.asarray(v, dtype=float) for k, v in output["smoothed"].items()}
     parts = dict(output["epsilon_parts"])
+    smoother = str(output.get("smoother", "median"))
+    window = output.get("window")
     return st.PegasusResult(
-        estimates=smoothed["median"],
+        estimates=smoothed[smoother],
         smoothed=MappingProxyType(smoothed),
         noisy=noisy,
         groups=groups,
         group_starts=bounds[groups],
-        smoother="median",
+        smoother=smoother,
         theta=float(output["theta"]),
         epsilon=math.fsum(parts.values()),
         epsilon_parts=MappingProxyType(parts),
         guarantee=str(output.get("guarantee", "")),
+        threshold_share=float(output.get("threshold_share", 0.5)),
+        defaults=str(output.get("defaults", "text")),
+        window=None if window is None else np.asarray(window, dtype=np.int64),
     )
 
 
-def estimates(output: dict, smoother: str = "median") -> np.ndarray:
-    """The released estimates ĉ under ``smoother`` (Chen 2018, §5.3.3; all are in the output)."""
+def estimates(output: dict, smoother: str | None = None) -> np.ndarray:
+    """The released estimates ĉ under ``smoother`` (default: the release's own, ``"adaptive"``
+    with the new defaults, ``"median"`` with the text's; all are in the output)."""
+    if smoother is None:
+        return np.asarray(output["estimates"], dtype=float)
     return np.asarray(output["smoothed"][_smoother(smoother)], dtype=float)
 
 
-def window_sums(output: dict, w: int, method: str = "wss", smoother: str = "median") -> np.ndarray:
+def window_sums(output: dict, w: int, method: str = "wss", smoother: str | None = None) -> np.ndarray:
     """Sliding-window sums of width ``w`` from a ``"pegasus"`` release's output, for free.
 
     Parameters
@@ -357,7 +402,7 @@ def window_sums(output: dict, w: int, method: str = "wss", smoother: str = "medi
     raise ValueError(f"method must be 'wss', 'estimates' or 'noisy', got {method!r}")
 
 
-def event_statistic(released, kind: str, w: int, smoother: str = "median") -> np.ndarray:
+def event_statistic(released, kind: str, w: int, smoother: str | None = None) -> np.ndarray:
     """The monitored statistic per step (Chen 2018, §5.2.2), NaN where the window is incomplete.
 
     ``kind="jump_drop"``: ``|x_t − x_{t−w+1}|``; ``kind="low_signal"``: the window sum
@@ -384,7 +429,7 @@ def event_statistic(released, kind: str, w: int, smoother: str = "median") -> np
 
 
 def detections(
-    output: dict, kind: str, w: int, delta: float, smoother: str = "median"
+    output: dict, kind: str, w: int, delta: float, smoother: str | None = None
 ) -> np.ndarray:
     """Event detections ``b_t`` (bool per step) from a ``"pegasus"`` release's output, free.
 

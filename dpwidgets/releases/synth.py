@@ -73,6 +73,7 @@ import numpy as np
 from ..engine._validation import check_epsilon, check_positive, check_positive_int
 from ..mechanism import Mechanism, register_mechanism
 from ..store import plain as _plain
+from ._common import publisher_is_private
 
 if TYPE_CHECKING:  # pandas is imported when a table is released, not with the package
     import pandas as pd
@@ -590,8 +591,9 @@ def synth_stand_in(
 # Registration
 # --------------------------------------------------------------------------------------------
 def _declared(p: dict) -> bool:
-    """DP only with declared (public) domains; analyst mode refuses the rest."""
-    return p["domains"] is not None
+    """DP only with declared (public) domains and a DP margin publisher; analyst mode refuses
+    the rest."""
+    return p["domains"] is not None and publisher_is_private(p)
 
 
 def _what(p: dict) -> str:

@@ -156,6 +156,7 @@ class _DiagnosticWidget(ReleaseWidget):
     publisher_ndim: int | None = None
     rho_range = (0.01, 0.9)
     default_rho = 0.2
+    default_publisher = "dawa"
 
     def __init__(
         self,
@@ -166,7 +167,7 @@ class _DiagnosticWidget(ReleaseWidget):
         n: int = 5000,
         epsilon: float = 1.0,
         rho: float | None = None,
-        publisher: str = "dawa",
+        publisher: str | None = None,
         model: str = "ordinary",
         fit_epsilon: float = 0.5,
         fit_bounds: dict | None = None,
@@ -209,7 +210,7 @@ class _DiagnosticWidget(ReleaseWidget):
             style={"description_width": "initial"},
             layout=w.Layout(display=None if self.publisher_ndim else "none"),
         )
-        self.publisher.value = PUBLISHERS[publisher].name
+        self.publisher.value = PUBLISHERS[publisher or self.default_publisher].name
         self.publisher.add_class("dpw-publisher")
         self.show_truth = w.Checkbox(
             value=True, description="show the confidential plot", disabled=not session.teaching,
@@ -690,14 +691,22 @@ class RocWidget(_DiagnosticWidget):
     Parameters are those of :class:`ResidualPlotWidget` (``scenario`` in {"M1", "M2",
     "breast_cancer"}; ``fit_bounds={"data_norm": r}``), and:
 
+    defaults : {"dpwidgets", "text"}
+        ``"dpwidgets"`` (default): N-FixedSpace thresholds (ε1 = 0), ``2^s`` intervals by
+        the rule in n·ε of :func:`dpwidgets.engine.diagnostics.fixed_space_levels`, HB —
+        the more accurate private settings. ``"text"``: s-RecursiveMedians, ρ = 0.2, DAWA
+        (Chen 2018, §4.3.3). Explicit arguments override either.
     rho : float
         ε1/ε spent on the thresholds by s-RecursiveMedians (0.2, Chen 2018, §4.3.3).
-    publisher : str
-        The 1-D publisher of the TP and FP interval counts (Chen 2018, Table 4.4: DAWA).
+    publisher : str, optional
+        The 1-D publisher of the TP and FP interval counts: ``"hb"`` (``"dawa"`` under
+        ``defaults="text"``, Chen 2018, Table 4.4).
     s : int, optional
-        ``|Θ| - 1 = 2^s`` thresholds; default ``min(10, floor(log2 n))``.
-    thresholds : {"recursive_medians", "fixed"}
-        Data-dependent thresholds (Alg. 12) or N-FixedSpace (ε1 = 0).
+        ``|Θ| - 1 = 2^s`` thresholds; default (0 on the slider): the rule in n·ε for fixed
+        thresholds, ``min(10, floor(log2 n))`` for recursive medians.
+    thresholds : {"fixed", "recursive_medians"}, optional
+        N-FixedSpace (ε1 = 0; the default) or data-dependent thresholds (Alg. 12; the
+        default under ``defaults="text"``).
 
     Attributes
     ----------
@@ -716,8 +725,14 @@ class RocWidget(_DiagnosticWidget):
     default_rho = 0.2
 
     def __init__(self, session: Session, dataset: str | None = None, *, s: int | None = None,
-                 thresholds: str = "recursive_medians", **kwargs):
+                 thresholds: str | None = None, defaults: str = "dpwidgets", **kwargs):
+        one_of("defaults", defaults, tuple(dx.ROC_DEFAULTS))
+        text = defaults == "text"
+        thresholds = thresholds or ("recursive_medians" if text else "fixed")
         one_of("thresholds", thresholds, ("recursive_medians", "fixed"))
+        if kwargs.get("publisher") is None:
+            kwargs["publisher"] = "dawa" if text else "hb"
+        self.defaults = defaults
         self._init = {"s": s, "thresholds": thresholds}
         super().__init__(session, dataset, **kwargs)
 
@@ -726,8 +741,8 @@ class RocWidget(_DiagnosticWidget):
     def _build_controls(self) -> None:
         self.s = _grid_slider(self._init["s"], 12, "thresholds")
         self.thresholds = w.Dropdown(
-            options=[("s-RecursiveMedians (Alg. 12)", "recursive_medians"),
-                     ("N-FixedSpace (ε1 = 0)", "fixed")],
+            options=[("N-FixedSpace (ε1 = 0)", "fixed"),
+                     ("s-RecursiveMedians (Alg. 12)", "recursive_medians")],
             value=self._init["thresholds"], description="thresholds",
             style={"description_width": "initial"},
         )
@@ -749,6 +764,7 @@ class RocWidget(_DiagnosticWidget):
             "s": int(self.s.value) or None,
             "thresholds": self.thresholds.value,
             "publisher": self.publisher.value,
+            "defaults": self.defaults,
         }
 
     def _truth(self, table: np.ndarray, model: dict):

@@ -133,13 +133,17 @@ class StreamWidget(ReleaseWidget):
         Teaching: use the first ``length`` steps only (e.g. 8000, Chen 2018, Fig. 5.2); default all.
     epsilon : float
         The release's budget ε = ε_p + ε_g.
-    perturber_share : float
-        ε_p/ε (0.8 in Chen 2018, §5.6.1).
-    theta_scale : float
-        The Grouper's threshold θ in units of 1/ε_g: θ = theta_scale/ε_g (5 in Chen 2018, §5.6.1).
-        θ is public: a larger one costs nothing and gives longer groups.
-    smoother : {"median", "average", "james_stein"}
-        Post-processing (Chen 2018, §5.3.3): switching costs nothing.
+    defaults : {"new", "text"}
+        Which set of :data:`dpwidgets.engine.streams.DEFAULTS` fills the three below (and the
+        Grouper's threshold/test split): ``"new"`` (ε_p/ε = 0.95, θ·ε_g = 160, adaptive
+        smoother) or ``"text"`` (Chen 2018, §5.6.1: 0.8, 5, median). Its dropdown resets them.
+    perturber_share : float, optional
+        ε_p/ε (0.95; 0.8 in Chen 2018, §5.6.1).
+    theta_scale : float, optional
+        The Grouper's threshold θ in units of 1/ε_g: θ = theta_scale/ε_g (160; 5 in Chen 2018,
+        §5.6.1). θ is public: a larger one costs nothing and gives longer groups.
+    smoother : {"adaptive", "median", "average", "james_stein"}, optional
+        Post-processing (Chen 2018, §5.3.3, and the adaptive window): switching costs nothing.
     w : int
         Window of the sliding-window sums and of the event monitors (a power of 2).
     kind : {"jump_drop", "low_signal"}
@@ -198,9 +202,10 @@ class StreamWidget(ReleaseWidget):
         stream: str = "High_5",
         length: int | None = None,
         epsilon: float = 0.1,
-        perturber_share: float = rs.DEFAULT_PERTURBER_SHARE,
-        theta_scale: float = 5.0,
-        smoother: str = "median",
+        defaults: str = "new",
+        perturber_share: float | None = None,
+        theta_scale: float | None = None,
+        smoother: str | None = None,
         w: int = 16,
         kind: str = "jump_drop",
         delta: float | None = None,
@@ -210,6 +215,11 @@ class StreamWidget(ReleaseWidget):
         speed: int = 1000,
         debounce: float = 0.15,
     ):
+        one_of("defaults", defaults, sorted(st.DEFAULTS))
+        d = st.DEFAULTS[defaults]
+        perturber_share = d["perturber_share"] if perturber_share is None else perturber_share
+        theta_scale = d["theta_times_eps_g"] if theta_scale is None else theta_scale
+        smoother = d["smoother"] if smoother is None else smoother
         one_of("smoother", smoother, sorted(st.SMOOTHERS))
         one_of("kind", kind, ("jump_drop", "low_signal"))
         one_of("speed", speed, sorted(SPEEDS.values()))
@@ -238,6 +248,10 @@ class StreamWidget(ReleaseWidget):
             needs="a stream added with session.add_dataset, with a public stand_in of the same "
             "length")
         self.epsilon = EpsilonSlider(epsilon, description="ε")
+        self.defaults = ipw.Dropdown(options=[("new (engine)", "new"),
+                                              ("Chen 2018, §5.6.1", "text")],
+                                     value=defaults, description="defaults", style=_STYLE)
+        self.defaults.add_class("dpw-defaults")
         self.split = FloatSlider(value=perturber_share, min=0.05, max=0.95, step=0.05,
                                  description="ε_p / ε", readout_format=".2f", style=_STYLE)
         self.split.add_class("dpw-split")
@@ -245,7 +259,8 @@ class StreamWidget(ReleaseWidget):
                                    description="θ · ε_g")
         self.theta.remove_class("dpw-epsilon")
         self.theta.add_class("dpw-theta")
-        self.smoother = ipw.Dropdown(options=[("median (eq. 5.6)", "median"),
+        self.smoother = ipw.Dropdown(options=[("adaptive window", "adaptive"),
+                                              ("median (eq. 5.6)", "median"),
                                               ("average (eq. 5.5)", "average"),
                                               ("James-Stein (eq. 5.7)", "james_stein")],
                                      value=smoother, description="smoother", style=_STYLE)
@@ -286,7 +301,7 @@ class StreamWidget(ReleaseWidget):
         controls = ipw.VBox([
             self.data,
             ipw.HBox([self.epsilon, self.epsilon_note]),
-            ipw.HBox([self.split, self.theta, self.smoother]),
+            ipw.HBox([self.defaults, self.split, self.theta, self.smoother]),
             ipw.HBox([self.play, self.time, self.speed]),
             ipw.HBox([self.w, self.kind]),
             ipw.HBox([self.delta, self.event_delta]),
@@ -298,6 +313,7 @@ class StreamWidget(ReleaseWidget):
 
         self._select_data(start=start, w=w, delta=delta, event_delta=event_delta)
         self._watch(self._on_release_param, self.epsilon, self.split, self.theta)
+        self._watch(self._on_defaults, self.defaults)
         self._watch(self._on_post_param, self.smoother, self.w, self.kind, self.delta,
                     self.event_delta, self.show_truth)
         self._watch(self._on_data, self.data)
@@ -311,7 +327,7 @@ class StreamWidget(ReleaseWidget):
         """The ``"pegasus"`` release parameters (all public)."""
         eps = float(self.epsilon.value)
         share = float(self.split.value)
-        return {"epsilon": eps, "perturber_share": share,
+        return {"epsilon": eps, "defaults": self.defaults.value, "perturber_share": share,
                 "theta": float(self.theta.value) / (eps * (1.0 - share))}
 
     @property
@@ -383,6 +399,18 @@ class StreamWidget(ReleaseWidget):
         self._release = None
         self._pending |= _ALL_PARTS
         self._debouncer.trigger()
+
+    def _on_defaults(self, change=None) -> None:
+        """Set the split, θ and smoother to the chosen defaults: one new release, not three."""
+        d = st.DEFAULTS[self.defaults.value]
+        self._syncing = True
+        try:
+            self.split.value = d["perturber_share"]
+            self.theta.value = d["theta_times_eps_g"]
+            self.smoother.value = d["smoother"]
+        finally:
+            self._syncing = False
+        self._on_release_param()
 
     def _on_post_param(self, change=None) -> None:
         """Smoother, w, event kind, δ, truth on/off: post-processing, no session call."""
@@ -706,7 +734,8 @@ class HierarchyWidget(ReleaseWidget):
         ε_pr/ε, the pruning budget (the text gives no value; 0.1 by default).
     beta : float, optional
         Pruning threshold β; ``None``: 2h/ε_pr (``auto_beta`` checked).
-    smoother : {"median", "average", "james_stein"}
+    smoother : {"adaptive", "median", "average", "james_stein"}
+        Default "adaptive" (the engine's new default; the text's is "median").
     compare : bool
         Also run HS-PGS and HS-LM with the same ε and draw the error per level: in teaching
         mode each is a release of its own (charged); in an analyst preview they run on the
@@ -745,7 +774,7 @@ class HierarchyWidget(ReleaseWidget):
         epsilon: float = 0.1,
         pruning_share: float = 0.1,
         beta: float | None = None,
-        smoother: str = "median",
+        smoother: str = "adaptive",
         compare: bool = True,
         node: int = 0,
         start: int | None = None,
@@ -783,7 +812,8 @@ class HierarchyWidget(ReleaseWidget):
                                          max=1e12, description="β", style=_STYLE,
                                          layout=ipw.Layout(width="200px"))
         self.beta.add_class("dpw-beta")
-        self.smoother = ipw.Dropdown(options=[("median", "median"), ("average", "average"),
+        self.smoother = ipw.Dropdown(options=[("adaptive window", "adaptive"), ("median", "median"),
+                                              ("average", "average"),
                                               ("James-Stein", "james_stein")], value=smoother,
                                      description="smoother", style=_STYLE)
         self.smoother.add_class("dpw-smoother")

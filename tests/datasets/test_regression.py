@@ -17,6 +17,7 @@ from dpwidgets.datasets import (
     load_breast_cancer_data,
     load_diabetes_data,
     logistic_scenario,
+    posited_residuals,
     residual_scenario,
 )
 
@@ -52,10 +53,36 @@ def test_discriminatory_models():
     m3 = discriminatory_scenario("M3", 5000, np.random.default_rng(2), gamma=0.01)
     m1 = discriminatory_scenario("M1", 5000, np.random.default_rng(2))
     assert m1.X.min() >= 0 and m1.X.max() <= 50
-    assert np.var(m2.y - m2.X[:, 0]) > 10  # E[αx + 1] = 26 for α = 1
+    assert np.var(m2.y - m2.X[:, 0]) > 10  # E[(αx + 1)^2] = 884 for α = 1 (sd reading)
     assert np.mean(m3.y - m3.X[:, 0]) == pytest.approx(0.01 * 2500 / 3, rel=0.05)
     with pytest.raises(ValueError, match="model"):
         discriminatory_scenario("M4", 10)
+    with pytest.raises(ValueError, match="noise"):
+        discriminatory_scenario("M2", 10, noise="sigma")
+
+
+def test_discriminatory_m2_noise_reading():
+    # n = 50,000, α = 1, x ~ U[0, 50]. Default (R's convention, which reproduces Table 4.1):
+    # αx + 1 is the sd, so Var(y - x) = E[(x + 1)^2] = 2500/3 + 50 + 1 = 884.3. The variance
+    # reading (one argument away): Var(y - x) = E[x + 1] = 26. Relative s.e. of a sample
+    # variance of these mixtures at n = 50,000 is under 2%; 5% is the tolerance.
+    sd = discriminatory_scenario("M2", 50_000, np.random.default_rng(4), alpha=1.0)
+    var = discriminatory_scenario("M2", 50_000, np.random.default_rng(4), alpha=1.0,
+                                  noise="variance")
+    assert np.var(sd.y - sd.X[:, 0]) == pytest.approx(2500 / 3 + 51, rel=0.05)
+    assert np.var(var.y - var.X[:, 0]) == pytest.approx(26.0, rel=0.05)
+    assert "sd = 1 x + 1" in sd.description and "var = 1 x + 1" in var.description
+
+
+def test_posited_residuals_are_against_y_equals_x():
+    m3 = discriminatory_scenario("M3", 1000, np.random.default_rng(5), gamma=0.01)
+    x, r = posited_residuals(m3)
+    np.testing.assert_array_equal(x, m3.X[:, 0])
+    np.testing.assert_allclose(r, m3.y - m3.X[:, 0])
+    # An OLS refit absorbs most of the curvature; the posited line keeps it (mean 0.01·2500/3).
+    assert np.mean(r) == pytest.approx(0.01 * 2500 / 3, rel=0.1)
+    with pytest.raises(ValueError, match="one feature column"):
+        posited_residuals(type(m3)(np.ones((4, 2)), np.ones(4), "x", "two features"))
 
 
 def test_logistic_scenarios_fit_linear_term():

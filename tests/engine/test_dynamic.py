@@ -316,6 +316,84 @@ def test_result_is_read_only(census):
     assert "user level" in r.guarantee and "user" in r.neighbours
 
 
+def test_identity_baselines_are_one_vectorised_draw(census):
+    # The N releases of eps/N are H + Lap(N/eps) per cell: one draw for the whole (N, U) series,
+    # the same stream the per-snapshot calls drew (seed 4; exact equality, no tolerance).
+    h = census.histograms
+    r = uniform_budget_release(h, 2.0, np.random.default_rng(4))
+    expected = h + np.random.default_rng(4).laplace(0.0, h.shape[0] / 2.0, h.shape)
+    np.testing.assert_array_equal(r.releases, expected)
+    f = fixed_sampling_release(h, 2.0, 4, np.random.default_rng(4))
+    points = np.flatnonzero(f.release_points)
+    drawn = h[points] + np.random.default_rng(4).laplace(0.0, 4 / 2.0, (points.size, h.shape[1]))
+    np.testing.assert_array_equal(f.release_histograms, drawn)
+    np.testing.assert_array_equal(f.releases, drawn[np.cumsum(f.release_points) - 1])
+
+
+def test_other_publishers_release_each_snapshot_as_publish_does(census):
+    # Validated once, then the registered publisher per snapshot: the same output as calling
+    # histograms.publish on every row with the same generator (seed 6; exact equality).
+    from dpwidgets.engine.histograms import publish
+
+    h = census.histograms[:12]
+    r = uniform_budget_release(h, 3.0, np.random.default_rng(6), publisher="hb")
+    rng = np.random.default_rng(6)
+    expected = np.stack([publish(row, 3.0 / 12, "hb", rng=rng).counts for row in h])
+    np.testing.assert_array_equal(r.releases, expected)
+
+
+def test_large_series_are_validated_whole_before_randomness():
+    # Larger than one validation block: a bad cell in the last row is still found, by name.
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    for bad in (0.5, -1.0, np.nan):
+        h = np.ones((300, 400))
+        h[-1, -1] = bad
+        with pytest.raises(ValueError, match="histograms"):
+            uniform_budget_release(h, 1.0, rng)
+        with pytest.raises(ValueError, match="histograms"):
+            dsat(h, 1.0, 3, rng)
+    assert rng.bit_generator.state == state
+
+
+def test_release_histograms_and_lazy_series(grid):
+    for r in (dsat(grid.histograms, 1.0, 4, np.random.default_rng(2)),
+              budget_distribution_release(grid.histograms, 1.0, 20, np.random.default_rng(2)),
+              uniform_budget_release(grid.histograms, 1.0, np.random.default_rng(2))):
+        np.testing.assert_array_equal(r.release_histograms, r.releases[r.release_points])
+        assert not r.releases.flags.writeable and not r.release_histograms.flags.writeable
+        first = int(np.argmax(r.release_points))
+        assert np.all(r.releases[:first] == 0)  # BD/BA: nothing published yet
+
+
+def test_publisher_chosen_by_dimension(census):
+    # Li, Hay, Miklau, Wang 2014's DAWA merges runs of adjacent cells: only on a 1-D histogram.
+    from dpwidgets.engine.dynamic import PUBLISHER_RULE
+
+    h = census.histograms  # 96 ages x 3 incomes, flattened to 288 cells
+    flat = dsat(h, 1.0, 3, np.random.default_rng(0), publisher="auto", shape=census.shape)
+    assert flat.publisher == "identity" and flat.details["publisher_rule"] == PUBLISHER_RULE
+    one = dsat(h, 1.0, 3, np.random.default_rng(0), publisher="auto", shape=(288,))
+    assert one.publisher == "dawa_dyadic" and "publisher_note" not in one.details
+    unknown = uniform_budget_release(h, 1.0, np.random.default_rng(0), publisher="auto")
+    assert unknown.publisher == "identity"  # no shape: the order of the cells is unknown
+    # An explicit choice is kept, with a note; a singleton attribute is not a dimension.
+    chosen = fixed_sampling_release(h, 1.0, 3, np.random.default_rng(0), publisher="dawa",
+                                    shape=census.shape)
+    assert chosen.publisher == "dawa_dyadic" and "flattened" in chosen.details["publisher_note"]
+    assert "publisher_note" not in dsft(h, 1.0, 3, 0.5, np.random.default_rng(0),
+                                        publisher="dawa", shape=(1, 288, 1)).details
+
+
+@pytest.mark.parametrize("shape", [(5, 5), (0, 288), "288", (2.5, 2)])
+def test_bad_shape_refused_before_randomness(census, shape):
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(ValueError, match="shape"):
+        dsat(census.histograms, 1.0, 3, rng, publisher="auto", shape=shape)
+    assert rng.bit_generator.state == state
+
+
 # ---------------------------------------------------------------------------------------------
 # Quality measures
 # ---------------------------------------------------------------------------------------------

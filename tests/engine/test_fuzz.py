@@ -136,6 +136,19 @@ SPECS: dict[str, Spec] = {
     "mechanisms.exponential_mechanism": Spec(
         lambda: {"qualities": _counts(), "epsilon": 1.0, "k": 1},
         eps=("epsilon",), positives=("sensitivity",), sizes=("k",), data=("qualities",)),
+    "mechanisms.discrete_laplace": Spec(lambda: {"scale": 1.0, "size": 3}, sizes=("size",),
+                                        positives=("scale",)),
+    "mechanisms.count_laplace": Spec(
+        lambda: {"counts": _counts(), "sensitivity": 1, "epsilon": 1.0},
+        eps=("epsilon",), positives=("sensitivity",), any_shape=("counts",)),
+    "mechanisms.grid_laplace": Spec(
+        lambda: {"values": _counts(), "sensitivity": 1.0, "epsilon": 1.0},
+        eps=("epsilon",), positives=("sensitivity",), ints=("max_changed",),
+        any_shape=("values",)),
+    "mechanisms.laplace_reals": Spec(
+        lambda: {"values": _counts(), "sensitivity": 1.0, "epsilon": 1.0},
+        eps=("epsilon",), positives=("sensitivity",), ints=("max_changed",),
+        any_shape=("values",)),
     "mechanisms.smooth_sensitivity_median": Spec(
         lambda: {"values": _values(), "epsilon": 1.0, "lower": 0.0, "upper": 1.0},
         eps=("epsilon",), data=("values",), bounded=("values",)),
@@ -299,6 +312,8 @@ def _queries():
 
 #: The public engine functions without an ``rng``: the same refusals (a, b, d), no state.
 PLAIN_SPECS: dict[str, Spec] = {
+    "mechanisms.floating_point_safe": Spec(lambda: {}),
+    "mechanisms.is_floating_point_safe": Spec(lambda: {}),
     "mechanisms.median_smooth_sensitivity": Spec(
         lambda: {"values": _values(), "beta": 0.1, "lower": 0.0, "upper": 1.0},
         positives=("beta",), data=("values",), bounded=("values",)),
@@ -320,6 +335,11 @@ PLAIN_SPECS: dict[str, Spec] = {
     "histograms.hilbert_order": Spec(lambda: {"shape": (4, 4)}),
     "histograms.hilbert_xy2d": Spec(lambda: {"order": 2, "x": np.arange(4), "y": np.arange(4)},
                                     sizes=("order",)),
+    "histograms.partition_singletons_log_ratio": Spec(
+        lambda: {"counts": _counts(), "neighbour": _counts(), "epsilon1": 1.0},
+        eps=("epsilon1",), positives=("bucket_penalty",), data=("counts", "neighbour")),
+    "diagnostics.fixed_space_levels": Spec(lambda: {"n": 500, "epsilon": 1.0},
+                                           eps=("epsilon",), ints=("n",)),
     "diagnostics.residual_plot_similarity": Spec(
         lambda: {"true_points": _points(), "private_points": _points()}, sizes=("bins",),
         data=("true_points", "private_points")),

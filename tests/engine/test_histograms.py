@@ -22,6 +22,7 @@ from dpwidgets.engine.histograms import (
     hilbert_d2xy,
     hilbert_order,
     hilbert_xy2d,
+    partition_singletons_log_ratio,
     publish,
     workload_matrix,
 )
@@ -649,3 +650,74 @@ def test_ahp_validates_its_threshold_before_any_randomness():
     with pytest.raises(ValueError, match="threshold"):
         publish([1, 2, 3], 1.0, "ahp_greedy", rng=rng, threshold=-1.0)
     assert rng.bit_generator.state == before
+
+
+# ---------------------------------------------------------------------------------------------
+# DAWA as published (Li, Hay, Miklau & Wang 2014, §3.2): not epsilon-DP
+# ---------------------------------------------------------------------------------------------
+
+
+def test_published_dawa_is_registered_as_not_private():
+    pub = PUBLISHERS["dawa_published_not_private"]
+    assert pub.private is False and "NOT" in pub.guarantee and pub.dims == (1,)
+    assert all(p.private for k, p in PUBLISHERS.items() if k != "dawa_published_not_private")
+    release = publish(np.arange(64.0) % 5, 1.0, "dawa_published_not_private",
+                      rng=np.random.default_rng(0), workload="prefix")
+    assert release.epsilon_parts == {"partition": 0.25, "measure": 0.75}
+    assert release.counts.shape == (64,)
+    with pytest.raises(ValueError, match="counts must be 1-D"):
+        publish(np.ones((4, 4)), 1.0, "dawa_published_not_private")
+    # The analyst release path runs inside floating_point_safe(): there it never runs, even
+    # through a mechanism that does not check Publisher.private.
+    from dpwidgets.engine.mechanisms import floating_point_safe
+
+    with floating_point_safe(), pytest.raises(ValueError, match="not differentially private"):
+        publish(np.arange(64.0), 1.0, "dawa_published_not_private")
+
+
+@pytest.mark.parametrize(("n", "published"), [(4, 1.75), (16, 11.94), (256, 248.0),
+                                              (4096, 4084.0)])
+def test_published_dawa_all_singletons_log_ratio(n, published):
+    # Exact: a histogram of zeros against one record in a middle cell, epsilon1 = 1, penalty
+    # 1. The published calibration's loss grows like n (every power-of-2 interval holding the
+    # cell moves its cost; the issue's own computation, with its own penalty, gave 2.1 and
+    # 4089); dawa_dyadic's stays at epsilon1 (its noise is scaled to the whole cost vector).
+    zeros = np.zeros(n)
+    one = zeros.copy()
+    one[n // 2 - 1] = 1
+    loss = partition_singletons_log_ratio(one, zeros, 1.0)
+    assert loss == pytest.approx(published, abs=0.01)
+    assert loss > 1.0
+    assert partition_singletons_log_ratio(zeros, one, 1.0) == pytest.approx(-loss)
+    dyadic = partition_singletons_log_ratio(one, zeros, 1.0, method="dawa_dyadic")
+    assert abs(dyadic) <= 1.0 + 1e-9
+
+
+def test_published_dawa_log_ratio_matches_monte_carlo():
+    # The exact probability of "all singletons" against the frequency of that output of
+    # published_l1_partition: n = 4, epsilon1 = 0.2, penalty 1, 20,000 runs per histogram,
+    # seed 7. Exact P = 0.0343 (zeros) and 0.0487 (one record in cell 1); the binomial s.e.
+    # at 20,000 runs is 0.0013-0.0015, so 5 s.e. is the tolerance.
+    from dpwidgets.engine.histograms import _log_laplace_tail, published_l1_partition
+
+    rng = np.random.default_rng(7)
+    zeros, one = np.zeros(4), np.array([0.0, 1.0, 0.0, 0.0])
+    exact = {}
+    for name, x in (("zeros", zeros), ("one", one)):
+        ratio = partition_singletons_log_ratio(x, zeros, 0.2)
+        log_p0 = float(np.sum(_log_laplace_tail(np.array([1.0, 1.0, 1.0, 3.0]), 10.0)))
+        exact[name] = math.exp(log_p0 + ratio)
+        runs = 20_000
+        hits = sum(published_l1_partition(x, 0.2, 1.0, rng)[0].size == 4 for _ in range(runs))
+        se = math.sqrt(exact[name] * (1 - exact[name]) / runs)
+        assert abs(hits / runs - exact[name]) < 5 * se
+    assert exact["one"] / exact["zeros"] == pytest.approx(math.exp(0.2 * 1.75))  # 1.75 eps1
+
+
+def test_partition_singletons_log_ratio_validates():
+    with pytest.raises(ValueError, match="same length"):
+        partition_singletons_log_ratio(np.zeros(4), np.zeros(5), 1.0)
+    with pytest.raises(ValueError, match="method"):
+        partition_singletons_log_ratio(np.zeros(4), np.zeros(4), 1.0, method="dawa")
+    with pytest.raises(ValueError, match="epsilon1"):
+        partition_singletons_log_ratio(np.zeros(4), np.zeros(4), 0.0)

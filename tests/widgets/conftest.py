@@ -127,3 +127,14 @@ def leaked(*raw: np.ndarray) -> list[float]:
         v for a in arrays for v in a[:200] if f"{v:.6f}"[:-1] in text or repr(float(v)) in text
     ]
     return sorted(set(hits.tolist()) | set(hits_text))
+
+
+def leak_rate(*raw: np.ndarray) -> float:
+    """The share of the distinct raw values that :func:`leaked` finds in the state.
+
+    After an analyst release the DP output is on a power-of-two grid (discrete Laplace noise,
+    ``floating_point_safe``): a released count equals some true count by chance, for well under
+    1% of the values; a leak puts (nearly) all of them there.
+    """
+    distinct = np.unique(np.concatenate([np.asarray(a, dtype=float).ravel() for a in raw]))
+    return len(leaked(*raw)) / max(distinct.size, 1)

@@ -14,6 +14,21 @@ import dpwidgets.widgets as widgets
 from dpwidgets import Session
 from dpwidgets.widgets._base import ReleaseWidget
 
+
+@pytest.fixture(autouse=True)
+def close_new_widgets():
+    """Close what a test made: the leak checks of other files scan every live widget."""
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    yield
+    for key in set(_instances) - before:
+        widget = _instances.get(key)
+        if widget is not None:
+            widget.close()
+            widget.close = lambda: None  # jupyter_bokeh's close is not idempotent
+
+
 CLASSES = sorted((c for c in vars(widgets).values()
                   if inspect.isclass(c) and issubclass(c, ReleaseWidget)), key=lambda c: c.__name__)
 

@@ -8,7 +8,7 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine import diagnostics as dx
-from dpwidgets.engine.errors import ReleaseFailed
+from dpwidgets.engine.errors import PrivacyPolicyError, ReleaseFailed
 from dpwidgets.session import model_predictions, table_stand_in
 from dpwidgets.widgets import BinnedResidualWidget, ResidualPlotWidget, RocWidget
 from dpwidgets.widgets.figures.diagnostics import MAX_POINTS
@@ -114,11 +114,19 @@ def test_residual_plot_teaching_draws_truth_beside_private_with_sim(teaching):
     assert sim_hi == pytest.approx(dx.residual_plot_similarity(
         np.column_stack((predicted, residuals)), private))
     # Less budget, worse plot: at ε = 0.02 (n·ε = 60) the Sim is far larger than at ε = 1
-    # (Chen 2018, Fig. 4.3: Sim falls with n·ε). Seeded session; the gap is several times the noise.
+    # (Chen 2018, Fig. 4.3: Sim falls with n·ε). One plot at ε = 0.02 is too noisy to show it
+    # on every seed (its gap to the ε = 1 plot ranged 0.11-0.86 over session seeds 0-19, and
+    # 0.15-0.85 before the private bounds used the monotone SVT), so the mean Sim of 8 plots
+    # (the change, then 7 reruns with fresh noise) is compared: its s.e. is about 0.08 for a
+    # mean gap of about 0.4.
     rp.epsilon.value = 0.02
-    assert teaching.spent(name) == pytest.approx(1.02)
-    assert teaching.meter.budget(name)["spent"] == pytest.approx(1.02)
-    assert rp.quality_values["Sim"] > sim_hi + 0.2
+    sims = [rp.quality_values["Sim"]]
+    for _ in range(7):
+        rp.release_button.click()
+        sims.append(rp.quality_values["Sim"])
+    assert teaching.spent(name) == pytest.approx(1.0 + 8 * 0.02)
+    assert teaching.meter.budget(name)["spent"] == pytest.approx(1.16)
+    assert np.mean(sims) > sim_hi + 0.2
     assert "Sim = " in rp.quality.value
 
 
@@ -216,7 +224,9 @@ def test_residual_plot_analyst_dp_fit_and_plot_over_budget_charge_nothing(analys
 
 # -- RocWidget -----------------------------------------------------------------------------
 def test_roc_teaching_truth_private_and_quality(teaching):
-    roc = RocWidget(teaching, scenario="M1", n=4000, epsilon=1.0, debounce=0)
+    # The text's defaults (s-RecursiveMedians, ρ = 0.2, DAWA), one argument away.
+    roc = RocWidget(teaching, scenario="M1", n=4000, epsilon=1.0, debounce=0, defaults="text")
+    assert roc.thresholds.value == "recursive_medians" and roc.publisher.value == "dawa_dyadic"
     truth = data(roc, "truth")
     assert truth["x"][0] == 0.0 and truth["x"][-1] == 1.0 and len(truth["x"]) > 100
     private = data(roc, "private")
@@ -231,6 +241,27 @@ def test_roc_teaching_truth_private_and_quality(teaching):
     roc.thresholds.value = "fixed"
     np.testing.assert_allclose(data(roc, "thresholds")["theta"], np.linspace(1, 0, 9))
     assert "ε = 0" not in roc.stats.value and "thresholds 0 +" in roc.stats.value
+
+
+def test_roc_default_is_fixed_thresholds_hb_by_the_rule_in_n_eps(teaching):
+    roc = RocWidget(teaching, scenario="M1", n=4000, epsilon=1.0, debounce=0)
+    assert roc.thresholds.value == "fixed" and roc.publisher.value == "hb"
+    s = dx.fixed_space_levels(4000, 1.0)  # round(log2(4000) / 3) + 1 = 5
+    assert s == 5 and len(data(roc, "private")["x"]) == 2**s + 1
+    np.testing.assert_allclose(data(roc, "thresholds")["theta"], np.linspace(1, 0, 2**s + 1))
+    assert "thresholds 0 +" in roc.stats.value
+    q = roc.quality_values
+    # n·ε = 4000: measured AUC error ≈ 0.005 (seed 5); 0.05 is the same loose bound as above.
+    assert q["AUC error"] < 0.05 and 0 <= q["symmetric difference"] < 0.05
+
+
+def test_roc_published_dawa_runs_in_teaching_and_is_refused_in_analyst_mode(teaching, analyst):
+    roc = RocWidget(teaching, scenario="M1", n=2000, epsilon=1.0, debounce=0,
+                    publisher="dawa_published_not_private")
+    assert "NOT differentially private" in roc.stats.value  # the engine's guarantee, shown
+    with pytest.raises(PrivacyPolicyError, match="not differentially private"):
+        analyst.release("clinic", "roc_curve", epsilon=0.1, publisher="dawa_published_not_private")
+    assert analyst.spent("clinic") == 0.0
 
 
 def test_one_control_change_recomputes_once_despite_the_browser_echo(teaching):
