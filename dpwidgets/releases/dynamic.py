@@ -566,50 +566,41 @@ _USER = "one user added or removed with all of their occurrences (user level)"
 _W = ("one user added or removed within any window of w snapshots (w-event); a user present "
       "throughout spans ceil(N/w) windows, which the charge covers")
 
+def _series_mechanism(name: str, validate, run, label, **spec) -> Mechanism:
+    """A mechanism on an (N, U) series: a table, the DP output of :func:`dynamic_outputs`, DP
+    only with a DP publisher."""
+    return Mechanism(name, validate, run, dynamic_outputs, label, table=True,
+                     private=publisher_is_private, **spec)
+
+
 DYNAMIC_MECHANISMS: dict[str, Mechanism] = {
-    "dsat": Mechanism(
-        "dsat", _sampling_validate("dsat", adaptive=True),
-        run=_run_dsat, outputs=dynamic_outputs, private=publisher_is_private,
-        label=_dsat_label,
-        table=True, facts=_FACTS, neighbours=_USER,
-    ),
-    "dsft": Mechanism(
-        "dsft", _sampling_validate("dsft", adaptive=False),
-        run=_run_dsft, outputs=dynamic_outputs, private=publisher_is_private,
-        label=lambda p: (f"DSFT (Li 2017, Alg. 7): C = {p['cutoff']}, T = {p['threshold']:g}, "
-                         f"{_k_note(p)}"),
-        table=True, facts=_FACTS, neighbours=_USER,
-    ),
-    "dsat_w_event": Mechanism(
-        "dsat_w_event", _dsat_w_validate, cost=_w_cost, run=_run_dsat_w,
-        outputs=dynamic_outputs, private=publisher_is_private,
-        label=lambda p: f"w-event DSAT (Li 2017, Alg. 9): C = {p['cutoff']} per window, {_w_note(p)}",
-        table=True, facts=_FACTS, neighbours=_W,
-    ),
-    "dynamic_fixed": Mechanism(
-        "dynamic_fixed", _fixed_validate, run=_run_fixed,
-        outputs=dynamic_outputs, private=publisher_is_private,
-        label=lambda p: f"fixed sampling (Li 2017, §4.1.4): C = {p['cutoff']} releases of ε/C",
-        table=True, neighbours=_USER,
-    ),
-    "dynamic_uniform": Mechanism(
-        "dynamic_uniform", _uniform_validate, run=_run_uniform,
-        outputs=dynamic_outputs, private=publisher_is_private,
-        label=lambda p: f"baseline (Li 2017, §4.1.4): every snapshot with ε/N, N = {p['n_times']}",
-        table=True, neighbours=_USER,
-    ),
-    "dynamic_bd": Mechanism(
-        "dynamic_bd", _kellaris_validate("dynamic_bd"), cost=_w_cost, run=_run_bd,
-        outputs=dynamic_outputs, private=publisher_is_private,
-        label=lambda p: f"BD, budget distribution (Kellaris et al.): {_w_note(p)}",
-        table=True, neighbours=_W,
-    ),
-    "dynamic_ba": Mechanism(
-        "dynamic_ba", _kellaris_validate("dynamic_ba"), cost=_w_cost, run=_run_ba,
-        outputs=dynamic_outputs, private=publisher_is_private,
-        label=lambda p: f"BA, budget absorption (Kellaris et al.): {_w_note(p)}",
-        table=True, neighbours=_W,
-    ),
+    "dsat": _series_mechanism(
+        "dsat", _sampling_validate("dsat", adaptive=True), _run_dsat, _dsat_label,
+        facts=_FACTS, neighbours=_USER),
+    "dsft": _series_mechanism(
+        "dsft", _sampling_validate("dsft", adaptive=False), _run_dsft,
+        lambda p: f"DSFT (Li 2017, Alg. 7): C = {p['cutoff']}, T = {p['threshold']:g}, "
+                  f"{_k_note(p)}", facts=_FACTS, neighbours=_USER),
+    "dsat_w_event": _series_mechanism(
+        "dsat_w_event", _dsat_w_validate, _run_dsat_w,
+        lambda p: f"w-event DSAT (Li 2017, Alg. 9): C = {p['cutoff']} per window, {_w_note(p)}",
+        cost=_w_cost, facts=_FACTS, neighbours=_W),
+    "dynamic_fixed": _series_mechanism(
+        "dynamic_fixed", _fixed_validate, _run_fixed,
+        lambda p: f"fixed sampling (Li 2017, §4.1.4): C = {p['cutoff']} releases of ε/C",
+        neighbours=_USER),
+    "dynamic_uniform": _series_mechanism(
+        "dynamic_uniform", _uniform_validate, _run_uniform,
+        lambda p: f"baseline (Li 2017, §4.1.4): every snapshot with ε/N, N = {p['n_times']}",
+        neighbours=_USER),
+    "dynamic_bd": _series_mechanism(
+        "dynamic_bd", _kellaris_validate("dynamic_bd"), _run_bd,
+        lambda p: f"BD, budget distribution (Kellaris et al.): {_w_note(p)}",
+        cost=_w_cost, neighbours=_W),
+    "dynamic_ba": _series_mechanism(
+        "dynamic_ba", _kellaris_validate("dynamic_ba"), _run_ba,
+        lambda p: f"BA, budget absorption (Kellaris et al.): {_w_note(p)}",
+        cost=_w_cost, neighbours=_W),
 }
 """The dynamic-histogram mechanisms, by session name (all registered on import)."""
 

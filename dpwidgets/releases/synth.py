@@ -612,31 +612,24 @@ def _dpcopula_label(p: dict) -> str:
             f"k = ε1/ε2 = {p['k']:.3g}, {p['publisher']} margins{hybrid}, {_what(p)}")
 
 
+def _table_mechanism(name: str, validate, run, label) -> Mechanism:
+    """A mechanism on a DataFrame of named attributes: the output of :func:`synth_outputs`,
+    DP only with declared domains and a DP publisher (:func:`_declared`)."""
+    return Mechanism(name, validate, run, synth_outputs, label, table=True, frame=True,
+                     private=_declared)
+
+
 SYNTH_MECHANISMS: dict[str, Mechanism] = {
-    "dpcopula": Mechanism(
-        "dpcopula", _dpcopula_validate,
-        run=_run_dpcopula, outputs=synth_outputs, private=_declared, label=_dpcopula_label,
-        table=True, frame=True,
-    ),
-    "independent_synth": Mechanism(
-        "independent_synth", _independent_validate,
-        run=_run_independent, outputs=synth_outputs, private=_declared,
-        label=lambda p: (f"independent DP margins, no dependence ({p['publisher']}): "
-                         f"{_what(p)}"),
-        table=True, frame=True,
-    ),
-    "laplace_histogram_synth": Mechanism(
-        "laplace_histogram_synth", _laplace_validate,
-        run=_run_laplace, outputs=synth_outputs, private=_declared,
-        label=lambda p: f"Laplace on the full-domain histogram ({p['publisher']}): {_what(p)}",
-        table=True, frame=True,
-    ),
-    "peer_synth": Mechanism(
-        "peer_synth", _peer_validate, run=_run_peer,
-        outputs=synth_outputs, private=_declared,
-        label=lambda p: f"{p['method'].upper()} (OpenDP mbi): {_what(p)}",
-        table=True, frame=True,
-    ),
+    "dpcopula": _table_mechanism("dpcopula", _dpcopula_validate, _run_dpcopula, _dpcopula_label),
+    "independent_synth": _table_mechanism(
+        "independent_synth", _independent_validate, _run_independent,
+        lambda p: f"independent DP margins, no dependence ({p['publisher']}): {_what(p)}"),
+    "laplace_histogram_synth": _table_mechanism(
+        "laplace_histogram_synth", _laplace_validate, _run_laplace,
+        lambda p: f"Laplace on the full-domain histogram ({p['publisher']}): {_what(p)}"),
+    "peer_synth": _table_mechanism(
+        "peer_synth", _peer_validate, _run_peer,
+        lambda p: f"{p['method'].upper()} (OpenDP mbi): {_what(p)}"),
 }
 """The synthetic-data mechanisms, by session name (all registered on import)."""
 
