@@ -259,8 +259,24 @@ class _DiagnosticWidget(ReleaseWidget):
         """The non-private reference computed from a *public* table (data or stand-in)."""
         raise NotImplementedError
 
-    def _draw(self, output: dict, truth, *, where: str) -> None:
+    #: The figure panel a subclass draws into, and its titles by what is shown.
+    panel = ""
+    titles: dict[str, str] = {}
+
+    def _plot_data(self, output: dict, truth):
+        """The figure's columns for an output (and the public reference, if any)."""
         raise NotImplementedError
+
+    def _quality(self, output: dict, truth) -> dict:
+        """Quality measures against the public reference (teaching data or stand-in)."""
+        return {}
+
+    def _draw(self, output: dict, truth, *, where: str) -> None:
+        figures.update(self.figure, self._plot_data(output, truth))
+        self.figure.set_titles(**{self.panel: self.titles[where]})
+        # A released output is never compared with anything computed from confidential data.
+        self._set_quality({} if truth is None or where == "release"
+                          else self._quality(output, truth), where)
 
     def _apply_public(self, facts: dict) -> None:
         """Set the public units/centres a scenario or outcome comes with."""
@@ -775,26 +791,22 @@ class RocWidget(_DiagnosticWidget):
         return {"fpr": fpr, "tpr": tpr, "labels": labels, "scores": scores,
                 "auc": dx.roc_auc(fpr, tpr)}
 
-    def _draw(self, output: dict, truth, *, where: str) -> None:
-        figures.update(self.figure, figures.diagnostics.roc_plot_data(
+    panel = "roc"
+    titles = {"teaching": "ROC curve: confidential (public data) vs private (PriROC)",
+              "preview": "ROC curve on the public stand-in (preview)",
+              "release": "Private ROC curve (PriROC, released)"}
+
+    def _plot_data(self, output: dict, truth):
+        return figures.diagnostics.roc_plot_data(
             fpr=output["fpr"], tpr=output["tpr"], thresholds=output["thresholds"],
             truth_fpr=None if truth is None else truth["fpr"],
-            truth_tpr=None if truth is None else truth["tpr"],
-        ))
-        self.figure.set_titles(roc={
-            "teaching": "ROC curve: confidential (public data) vs private (PriROC)",
-            "preview": "ROC curve on the public stand-in (preview)",
-            "release": "Private ROC curve (PriROC, released)"}[where])
-        values = {}
-        if truth is not None and where != "release":
-            values = {
-                "AUC error": abs(truth["auc"] - output["auc"]),
+            truth_tpr=None if truth is None else truth["tpr"])
+
+    def _quality(self, output: dict, truth) -> dict:
+        return {"AUC error": abs(truth["auc"] - output["auc"]),
                 "symmetric difference": dx.symmetric_difference(
                     truth["fpr"], truth["tpr"], output["fpr"], output["tpr"]),
-                "AUC": truth["auc"],
-                "private AUC": output["auc"],
-            }
-        self._set_quality(values, where)
+                "AUC": truth["auc"], "private AUC": output["auc"]}
 
     def _describe(self, output: dict) -> str:
         return f"{len(output['fpr'])} points, private AUC = {output['auc']:.3f}"
@@ -856,27 +868,23 @@ class BinnedResidualWidget(_DiagnosticWidget):
         probabilities, _, labels = model_predictions(table, kind="logistic", **model)
         return dx.binned_residuals(labels, probabilities)
 
-    def _draw(self, output: dict, truth, *, where: str) -> None:
-        figures.update(self.figure, figures.diagnostics.binned_residual_plot_data(
+    panel = "brp"
+    titles = {"teaching": "Binned residuals: confidential (public data) vs private (PriBRP)",
+              "preview": "Binned residuals on the public stand-in (preview)",
+              "release": "Private binned residual plot (PriBRP, released)"}
+
+    def _plot_data(self, output: dict, truth):
+        return figures.diagnostics.binned_residual_plot_data(
             mean_predicted=output["mean_predicted"], mean_residual=output["mean_residual"],
             bins=output["bins"], noisy_sizes=output["noisy_sizes"],
             truth_predicted=None if truth is None else truth[0],
-            truth_residual=None if truth is None else truth[1],
-        ))
-        self.figure.set_titles(brp={
-            "teaching": "Binned residuals: confidential (public data) vs private (PriBRP)",
-            "preview": "Binned residuals on the public stand-in (preview)",
-            "release": "Private binned residual plot (PriBRP, released)"}[where])
-        values = {}
-        if truth is not None and where != "release":
-            values = {
-                "ShapeD": dx.shape_distance(output["mean_predicted"], output["mean_residual"],
-                                            truth[0], truth[1]),
-                "ShapeD private vs flat": dx.shape_distance(output["mean_predicted"],
-                                                            output["mean_residual"]),
-                "ShapeD confidential vs flat": dx.shape_distance(truth[0], truth[1]),
-            }
-        self._set_quality(values, where)
+            truth_residual=None if truth is None else truth[1])
+
+    def _quality(self, output: dict, truth) -> dict:
+        private = (output["mean_predicted"], output["mean_residual"])
+        return {"ShapeD": dx.shape_distance(*private, truth[0], truth[1]),
+                "ShapeD private vs flat": dx.shape_distance(*private),
+                "ShapeD confidential vs flat": dx.shape_distance(truth[0], truth[1])}
 
     def _describe(self, output: dict) -> str:
         return f"{len(output['mean_predicted'])} bins after merging (Alg. 14)"
