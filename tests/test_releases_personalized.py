@@ -75,6 +75,8 @@ BAD = [
     ({"method": "sampling", "threshold": 5.0}, "threshold"),
     ({"method": "utility", "threshold": 0.5}, "threshold"),
     ({"method": "sampling", "rounds": 2}, "rounds"),
+    ({"method": "weighted", "threshold": 0.5}, "threshold"),
+    ({"method": "weighted", "rounds": 2}, "rounds"),
     ({"rounds": 0}, "rounds"),
     ({"ensemble": "median"}, "ensemble"),
     ({"ensemble": "sum", "rounds": 2}, "rounds=1"),
@@ -126,7 +128,7 @@ def test_a_privacy_vector_above_what_the_records_asked_is_refused_uncharged(anal
 
 
 @pytest.mark.parametrize("method", ["minimum", "threshold", "sampling", "privacy_aware",
-                                    "utility"])
+                                    "utility", "weighted"])
 def test_a_release_is_charged_its_largest_per_record_loss(analyst, budgets, method):
     """The ledger keeps one ε for everybody: a personalized release costs max_j enjoyed[j],
     which is what the engine's plan (a function of the public vector) gives every record."""
@@ -140,6 +142,8 @@ def test_a_release_is_charged_its_largest_per_record_loss(analyst, budgets, meth
         assert cost == pytest.approx(float(np.min(budgets)))
     if method in ("sampling", "threshold"):
         assert cost == pytest.approx(float(np.mean(budgets)))  # ε_T defaults to the mean
+    if method == "weighted":
+        assert cost == float(np.max(budgets))  # the top record enjoys its whole budget
     release = analyst.release("survey", NAME, **p)
     assert release.charged and release.epsilon == pytest.approx(cost)
     assert analyst.spent("survey") == pytest.approx(cost)
@@ -271,3 +275,31 @@ def test_the_stand_in_carries_the_public_vector_and_public_values_only():
         personalized_stand_in(b, 10, value_range=(0, 10), profile=[1, 2])
     with pytest.raises(ValueError, match="> 0"):
         personalized_stand_in(np.zeros(5), 10, value_range=(0, 10))
+
+
+def test_the_weighted_method_is_the_engine_one_release_weighting(tmp_path, budgets):
+    """method="weighted" (Alaggan, Gambs & Kermarrec 2016): teaching mode gives the engine's
+    output bit for bit with the same seed; an analyst release (floating-point-safe noise) is
+    charged max(budgets), every record enjoys at most its budget, and the outputs are the
+    usual public fields (one release holding every record)."""
+    values = secret_values()
+    s = Session(mode="teaching", seed=9)
+    s.add_dataset("t", np.column_stack((values, budgets)), total_epsilon=100.0,
+                  stand_in=personalized_stand_in(budgets, EDGES))
+    release = s.release("t", NAME, **params(budgets, method="weighted"))
+    expected = engine.weighted_histogram(values, budgets, EDGES, rng=np.random.default_rng(9))
+    np.testing.assert_array_equal(release.output["counts"], expected.counts)
+    assert "Weighted" in release.label and "Alaggan" in release.label
+    s.close()
+
+    a = Session(mode="analyst", ledger=tmp_path / "ledger.sqlite", seed=5)
+    a.add_dataset("survey", np.column_stack((values, budgets)), total_epsilon=5.0,
+                  stand_in=personalized_stand_in(budgets, EDGES))
+    capped = a.release("survey", NAME, **params(budgets, method="weighted", epsilon=0.5))
+    out = capped.output
+    assert capped.charged and capped.epsilon == pytest.approx(0.5)
+    assert np.all(out["enjoyed"] <= np.minimum(budgets, 0.5))
+    assert out["method"] == "weighted" and out["release_sizes"].tolist() == [N]
+    assert out["release_counts"].shape == (1, 20) and np.all(np.isfinite(out["counts"]))
+    assert not np.isin(values, out["counts"]).any()
+    a.close()

@@ -79,6 +79,8 @@ def test_every_bad_parameter_is_refused_before_any_charge(analyst):
         ("t", "dpcopula", dict(epsilon=0.5, domains={"a": (0, 9), "b": (0, 9)})),  # 2 of 4
         ("t", "dpcopula", dict(epsilon=0.5, attributes=["a", "b"], domains={"a": (0, 9)})),
         ("t", "dpcopula", dict(epsilon=0.5, domains=DOMAINS, max_partitions=0)),
+        ("t", "dpcopula", dict(epsilon=0.5, domains=DOMAINS, hybrid_min_support=-1)),
+        ("t", "dpcopula", dict(epsilon=0.5, domains=DOMAINS, sample_size="some")),
         ("t", "independent_synth", dict(epsilon=0.5, domains=DOMAINS, publisher="ag")),
         ("t", "laplace_histogram_synth", dict(epsilon=0.5, domains=DOMAINS, max_cells=10**5)),
         ("plain", "dpcopula", dict(epsilon=0.5)),  # 1-D data
@@ -139,7 +141,8 @@ def test_release_is_the_engine_run_on_the_selected_columns(tmp_path):
 
 def test_outputs_are_dp_output_only(analyst):
     frame = secret_table()
-    r = analyst.release("t", "dpcopula", epsilon=1.0, domains=DOMAINS)
+    # hybrid_min_support=0: the text's rule, partition by flag whatever the DP size.
+    r = analyst.release("t", "dpcopula", epsilon=1.0, domains=DOMAINS, hybrid_min_support=0)
     assert r.result is None
     out = r.output
     assert set(out) == {"columns", "dtypes", "data", "n_rows", "method", "epsilon",
@@ -164,6 +167,15 @@ def test_outputs_are_dp_output_only(analyst):
     # about 9 together), not the true count: within 100 of it, but a DP number.
     assert abs(out["n_rows"] - len(frame)) < 100
     assert out["n_rows"] == int(np.sum(out["details"]["partition_rows"]))
+    # The default: eps * n~ / 2 is ~1,500 < 2,500 with 3,000 rows, so flag joins the copula
+    # (decided from the released noisy partition sizes only) and one matrix covers all four.
+    default = analyst.release("t", "dpcopula", epsilon=1.0, domains=DOMAINS).output
+    assert set(default["details"]) <= set(rs._PUBLIC_DETAILS)
+    assert default["details"]["partition_attributes"] == []
+    assert default["details"]["counted_partitions"] == 2
+    assert len(default["correlation_columns"]) == 4
+    assert np.asarray(default["correlation"]).shape == (4, 4)
+    assert abs(default["n_rows"] - len(frame)) < 100
 
 
 def test_values_outside_a_declared_domain_are_clamped_not_reported(tmp_path):

@@ -20,6 +20,9 @@ Mechanisms (``method=``)
 - ``"utility"`` -- Li 2017 Alg. 11 (Def. 5.2.4): the same dynamic programming maximising
   ``sum_i U(n_i, min_j eps_ij)``, ``k`` by eq. (5.2.6). :func:`utility_partition`,
   :data:`UTILITIES`.
+- ``"weighted"`` (histograms only) -- Alaggan, Gambs & Kermarrec 2016's heterogeneous DP: every
+  record enters one release with weight ``eps_j / eps_max``; one Laplace draw per cell, then
+  the weighted histogram is rescaled. :func:`weighted_histogram`.
 - ``rounds=T`` -- Li 2017 §5.2.3 T-round partitioning: the left-over budgets
   ``eps_j - (spent so far)`` are partitioned again, ``T`` times (partitioning methods and
   ``"minimum"``, which is partitioning with ``k = 1``).
@@ -54,7 +57,9 @@ References
 ----------
 Li 2017 Ch. 5 (§5.1 Def. 5.1.1; §5.2 Def. 5.2.1-5.2.4, Alg. 10-11, eq. 5.2.3, 5.2.5, 5.2.6;
 §5.2.3 T-round; §5.2.4 ensemble; §5.3 experiments). Z. Jorgensen, T. Yu, G. Cormode,
-"Conservative or liberal? Personalized differential privacy", ICDE 2015.
+"Conservative or liberal? Personalized differential privacy", ICDE 2015. M. Alaggan, S. Gambs,
+A.-M. Kermarrec, "Heterogeneous differential privacy", Journal of Privacy and Confidentiality
+7(2), 2016 (the stretching of a query by per-record weights).
 """
 
 from __future__ import annotations
@@ -82,6 +87,7 @@ from ._validation import (
     check_rng,
 )
 from .histograms import publish
+from .mechanisms import laplace
 
 #: The smallest budget a record, or a release, may have: twice the engine's
 #: :data:`~._validation.EPSILON_MIN`, because a histogram release runs at half its budget
@@ -94,6 +100,11 @@ MAX_ROUNDS = 100
 MAX_GROUPS = 16384
 #: The most histogram bins of :func:`personalized_histogram`.
 MAX_BINS = 10**6
+#: The unit of the weights of :func:`weighted_histogram`: each weight ``eps_j / eps_max`` is
+#: rounded *down* to a multiple of it, so the weighted histogram is an integer number of units
+#: whatever the data (floating-point safe with :func:`~.mechanisms.laplace`, Mironov 2012) and
+#: no record spends more than it asked. A power of two: ``m * WEIGHT_UNIT`` is exact.
+WEIGHT_UNIT = 2.0**-20
 
 __all__ = [
     "METHODS",
@@ -101,6 +112,8 @@ __all__ = [
     "MAX_ROUNDS",
     "MAX_GROUPS",
     "MAX_BINS",
+    "WEIGHT_UNIT",
+    "HISTOGRAM_METHODS",
     "NEIGHBOURS",
     "UTILITIES",
     "BudgetPartition",
@@ -114,6 +127,7 @@ __all__ = [
     "utility_partition",
     "plan_releases",
     "personalized_histogram",
+    "weighted_histogram",
     "personalized_logistic_regression",
     "misclassification_rate",
     "relative_frequency_error",
@@ -125,6 +139,9 @@ __all__ = [
 METHODS = ("minimum", "threshold", "sampling", "privacy_aware", "utility")
 _PARTITIONING = ("minimum", "privacy_aware", "utility")
 _THRESHOLDED = ("threshold", "sampling")
+#: The methods of :func:`personalized_histogram` (and :func:`plan_releases`): the text's, and
+#: Alaggan, Gambs & Kermarrec 2016's one-release weighting (a count-type query only).
+HISTOGRAM_METHODS = (*METHODS, "weighted")
 
 #: The neighbour relation every mechanism in this module is calibrated for.
 NEIGHBOURS = (
@@ -687,6 +704,9 @@ class ReleasePlan:
     partitionings : tuple of BudgetPartition
         The partition of each round (partitioning methods).
     min_size : int or None
+    weights : numpy.ndarray or None
+        ``"weighted"``: each record's weight ``eps_j / eps_max`` rounded down to a multiple of
+        :data:`WEIGHT_UNIT` (``enjoyed = weights * eps_max``).
     """
 
     method: str
@@ -700,6 +720,7 @@ class ReleasePlan:
     probabilities: np.ndarray | None = None
     partitionings: tuple[BudgetPartition, ...] = ()
     min_size: int | None = None
+    weights: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -715,7 +736,7 @@ class ReleasePlan:
     def epsilon_parts(self) -> dict[str, float]:
         """What each release spends (on its own records only: parallel composition within a
         round, sequential across rounds)."""
-        if self.method in _THRESHOLDED:
+        if self.method in (*_THRESHOLDED, "weighted"):
             return {self.method: float(self.epsilons[0])}
         return {f"round{r}/part{i}": float(e)
                 for i, (r, e) in enumerate(zip(self.rounds, self.epsilons, strict=True))}
@@ -746,7 +767,9 @@ def plan_releases(
     ----------
     budgets : array_like, 1-D
         The privacy vector (public), all > 0.
-    method : {"minimum", "threshold", "sampling", "privacy_aware", "utility"}
+    method : {"minimum", "threshold", "sampling", "privacy_aware", "utility", "weighted"}
+        ``"weighted"`` (Alaggan, Gambs & Kermarrec 2016): one release of all records at
+        ``max(budgets)``, record ``j`` weighted ``eps_j / max(budgets)`` (histograms only).
     threshold : float, optional
         ``eps_T`` for ``"sampling"``/``"threshold"``, in ``[min, max]`` of the budgets;
         default: the mean budget (best for counts, Li 2017 §5.3.2.1), except for ``"sampling"``
@@ -776,7 +799,7 @@ def plan_releases(
     minimum left-over budget of its release, so no record spends more than it asked for.
     """
     budgets = _check_budgets(budgets)
-    method = _check_method(method)
+    method = _check_method(method, HISTOGRAM_METHODS)
     _check_utility(utility)
     _check_utility_options(utility_options)
     if default_threshold not in ("mean", "max"):
@@ -799,6 +822,16 @@ def plan_releases(
                            _readonly([threshold]), _readonly([1], np.int64),
                            _readonly(np.zeros(n), np.int64), _readonly(enjoyed), threshold,
                            _readonly(probabilities))
+    if method == "weighted":
+        top = float(np.max(budgets))
+        units = _weight_units(budgets, top)
+        weights = units * WEIGHT_UNIT
+        enjoyed = weights * top
+        _enforce_enjoyed(enjoyed, budgets)
+        return ReleasePlan(method, _readonly(budgets), (_readonly(all_records, np.int64),),
+                           _readonly([top]), _readonly([1], np.int64),
+                           _readonly(np.zeros(n), np.int64), _readonly(enjoyed),
+                           weights=_readonly(weights))
     if method == "threshold":
         kept = np.flatnonzero(budgets >= threshold)
         labels = np.where(budgets >= threshold, 0, -1)
@@ -848,6 +881,18 @@ def plan_releases(
                        _readonly(spent), None, None, tuple(partitionings), min_size)
 
 
+def _weight_units(budgets: np.ndarray, top: float) -> np.ndarray:
+    """``floor((eps_j / eps_max) / WEIGHT_UNIT)``, stepped down where float rounding would let
+    ``units * WEIGHT_UNIT * eps_max`` exceed ``eps_j`` (the record of budget ``eps_max`` gets
+    exactly ``1 / WEIGHT_UNIT``)."""
+    units = np.floor(budgets / top / WEIGHT_UNIT)
+    over = units * WEIGHT_UNIT * top > budgets
+    while np.any(over):  # at most a step or two, on the few records float rounding lifted
+        units[over] -= 1.0
+        over = units * WEIGHT_UNIT * top > budgets
+    return np.maximum(units, 0.0)
+
+
 def _check_plan(plan: ReleasePlan, budgets: np.ndarray) -> ReleasePlan:
     if not isinstance(plan, ReleasePlan):
         raise ValueError(f"plan must be a ReleasePlan from plan_releases, got {type(plan).__name__}")
@@ -864,6 +909,11 @@ def _guarantee(plan: ReleasePlan, target: str) -> str:
     elif plan.method == "threshold":
         how = (f"an eps_T = {plan.threshold:g} {target} on the records with eps_j >= eps_T; the "
                f"others are not used")
+    elif plan.method == "weighted":
+        how = (f"one release of the histogram weighted by eps_j / eps_max (rounded down to "
+               f"multiples of {WEIGHT_UNIT:g}), Lap(2/eps_max) per cell with eps_max = "
+               f"{float(plan.epsilons[0]):g}: record j moves weight w_j between two cells, so it "
+               f"enjoys w_j eps_max <= eps_j (Alaggan, Gambs & Kermarrec 2016)")
     else:
         how = (f"{len(plan.partitions)} disjoint-per-round releases, each an eps_i {target} at "
                f"the minimum left-over budget of its records (parallel composition within a "
@@ -1050,8 +1100,8 @@ def personalized_histogram(
         Bin edges, as :func:`numpy.histogram` takes them (strictly increasing; the last bin is
         closed), or a number of equal bins over the public ``value_range``. Every value must
         lie within the edges: a value outside would silently vanish from the counts.
-    method : {"minimum", "threshold", "sampling", "privacy_aware", "utility"}
-        See the module docstring.
+    method : {"minimum", "threshold", "sampling", "privacy_aware", "utility", "weighted"}
+        See the module docstring; ``"weighted"``: :func:`weighted_histogram`.
     value_range : (float, float), optional
         Public range, required with an integer ``bins``.
     rng : numpy.random.Generator, optional
@@ -1110,7 +1160,7 @@ def personalized_histogram(
     values = check_finite_array(values, "values")
     budgets = _check_budgets(budgets, values.size)
     edges = _check_bins(bins, value_range, values)
-    method = _check_method(method)
+    method = _check_method(method, HISTOGRAM_METHODS)
     _check_utility(utility)
     _check_utility_options(utility_options)
     if ensemble not in _ENSEMBLES_HIST:
@@ -1133,6 +1183,8 @@ def personalized_histogram(
     # Bin index of every record (numpy.histogram's convention: the last bin is closed).
     cell = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
 
+    if plan.method == "weighted":
+        return _weighted_release(cell, n_bins, edges, plan, budgets, rng)
     if plan.method == "sampling":
         kept = rng.random(n) < plan.probabilities
         true_counts = np.bincount(cell[kept], minlength=n_bins)[None, :]
@@ -1170,6 +1222,113 @@ def personalized_histogram(
         weights=_readonly(weights),
         details={"plan": plan, "sizes": plan.sizes},
     )
+
+
+def _weighted_release(cell: np.ndarray, n_bins: int, edges: np.ndarray, plan: ReleasePlan,
+                      budgets: np.ndarray, rng: np.random.Generator) -> PersonalizedResult:
+    """The one release of :func:`weighted_histogram` (its Notes hold the proof)."""
+    top = float(plan.epsilons[0])
+    units = np.rint(plan.weights / WEIGHT_UNIT)  # exact: the weights are multiples of the unit
+    # Weighted histogram in units: sums of integers below 2**53, exact in float64.
+    true_units = np.bincount(cell, weights=units, minlength=n_bins)
+    # Replace-one moves units[j] out of one cell into another: L1 change 2 units[j], so
+    # Lap(2 / (eps_max WEIGHT_UNIT)) costs record j units[j] WEIGHT_UNIT eps_max = enjoyed[j].
+    noisy_units = true_units + laplace(2.0 / (top * WEIGHT_UNIT), n_bins, rng=rng)
+    # Post-processing with public numbers only: back to weights, then divide by the mean weight.
+    release = noisy_units * WEIGHT_UNIT
+    scale = plan.n / float(np.sum(plan.weights))
+    _enforce_enjoyed(plan.enjoyed, budgets)
+    return PersonalizedResult(
+        counts=_readonly(scale * release),
+        edges=_readonly(edges),
+        method="weighted",
+        ensemble="scaled",
+        **_plan_fields(plan, "Laplace weighted histogram (Lap(2/eps_max) per bin)"),
+        release_counts=_readonly(release[None, :]),
+        weights=_readonly(np.full((1, n_bins), scale)),
+        details={"plan": plan, "sizes": plan.sizes, "mean_weight": 1.0 / scale},
+    )
+
+
+def weighted_histogram(
+    values,
+    budgets,
+    bins,
+    *,
+    value_range: tuple[float, float] | None = None,
+    rng: np.random.Generator | None = None,
+    plan: ReleasePlan | None = None,
+) -> PersonalizedResult:
+    """Personalized-DP histogram in one release, each record weighted by its budget.
+
+    Alaggan, Gambs & Kermarrec 2016's heterogeneous DP for a count query: record ``j`` enters
+    the histogram with weight ``w_j = eps_j / eps_max`` (rounded down to a multiple of
+    :data:`WEIGHT_UNIT`), one Laplace draw of scale ``2 / eps_max`` is added to every cell of
+    the weighted histogram, and the result is divided by the mean weight ``sum_j w_j / n``.
+    Every record is used, with a single noise draw per cell (no partition, no sampling).
+
+    Parameters
+    ----------
+    values : array_like, 1-D
+        One value per record (finite; at least one record).
+    budgets : array_like, 1-D
+        The public privacy vector: one budget per record.
+    bins : int or array_like
+        Bin edges, or a number of equal bins over the public ``value_range``
+        (as :func:`personalized_histogram`).
+    value_range : (float, float), optional
+        Public range, required with an integer ``bins``.
+    rng : numpy.random.Generator, optional
+    plan : ReleasePlan, optional
+        ``plan_releases(budgets, "weighted")``, to reuse.
+
+    Returns
+    -------
+    PersonalizedResult
+        ``method="weighted"``; one release (``release_counts``: the noisy weighted histogram);
+        ``enjoyed = w_j eps_max <= eps_j``; ``weights``: the public rescaling ``n / sum_j w_j``.
+
+    Raises
+    ------
+    ValueError
+        As :func:`personalized_histogram`, before any noise is drawn.
+
+    Notes
+    -----
+    Privacy (personalized DP; neighbours: :data:`NEIGHBOURS`): replacing record ``j``'s value
+    moves weight ``w_j`` from one cell to another, an L1 change of ``2 w_j``, so
+    Lap(``2/eps_max``) per cell gives it a loss of ``w_j eps_max <= eps_j``. The weights are
+    public (a function of the privacy vector), hence so is their mean; the rescaling is
+    post-processing. Noise is drawn on the integer histogram of weight units (``w_j /
+    WEIGHT_UNIT``), scale ``2 / (eps_max WEIGHT_UNIT)``, so the grid sampler of
+    :func:`~.mechanisms.floating_point_safe` keeps it exact. (Under add/remove neighbours the
+    L1 change would be ``w_j`` and Lap(``1/eps_max``) would do; the privacy vector is public
+    here, so replace-one is the relation, as for every method of this module.)
+
+    Estimation: ``E[H~_c] = sum_{j in c} w_j / w_bar``. When the budgets are assigned to the
+    records independently of their values (Li 2017 §5.1's premise; exchangeably), ``E[w_j] =
+    w_bar`` for every record, so the estimate is unbiased for the true count ``H_c``; its
+    noise variance ``8 / (eps_max w_bar)^2 = 8 / eps_bar^2`` is that of one Laplace release at
+    the *mean* budget. Budgets correlated with the values bias it (as they bias Sampling and
+    the partition ensembles).
+
+    References
+    ----------
+    M. Alaggan, S. Gambs, A.-M. Kermarrec, "Heterogeneous differential privacy", Journal of
+    Privacy and Confidentiality 7(2), 2016; Li 2017 §5.1 (the premise that budgets and values
+    are independent).
+    """
+    values = check_finite_array(values, "values")
+    budgets = _check_budgets(budgets, values.size)
+    edges = _check_bins(bins, value_range, values)
+    if plan is None:
+        plan = plan_releases(budgets, "weighted")
+    else:
+        plan = _check_plan(plan, budgets)
+        if plan.method != "weighted":
+            raise ValueError(f"plan must be a 'weighted' plan for weighted_histogram, got "
+                             f"{plan.method!r}")
+    return personalized_histogram(values, budgets, edges, "weighted", rng=rng, plan=plan)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1406,6 +1565,9 @@ def personalized_logistic_regression(
                              default_threshold="max")
     else:
         plan = _check_plan(plan, budgets)
+        if plan.method not in METHODS:
+            raise ValueError(f"plan: method {plan.method!r} is for histograms only; use one of "
+                             f"{list(METHODS)}")
     rng = check_rng(rng)
     seeds = rng.integers(0, 2**31 - 1, size=len(plan.partitions))
     models = []

@@ -66,13 +66,23 @@ Defaults that differ from the text (measured, each switchable back; see :func:`d
    and for pairs with a tied attribute (a DP margin with sum p^2 > 0.25) the latent
    correlation calibrated by simulation to reproduce that tau-b instead of
    ``sin(pi tau / 2)`` (``tie_correction=False`` is the text's estimator); tau on at least
-   20,000 rows (``sample_size="text"`` is the text's rule, which samples fewer rows the
-   larger epsilon is).
+   every row the DP record count allows when the copula models the whole table
+   (``t = round(n~)``, sensitivity ``4/t``; ``sample_size="floor"`` is the previous
+   ``max(text rule, 20,000)``, which stays the rule inside the hybrid's partitions, and
+   ``sample_size="text"`` the text's rule, which samples fewer rows the larger epsilon is).
 9. The hybrid partitions by the small attributes only while the number of partitions stays
    within ``max_partitions`` (default 8; smallest domains first), not by all of them: each
    partition gets its own noisy margins, and 3,360 partitions made the synthetic table worse
    than the dependence-free baseline on a 5-small-attribute table. The text's tables (2 and
    8 partitions) are unaffected.
+10. The hybrid partitions only when the DP size per partition supports it:
+    ``epsilon * n~ / P >= hybrid_min_support`` (default 2,500), with ``n~`` the sum of the
+    released noisy partition counts -- post-processing of a released value and public
+    parameters. Otherwise the small attributes join the copula, their margins taken from the
+    released counts (nothing more is spent). On the Brazil-shaped table at epsilon = 0.05
+    the text's 8 partitions gave 3.6x the range-query error of the rule (1.5x at 0.1; the
+    same at 1, where the rule partitions; ``benchmarks/results/synth_hybrid.md``, one quick
+    run). ``hybrid_min_support=0`` is the text's rule.
 
 References
 ----------
@@ -97,7 +107,13 @@ import pandas as pd
 from scipy import special, stats
 
 from ._results import readonly as _readonly
-from ._validation import check_epsilon, check_positive, check_positive_int, check_rng
+from ._validation import (
+    check_epsilon,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_rng,
+)
 from .histograms import PUBLISHERS, publish
 from .mechanisms import laplace_reals
 
@@ -122,6 +138,8 @@ __all__ = [
     "repair_correlation",
     "kendall_sample_size",
     "KENDALL_MIN_ROWS",
+    "SAMPLE_RULES",
+    "HYBRID_MIN_SUPPORT",
     "HEAVY_TIE_SHARE",
     "TIE_NOISE_LIMIT",
     "resolve_domains",
@@ -163,6 +181,18 @@ _SAMPLE_CONSTANT = 50.0
 #: eps = 50: 54 rows), so more budget would give a worse dependence estimate; the floor is a
 #: public constant, so ``t`` stays a function of public values and the DP record count.
 KENDALL_MIN_ROWS = 20_000
+#: Kendall sample-size rules by name (``sample_size=``; an integer is a rule by itself).
+SAMPLE_RULES: Mapping[str, str] = MappingProxyType(
+    {
+        "all": "every row the DP record count allows, t = round(n~)",
+        "floor": "max(50 m (m-1) / eps2, KENDALL_MIN_ROWS), at most n~",
+        "text": "50 m (m-1) / eps2, at most n~ (Li 2017 §3.2.2)",
+    }
+)
+#: The hybrid partitions by a small attribute only while ``epsilon * n~ / P`` (the DP size
+#: per partition times the budget) stays at least this (``hybrid_min_support``; 0 is the
+#: text's rule, always partition). Measured on a Brazil-census-shaped table.
+HYBRID_MIN_SUPPORT = 2500.0
 #: The text's rule for the number of MLE blocks, l > C(m,2) / (0.025 eps2) (Li 2017 §3.2.1).
 _MLE_CONSTANT = 0.025
 #: Smallest average MLE block we allow when the text's l would make blocks smaller.
@@ -200,10 +230,11 @@ class SynthResult:
         or ``"mst"``.
     correlation : numpy.ndarray or None
         The DP correlation matrix after repair (positive definite, unit diagonal), over
-        ``correlation_columns``. ``None`` for the hybrid (one matrix per partition, in
-        ``details["partition_correlations"]``) and for methods without one.
+        ``correlation_columns``. ``None`` for the hybrid when it partitions (one matrix per
+        partition, in ``details["partition_correlations"]``) and for methods without one.
     correlation_columns : tuple of str
-        The attributes ``correlation`` is over (the large-domain ones for the hybrid).
+        The attributes ``correlation`` is over (for the hybrid, those the copula models: the
+        large-domain ones, or every attribute when it did not partition).
     margins : dict of str to numpy.ndarray
         The DP marginal distribution of each attribute (clipped, normalised), one entry per
         domain value; empty for methods that do not release margins.
@@ -570,17 +601,22 @@ def _dp_margins(
     options: dict,
     fit: str,
     rng: np.random.Generator,
+    given: Mapping[int, np.ndarray] | None = None,
 ) -> tuple[list[np.ndarray], float]:
     """One DP histogram per column with ``eps_each``; returns the DP probability vectors and
-    the noisy record count (mean of the unclipped noisy totals; post-processing)."""
+    the noisy record count (mean of the unclipped noisy totals; post-processing). Columns in
+    ``given`` take that DP distribution instead (already released: nothing is spent)."""
     probs, totals = [], []
     for j, size in enumerate(sizes):
+        if given is not None and j in given:
+            probs.append(given[j])
+            continue
         counts = np.bincount(codes[:, j], minlength=size)
         release = publish(counts, eps_each, publisher, rng=rng, workload="prefix", **options)
         est = np.asarray(release.counts, dtype=float)
         totals.append(float(est.sum()))
         probs.append(_distribution(est, fit))
-    return probs, float(np.mean(totals))
+    return probs, float(np.mean(totals)) if totals else math.nan
 
 
 def _check_fit(fit: str) -> str:
@@ -956,18 +992,27 @@ def _copula_release(
     mle_partitions: int | None,
     rng: np.random.Generator,
     tie_correction: bool = True,
+    given: Mapping[int, np.ndarray] | None = None,
+    all_rows: bool = False,
 ) -> tuple[np.ndarray, np.ndarray | None, list[np.ndarray], dict[str, Any]]:
     """DPCopula on coded rows: margins, dependence, sampling. Returns (synthetic codes,
-    correlation, margins, details)."""
+    correlation, margins, details). ``given``: DP margins already released (column -> probs);
+    ``all_rows``: the default Kendall rule is every row the DP count allows (the copula runs
+    on the whole table), else the floor rule (it runs in a partition)."""
     m = codes.shape[1]
-    probs, n_margins = _dp_margins(codes, sizes, eps_margin_each, publisher, options, fit, rng)
+    probs, n_margins = _dp_margins(
+        codes, sizes, eps_margin_each, publisher, options, fit, rng, given
+    )
     n_hat = n_margins if n_est is None else n_est
     rows = max(int(round(n_hat)), 0) if n_out is None else n_out
     details: dict[str, Any] = {"noisy_n": float(n_hat)}
     corr = None
     if m >= 2 and eps_dep > 0:
         if method == "kendall":
-            if sample_size is None:
+            if sample_size == "all" or (sample_size is None and all_rows):
+                # Every row the DP count allows (t = n~; sensitivity 4/t, see dpcopula Notes).
+                rule = max(int(round(n_hat)), 2)
+            elif sample_size in (None, "floor"):
                 rule = max(kendall_sample_size(m, eps_dep), KENDALL_MIN_ROWS)
             elif sample_size == "text":
                 rule = kendall_sample_size(m, eps_dep)
@@ -1026,6 +1071,28 @@ def _hybrid_attributes(
     return sorted(chosen), n_parts
 
 
+def _check_min_support(value) -> float:
+    if value is None:
+        return HYBRID_MIN_SUPPORT
+    return check_nonnegative(value, "hybrid_min_support")
+
+
+def _supported_partition(
+    small: Sequence[int], sizes: Sequence[int], epsilon: float, n_hat: float, min_support: float
+) -> list[int]:
+    """The small attributes the hybrid partitions by: all of ``small`` if ``epsilon * n_hat /
+    P >= min_support`` for the ``P`` partitions they make, else none.
+
+    ``n_hat`` is the sum of the released noisy partition counts and ``epsilon``,
+    ``min_support`` and the domain sizes are public: a function of DP outputs only
+    (post-processing), so the choice costs no budget. All or nothing: on the Brazil-shaped
+    table partitioning by some of the binary attributes (2 or 4 partitions) was worse than
+    none wherever 8 partitions were (4 seeds: 0.50 and 0.70 vs 0.46 at epsilon 0.1).
+    """
+    n_parts = math.prod(sizes[j] for j in small)
+    return sorted(small) if epsilon * n_hat / n_parts >= min_support else []
+
+
 def dpcopula(
     frame: pd.DataFrame,
     epsilon: float,
@@ -1039,6 +1106,7 @@ def dpcopula(
     sample_size: int | str | None = None,
     mle_partitions: int | None = None,
     max_partitions: int = 8,
+    hybrid_min_support: float | None = None,
     margin_fit: str = "project",
     publisher_options: Mapping[str, Any] | None = None,
     tie_correction: bool = True,
@@ -1086,15 +1154,19 @@ def dpcopula(
         Number of synthetic records (a public choice). Default: the DP estimate of the
         record count (mean of the margins' unclipped noisy totals; for the hybrid, the sum
         of the noisy partition sizes).
-    sample_size : int or "text", optional
-        Kendall only: the rule for ``t``, the number of rows tau is computed on (default
-        the larger of :func:`kendall_sample_size`, the text's ``50 m (m-1) / eps2``, and
-        :data:`KENDALL_MIN_ROWS` = 20,000 -- a deviation: the text's rule alone samples
-        fewer rows the larger epsilon is); ``t`` is the smaller of it and the DP record
-        count. At the text's rule the tau noise scale ``C(m,2) 4 / (t eps2)`` is 0.04
-        whatever ``n``, ``m`` and ``epsilon``; a larger ``t`` lowers it in proportion, and
-        the sampling error with it, at ``O(t log t)`` per pair (1,000,000 rows: ~0.15 s per
-        pair). ``"text"`` is the text's rule alone.
+    sample_size : int, "all", "floor" or "text", optional
+        Kendall only: the rule for ``t``, the number of rows tau is computed on; ``t`` is
+        the smaller of it and the DP record count (:data:`SAMPLE_RULES`). Default: ``"all"``
+        (every row the DP count allows, ``t = round(n~)``) when the copula models the whole
+        table, ``"floor"`` inside the hybrid's partitions. ``"floor"`` is the larger of
+        :func:`kendall_sample_size`, the text's ``50 m (m-1) / eps2``, and
+        :data:`KENDALL_MIN_ROWS` = 20,000 (the text's rule alone samples fewer rows the
+        larger epsilon is); ``"text"`` is the text's rule alone. At the text's rule the
+        tau noise scale ``C(m,2) 4 / (t eps2)`` is 0.04 whatever ``n``, ``m`` and
+        ``epsilon``; a larger ``t`` lowers it in proportion, and the sampling error with
+        it, at ``O(t log t)`` per pair (1,000,000 rows: ~0.15 s per pair). All rows against
+        the floor rule: 0.92x the range-query error on the Brazil-shaped table at
+        epsilon = 1 (``benchmarks/results/synth_hybrid.md``).
     mle_partitions : int, optional
         MLE only: the number ``l`` of blocks. Default: the text's
         ``ceil(C(m,2) / (0.025 eps2))``, capped so that blocks hold >= 20 records on average
@@ -1110,6 +1182,15 @@ def dpcopula(
         attributes (3,360 partitions) the range-query error at epsilon = 1 was 0.53 against
         0.10 with the default's 2 partitions (independent margins: 0.20), and a release took
         4.8 s instead of 0.2 s. A large value restores the text's rule.
+    hybrid_min_support : float, optional
+        Partition only if ``epsilon * n~ / P`` is at least this (default
+        :data:`HYBRID_MIN_SUPPORT` = 2,500), ``n~`` the sum of the released noisy partition
+        counts and ``P`` the number of partitions; otherwise the small attributes join the
+        copula (``details["partition_attributes"]`` says which way it went). ``0`` always
+        partitions (the text's rule). Each partition pays its own margins' noise on a
+        fraction of the data: on the Brazil-shaped table (3 binary attributes, 8
+        partitions) the text's hybrid had 3.6x the rule's error at epsilon = 0.05 and 1.5x
+        at 0.1; at 1 both partition (``benchmarks/results/synth_hybrid.md``).
     margin_fit : {"clip", "project"}
         How a noisy margin becomes the DP empirical distribution (post-processing, free):
         ``"project"`` (default; Norm-Sub: the closest non-negative histogram with the same
@@ -1181,6 +1262,13 @@ def dpcopula(
     so their releases compose in parallel: ``epsilon = eps_p + eps1 m2/m + eps2``. The
     text's Alg. 6 leaves ``eps_p`` open; this choice keeps each attribute's margin at
     ``eps1/m`` and the ratio ``k``. Partitions whose noisy size rounds to 0 produce no rows.
+    Whether to partition (``hybrid_min_support``) is decided from ``n~ = sum`` of those
+    noisy counts, ``epsilon`` and the domain sizes: post-processing of a released value and
+    public parameters, so the decision itself spends nothing and the budget split above
+    does not depend on it. Unpartitioned, the small attributes' margins are the margins of
+    the released counts (post-processing), the copula covers all ``m`` attributes with
+    ``eps2``, and the total is the same. The rule applies when ``m2 >= 2`` (``eps2`` is then
+    set aside either way); with fewer large attributes the text's hybrid runs.
 
     References
     ----------
@@ -1198,15 +1286,17 @@ def dpcopula(
         hybrid_threshold = check_positive_int(hybrid_threshold, "hybrid_threshold", minimum=2)
     n_rows = _check_n_rows(n_rows)
     if isinstance(sample_size, str):
-        if sample_size != "text":
+        if sample_size not in SAMPLE_RULES:
             raise ValueError(
-                f"sample_size must be an integer >= 2 or 'text', got {sample_size!r}"
+                f"sample_size must be an integer >= 2 or one of {list(SAMPLE_RULES)}, got "
+                f"{sample_size!r}"
             )
     elif sample_size is not None:
         sample_size = check_positive_int(sample_size, "sample_size", minimum=2)
     if mle_partitions is not None:
         mle_partitions = check_positive_int(mle_partitions, "mle_partitions", maximum=MAX_PARTITIONS)
     max_partitions = check_positive_int(max_partitions, "max_partitions", maximum=MAX_PARTITIONS)
+    min_support = _check_min_support(hybrid_min_support)
     fit = _check_fit(margin_fit)
     table = _prepare(frame, domains)
     sizes = table.sizes
@@ -1238,12 +1328,14 @@ def dpcopula(
         "margin_fit": fit,
         "margin_epsilon_each": eps_margin_each,
         "hybrid_threshold": hybrid_threshold,
+        "hybrid_min_support": min_support,
     }
 
     if not small:
         parts = _exact_parts(epsilon, {"margins": eps_margin_each * m, "dependence": eps_dep})
         synthetic, corr, probs, info = _copula_release(
-            table.codes, sizes, eps_margin_each, eps_dep, n_est=None, n_out=n_rows, **common
+            table.codes, sizes, eps_margin_each, eps_dep, n_est=None, n_out=n_rows,
+            all_rows=True, **common
         )
         details.update(info)
         return SynthResult(
@@ -1259,7 +1351,7 @@ def dpcopula(
             details=details,
         )
 
-    # Hybrid (Li 2017 Alg. 6).
+    # Hybrid (Li 2017 Alg. 6): noisy counts of every combination of the small attributes.
     eps_part = eps_margin_each * m1
     part_sizes = [sizes[j] for j in small]
     pid = (
@@ -1270,39 +1362,74 @@ def dpcopula(
     counts = np.bincount(pid, minlength=n_parts)
     noisy = np.asarray(publish(counts, eps_part, "identity", rng=rng).counts, dtype=float)
     clipped = np.clip(noisy, 0.0, None)
-    if n_rows is None:
-        rows = np.maximum(np.rint(noisy), 0).astype(np.int64)
-    elif clipped.sum() > 0:
-        rows = rng.multinomial(n_rows, clipped / clipped.sum())
-    else:
-        rows = rng.multinomial(n_rows, np.full(n_parts, 1.0 / n_parts))
-    order = np.argsort(pid, kind="stable")
-    bounds = np.concatenate(([0], np.cumsum(counts)))
+    weights = clipped / clipped.sum() if clipped.sum() > 0 else np.full(n_parts, 1.0 / n_parts)
     small_codes = np.stack(np.unravel_index(np.arange(n_parts), part_sizes), axis=1)
-    large_sizes = [sizes[j] for j in large]
+    n_hat = float(noisy.sum())
+    # Partition only by the small attributes the DP size per partition supports (a function of
+    # the released counts and public values: post-processing); the others join the copula with
+    # the DP margins the released counts already give them (post-processing, nothing spent).
+    keep = (
+        _supported_partition(small, sizes, epsilon, n_hat, min_support)
+        if with_dependence and min_support > 0
+        else list(small)
+    )
+    moved = [j for j in small if j not in keep]
+    keep_axes = [small.index(j) for j in keep]
+    moved_axes = [small.index(j) for j in moved]
+    keep_sizes = [sizes[j] for j in keep]
+    n_used = math.prod(keep_sizes)
+    grid = np.moveaxis(noisy.reshape(part_sizes), keep_axes + moved_axes,
+                       list(range(m1))).reshape([n_used] + [sizes[j] for j in moved])
+    coarse = grid.reshape(n_used, -1).sum(axis=1)
+    coarse_clipped = np.clip(coarse, 0.0, None)
+    coarse_weights = (coarse_clipped / coarse_clipped.sum() if coarse_clipped.sum() > 0
+                      else np.full(n_used, 1.0 / n_used))
+    if n_rows is None:
+        rows = np.maximum(np.rint(coarse), 0).astype(np.int64)
+    else:
+        rows = rng.multinomial(n_rows, coarse_weights)
+    cpid = (
+        np.ravel_multi_index(tuple(table.codes[:, j] for j in keep), keep_sizes)
+        if keep and len(table.codes)
+        else np.zeros(len(table.codes), dtype=np.int64)
+    )
+    order = np.argsort(cpid, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(cpid, minlength=n_used))))
+    keep_codes = (np.stack(np.unravel_index(np.arange(n_used), keep_sizes), axis=1)
+                  if keep else np.zeros((1, 0), dtype=np.int64))
+    copula_cols = sorted(large + moved)
+    copula_sizes = [sizes[j] for j in copula_cols]
     pieces = []
     part_corr: dict[tuple, np.ndarray | None] = {}
-    weights = clipped / clipped.sum() if clipped.sum() > 0 else np.full(n_parts, 1.0 / n_parts)
-    large_mix = [np.zeros(size) for size in large_sizes]
+    large_mix = {j: np.zeros(sizes[j]) for j in large}
     for cell in np.flatnonzero(rows > 0).tolist():
         block = np.empty((int(rows[cell]), m), dtype=np.int64)
-        block[:, small] = small_codes[cell]
-        if large:
+        block[:, keep] = keep_codes[cell]
+        if copula_cols:
             members = order[bounds[cell] : bounds[cell + 1]]
-            synthetic, corr, probs, _ = _copula_release(
-                table.codes[np.ix_(members, large)],
-                large_sizes,
+            given = {}
+            for i, j in enumerate(moved):
+                other = tuple(a for a in range(len(moved)) if a != i)
+                given[copula_cols.index(j)] = _distribution(grid[cell].sum(axis=other), fit)
+            synthetic, corr, probs, info = _copula_release(
+                table.codes[np.ix_(members, copula_cols)],
+                copula_sizes,
                 eps_margin_each,
                 eps_dep,
-                n_est=float(noisy[cell]),
+                n_est=float(coarse[cell]),
                 n_out=int(rows[cell]),
+                given=given,
+                all_rows=not keep,
                 **common,
             )
-            block[:, large] = synthetic
-            key = tuple(table.values[j][small_codes[cell, i]].item() for i, j in enumerate(small))
+            block[:, copula_cols] = synthetic
+            key = tuple(table.values[j][keep_codes[cell, i]].item() for i, j in enumerate(keep))
             part_corr[key] = corr
-            for i, p in enumerate(probs):
-                large_mix[i] += weights[cell] * p
+            if not keep:
+                details.update(info)
+            for i, j in enumerate(copula_cols):
+                if j in large_mix:
+                    large_mix[j] += coarse_weights[cell] * probs[i]
         pieces.append(block)
     synthetic = np.concatenate(pieces) if pieces else np.empty((0, m), dtype=np.int64)
     synthetic = synthetic[rng.permutation(len(synthetic))]
@@ -1317,10 +1444,10 @@ def dpcopula(
         margins[table.columns[j]] = np.bincount(
             small_codes[:, i], weights=weights, minlength=sizes[j]
         )
-    for i, j in enumerate(large):
-        mass = large_mix[i].sum()
+    for j in large:
+        mass = large_mix[j].sum()
         margins[table.columns[j]] = (
-            large_mix[i] / mass if mass > 0 else np.full(sizes[j], 1.0 / sizes[j])
+            large_mix[j] / mass if mass > 0 else np.full(sizes[j], 1.0 / sizes[j])
         )
     details.update(
         small_attributes=tuple(table.columns[j] for j in small),
@@ -1330,20 +1457,23 @@ def dpcopula(
             if hybrid_threshold is not None and sizes[j] < hybrid_threshold
         ),
         large_attributes=tuple(table.columns[j] for j in large),
-        n_partitions=int(n_parts),
-        partition_noisy_sizes=_readonly(noisy),
+        partition_attributes=tuple(table.columns[j] for j in keep),
+        n_partitions=int(n_used),
+        counted_partitions=int(n_parts),
+        partition_support=epsilon * n_hat / n_used,
+        partition_noisy_sizes=_readonly(coarse),
         partition_rows=_readonly(rows, np.int64),
         partition_correlations=MappingProxyType(part_corr),
         partition_epsilon=eps_part,
-        noisy_n=float(noisy.sum()),
+        noisy_n=n_hat,
     )
     return SynthResult(
         data=table.frame(synthetic),
         epsilon=epsilon,
         epsilon_parts=parts,
         method=f"dpcopula-hybrid-{method}",
-        correlation=None,
-        correlation_columns=tuple(table.columns[j] for j in large),
+        correlation=part_corr.get(()) if not keep else None,
+        correlation_columns=tuple(table.columns[j] for j in copula_cols),
         margins={c: margins[c] for c in table.columns},
         domains=table.domains(),
         guarantee=_guarantee(epsilon, table),
@@ -1760,6 +1890,7 @@ class RangeCountError:
     Attributes
     ----------
     true_answers, synthetic_answers : numpy.ndarray of int
+        (``synthetic_answers`` is real-valued with ``rescale_to``.)
     relative : numpy.ndarray
         ``|A_syn - A_act| / max(A_act, s)`` per query.
     absolute : numpy.ndarray
@@ -1793,13 +1924,30 @@ def range_count_error(
     synthetic: pd.DataFrame,
     queries: RangeQueries,
     sanity_bound: float = 1.0,
+    *,
+    rescale_to: float | None = None,
 ) -> RangeCountError:
     """Relative error of range-count queries: ``|A_noisy(q) - A_act(q)| / max(A_act(q), s)``.
 
     Li 2017 §3.3.1: the sanity bound ``s`` mitigates queries with tiny true answers; the text
     uses ``s = 1`` by default, ``0.05%`` of the cardinality for the US census and 10 for the
-    Brazil census. The synthetic answers are raw counts (no rescaling to the real size).
+    Brazil census. By default the synthetic answers are raw counts (the text's figure).
     Evaluation only: it reads the real data, so its output is not DP.
+
+    Parameters
+    ----------
+    real, synthetic : pandas.DataFrame
+    queries : RangeQueries
+    sanity_bound : float
+        ``s`` (> 0).
+    rescale_to : float, optional
+        Answer from the synthetic table's frequencies scaled to this size:
+        ``A_syn(q) * rescale_to / len(synthetic)`` (real-valued). Pass the DP record count
+        (``result.details["noisy_n"]``) and a synthetic table drawn larger than it (a public
+        ``n_rows``): the answers approach the model's expected counts, and the sampling
+        noise of a table of DP size is gone. Post-processing of DP outputs; never worse in
+        expectation for a convex error such as this one (Jensen: it replaces a draw of the
+        model's count by, up to the oversampled table's own noise, its mean).
 
     Returns
     -------
@@ -1810,12 +1958,18 @@ def range_count_error(
     _check_finite_frame(real, "real")
     _check_finite_frame(synthetic, "synthetic")
     s = check_positive(sanity_bound, "sanity_bound")
+    if rescale_to is not None:
+        rescale_to = check_positive(rescale_to, "rescale_to")
+        if len(synthetic) == 0:
+            raise ValueError("rescale_to needs a non-empty synthetic table")
     true = queries.answer(real)
     syn = queries.answer(synthetic)
+    if rescale_to is not None:
+        syn = syn * (rescale_to / len(synthetic))
     absolute = np.abs(syn - true).astype(float)
     return RangeCountError(
         true_answers=_readonly(true, np.int64),
-        synthetic_answers=_readonly(syn, np.int64),
+        synthetic_answers=_readonly(syn, np.int64 if rescale_to is None else float),
         relative=_readonly(absolute / np.maximum(true, s)),
         absolute=_readonly(absolute),
         sanity_bound=s,

@@ -11,7 +11,9 @@ Mechanism (``session.release(dataset, "personalized_histogram", ...)``)
 :func:`dpwidgets.engine.personalized.personalized_histogram`: the histogram of the values under
 personalized DP, by Minimum, Threshold, Sampling (Jorgensen et al.), privacy-aware partitioning
 (Li 2017, Alg. 10) or utility-based partitioning (Alg. 11), with T-round repartitioning (§5.2.3)
-and the inverse-variance ensemble (§5.2.4). Parameters:
+and the inverse-variance ensemble (§5.2.4), or by Alaggan, Gambs & Kermarrec 2016's one-release
+weighting (``method="weighted"``, :func:`~dpwidgets.engine.personalized.weighted_histogram`).
+Parameters:
 
 ``epsilon`` (required)
     A **cap**: the most any one record may spend in this release. Budgets above it are lowered
@@ -29,7 +31,9 @@ and the inverse-variance ensemble (§5.2.4). Parameters:
     the edges are clipped into the first / last bin (a public rule applied record by record,
     so no refusal depends on the confidential values).
 ``method``
-    ``"utility"`` (default), ``"privacy_aware"``, ``"sampling"``, ``"minimum"``, ``"threshold"``.
+    ``"utility"`` (default), ``"privacy_aware"``, ``"sampling"``, ``"minimum"``, ``"threshold"``,
+    ``"weighted"`` (every record in one release, weighted ``eps_j / eps_max``; no threshold,
+    one round).
 ``threshold``
     ``eps_T`` of Sampling / Threshold, in ``[min, max]`` of the (capped) budgets; default the
     mean budget (Li 2017, §5.3.2.1's rule for counts).
@@ -47,7 +51,9 @@ implies -- and what it is charged -- is the **largest per-record loss**
 ``max_j enjoyed[j]``. That is exactly what the proof spends: for two tables differing in record
 ``j`` the output distributions are within ``e^{enjoyed[j]} <= e^{max enjoyed}``. It is never more
 than ``max(budgets)`` (nor than the cap ``epsilon``), and can be much less: Minimum is charged
-``min(budgets)``, Sampling ``eps_T`` (record ``j`` enjoys ``min(eps_j, eps_T)``), a partitioning
+``min(budgets)``, Sampling ``eps_T`` (record ``j`` enjoys ``min(eps_j, eps_T)``), Weighted the
+largest (capped) budget (record ``j`` enjoys ``eps_j`` rounded down by at most
+``WEIGHT_UNIT * eps_max``), a partitioning
 method the largest budget any of its releases (summed over rounds) runs at -- e.g. about 0.76 of
 a ``max(budgets) = 1`` under Li 2017's ``N(0.1, 1)`` vector for utility-based partitioning. The
 charge is a function of the public privacy vector and the parameters only (the plan is computed
@@ -67,7 +73,9 @@ round, the threshold, the charge. Never a value, a true count, or Sampling's sec
 References
 ----------
 Li 2017, Ch. 5 (§5.1 Def. 5.1.1; §5.2 Alg. 10-11, eq. 5.2.3, 5.2.6; §5.2.3 T-round; §5.2.4 ensemble);
-Jorgensen, Yu, Cormode, "Conservative or liberal? Personalized differential privacy", ICDE 2015.
+Jorgensen, Yu, Cormode, "Conservative or liberal? Personalized differential privacy", ICDE 2015;
+Alaggan, Gambs & Kermarrec, "Heterogeneous differential privacy", J. Privacy and Confidentiality
+7(2), 2016.
 """
 
 from __future__ import annotations
@@ -99,6 +107,7 @@ METHOD_LABELS = {
     "sampling": "Sampling",
     "privacy_aware": "Privacy-aware",
     "utility": "Utility-based",
+    "weighted": "Weighted",
 }
 
 _THRESHOLDED = ("threshold", "sampling")
@@ -340,7 +349,8 @@ def histogram_outputs(result: pdp.PersonalizedResult, p: dict | None = None) -> 
 
 def _histogram_label(p: dict) -> str:
     method = p["method"]
-    parts = [f"personalized histogram, {METHOD_LABELS[method]} (Li 2017, Ch. 5)",
+    source = ("Alaggan, Gambs & Kermarrec 2016" if method == "weighted" else "Li 2017, Ch. 5")
+    parts = [f"personalized histogram, {METHOD_LABELS[method]} ({source})",
              f"{p['bins'].size - 1} bins"]
     if p["threshold"] is not None:
         parts.append(f"ε_T = {p['threshold']:.3g}")

@@ -25,8 +25,10 @@ inclusive integers, an int ``A`` for ``0..A-1``, or a list of values -- one entr
 attribute); ``n_rows`` (the number of synthetic records, a public choice; default the DP
 record count). ``"dpcopula"`` adds ``method`` (``"kendall"``/``"mle"``), ``k`` (ε1/ε2, default
 8), ``publisher`` (the margins' 1-D histogram publisher, default DAWA; the text's is EFPA),
-``hybrid_threshold`` (default 10; ``None`` turns the hybrid off), ``sample_size``,
-``mle_partitions``, ``max_partitions`` (default 8) and ``margin_fit``; the baselines take
+``hybrid_threshold`` (default 10; ``None`` turns the hybrid off), ``sample_size`` (an integer,
+``"all"``, ``"floor"`` or ``"text"``), ``mle_partitions``, ``max_partitions`` (default 8),
+``hybrid_min_support`` (default 2,500; 0 is the text's rule, always partition) and
+``margin_fit``; the baselines take
 what their engine function takes.
 
 Neighbours, guarantee and the public domains
@@ -105,6 +107,7 @@ _PUBLIC_DETAILS = (
     "mle_noise_scale", "raw_correlation", "repaired", "min_eigenvalue_before_repair",
     "small_attributes", "small_in_copula", "large_attributes", "n_partitions",
     "partition_noisy_sizes", "partition_rows", "partition_epsilon", "cells", "opendp_rows",
+    "hybrid_min_support", "partition_attributes", "counted_partitions", "partition_support",
 )
 
 
@@ -339,7 +342,20 @@ def _dpcopula_validate(params: dict, shape: tuple) -> dict:
     threshold = p.pop("hybrid_threshold", 10)
     out["hybrid_threshold"] = (None if threshold is None
                                else check_positive_int(threshold, "hybrid_threshold", minimum=2))
-    out["sample_size"] = _optional_int(p, "sample_size", 2)
+    rule = p.get("sample_size")
+    if isinstance(rule, str):
+        if rule not in _engine().SAMPLE_RULES:
+            raise ValueError(f"sample_size must be an integer >= 2 or one of "
+                             f"{list(_engine().SAMPLE_RULES)}, got {rule!r}")
+        out["sample_size"] = p.pop("sample_size")
+    else:
+        out["sample_size"] = _optional_int(p, "sample_size", 2)
+    support = p.pop("hybrid_min_support", _engine().HYBRID_MIN_SUPPORT)
+    if isinstance(support, bool) or not isinstance(support, Real) or not (
+        math.isfinite(support) and support >= 0
+    ):
+        raise ValueError(f"hybrid_min_support must be a finite number >= 0, got {support!r}")
+    out["hybrid_min_support"] = float(support)
     out["mle_partitions"] = _optional_int(p, "mle_partitions", 1)
     out["max_partitions"] = check_positive_int(p.pop("max_partitions", 8), "max_partitions",
                                                maximum=_engine().MAX_PARTITIONS)
@@ -428,7 +444,8 @@ def _run_dpcopula(frame: pd.DataFrame, p: dict, rng: np.random.Generator):
         table, p["epsilon"], method=p["method"], k=p["k"], domains=domains,
         publisher=p["publisher"], hybrid_threshold=p["hybrid_threshold"], n_rows=p["n_rows"],
         sample_size=p["sample_size"], mle_partitions=p["mle_partitions"],
-        max_partitions=p["max_partitions"], margin_fit=p["margin_fit"], rng=rng,
+        max_partitions=p["max_partitions"], margin_fit=p["margin_fit"],
+        hybrid_min_support=p["hybrid_min_support"], rng=rng,
     )
 
 

@@ -8,17 +8,23 @@ are the ColumnDataSources drawn), ``banner``, ``message``, ``stats``.
 Teaching mode reruns the chosen variant on every control change through
 ``session.release`` (charged to the teaching ledger so the meter shows what live use costs),
 draws the true answers, the noisy threshold and the true top-c, and offers the broken variants
-under a "not private" banner with their audited privacy loss. Analyst mode draws a free
+under a "not private" banner with their audited privacy loss. The audits (up to 0.8 s each) run
+in one background thread, started when the widget is built for every broken variant at the
+current ε grid point, so switching variants never runs one on the redraw path: the banner shows
+the audit's result once it is in (and says "running" until then). Analyst mode draws a free
 preview on the dataset's public stand-in; only the Release button spends budget, and then only
 the DP output (which queries were ⊤, where the run stopped) is drawn.
 """
 
 from __future__ import annotations
 
+import collections
 import functools
 import html
 import math
+import threading
 import warnings
+from concurrent.futures import Future
 
 import ipywidgets as w
 import numpy as np
@@ -43,7 +49,8 @@ from .controls import (
 #: The most simulations the top-c panel averages per redraw (each reruns EM and SVT-ReTr).
 MAX_TOPC_RUNS = 100
 
-__all__ = ["MAX_TOPC_RUNS", "SVTExplorer", "audit_epsilon", "audited_loss", "default_threshold"]
+__all__ = ["MAX_TOPC_RUNS", "SVTExplorer", "audit_epsilon", "audit_future", "audited_loss",
+           "default_threshold"]
 
 DEFAULT_DATASET = "zipf_items"
 
@@ -85,6 +92,58 @@ def audited_loss(variant: str, epsilon: float) -> float | None:
 def audit_epsilon(epsilon: float) -> float:
     """ε rounded to one significant digit: the grid the banner's audit is computed on."""
     return float(f"{epsilon:.0e}")
+
+
+# One background worker runs the audits, one at a time (they are numpy-heavy and the cores
+# are shared with the kernel), in the order asked; the key the banner is waiting for jumps
+# the queue. Each (variant, ε grid point) is audited once per process: its Future is kept.
+_AUDITS: dict[tuple[str, float], Future] = {}
+_AUDIT_QUEUE: collections.deque[tuple[str, float]] = collections.deque()
+_AUDIT_LOCK = threading.Condition()
+_AUDIT_WORKER: threading.Thread | None = None
+# Serialises the banner's "running" / result text between the redraw and the worker's callback.
+_BANNER_LOCK = threading.RLock()
+
+
+def _audit_worker() -> None:
+    while True:
+        with _AUDIT_LOCK:
+            while not _AUDIT_QUEUE:
+                _AUDIT_LOCK.wait()
+            key = _AUDIT_QUEUE.popleft()
+            future = _AUDITS.get(key)
+        if future is None or not future.set_running_or_notify_cancel():
+            continue
+        try:
+            future.set_result(audited_loss(*key))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the Future
+            future.set_exception(exc)
+
+
+def audit_future(variant: str, epsilon: float, *, urgent: bool = False) -> Future:
+    """The :func:`audited_loss` of ``(variant, epsilon)``, computed in the background.
+
+    Returns a :class:`concurrent.futures.Future` of exactly that audit's result (the same
+    function, arguments and seed; ``epsilon`` should be on the :func:`audit_epsilon` grid).
+    The first call for a key queues it for the module's single daemon worker thread; later
+    calls return the same Future. ``urgent`` puts a key that has not started yet at the front.
+    """
+    global _AUDIT_WORKER
+    key = (str(variant), float(epsilon))
+    with _AUDIT_LOCK:
+        future = _AUDITS.get(key)
+        if future is None:
+            future = _AUDITS[key] = Future()
+            _AUDIT_QUEUE.appendleft(key) if urgent else _AUDIT_QUEUE.append(key)
+        elif urgent and not future.running() and not future.done() and key in _AUDIT_QUEUE:
+            _AUDIT_QUEUE.remove(key)
+            _AUDIT_QUEUE.appendleft(key)
+        if _AUDIT_WORKER is None or not _AUDIT_WORKER.is_alive():
+            _AUDIT_WORKER = threading.Thread(target=_audit_worker, name="dpwidgets-svt-audit",
+                                             daemon=True)
+            _AUDIT_WORKER.start()
+        _AUDIT_LOCK.notify()
+    return future
 
 
 def _default_teaching_dataset(session: Session) -> str:
@@ -259,6 +318,13 @@ class SVTExplorer(ReleaseWidget):
                        "dpw-svt-explorer")
 
         self._batching = False
+        # The broken variants (teaching only) and their audits at the starting ε grid point,
+        # queued now so that a visit of one finds its number ready (the current one first).
+        self._broken = sorted((v for v in allowed if not VARIANTS[v].private),
+                              key=lambda v: v != variant)
+        self._audit_waits: set[tuple[str, float]] = set()
+        if self._broken and control_problem(self.epsilon) is None:
+            self._queue_audits(audit_epsilon(float(self.epsilon.value)))
         self._watch(self._on_change, self.variant, self.epsilon, self.split.share,
                     self.threshold, self.show_truth)
         self._watch(self._on_c, self.c)
@@ -349,6 +415,30 @@ class SVTExplorer(ReleaseWidget):
             f"<span class='dpw-note'>{typed} Suggestion on the public stand-in (the rule of "
             f"Lyu, Su & Li 2017, §6; stand-in, not your data): {fmt(suggestion)}.</span>")
 
+    # -- the audits of the broken variants (background) ------------------------------------
+    def _queue_audits(self, eps_audit: float) -> list[Future]:
+        return [audit_future(v, eps_audit) for v in self._broken]
+
+    def audits_ready(self, timeout: float | None = None) -> bool:
+        """Wait until the audits of every broken variant at the current ε grid point are in
+        (at most ``timeout`` seconds); True if they are. The widget never waits for them."""
+        if not self._broken or control_problem(self.epsilon) is not None:
+            return True
+        futures = self._queue_audits(audit_epsilon(float(self.epsilon.value)))
+        try:
+            for future in futures:
+                future.exception(timeout=timeout)
+        except TimeoutError:
+            return False
+        return True
+
+    def _audit_arrived(self, key: tuple[str, float]) -> None:
+        """Done-callback of an audit the banner was waiting for (runs in the worker thread)."""
+        self._audit_waits.discard(key)
+        if control_problem(self.epsilon) is None and key == (
+                self.variant.value, audit_epsilon(float(self.epsilon.value))):
+            self._update_banner()
+
     # -- drawing ---------------------------------------------------------------------------
     def _update_banner(self) -> None:
         spec = VARIANTS[self.variant.value]
@@ -365,10 +455,29 @@ class SVTExplorer(ReleaseWidget):
                 f"({html.escape(spec.source)}). {html.escape(spec.note)}</div>")
             return
         eps, c = float(eps), int(c)
-        loss = spec.privacy_loss(eps, c, bool(self.monotonic.value))
         eps_audit = audit_epsilon(eps)
-        audited = audited_loss(spec.name, eps_audit)
-        if audited is None:
+        # Never run the audit here: take it from the background worker if it is in, else
+        # ask for it first in line and redraw the banner when it arrives.
+        future = audit_future(spec.name, eps_audit, urgent=True)
+        self._queue_audits(eps_audit)  # the other broken variants at this ε, behind it
+        key = (spec.name, eps_audit)
+        if not future.done() and key not in self._audit_waits:
+            self._audit_waits.add(key)
+            future.add_done_callback(lambda _f, key=key: self._audit_arrived(key))
+        # Decided and written under the lock the done-callback's redraw also takes, so a
+        # "running" text can never overwrite the result that arrived meanwhile.
+        with _BANNER_LOCK:
+            self._write_broken_banner(spec, eps, c, eps_audit, future)
+
+    def _write_broken_banner(self, spec, eps: float, c: int, eps_audit: float,
+                             future: Future) -> None:
+        loss = spec.privacy_loss(eps, c, bool(self.monotonic.value))
+        pending = not future.done()
+        audited = None if pending or future.exception() is not None else future.result()
+        if pending:
+            audit_txt = (f"privacy-loss audit at ε = {eps_audit:g} on the source's "
+                         f"counterexample running…")
+        elif audited is None:
             audit_txt = "audit unavailable"
         elif audited > eps_audit:
             audit_txt = (

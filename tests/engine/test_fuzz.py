@@ -283,6 +283,10 @@ SPECS: dict[str, Spec] = {
         lambda: {"values": _values(), "budgets": np.linspace(0.1, 1.0, 40), "bins": 4,
                  "method": "minimum", "value_range": (0.0, 1.0)},
         sizes=("bins", "rounds", "max_groups"), data=("values", "budgets")),
+    "personalized.weighted_histogram": Spec(
+        lambda: {"values": _values(), "budgets": np.linspace(0.1, 1.0, 40), "bins": 4,
+                 "value_range": (0.0, 1.0)},
+        sizes=("bins",), data=("values", "budgets")),
     "personalized.personalized_logistic_regression": Spec(
         lambda: {"X": np.column_stack((_values(), _values()[::-1])), "y": _labels(),
                  "budgets": np.linspace(0.1, 1.0, 40), "method": "minimum",

@@ -14,8 +14,10 @@ import numpy as np
 import pytest
 
 from dpwidgets.datasets.personalized import figure_5_1, load_fair_logistic
+from dpwidgets.engine.mechanisms import floating_point_safe
 from dpwidgets.engine.personalized import (
     METHODS,
+    WEIGHT_UNIT,
     count_utility,
     erm_utility,
     misclassification_rate,
@@ -28,6 +30,7 @@ from dpwidgets.engine.personalized import (
     sampling_probabilities,
     utility_partition,
     wasted_budget,
+    weighted_histogram,
 )
 
 EDGES = np.linspace(-4.0, 4.0, 17)
@@ -72,6 +75,8 @@ _V, _B = _data(200, 1)
         ({"min_size": 201}, "min_size"),
         ({"max_partitions": 0}, "max_partitions"),
         ({"utility": "auc"}, "utility"),
+        ({"method": "weighted", "threshold": 0.5}, "threshold"),
+        ({"method": "weighted", "rounds": 2}, "rounds"),
     ],
 )
 def test_histogram_validation_before_noise(kwargs, match):
@@ -413,3 +418,106 @@ def test_logistic_is_reproducible(fair):
 def test_erm_utility_prefers_more_records_and_budget():
     u = erm_utility(np.array([1000, 2000, 1000]), np.array([0.5, 0.5, 1.0]), dimension=9)
     assert u[1] > u[0] and u[2] > u[0]
+
+
+# ---------------------------------------------------------------------------------------------
+# Weighted (Alaggan, Gambs & Kermarrec 2016): one release, records weighted eps_j / eps_max
+# ---------------------------------------------------------------------------------------------
+
+
+def test_weighted_enjoyed_is_the_rounded_weight_and_never_exceeds_asked():
+    """Record j enjoys w_j eps_max with w_j = eps_j / eps_max rounded down to the unit: at most
+    its budget, at most one unit (times eps_max) below it; the top record spends all of it."""
+    values, budgets = _data(20_000, 21)
+    # Budgets on the unit grid themselves, where float rounding of eps_j / eps_max could lift
+    # a weight by an ulp above the exact ratio.
+    budgets[:5_000] = np.max(budgets) * WEIGHT_UNIT * np.arange(10_000, 15_000)
+    result = weighted_histogram(values, budgets, EDGES, rng=np.random.default_rng(2))
+    plan = result.details["plan"]
+    top = float(np.max(budgets))
+    assert np.all(result.enjoyed <= budgets)
+    assert np.all(result.enjoyed >= budgets - WEIGHT_UNIT * top * (1 + 1e-9))
+    assert result.enjoyed[np.argmax(budgets)] == top and np.max(result.enjoyed) == top
+    np.testing.assert_array_equal(plan.weights * top, result.enjoyed)
+    units = plan.weights / WEIGHT_UNIT
+    np.testing.assert_array_equal(units, np.floor(units))  # whole units: exact sums
+    # One release of every record at eps_max: what the plan states it spends.
+    assert len(result.partitions) == 1 and result.partitions[0].size == budgets.size
+    assert result.epsilon_parts == {"weighted": top}
+    assert "Alaggan" in result.guarantee and "replace-one" in result.neighbours
+
+
+def test_weighted_noise_is_laplace_two_over_the_top_budget_per_cell():
+    """The loss of record j is (L1 change 2 w_j) / (noise scale): the proof needs the noise of
+    the weighted histogram to be Lap(2 / eps_max), variance 8 / eps_max^2. Seed 23, n = 2,000,
+    16 cells, 400 trials = 6,400 draws: the sample variance of Laplace noise has relative s.d.
+    sqrt(5 / 6400) ~ 2.8%; 15% is over 5 s.d."""
+    values, budgets = _data(2_000, 23)
+    rng = np.random.default_rng(23)
+    plan = plan_releases(budgets, "weighted")
+    cell = np.clip(np.searchsorted(EDGES, values, side="right") - 1, 0, EDGES.size - 2)
+    truth = np.bincount(cell, weights=plan.weights, minlength=EDGES.size - 1)
+    noise = np.stack([weighted_histogram(values, budgets, EDGES, rng=rng, plan=plan)
+                      .release_counts[0] - truth for _ in range(400)])
+    top = float(np.max(budgets))
+    assert noise.var() == pytest.approx(8.0 / top**2, rel=0.15)
+    assert abs(noise.mean()) <= 5 * math.sqrt(8.0 / top**2 / noise.size)
+
+
+def test_weighted_estimate_is_unbiased_when_budgets_are_assigned_independently():
+    """E[estimate] = H when the privacy vector is assigned to the records independently of
+    their values (each trial: a random permutation of a fixed U(0.01, 1) vector, fresh noise).
+    Seed 24, n = 2,000, 16 cells, 400 trials; each cell's mean must be within 5 standard
+    errors (its own sample s.d. / sqrt(400)) of the true count: a false alarm in any of the
+    16 cells has probability < 16 * 6e-7."""
+    values, budgets = _data(2_000, 24)
+    rng = np.random.default_rng(24)
+    truth = np.histogram(values, bins=EDGES)[0]
+    estimates = np.stack([
+        weighted_histogram(values, rng.permutation(budgets), EDGES, rng=rng).counts
+        for _ in range(400)
+    ])
+    se = estimates.std(axis=0, ddof=1) / math.sqrt(estimates.shape[0])
+    assert np.all(np.abs(estimates.mean(axis=0) - truth) <= 5 * se)
+    # The rescaling n / sum w_j is public: the total estimate is unbiased for n as well.
+    totals = estimates.sum(axis=1)
+    assert abs(totals.mean() - values.size) <= 5 * totals.std(ddof=1) / math.sqrt(totals.size)
+
+
+def test_weighted_is_the_personalized_histogram_method_and_is_reproducible():
+    values, budgets = _data(4_000, 25)
+    a = weighted_histogram(values, budgets, EDGES, rng=np.random.default_rng(9))
+    b = personalized_histogram(values, budgets, EDGES, "weighted", rng=np.random.default_rng(9))
+    c = weighted_histogram(values, budgets, EDGES, rng=np.random.default_rng(10))
+    assert np.array_equal(a.counts, b.counts) and not np.array_equal(a.counts, c.counts)
+    assert a.method == "weighted" and a.ensemble == "scaled"
+    np.testing.assert_allclose(a.counts, a.weights[0] * a.release_counts[0], rtol=1e-12)
+
+
+def test_weighted_is_floating_point_safe_noise_on_whole_units():
+    """Inside floating_point_safe() the noise added to the (whole) weight units lies on the
+    grid sampler's power-of-two grid: the released weighted histogram over WEIGHT_UNIT is a
+    multiple of a data-independent step whatever the data (Mironov 2012)."""
+    values, budgets = _data(1_000, 26)
+    with floating_point_safe():
+        out = weighted_histogram(values, budgets, EDGES, rng=np.random.default_rng(1))
+    units = out.release_counts[0] / WEIGHT_UNIT
+    top = float(np.max(budgets))
+    step = 2.0 ** math.floor(math.log2(min(1.0, 2.0 / (top * WEIGHT_UNIT) / 2**20)))
+    np.testing.assert_array_equal(units / step, np.round(units / step))
+
+
+def test_weighted_plans_are_refused_where_they_do_not_apply():
+    values, budgets = _data(200, 27)
+    rng = np.random.default_rng(0)
+    before = rng.bit_generator.state
+    with pytest.raises(ValueError, match="plan"):
+        weighted_histogram(values, budgets, EDGES, rng=rng, plan=plan_releases(budgets, "minimum"))
+    with pytest.raises(ValueError, match="method"):
+        personalized_logistic_regression(np.zeros((200, 2)), np.arange(200) % 2, budgets,
+                                         "weighted", data_norm=1.0, rng=rng)
+    with pytest.raises(ValueError, match="histograms only"):
+        personalized_logistic_regression(np.zeros((200, 2)), np.arange(200) % 2, budgets,
+                                         data_norm=1.0, rng=rng,
+                                         plan=plan_releases(budgets, "weighted"))
+    assert rng.bit_generator.state == before

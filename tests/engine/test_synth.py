@@ -92,6 +92,8 @@ INVALID = [
     ("needs integers", dict(domains={"a": (0.0, 19.0), "b": (0, 29)})),
     ("dtype", dict(domains={"a": [0.5, *range(20)], "b": (0, 29)})),
     ("max_partitions", dict(max_partitions=0)),
+    ("hybrid_min_support", dict(hybrid_min_support=-1.0)),
+    ("hybrid_min_support", dict(hybrid_min_support=float("inf"))),
 ]
 
 
@@ -259,9 +261,10 @@ def test_columns_dtypes_and_domains_are_preserved(mixed, method, hybrid_threshol
 
 def test_hybrid_is_chosen_by_domain_size(mixed):
     frame, domains = mixed
+    # hybrid_min_support=0: partition whatever the DP size (the text's rule).
     res = S.dpcopula(
         frame, 1.0, domains=domains, publisher="identity", max_partitions=24,
-        rng=np.random.default_rng(0),
+        hybrid_min_support=0, rng=np.random.default_rng(0),
     )
     assert res.method == "dpcopula-hybrid-kendall" and res.correlation is None
     assert res.details["small_attributes"] == ("g", "r", "w")  # 2, 3 and 4 values
@@ -269,7 +272,7 @@ def test_hybrid_is_chosen_by_domain_size(mixed):
     # Default cap of 8 partitions: smallest domains first, g (2) x r (3) = 6; w (4) would
     # make 24, so it is modelled by the copula with x and y.
     capped = S.dpcopula(frame, 1.0, domains=domains, publisher="identity",
-                        rng=np.random.default_rng(0))
+                        hybrid_min_support=0, rng=np.random.default_rng(0))
     assert capped.details["small_attributes"] == ("g", "r")
     assert capped.details["small_in_copula"] == ("w",)
     assert capped.details["n_partitions"] == 6
@@ -645,12 +648,12 @@ def test_kendall_sample_has_a_floor_of_rows():
     z = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], 30_000)
     frame = pd.DataFrame({"a": np.clip(np.round(50 + 15 * z[:, 0]), 0, 99).astype(np.int64),
                           "b": np.clip(np.round(50 + 15 * z[:, 1]), 0, 99).astype(np.int64)})
-    res = S.dpcopula(frame, 50.0, k=2.0, domains={"a": 100, "b": 100},
+    res = S.dpcopula(frame, 50.0, k=2.0, domains={"a": 100, "b": 100}, sample_size="floor",
                      rng=np.random.default_rng(0))
     assert res.details["sample_rule"] == S.KENDALL_MIN_ROWS == 20_000
     assert res.details["sample_size"] == 20_000
     small = S.dpcopula(frame.iloc[:5000], 50.0, k=2.0, domains={"a": 100, "b": 100},
-                       rng=np.random.default_rng(0))
+                       sample_size="floor", rng=np.random.default_rng(0))
     assert 4900 < small.details["sample_size"] < 5100  # the DP count of the rows
     for rule in ("text", S.kendall_sample_size(2, 50.0 / 3)):
         text = S.dpcopula(frame, 50.0, k=2.0, domains={"a": 100, "b": 100}, sample_size=rule,
@@ -798,6 +801,67 @@ def test_hybrid_keeps_the_partition_structure():
     assert 0.5 * np.abs(freq_real - freq_syn).sum() < 0.01
 
 
+def test_hybrid_partitions_only_where_the_dp_size_supports_it(mixed):
+    """6,000 rows; g has 2 values, r 3: P = 6 partitions. The rule eps * n~ / P >= 2,500:
+    ~1,000 at eps = 1 and ~500 at eps = 0.5 (no partition), ~3,000 at eps = 3 (both). The
+    Laplace noise on n~ (scale 1/eps_p over 6 cells, ~10 rows) is far from every boundary."""
+    frame, domains = mixed
+    assert S._supported_partition([0, 1], [2, 3, 100], 3.0, 6000.0, 2500.0) == [0, 1]
+    assert S._supported_partition([0, 1], [2, 3, 100], 2.4, 6000.0, 2500.0) == []
+    assert S._supported_partition([0, 1], [2, 3, 100], 2.5, 6000.0, 2500.0) == [0, 1]
+    expected = {1.0: (), 0.5: (), 3.0: ("g", "r")}
+    for eps, keep in expected.items():
+        res = S.dpcopula(frame, eps, domains=domains, publisher="identity",
+                         rng=np.random.default_rng(0))
+        d = res.details
+        assert res.method == "dpcopula-hybrid-kendall"
+        assert d["small_attributes"] == ("g", "r") and d["counted_partitions"] == 6
+        assert d["partition_attributes"] == keep
+        assert d["n_partitions"] == math.prod(len(domains[c]) if isinstance(domains[c], list)
+                                              else domains[c] for c in keep)
+        assert d["partition_support"] == pytest.approx(eps * d["noisy_n"] / d["n_partitions"])
+        assert res.correlation_columns == tuple(c for c in frame.columns if c not in keep)
+        assert math.fsum(res.epsilon_parts.values()) == eps
+        assert set(res.data.columns) == set(frame.columns)
+        assert abs(res.n_rows - 6000) < 100
+        if not keep:  # one copula over every column, tau on all rows the DP count allows
+            assert res.correlation.shape == (5, 5)
+            assert d["sample_size"] == round(d["noisy_n"])
+        else:
+            assert res.correlation is None
+    # The budget split does not depend on the decision (it is made after the counts).
+    low, high = (S.dpcopula(frame, e, domains=domains, publisher="identity",
+                            rng=np.random.default_rng(0)) for e in (0.5, 3.0))
+    assert {k: v / 0.5 for k, v in low.epsilon_parts.items()} == pytest.approx(
+        {k: v / 3.0 for k, v in high.epsilon_parts.items()})
+
+
+def test_kendall_runs_on_all_rows_when_the_copula_is_unpartitioned():
+    """The default t is the DP record count when the copula models the whole table (30,000
+    rows here; the count's noise is ~Lap(m/eps1) per margin, a few rows), and the floor rule
+    inside the hybrid's partitions."""
+    rng = np.random.default_rng(1)
+    z = rng.multivariate_normal([0, 0], [[1, 0.5], [0.5, 1]], 30_000)
+    frame = pd.DataFrame({"a": np.clip(np.round(50 + 15 * z[:, 0]), 0, 99).astype(np.int64),
+                          "b": np.clip(np.round(50 + 15 * z[:, 1]), 0, 99).astype(np.int64)})
+    res = S.dpcopula(frame, 50.0, k=2.0, domains={"a": 100, "b": 100},
+                     rng=np.random.default_rng(0))
+    assert res.details["sample_size"] == round(res.details["noisy_n"])
+    assert abs(res.details["sample_size"] - 30_000) < 10
+    assert res.details["kendall_noise_scale"] == pytest.approx(
+        4.0 / res.details["sample_size"] / (50.0 / 3))
+    same = S.dpcopula(frame, 50.0, k=2.0, domains={"a": 100, "b": 100}, sample_size="all",
+                      rng=np.random.default_rng(0))
+    assert same.details["sample_size"] == res.details["sample_size"]
+    codes = frame.to_numpy()
+    for all_rows, rule in ((False, S.KENDALL_MIN_ROWS), (True, 30_000)):
+        *_, info = S._copula_release(
+            codes, [100, 100], 1.0, 1.0, method="kendall", publisher="identity", options={},
+            fit="project", n_est=30_000.0, n_out=10, sample_size=None, mle_partitions=None,
+            rng=np.random.default_rng(0), all_rows=all_rows)
+        assert info["sample_rule"] == rule == info["sample_size"]
+
+
 def test_hybrid_with_only_small_attributes_is_a_noisy_histogram():
     rng = np.random.default_rng(6)
     frame = pd.DataFrame({"a": rng.integers(0, 3, 3000), "b": rng.integers(0, 4, 3000)})
@@ -923,3 +987,21 @@ def test_peer_synth_runs_when_opendp_mbi_is_installed(method):
     assert list(res.data.dtypes) == list(table.frame.dtypes)
     assert res.data.isin(range(8)).all().all()
     assert abs(res.n_rows - 3000) < 300
+
+
+def test_range_count_error_can_rescale_an_oversampled_table():
+    """Doubling every synthetic row and rescaling to the original size gives the same answers;
+    rescaling a 10x table to the real size answers from frequencies (float answers)."""
+    rng = np.random.default_rng(4)
+    real = pd.DataFrame({"a": rng.integers(0, 10, 500), "b": rng.integers(0, 10, 500)})
+    queries = S.random_range_queries({"a": 10, "b": 10}, 50, np.random.default_rng(0))
+    raw = S.range_count_error(real, real, queries)
+    doubled = S.range_count_error(real, pd.concat([real, real]), queries, rescale_to=500.0)
+    assert np.array_equal(doubled.synthetic_answers, raw.synthetic_answers)
+    assert doubled.mean_relative == 0.0
+    big = pd.DataFrame({"a": rng.integers(0, 10, 5000), "b": rng.integers(0, 10, 5000)})
+    scaled = S.range_count_error(real, big, queries, rescale_to=500.0)
+    assert scaled.synthetic_answers.dtype == float
+    assert np.allclose(scaled.synthetic_answers, queries.answer(big) / 10.0)
+    with pytest.raises(ValueError, match="rescale_to"):
+        S.range_count_error(real, big, queries, rescale_to=0.0)

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+import collections
+import threading
+import time
+
 import numpy as np
 import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine.svt import VARIANTS
-from dpwidgets.widgets import SVTExplorer
-from dpwidgets.widgets.svt_explorer import default_threshold
+from dpwidgets.widgets import SVTExplorer, svt_explorer
+from dpwidgets.widgets._base import fmt
+from dpwidgets.widgets.svt_explorer import audit_future, audited_loss, default_threshold
 
 from .conftest import leaked, secret_scores, zipf_scores
 
@@ -81,6 +86,7 @@ def test_teaching_threshold_and_split_controls_reach_the_engine(teaching_session
 def test_teaching_broken_variant_shows_banner_with_audited_loss(teaching_session):
     e = SVTExplorer(teaching_session, epsilon=0.5, c=3, debounce=0)
     assert "NOT PRIVATE" not in e.banner.value
+    assert e.audits_ready(timeout=120)  # the audits run in the background (see below)
     e.variant.value = "roth2011"
     assert "NOT PRIVATE" in e.banner.value and "Claimed ε = 0.5" in e.banner.value
     assert "actual bound: ∞" in e.banner.value
@@ -91,6 +97,59 @@ def test_teaching_broken_variant_shows_banner_with_audited_loss(teaching_session
     e.variant.value = "lee_clifton"
     loss = VARIANTS["lee_clifton"].privacy_loss(0.5, 3, True)
     assert f"actual bound: {loss:.3g}" in e.banner.value
+
+
+def test_a_precomputed_broken_variant_runs_no_audit_on_the_redraw(teaching_session,
+                                                                   monkeypatch):
+    """Building the widget queues the audit of every broken variant at the current ε grid
+    point in the background; once in, switching to a broken variant shows that audit's number
+    and runs no audit: the banner redraw takes well under 100 ms (a fresh audit takes up to
+    0.8 s)."""
+    e = SVTExplorer(teaching_session, epsilon=0.5, c=3, debounce=0)
+    broken = [v for v in VARIANTS if not VARIANTS[v].private]
+    assert e.audits_ready(timeout=120)
+    results = {v: audit_future(v, 0.5).result() for v in broken}
+    # The number shown is the audit itself (seeded, deterministic), not a stand-in value.
+    assert results["roth2011"] == audited_loss.__wrapped__("roth2011", 0.5)
+
+    def no_audit(*args, **kwargs):
+        raise AssertionError("an audit ran on the redraw path")
+
+    monkeypatch.setattr(svt_explorer, "audited_loss", no_audit)
+    monkeypatch.setattr("dpwidgets.engine.audit.audit_svt", no_audit)
+    for variant in broken:
+        e.variant.value = variant
+        start = time.perf_counter()
+        e._update_banner()
+        assert time.perf_counter() - start < 0.1
+        assert "NOT PRIVATE" in e.banner.value and "running" not in e.banner.value
+        if results[variant] is not None and results[variant] > 0.5:
+            assert f"audited privacy loss ≥ {fmt(results[variant])} at ε = 0.5" in e.banner.value
+
+
+def test_a_broken_variant_whose_audit_is_not_in_says_so_then_shows_it(teaching_session,
+                                                                      monkeypatch):
+    """Before its audit is in, the banner says the audit is running (the redraw does not wait);
+    when the background worker delivers it, the banner shows that result."""
+    gate = threading.Event()
+
+    def slow_audit(variant, epsilon):
+        gate.wait(60)
+        return 9.0
+
+    # A private cache and queue for this test: the fake results never reach other tests.
+    monkeypatch.setattr(svt_explorer, "_AUDITS", {})
+    monkeypatch.setattr(svt_explorer, "_AUDIT_QUEUE", collections.deque())
+    monkeypatch.setattr(svt_explorer, "audited_loss", slow_audit)
+    e = SVTExplorer(teaching_session, epsilon=0.07, c=3, variant="roth2011", debounce=0)
+    assert "audit at ε = 0.07 on the source's counterexample running" in e.banner.value
+    gate.set()
+    assert audit_future("roth2011", 0.07).result(timeout=120) == 9.0
+    deadline = time.monotonic() + 10
+    while "running" in e.banner.value and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "audited privacy loss ≥ 9 at ε = 0.07" in e.banner.value
+    assert e.audits_ready(timeout=120)
 
 
 def test_topc_panel_compares_svt_with_em(teaching_session):
