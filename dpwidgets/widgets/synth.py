@@ -158,9 +158,10 @@ class SyntheticDataWidget(ReleaseWidget):
         baseline's): DAWA by default (the engine's), EFPA as in the text, or any other
         (identity, HB, ...).
     hybrid : bool, optional
-        Use the hybrid for attributes with fewer than 10 values, up to the engine's 8
-        partitions (Li 2017, Alg. 6); default: the table's preset (on, except for the survey
-        whose attributes are nearly all small).
+        Use the hybrid for attributes with fewer than 10 values (Li 2017, Alg. 6), which the
+        engine applies only while the released partition sizes support it (ε·n̂/P ≥ 2,500,
+        at most 8 partitions); default: the table's preset (on, except for the survey whose
+        attributes are nearly all small).
     compare : bool
         Also run the baselines: independent DP margins and, where the full-domain histogram
         fits in memory, the Laplace mechanism on it. Teaching: each is a charged release;
@@ -270,7 +271,8 @@ class SyntheticDataWidget(ReleaseWidget):
                                       layout=ipw.Layout(width="300px"))
         self.publisher.add_class("dpw-publisher")
         self.hybrid = ipw.Checkbox(value=True, description="hybrid: partition by attributes "
-                                   "with < 10 values, at most 8 partitions (Li 2017, Alg. 6)",
+                                   "with < 10 values where the released partition sizes "
+                                   "support it (Li 2017, Alg. 6)",
                                    style=style,
                                    layout=ipw.Layout(width="auto"))
         self.hybrid.add_class("dpw-hybrid")
