@@ -16,18 +16,16 @@ Run: ``python -m benchmarks.diagnostics_redraw [--quick]`` (writes
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._timing import Clock, stats
 from dpwidgets import Session
 from dpwidgets.datasets import logistic_scenario, residual_scenario
 from dpwidgets.engine.diagnostics import (
@@ -43,32 +41,13 @@ BUDGET_MS = 100.0
 RESULTS = Path(__file__).resolve().parent / "results" / "diagnostics_redraw.md"
 
 
-class _Clock:
-    """Wall and CPU time (``time.process_time``: this process only, so the other jobs on a
-    shared machine do not count) of a block, in ms."""
-
-    def __enter__(self):
-        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = (time.perf_counter() - self.wall0) * 1e3
-        self.cpu = (time.process_time() - self.cpu0) * 1e3
-
-
-def _stats(ms: list[float]) -> tuple[float, float, float]:
-    """Median, p95 (nearest rank: of 20 samples the 19th, of 40 the 38th) and max."""
-    ordered = sorted(ms)
-    return statistics.median(ms), ordered[math.ceil(0.95 * len(ordered)) - 1], max(ms)
-
-
 def _time(action: Callable[[int], object], repeats: int) -> tuple[list[float], list[float]]:
     """CPU and wall ms of ``repeats`` calls, after one warm-up call (first-call imports and
     caches are not what a slider move costs)."""
     action(-1)
     cpu, wall = [], []
     for i in range(repeats):
-        with _Clock() as c:
+        with Clock() as c:
             action(i)
         cpu.append(c.cpu)
         wall.append(c.wall)
@@ -77,8 +56,8 @@ def _time(action: Callable[[int], object], repeats: int) -> tuple[list[float], l
 
 def _row(name: str, times: tuple[list[float], list[float]]) -> str:
     cpu, wall = times
-    c_med, c_p95, c_max = _stats(cpu)
-    w_med, w_p95, w_max = _stats(wall)
+    c_med, c_p95, c_max = stats(cpu)
+    w_med, w_p95, w_max = stats(wall)
     verdict = "yes" if c_p95 < BUDGET_MS else "NO"
     return (f"| {name} | {c_med:.1f} | {c_p95:.1f} | {c_max:.1f} | {w_med:.1f} | {w_p95:.1f} | "
             f"{w_max:.1f} | {verdict} |")

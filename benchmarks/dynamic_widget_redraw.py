@@ -19,7 +19,6 @@ Run: ``python -m benchmarks.dynamic_widget_redraw [--quick]`` (writes
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import platform
 import statistics
@@ -30,6 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
+from benchmarks._timing import Clock, stats
 from dpwidgets import Session
 from dpwidgets.engine import dynamic as dyn
 from dpwidgets.engine._validation import check_counts
@@ -41,35 +41,16 @@ BUDGET_MS = 100.0
 RESULTS = Path(__file__).resolve().parent / "results" / "dynamic_widget_redraw.md"
 
 
-def _stats(ms: list[float]) -> tuple[float, float, float]:
-    """Median, p95 (nearest rank) and max."""
-    ordered = sorted(ms)
-    return statistics.median(ms), ordered[math.ceil(0.95 * len(ordered)) - 1], max(ms)
-
-
-class _Clock:
-    """Wall and CPU time (``time.process_time``: this process only, so the other jobs on a
-    shared machine do not count) of a block, in ms."""
-
-    def __enter__(self):
-        self.wall0, self.cpu0 = time.perf_counter(), time.process_time()
-        return self
-
-    def __exit__(self, *exc):
-        self.wall = (time.perf_counter() - self.wall0) * 1e3
-        self.cpu = (time.process_time() - self.cpu0) * 1e3
-
-
 def _engine_row(name: str, action: Callable[[int], object], repeats: int) -> str:
     action(-1)  # warm-up
     wall, cpu = [], []
     for i in range(repeats):
-        with _Clock() as c:
+        with Clock() as c:
             action(i)
         wall.append(c.wall)
         cpu.append(c.cpu)
-    w_med, w_p95, w_max = _stats(wall)
-    c_med, c_p95, c_max = _stats(cpu)
+    w_med, w_p95, w_max = stats(wall)
+    c_med, c_p95, c_max = stats(cpu)
     return (f"| {name} | {c_med:.1f} | {c_p95:.1f} | {c_max:.1f} | {w_med:.1f} | {w_p95:.1f} | "
             f"{w_max:.1f} |")
 
@@ -103,7 +84,7 @@ class _Timed:
         original = widget.compute
 
         def compute():
-            with _Clock() as c:
+            with Clock() as c:
                 out = original()
             self.engine.append(c.cpu)
             return out
@@ -118,13 +99,13 @@ def _widget_row(name: str, widget: DynamicHistogramWidget, change: Callable[[int
     timer.engine.clear()
     wall, cpu = [], []
     for i in range(repeats):
-        with _Clock() as c:
+        with Clock() as c:
             change(i)
         wall.append(c.wall)
         cpu.append(c.cpu)
     engine = timer.engine or [0.0] * len(cpu)
-    c_med, c_p95, c_max = _stats(cpu)
-    w_med, w_p95, w_max = _stats(wall)
+    c_med, c_p95, c_max = stats(cpu)
+    w_med, w_p95, w_max = stats(wall)
     e_med = statistics.median(engine)
     verdict = "yes" if c_p95 < BUDGET_MS else "NO"
     return (f"| {name} | {c_med:.1f} | {c_p95:.1f} | {c_max:.1f} | {e_med:.1f} | "

@@ -10,14 +10,12 @@ Run: ``python -m benchmarks.widget_redraw`` (writes ``benchmarks/results/widget_
 
 from __future__ import annotations
 
-import math
 import platform
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
 
+from benchmarks._timing import Clock, stats
 from dpwidgets import Session
 from dpwidgets.datasets import zipf_item_scores
 from dpwidgets.engine.svt import sparse_vector
@@ -35,28 +33,20 @@ def _scores() -> np.ndarray:
 
 
 def _time(action, repeats: int | None = None) -> tuple[list[float], list[float]]:
-    """(CPU ms, wall ms) of ``repeats`` control changes (CPU: this process only, so other
-    jobs on a shared machine do not count)."""
+    """(CPU ms, wall ms) of ``repeats`` control changes."""
     cpu, wall = [], []
     for i in range(REPEATS if repeats is None else repeats):
-        c0, t0 = time.process_time(), time.perf_counter()
-        action(i)
-        cpu.append((time.process_time() - c0) * 1e3)
-        wall.append((time.perf_counter() - t0) * 1e3)
+        with Clock() as clock:
+            action(i)
+        cpu.append(clock.cpu)
+        wall.append(clock.wall)
     return cpu, wall
 
 
-def _p95(ms: list[float]) -> float:
-    """Nearest-rank 95th percentile."""
-    ordered = sorted(ms)
-    return ordered[max(0, math.ceil(0.95 * len(ordered)) - 1)]
-
-
 def _row(name: str, times: tuple[list[float], list[float]]) -> str:
-    cpu, wall = times
-    verdict = "yes" if _p95(cpu) < BUDGET_MS else "NO"
-    return (f"| {name} | {statistics.median(cpu):.1f} | {_p95(cpu):.1f} | {max(cpu):.1f} | "
-            f"{statistics.median(wall):.1f} | {_p95(wall):.1f} | {max(wall):.1f} | {verdict} |")
+    cpu, wall = (stats(ms) for ms in times)
+    verdict = "yes" if cpu[1] < BUDGET_MS else "NO"
+    return "| " + " | ".join([name, *(f"{v:.1f}" for v in (*cpu, *wall)), verdict]) + " |"
 
 
 def main(argv: list[str] | None = None) -> str:
