@@ -102,18 +102,7 @@ class CountWidget(ReleaseWidget):
         update_count(self.source, release.output)
 
 
-@pytest.fixture(autouse=True)
-def close_new_widgets():
-    """Close what a test made: the widget leak checks scan every live widget."""
-    from ipywidgets.widgets.widget import _instances
-
-    before = set(_instances)
-    yield
-    for key in set(_instances) - before:
-        widget = _instances.get(key)
-        if widget is not None:
-            widget.close()
-            widget.close = lambda: None  # jupyter_bokeh's close is not idempotent
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
 
 
 @pytest.fixture

@@ -14,19 +14,7 @@ import dpwidgets.widgets as widgets
 from dpwidgets import Session
 from dpwidgets.widgets._base import ReleaseWidget
 
-
-@pytest.fixture(autouse=True)
-def close_new_widgets():
-    """Close what a test made: the leak checks of other files scan every live widget."""
-    from ipywidgets.widgets.widget import _instances
-
-    before = set(_instances)
-    yield
-    for key in set(_instances) - before:
-        widget = _instances.get(key)
-        if widget is not None:
-            widget.close()
-            widget.close = lambda: None  # jupyter_bokeh's close is not idempotent
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
 
 
 CLASSES = sorted((c for c in vars(widgets).values()

@@ -22,20 +22,7 @@ U = math.prod(SHAPE)
 n = 20_000
 
 
-@pytest.fixture(autouse=True)
-def close_new_widgets():
-    """Close the widgets a test made, so the leak checks of later tests scan only their own."""
-    from ipywidgets.widgets.widget import _instances
-
-    before = set(_instances)
-    yield
-    for key in set(_instances) - before:
-        widget = _instances.get(key)
-        if widget is not None:
-            widget.close()
-            # jupyter_bokeh's BokehModel.close is not idempotent (a second call from __del__
-            # raises KeyError): closed once is enough.
-            widget.close = lambda: None
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
 
 
 def data(widget, name):

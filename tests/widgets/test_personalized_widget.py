@@ -23,18 +23,7 @@ N = 20_000
 EDGES = np.linspace(0.0, 100.0, 41)
 
 
-@pytest.fixture(autouse=True)
-def close_new_widgets():
-    """Close the widgets a test made, so the leak checks of later tests scan only their own."""
-    from ipywidgets.widgets.widget import _instances
-
-    before = set(_instances)
-    yield
-    for key in set(_instances) - before:
-        widget = _instances.get(key)
-        if widget is not None:
-            widget.close()
-            widget.close = lambda: None  # jupyter_bokeh's close is not idempotent
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
 
 
 def data(widget, name):

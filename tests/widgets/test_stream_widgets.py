@@ -41,23 +41,7 @@ def public_stand_in(n: int = N) -> np.ndarray:
     return wifi_stream("Med_5", np.random.default_rng(0))[:n].astype(float)
 
 
-@pytest.fixture(autouse=True)
-def close_new_widgets():
-    """Close the widgets a test made: the leak checks serialize every live widget."""
-    from ipywidgets import DOMWidget
-    from ipywidgets.widgets.widget import _instances
-    from jupyter_bokeh import BokehModel
-
-    before = set(_instances)
-    yield
-    for key in set(_instances) - before:
-        widget = _instances.get(key)
-        if isinstance(widget, BokehModel):
-            # BokehModel.close() unhooks its document, and its __del__ closes (and unhooks)
-            # again, which raises: close only the widget here and leave the unhooking to it.
-            DOMWidget.close(widget)
-        elif widget is not None:
-            widget.close()
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
 
 
 @pytest.fixture

@@ -1,0 +1,22 @@
+"""Fixtures shared across the test tree."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.fixture
+def close_new_widgets():
+    """Close the widgets a test made, so the leak checks of later tests (which serialize every
+    live widget) scan only their own."""
+    from ipywidgets.widgets.widget import _instances
+
+    before = set(_instances)
+    yield
+    for key in set(_instances) - before:
+        widget = _instances.get(key)
+        if widget is not None:
+            widget.close()
+            # jupyter_bokeh's BokehModel.close is not idempotent (its __del__ closes again and
+            # raises): closed once is enough.
+            widget.close = lambda: None
