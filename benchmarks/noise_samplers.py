@@ -13,7 +13,15 @@ machine affects all alike; a ratio is the median over rounds of (sampler time / 
 Laplace time in the same round). Goal: discrete_laplace
 within 3x numpy's Laplace at 1e6 draws.
 
-A second table times one analyst release end to end (``Session.release``: ledger charge, the
+A second table times the exponential mechanism: the floating-point-safe base-2 sampler
+(:func:`~dpwidgets.engine.mechanisms.base2_exponential_mechanism`, what
+:func:`~dpwidgets.engine.mechanisms.exponential_mechanism` runs inside ``floating_point_safe()``)
+against the Gumbel-top-k sampler on doubles (the teaching path), on 1e3 and 1e5 candidates
+(Poisson(100) counts, epsilon 1, monotonic) for k = 1 and k = 100 rounds, in the same shuffled
+rounds; a ratio is the median over rounds of (base-2 / Gumbel in the same round). Goal: top-c
+over 1e5 candidates well under 100 ms.
+
+A third table times one analyst release end to end (``Session.release``: ledger charge, the
 run, the store) of ``laplace_stream`` and ``pegasus`` on a 57,901-step stream, inside
 ``floating_point_safe()`` (what the door does) and outside it (the door's context replaced
 by a no-op for the measurement only), alternating in a shuffled order; a ratio is the
@@ -43,8 +51,10 @@ from dpwidgets import Session
 from dpwidgets.engine import mechanisms
 from dpwidgets.engine.mechanisms import (
     GRID_BITS,
+    base2_exponential_mechanism,
     count_laplace,
     discrete_laplace,
+    exponential_mechanism,
     floating_point_safe,
     grid_laplace,
     laplace,
@@ -80,6 +90,35 @@ def _samplers(scale: float, n: int):
 def _safe_laplace(scale: float, n: int, rng: np.random.Generator) -> np.ndarray:
     with floating_point_safe():
         return laplace(scale, n, rng=rng)
+
+
+#: The selections: numbers of candidates and of rounds k (without replacement).
+CANDIDATES = (1_000, 100_000)
+ROUNDS_K = (1, 100)
+SELECTION_GOAL_MS = 100.0
+
+
+def _selection_times(rounds: int, order: random.Random, rng: np.random.Generator
+                     ) -> dict[tuple[int, int, str], list[float]]:
+    """Seconds per selection of k among n candidates, base-2 (safe) and Gumbel (teaching)."""
+    times: dict[tuple[int, int, str], list[float]] = {}
+    for n in CANDIDATES:
+        counts = np.random.default_rng(SEED + n).poisson(100, n).astype(float)
+        for k in ROUNDS_K:
+            samplers = {
+                "gumbel": lambda r, c=counts, k=k: exponential_mechanism(
+                    c, 1.0, k=k, monotonic=True, rng=r),
+                "base2": lambda r, c=counts, k=k: base2_exponential_mechanism(
+                    c, 1.0, k=k, monotonic=True, rng=r),
+            }
+            for fn in samplers.values():  # warm-up
+                fn(rng)
+            for _ in range(rounds):
+                for name in order.sample(list(samplers), len(samplers)):
+                    t0 = time.perf_counter()
+                    samplers[name](rng)
+                    times.setdefault((n, k, name), []).append(time.perf_counter() - t0)
+    return times
 
 
 #: The end-to-end releases: (mechanism, parameters) on the High_5-shaped stream.
@@ -135,8 +174,20 @@ def main(argv: list[str] | None = None) -> str:
                     t0 = time.perf_counter()
                     samplers[name](rng)
                     times.setdefault((n, scale, name), []).append(time.perf_counter() - t0)
+    selection_times = _selection_times(rounds, order, rng)
     release_times = _release_times(rounds, order)
     elapsed = time.perf_counter() - start
+    selection_rows = []
+    selection_ok = []
+    for n in CANDIDATES:
+        for k in ROUNDS_K:
+            gumbel, base2 = selection_times[(n, k, "gumbel")], selection_times[(n, k, "base2")]
+            ratio = statistics.median(b / g for b, g in zip(base2, gumbel, strict=True))
+            selection_rows.append(
+                f"| {n:,} | {k} | {statistics.median(gumbel) * 1e3:.2f} | "
+                f"{statistics.median(base2) * 1e3:.2f} | **{ratio:.1f}x** | "
+                f"{max(base2) * 1e3:.2f} |")
+            selection_ok.append(max(base2) * 1e3 < SELECTION_GOAL_MS)
     release_rows = []
     for name, params in RELEASES:
         inside, outside = release_times[(name, True)], release_times[(name, False)]
@@ -193,6 +244,24 @@ def main(argv: list[str] | None = None) -> str:
         f"Goal: discrete_laplace within {GOAL:g}x numpy's Laplace at {SIZES[-1]:,} draws: "
         f"{'met at every scale' if all(verdicts) else 'NOT met at every scale'} "
         f"({sum(verdicts)} of {len(verdicts)}).",
+        "",
+        "## The exponential mechanism: base-2 (floating-point safe) vs Gumbel-top-k",
+        "",
+        "`base2_exponential_mechanism(counts, 1.0, k=k, monotonic=True)` (what "
+        "`exponential_mechanism` runs inside `floating_point_safe()`: qualities on the grid "
+        f"2**-{GRID_BITS}, exact dyadic weights, exact integer sampling) against "
+        "`exponential_mechanism(...)` outside the context (Gumbel-top-k on doubles, the teaching "
+        "sampler), on Poisson(100) counts (`numpy.random.default_rng(SEED + n)`); same rounds "
+        "and shuffles as above. Times are medians in milliseconds (max: the slowest of the "
+        "rounds), a ratio the median over rounds of (base-2 / Gumbel in the same round).",
+        "",
+        "| candidates | k | Gumbel ms | base-2 ms | base-2 / Gumbel | base-2 max ms |",
+        "|---|---|---|---|---|---|",
+        *selection_rows,
+        "",
+        f"Goal: every base-2 selection below {SELECTION_GOAL_MS:g} ms (top-c over 1e5 "
+        f"candidates): {'met' if all(selection_ok) else 'NOT met'} "
+        f"({sum(selection_ok)} of {len(selection_ok)}, slowest round counted).",
         "",
         "## One analyst release end to end, inside vs outside `floating_point_safe()`",
         "",

@@ -30,7 +30,10 @@ Every function returns a :class:`DynamicRelease` (the ``(N, U)`` releases, the r
 the public threshold trajectory, what each step spent). The releases themselves go through
 :func:`.histograms.publish` (default ``"identity"``: Laplace per cell, the text's LPA), and
 the decisions through :class:`.svt.SparseVector` (``variant="standard"``), so all Laplace noise
-comes from :func:`.mechanisms.laplace`. The series is validated once; the identity releases of
+comes from :mod:`.mechanisms`; in analyst releases (inside ``floating_point_safe()``) the
+distance tests of DSAT are exact comparisons on a grid (:class:`.mechanisms.ComparisonGrid`)
+and BD/BA's real dissimilarities are released on a grid (:func:`.mechanisms.laplace_reals`)
+before they are tested. The series is validated once; the identity releases of
 the scheduled baselines are one draw for all their snapshots, the other publishers are called
 per snapshot without re-validating it.
 
@@ -128,7 +131,7 @@ from ._validation import (
     check_positive_int,
     check_rng,
 )
-from .mechanisms import laplace
+from .mechanisms import is_floating_point_safe, laplace, laplace_reals
 
 __all__ = [
     "NEIGHBOURS",
@@ -1436,6 +1439,10 @@ def fixed_sampling_release(
 # ---------------------------------------------------------------------------------------------
 
 
+#: Chunk lengths of the dissimilarities BD/BA release ahead in floating-point-safe mode.
+_AHEAD_MIN, _AHEAD_MAX = 8, 256
+
+
 def _kellaris(series, epsilon, w, rng, publisher, choice, absorb: bool) -> DynamicRelease:
     n_times, n_bins = series.shape
     release = _publisher_call(publisher)
@@ -1447,9 +1454,26 @@ def _kellaris(series, epsilon, w, rng, publisher, choice, absorb: bool) -> Dynam
     rows: list[np.ndarray] = []  # the private histograms, in time order (-1: r_0)
     which = np.zeros(n_times, dtype=int)  # the row in force at each time point
     last_t, last_units = -1, 0
+    safe = is_floating_point_safe()
+    ahead, ahead_from, chunk = np.empty(0), 0, _AHEAD_MIN
     for t in range(n_times):
-        # M_{i,1}: mean absolute deviation from the last release, sensitivity 1/U.
-        dis = float(np.abs(series[t] - last).mean()) + float(laplace(1.0 / (n_bins * eps_dis), rng=rng))
+        # M_{i,1}: mean absolute deviation from the last release, sensitivity 1/U. A real
+        # number: inside floating_point_safe() it is released on a grid (laplace_reals), and
+        # the test against 1/eps_pub below is post-processing of that release.
+        if safe:
+            if t - ahead_from >= ahead.size:
+                # Released ahead against the current last release, a chunk of doubling
+                # length at a time (one laplace_reals call instead of one per time point;
+                # each entry has the law of a scalar release); discarded unseen at the next
+                # release, whose new reference makes them stale.
+                stop = min(n_times, t + chunk)
+                ahead = laplace_reals(np.abs(series[t:stop] - last).mean(axis=1), 1.0 / n_bins,
+                                      eps_dis, rng=rng)
+                ahead_from, chunk = t, min(2 * chunk, _AHEAD_MAX)
+            dis = float(ahead[t - ahead_from])
+        else:
+            dis = (float(np.abs(series[t] - last).mean())
+                   + float(laplace(1.0 / (n_bins * eps_dis), rng=rng)))
         if absorb:
             if last_t >= 0 and t - last_t <= last_units - 1:
                 which[t] = len(rows) - 1  # nullified: its budget was absorbed by the last release
@@ -1463,6 +1487,7 @@ def _kellaris(series, epsilon, w, rng, publisher, choice, absorb: bool) -> Dynam
         if eps_pub > 0 and dis > 1.0 / eps_pub:
             rows.append(last := release(series[t], eps_pub, rng))
             points[t], pub[t] = True, eps_pub
+            ahead, chunk = np.empty(0), _AHEAD_MIN  # stale: measured against the old release
             if absorb:
                 last_t, last_units = t, units
         which[t] = len(rows) - 1

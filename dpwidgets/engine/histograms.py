@@ -854,7 +854,11 @@ def dyadic_l1_partition(
     Privacy: adding or removing one record changes ``dev`` of a bucket of size s by at most
     ``2(1 - 1/s)``; a cell lies in one aligned bucket per level, so the vector of all costs
     has L1 sensitivity ``sum_k 2(1 - 2^-k) < 2L`` and Lap(that/epsilon) per cost is
-    epsilon-DP; the partition is post-processing of it.
+    epsilon-DP; the partition is post-processing of it. The deviations are real numbers:
+    inside ``floating_point_safe()`` the noisy costs are one
+    :func:`~dpwidgets.engine.mechanisms.laplace_reals` release (one changed cost per level,
+    ``max_changed = L``), exact values on a power-of-two grid, and the merge tests that
+    follow are post-processing of them (Mironov 2012).
 
     Returns the bucket start offsets (ascending, first 0) in the *unpadded* domain and the
     noise scale used.
@@ -866,12 +870,21 @@ def dyadic_l1_partition(
     padded[:n] = x
     sensitivity = sum(2.0 * (1.0 - 2.0**-k) for k in range(1, depth + 1))
     scale = sensitivity / epsilon
-    best = np.full(size, bucket_penalty)  # level 0: singletons
-    merge_flags = []
+    devs = []
     for k in range(1, depth + 1):
         blocks = padded.reshape(-1, 1 << k)
-        dev = np.abs(blocks - blocks.mean(axis=1, keepdims=True)).sum(axis=1)
-        noisy = np.maximum(dev + laplace(scale, dev.shape, rng=rng), 0.0) + bucket_penalty
+        devs.append(np.abs(blocks - blocks.mean(axis=1, keepdims=True)).sum(axis=1))
+    if is_floating_point_safe():
+        # One release of every level's costs, on a grid (one changed cost per level).
+        noisy_devs = np.split(laplace_reals(np.concatenate(devs), sensitivity, epsilon, rng=rng,
+                                            max_changed=depth),
+                              np.cumsum([d.size for d in devs])[:-1])
+    else:
+        noisy_devs = [dev + laplace(scale, dev.shape, rng=rng) for dev in devs]
+    best = np.full(size, bucket_penalty)  # level 0: singletons
+    merge_flags = []
+    for noisy_dev in noisy_devs:
+        noisy = np.maximum(noisy_dev, 0.0) + bucket_penalty
         split = best.reshape(-1, 2).sum(axis=1)
         merge = noisy <= split
         best = np.where(merge, noisy, split)
@@ -1634,7 +1647,13 @@ def _mwem(
         quality = np.abs(work.answer(estimate) - true_answers)
         i = int(exponential_mechanism(quality, eps_select, work.sensitivity, rng=rng)[0])
         q = work.row(i)
-        m = float(true_answers[i]) + float(laplace(work.sensitivity / (eps_round - eps_select), rng=rng))
+        scale = work.sensitivity / (eps_round - eps_select)
+        if is_floating_point_safe():
+            # A workload answer is real when the workload's weights are (an explicit matrix).
+            m = laplace_reals(float(true_answers[i]), work.sensitivity, eps_round - eps_select,
+                              rng=rng)
+        else:
+            m = float(true_answers[i]) + float(laplace(scale, rng=rng))
         chosen.append(i)
         rows.append(q)
         values.append(m)

@@ -52,7 +52,14 @@ from ._validation import (
     check_positive_int,
     check_rng,
 )
-from .mechanisms import MAX_DRAWS, exponential_mechanism, laplace, laplace_reals
+from .mechanisms import (
+    MAX_DRAWS,
+    ComparisonGrid,
+    exponential_mechanism,
+    is_floating_point_safe,
+    laplace,
+    laplace_reals,
+)
 
 __all__ = [
     "VARIANTS",
@@ -465,6 +472,41 @@ def _noise_of(spec: SVTVariant, p: _Params) -> SVTNoise:
     )
 
 
+class _Units:
+    """Where an SVT run compares its noisy answers with its noisy threshold.
+
+    Outside :func:`~.mechanisms.floating_point_safe` (teaching, previews): doubles, the noise
+    from :func:`~.mechanisms.laplace` (the arithmetic of the textbook, bit for bit as
+    before). Inside (analyst releases): int64 steps of one
+    :class:`~.mechanisms.ComparisonGrid` for the answers, the thresholds and every noise, so
+    that each comparison is exact and the rounding of real answers is paid for by widening
+    the scales (the grid's Notes); decided once, when the run starts.
+    """
+
+    def __init__(self, noise: SVTNoise, sensitivity: float, threshold_sensitivity: float = 0.0
+                 ) -> None:
+        self.grid: ComparisonGrid | None = None
+        if is_floating_point_safe():
+            sens = [sensitivity] + ([threshold_sensitivity] if threshold_sensitivity else [])
+            scales = [noise.threshold_scale, noise.query_scale, noise.resample_scale or 0.0]
+            self.grid = ComparisonGrid.for_sensitivities(*sens, largest_scale=max(scales))
+
+    def of(self, values):
+        """Answers or thresholds in comparison units."""
+        return values if self.grid is None else self.grid.steps(values)
+
+    def noise(self, scale: float, size=None, *, rng: np.random.Generator):
+        """Laplace(``scale``) noise in comparison units (a float when ``size`` is None)."""
+        if self.grid is None:
+            draw = laplace(scale, size, rng=rng)
+            return float(draw) if size is None else draw
+        return self.grid.noise(scale, size, rng=rng)
+
+    def values(self, units) -> np.ndarray:
+        """Comparison units back to doubles (for the result's secret fields and emitted values)."""
+        return units if self.grid is None else self.grid.values(units)
+
+
 # --------------------------------------------------------------------------------------------
 # One run
 # --------------------------------------------------------------------------------------------
@@ -648,6 +690,13 @@ def sparse_vector(
     The vectorised implementation draws query noise for every query, including those after
     the cutoff; these draws are discarded unseen and do not affect privacy.
 
+    Floating point: inside :func:`~.mechanisms.floating_point_safe` (analyst releases) the
+    answers and thresholds are rounded to the power-of-two grid of a
+    :class:`~.mechanisms.ComparisonGrid`, every noise is discrete Laplace in grid steps with
+    its scale widened by about 2**-20 to pay for the rounding, and every comparison is
+    between int64 steps, exactly (the grid's Notes); ``noisy_answers`` and
+    ``noisy_threshold`` are then grid values. Outside, the textbook arithmetic on doubles.
+
     References
     ----------
     Lyu, Su & Li 2017 Alg. 1-7 (Fig. 1-2), Thm 4.7, §4.2 eq. 12, §4.3 Thm 4.9; Chen 2018 Alg. 5 (GPTT), Alg. 8
@@ -659,11 +708,13 @@ def sparse_vector(
     )
     rng = check_rng(rng)
     n = answers.size
+    units = _Units(noise, p.sensitivity, p.threshold_sensitivity)
+    bars = units.of(thresholds)
 
-    rho = laplace(noise.threshold_scale, rng=rng)
-    noisy_answers = answers + laplace(noise.query_scale, n, rng=rng)
+    rho = units.noise(noise.threshold_scale, rng=rng)
+    noisy_answers = units.of(answers) + units.noise(noise.query_scale, n, rng=rng)
     outcomes = np.zeros(n, dtype=bool)
-    noisy_threshold = np.empty(n)
+    noisy_threshold = np.empty(n, dtype=noisy_answers.dtype)
     stopped = False
 
     if spec.resamples_threshold:
@@ -671,23 +722,23 @@ def sparse_vector(
         # (line 7), continue: at most c vectorised steps.
         start, count = 0, 0
         while start < n:
-            first = _first_at_or_above(noisy_answers, thresholds, rho, start)
+            first = _first_at_or_above(noisy_answers, bars, rho, start)
             if first < 0:
-                noisy_threshold[start:] = thresholds[start:] + rho
+                noisy_threshold[start:] = bars[start:] + rho
                 start = n
                 break
             stop = first + 1
-            noisy_threshold[start:stop] = thresholds[start:stop] + rho
+            noisy_threshold[start:stop] = bars[start:stop] + rho
             outcomes[stop - 1] = True
             count += 1
             start = stop
             if count >= p.c:  # line 8
                 stopped = True
                 break
-            rho = laplace(noise.resample_scale, rng=rng)
+            rho = units.noise(noise.resample_scale, rng=rng)
         examined = start
     else:
-        noisy_threshold[:] = thresholds + rho
+        noisy_threshold[:] = bars + rho
         outcomes[:] = noisy_answers >= noisy_threshold
         examined = n
         if spec.has_cutoff:
@@ -700,7 +751,8 @@ def sparse_vector(
     positives = np.flatnonzero(outcomes)
     values = np.full(examined, np.nan)
     if spec.emits_values:
-        values[positives] = noisy_answers[positives]  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
+        # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
+        values[positives] = units.values(noisy_answers[positives])
     elif noise.value_scale is not None:
         # Lyu, Su & Li 2017 Alg. 7 line 8: fresh Laplace noise, its own budget epsilon3.
         # Up to c released answers, each moving by at most Δ: L1 cΔ over c entries
@@ -734,8 +786,8 @@ def sparse_vector(
         monotonic=p.monotonic,
         ratio=p.ratio,
         threshold_sensitivity=p.threshold_sensitivity,
-        noisy_threshold=_readonly(noisy_threshold[:examined]),
-        noisy_answers=_readonly(noisy_answers[:examined]),
+        noisy_threshold=_readonly(units.values(noisy_threshold[:examined])),
+        noisy_answers=_readonly(units.values(noisy_answers[:examined])),
     )
 
 
@@ -831,9 +883,11 @@ def sparse_vector_trials(
         )
     rng = check_rng(rng)
     n = answers.size
+    units = _Units(noise, p.sensitivity, p.threshold_sensitivity)
+    thresholds = units.of(thresholds)
 
-    rho = laplace(noise.threshold_scale, trials, rng=rng)
-    noisy_answers = answers + laplace(noise.query_scale, (trials, n), rng=rng)
+    rho = units.noise(noise.threshold_scale, trials, rng=rng)
+    noisy_answers = units.of(answers) + units.noise(noise.query_scale, (trials, n), rng=rng)
 
     if spec.resamples_threshold:
         outcomes = np.zeros((trials, n), dtype=bool)
@@ -847,7 +901,7 @@ def sparse_vector_trials(
             count += top
             n_top = int(top.sum())
             if n_top:
-                rho[top] = laplace(noise.resample_scale, n_top, rng=rng)
+                rho[top] = units.noise(noise.resample_scale, n_top, rng=rng)
     else:
         outcomes = noisy_answers >= thresholds + rho[:, None]
         if spec.has_cutoff:
@@ -860,7 +914,7 @@ def sparse_vector_trials(
 
     values = np.full((trials, n), np.nan)
     if spec.emits_values:
-        values[outcomes] = noisy_answers[outcomes]
+        values[outcomes] = units.values(noisy_answers[outcomes])
     elif noise.value_scale is not None:
         rows, cols = np.nonzero(outcomes)
         # Each trial releases at most c answers (L1 cΔ): the grid is that of one trial.
@@ -962,7 +1016,9 @@ class SparseVector:
         self._params = p
         self.spec = VARIANTS[p.variant]
         self.noise = _noise_of(self.spec, p)
-        self._rho = float(laplace(self.noise.threshold_scale, rng=self._rng))
+        # Comparisons on a grid inside floating_point_safe(), decided here for the whole run.
+        self._units = _Units(self.noise, p.sensitivity, p.threshold_sensitivity)
+        self._rho = self._units.noise(self.noise.threshold_scale, rng=self._rng)
         self._history: list[SVTAnswer] = []
         self._noisy_thresholds: list[float] = []
         self._positives = 0
@@ -1032,24 +1088,25 @@ class SparseVector:
             )
         answer = self._check_scalar(answer, "answer")
         t = self.threshold if threshold is None else self._check_scalar(threshold, "threshold")
-        noisy = answer + float(laplace(self.noise.query_scale, rng=self._rng))
-        bar = t + self._rho
+        units = self._units
+        noisy = units.of(answer) + units.noise(self.noise.query_scale, rng=self._rng)
+        bar = units.of(t) + self._rho
         above = bool(noisy >= bar)
         value = math.nan
         if above:
             self._positives += 1
             if self.spec.emits_values:
-                value = noisy  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
+                value = float(units.values(noisy))  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
             elif self.noise.value_scale is not None:
                 value = float(laplace_reals(
                     answer, self.c * self._params.sensitivity, self.noise.epsilon3,
                     rng=self._rng, scale=self.noise.value_scale, max_changed=self.c,
                 ))
             if self.spec.resamples_threshold and not self.exhausted:
-                self._rho = float(laplace(self.noise.resample_scale, rng=self._rng))
+                self._rho = units.noise(self.noise.resample_scale, rng=self._rng)
         result = SVTAnswer(len(self._history), above, value)
         self._history.append(result)
-        self._noisy_thresholds.append(bar)
+        self._noisy_thresholds.append(float(units.values(bar)))
         return result
 
 
@@ -1120,6 +1177,9 @@ def top_c(
     -----
     Privacy: EM is epsilon/c-DP per round, epsilon-DP by composition; SVT-ReTr is standard SVT
     on an adaptively chosen, repeating query stream (only ⊤ cost budget), hence epsilon-DP.
+    Inside :func:`~.mechanisms.floating_point_safe` (analyst releases) ``"em"`` is the base-2
+    exponential mechanism (:func:`~.mechanisms.base2_exponential_mechanism`) and ``"svt_retr"``
+    compares on a :class:`~.mechanisms.ComparisonGrid`; both spend at most epsilon, exactly.
     Neighbours: any relation under which each score has sensitivity Δ (monotonic: all scores
     move the same way, e.g. counts under add/remove-one record).
 
@@ -1156,14 +1216,16 @@ def top_c(
     noise = VARIANTS["standard"].noise(
         epsilon, c, sensitivity, monotonic, _optimal_ratio(c, monotonic)
     )
-    raised = thresholds + increment * math.sqrt(2.0) * noise.query_scale
-    rho = laplace(noise.threshold_scale, rng=rng)
+    units = _Units(noise, sensitivity)
+    raised = units.of(thresholds + increment * math.sqrt(2.0) * noise.query_scale)
+    scores_u = units.of(scores)
+    rho = units.noise(noise.threshold_scale, rng=rng)
     chosen = np.zeros(scores.size, dtype=bool)
     selected: list[np.ndarray] = []
     need = c
     for _ in range(max_passes):
         remaining = np.flatnonzero(~chosen)
-        noisy = scores[remaining] + laplace(noise.query_scale, remaining.size, rng=rng)
+        noisy = scores_u[remaining] + units.noise(noise.query_scale, remaining.size, rng=rng)
         hits = remaining[noisy >= raised[remaining] + rho][:need]
         chosen[hits] = True
         selected.append(hits)

@@ -1,6 +1,6 @@
 """Tests for the floating-point-safe samplers of dpwidgets.engine.mechanisms: discrete_laplace,
-count_laplace, grid_laplace (Mironov 2012; Canonne, Kamath & Steinke 2020; Ghosh,
-Roughgarden & Sundararajan 2009).
+count_laplace, grid_laplace, and the ComparisonGrid of SVT-style decisions (Mironov 2012;
+Canonne, Kamath & Steinke 2020; Ghosh, Roughgarden & Sundararajan 2009).
 
 Every statistical test states its seed, its sample size and why its tolerance is what it is;
 all seeds are fixed, so each test is deterministic. The tolerances are loose enough for a
@@ -21,6 +21,7 @@ from dpwidgets.engine.mechanisms import (
     MAX_DISCRETE_SCALE,
     NOISE_SAMPLERS,
     NOISE_SLACK,
+    ComparisonGrid,
     count_laplace,
     discrete_laplace,
     floating_point_safe,
@@ -570,3 +571,44 @@ def test_laplace_reals_coarsens_its_grid_instead_of_failing_at_tiny_epsilon():
                                            for v in out)
     default = math.ldexp(1.0, math.frexp(1.0 / 1000)[1] - 1 - GRID_BITS)
     assert g > default
+
+
+# ---------------------------------------------------------------------------------------------
+# ComparisonGrid: the common grid of SVT-style comparisons in floating-point-safe mode
+# ---------------------------------------------------------------------------------------------
+
+
+def test_comparison_grid_pays_for_the_rounding_of_every_sensitivity():
+    # Deterministic. The grid is the largest power of two <= min(sensitivity) / 2**GRID_BITS;
+    # widen covers one extra step per sensitivity, (floor(s / g) + 1) g <= widen s, and is
+    # no larger than that plus the 2**-50 safety factor.
+    for sens in ((1.0,), (0.3, 0.05), (2.0 / 999, 4.0 / 999), (7.0, 7.0)):
+        cg = ComparisonGrid.for_sensitivities(*sens, largest_scale=10.0)
+        g = cg.grid
+        assert math.frexp(g)[0] == 0.5  # a power of two
+        assert min(sens) / 2 ** (GRID_BITS + 1) < g <= min(sens) / 2**GRID_BITS
+        need = max((math.floor(s / g) + 1) * g / s for s in sens)
+        assert need <= cg.widen <= need * (1 + 2.0**-49)
+        assert cg.widen < 1 + 2.0 ** (1 - GRID_BITS)
+    # A noise scale too large for the sampler in steps coarsens the grid (a public choice).
+    coarse = ComparisonGrid.for_sensitivities(1.0, largest_scale=2.0**40)
+    assert coarse.grid > 2.0**-GRID_BITS and 2.0**40 * 2 / coarse.grid <= MAX_DISCRETE_SCALE / 4
+    with pytest.raises(ValueError, match="sensitivity"):
+        ComparisonGrid.for_sensitivities(0.0, largest_scale=1.0)
+
+
+def test_comparison_grid_steps_noise_and_values():
+    # seed 17, n = 200,000 draws at scale 1 on the grid 2**-GRID_BITS: int64 steps, zeros
+    # for a zero scale, and the variance of the noise in values is 2 (widen scale)**2 within
+    # 2% (4 standard errors of a Laplace sample variance, sqrt(5/n) ~ 0.5%).
+    cg = ComparisonGrid.for_sensitivities(1.0, largest_scale=1.0)
+    steps = cg.steps([0.3, -1e300, 2.5 * cg.grid, 1e300])
+    assert steps.dtype == np.int64
+    assert steps.tolist() == [round(0.3 / cg.grid), -(2**52), 2, 2**52]  # ties to even
+    z = cg.noise(1.0, 200_000, rng=np.random.default_rng(17))
+    assert z.dtype == np.int64 and z.shape == (200_000,)
+    assert abs(np.var(cg.values(z)) / (2 * cg.widen**2) - 1) < 0.02
+    assert np.all(cg.noise(0.0, (4, 2), rng=np.random.default_rng(17)) == 0)
+    assert cg.noise(1.0, rng=np.random.default_rng(17)).shape == ()
+    assert np.array_equal(cg.values(np.array([3, -2])), np.array([3, -2]) * cg.grid)
+
