@@ -44,7 +44,16 @@ demo: $(VENV)/.installed-demo
 
 test: $(VENV)/.installed-test browser
 	$(BIN)/python -m ruff check dpwidgets tests benchmarks
-	$(BIN)/python -m pytest
+	bash scripts/postgres.sh >/dev/null
+	DPW_POSTGRES_URL="$$(cat .cache/postgres.url)" $(BIN)/python -m pytest
+
+# The throwaway PostgreSQL server the ledger's tests run on besides SQLite (`make test` starts
+# it): scripts/postgres.sh installs Debian's postgresql if needed, starts the server or reuses
+# the running one, and prints its URL (also in .cache/postgres.url). `scripts/postgres.sh stop`
+# stops it.
+.PHONY: postgres
+postgres:
+	@bash scripts/postgres.sh
 
 lint: $(VENV)/.installed-test
 	$(BIN)/python -m ruff check dpwidgets tests benchmarks

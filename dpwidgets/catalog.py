@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,10 +34,15 @@ UNITS = ("row", "person")
 
 @dataclass
 class Entry:
-    """One dataset held by a door (its ``ledger_name`` is set once its ledger is open)."""
+    """One dataset held by a door (its ``ledger_name`` is set once its ledger is open).
+
+    ``data`` is the array itself, or ``None`` for data that lives elsewhere (a curator's view of
+    a table): then ``load()`` runs the query when a release needs it, and ``shape`` is the
+    public shape declared for it. ``unit_rows`` is how many rows of ``data`` one person may
+    change (1 unless the owner bounded a privacy unit's contributions to more)."""
 
     name: str
-    data: np.ndarray
+    data: np.ndarray | None
     stand_in: np.ndarray
     fingerprint: str
     description: str = ""
@@ -47,6 +52,18 @@ class Entry:
     facts: dict = field(default_factory=dict)
     allowed: frozenset = frozenset()
     ledger_name: str = ""
+    unit_rows: int = 1
+    load: Callable[[], np.ndarray] | None = None
+    domains: dict | None = None  # declared attribute domains of a table's columns
+    shape: tuple[int, ...] = ()
+
+    def __post_init__(self):
+        if not self.shape:
+            self.shape = tuple(int(k) for k in self.data.shape)
+
+    def values(self) -> np.ndarray:
+        """The confidential data (running the owner's query for data that lives elsewhere)."""
+        return self.data if self.data is not None else self.load()
 
     def frame(self, values: np.ndarray):
         """``values`` (the data or its stand-in) as a DataFrame with the public schema."""
@@ -91,6 +108,8 @@ def ledger_path(mode: str, ledger) -> str:
     if not isinstance(raw, str | os.PathLike):
         raise TypeError(f"ledger must be a path to a file, got {type(raw).__name__}")
     text = os.fspath(raw)
+    if text.startswith(("postgresql://", "postgres://")):
+        return text  # a ledger shared by several curator replicas
     if not text.strip() or text.strip() == ":memory:" or text.startswith("file:"):
         raise ValueError(
             "ledger: an analyst session needs a ledger file (a path), not an in-memory "
@@ -200,7 +219,10 @@ def entry(name: str, data, stand_in, description: str, unit: str,
 
 def apply_facts(held: Entry, mech: Mechanism, params: dict, *, teaching: bool) -> dict:
     """Fill the owner's declared facts into a request; in analyst mode refuse a request that
-    claims less than they say (a smaller sensitivity, monotonic answers not declared, ...)."""
+    claims less than they say (a smaller sensitivity, monotonic answers not declared, ...).
+    A table's declared attribute domains fill a synthetic-data request's ``domains``."""
+    if mech.frame and held.domains is not None:
+        params.setdefault("domains", held.domains)
     for name, fact in mech.facts.items():
         declared = held.facts.get(name)
         if name not in params:

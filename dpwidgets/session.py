@@ -37,7 +37,8 @@ is recorded as an overdraft (what analyst mode would refuse). ``"analyst"``: the
 confidential; the ledger is a file shared by every process; ``seed``/``rng`` drive previews only.
 The mode is fixed when the session is made.
 
-Examples: ``README.md`` ("Modes and the budget") and ``CONTRIBUTING.md``.
+Examples: ``README.md`` ("Modes and the budget") and ``CONTRIBUTING.md``. A curator's datasets:
+:meth:`Session.connect`.
 """
 
 from __future__ import annotations
@@ -82,23 +83,9 @@ from .releases.diagnostics import MODELS, OUTCOMES, model_predictions, table_sta
 from .store import ReleaseStore, canonical
 
 __all__ = [
-    "DPWidgetsError",
-    "MECHANISMS",
-    "MODELS",
-    "OUTCOMES",
-    "Fact",
-    "Mechanism",
-    "Overdraft",
-    "ParameterError",
-    "PrivacyPolicyError",
-    "Release",
-    "ReleaseFailed",
-    "Session",
-    "UNITS",
-    "fingerprint",
-    "model_predictions",
-    "register_mechanism",
-    "table_stand_in",
+    "DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",
+    "ParameterError", "PrivacyPolicyError", "Release", "ReleaseFailed", "Session", "UNITS",
+    "fingerprint", "model_predictions", "register_mechanism", "table_stand_in",
 ]
 
 Mode = Literal["teaching", "analyst"]
@@ -153,7 +140,7 @@ class Session:
             raise ValueError(f"warn_fraction must be in (0, 1], got {warn_fraction!r}")
         self._mode: Mode = mode
         self.ledger_path = catalog.ledger_path(mode, ledger)
-        if self.ledger_path != ":memory:":
+        if self.ledger_path != ":memory:" and "://" not in self.ledger_path:
             Path(self.ledger_path).parent.mkdir(parents=True, exist_ok=True)
         self.rng = check_rng(rng) if rng is not None else np.random.default_rng(seed)
         self.warn_fraction = float(warn_fraction)
@@ -165,6 +152,11 @@ class Session:
         self._meter = None
         self._lock = threading.RLock()
         self._store: ReleaseStore | None = None
+
+    @staticmethod
+    def connect(url: str, *, token: str, **kwargs) -> Session:
+        """A session on a curator's datasets (:class:`~dpwidgets.curator.client.RemoteSession`)."""
+        return importlib.import_module("dpwidgets.curator.client").RemoteSession(url, token, **kwargs)
 
     @property
     def mode(self) -> Mode:
@@ -228,16 +220,23 @@ class Session:
         if name in self._datasets:
             raise ValueError(f"dataset {name!r} is already in this session")
         held = catalog.entry(name, data, stand_in, description, unit, facts, allow_mechanisms)
-        ledger = PrivacyLedger(self.ledger_path, dataset=name, total_epsilon=total_epsilon,
-                               fingerprint=held.fingerprint)
+        self._hold(held, total_epsilon)
+
+    def _hold(self, held: Entry, total_epsilon: float | None) -> None:
+        """Open the ledger of a checked entry and make it releasable."""
+        ledger = self._open_ledger(held, total_epsilon)
         held.ledger_name = ledger.dataset
         with self._lock:
             if self._store is None:
                 self._store = ReleaseStore(self.ledger_path)
-            self._datasets[name] = held
-            self._ledgers[name] = ledger
-            self._overdrafts[name] = []
-        self._notify({"kind": "dataset", "dataset": name})
+            self._datasets[held.name] = held
+            self._ledgers[held.name] = ledger
+            self._overdrafts[held.name] = []
+        self._notify({"kind": "dataset", "dataset": held.name})
+
+    def _open_ledger(self, held: Entry, total_epsilon: float | None):
+        return PrivacyLedger(self.ledger_path, dataset=held.name, total_epsilon=total_epsilon,
+                             fingerprint=held.fingerprint)
 
     def _dataset(self, name: str | None) -> Entry:
         if name is None:
@@ -251,11 +250,11 @@ class Session:
 
     def size(self, dataset: str | None = None) -> int:
         """The public size (queries, items, cells; rows of a table) of a dataset."""
-        return int(self._dataset(dataset).data.shape[0])
+        return int(self._dataset(dataset).shape[0])
 
     def shape(self, dataset: str | None = None) -> tuple[int, ...]:
         """The public shape of a dataset."""
-        return tuple(int(k) for k in self._dataset(dataset).data.shape)
+        return tuple(self._dataset(dataset).shape)
 
     def columns(self, dataset: str | None = None) -> list[str] | None:
         """The column names of a dataset added as a DataFrame (public schema), else None."""
@@ -269,6 +268,10 @@ class Session:
     def facts(self, dataset: str | None = None) -> dict:
         """The facts about the data its owner declared (public)."""
         return dict(self._dataset(dataset).facts)
+
+    def domains(self, dataset: str | None = None) -> dict | None:
+        """The attribute domains its owner declared for a table's columns (public), or None."""
+        return self._dataset(dataset).domains
 
     def public_view(self, dataset: str | None = None) -> np.ndarray:
         """What a widget may draw: the data in teaching mode, the stand-in in analyst mode."""
@@ -335,10 +338,10 @@ class Session:
                 f"{mechanism!r} runs on a table of named attributes: add the dataset as a "
                 f"pandas DataFrame"
             )
-        if mech.table != (ds.data.ndim == 2):
+        if mech.table != (len(ds.shape) == 2):
             need = "a table (a 2-D dataset)" if mech.table else "a 1-D array"
             raise ParameterError(f"{mechanism!r} runs on {need}; this dataset has shape "
-                                 f"{ds.data.shape}")
+                                 f"{ds.shape}")
         if (release and not self.teaching and not is_builtin(mech.name)
                 and mech.name not in ds.allowed):
             raise PrivacyPolicyError(
@@ -348,10 +351,10 @@ class Session:
             )
         params = catalog.apply_facts(ds, mech, dict(params), teaching=self.teaching)
         try:
-            shape = PublicShape(ds.data.shape, ds.columns, ds.dtypes)
+            shape = PublicShape(ds.shape, ds.columns, ds.dtypes)
             p = mech.validate(params, shape if mech.table else shape[0])
             private = bool(mech.private(p))
-            cost = float(mech.cost(p))
+            cost = float(mech.cost(p)) * ds.unit_rows  # group privacy over a unit's rows
         except ReleaseRefused:
             raise
         except (ValueError, TypeError) as exc:
@@ -368,9 +371,13 @@ class Session:
 
     def _guarantee(self, ds: Entry, mech: Mechanism, p: dict, cost: float, *,
                    sealed: bool = False) -> str:
+        k = ds.unit_rows
+        group = (f"; user-level: a person has at most {k} rows (bounded before the query), so "
+                 f"{k}x the per-row ε (group privacy)") if k > 1 else ""
         if mech.guarantee is not None:
-            return mech.guarantee(p)
+            return mech.guarantee(p) + group
         unit = "person (one row per person, as declared)" if ds.unit == "person" else "row"
+        unit = f"person (user-level; {cost / k:.4g}-DP per row, {k} rows at most)" if k > 1 else unit
         noise = (_SAFE_NOISE if sealed else
                  "continuous Laplace (fast; not floating-point safe: teaching and previews)")
         return f"ε = {cost:.4g}-DP per {unit}; neighbours: {mech.neighbours}; noise: {noise}"
@@ -470,7 +477,7 @@ class Session:
             mech, p, epsilon = self._request(ds, mechanism, params, release=True)
             if mech.precheck is not None:
                 try:
-                    mech.precheck(ds.data, p)
+                    mech.precheck(ds.values(), p)
                 except (ValueError, TypeError) as exc:
                     raise ParameterError(str(exc)) from None
         except ReleaseRefused as exc:
@@ -537,11 +544,11 @@ class Session:
         with warnings.catch_warnings(), np.errstate(all="ignore"), floating_point_safe():
             warnings.simplefilter("ignore")
             try:
-                values = ds.values_for(mech, ds.data)
+                values = ds.values_for(mech, ds.values())
                 result = mech.run(values, p, np.random.default_rng())
                 output = mech.outputs(result, p)
                 if mech.spent is not None and not math.isclose(
-                    float(mech.spent(result, p)), epsilon, rel_tol=1e-9
+                    float(mech.spent(result, p)) * ds.unit_rows, epsilon, rel_tol=1e-9
                 ):
                     failed = True
             except Exception:  # noqa: BLE001 -- whatever it was, it may carry data
@@ -555,7 +562,7 @@ class Session:
     def _run_teaching(self, ds: Entry, mech: Mechanism, p: dict, epsilon: float, label: str,
                       key: str):
         """Teaching mode: the data is public, so run first, then record (overdraft allowed)."""
-        values = ds.values_for(mech, ds.data)
+        values = ds.values_for(mech, ds.values())
         try:
             result = mech.run(values, p, self.rng)
         except (ValueError, TypeError) as exc:

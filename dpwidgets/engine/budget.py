@@ -1,21 +1,55 @@
 """The privacy ledger: a persistent, process-safe record of the budget spent on each dataset.
 
 The ledger is the product's safety catch: persistent, shared by every process that opens the
-same file, never exceedable, never reset, and losing nothing on a crash.
+same database, never exceedable, never reset, and losing nothing on a crash.
+
+Which database
+--------------
+One :class:`PrivacyLedger` class, one accounting implementation, two databases:
+
+* **SQLite** (a file path, the default): one curator, or one analyst's notebooks, on one
+  machine. Every process opening the same file shares its budgets; nothing to run or manage.
+  Do not put the file on a network share: SQLite's locking is only as good as the file
+  system's, and several machines need a server.
+* **PostgreSQL** (a ``postgresql://`` or ``postgres://`` URL): several curator replicas, on
+  several machines, charging one set of budgets. Needs ``psycopg`` (``pip install
+  'dpwidgets[curator]'``). The tables live in the schema ``dpwidgets_ledger`` of the URL's
+  database, created on first use (the user needs the CREATE privilege on the database once).
 
 Transactions
 ------------
-Every spend is one SQLite transaction taken with ``BEGIN IMMEDIATE``: the database's write
-lock is held from the moment the running totals are read until the new spend and the updated
-totals are committed, so two processes can never both read "0.4 left" and both spend 0.4. A
-crash before the commit leaves nothing recorded; a spend made with a ``key`` is recorded at
-most once, so retrying it after a crash charges nothing twice.
+Every spend is one transaction that holds a write lock from the moment the running totals are
+read until the new spend and the updated totals are committed, so two processes can never
+both read "0.4 left" and both spend 0.4. A crash before the commit leaves nothing recorded (the
+database rolls back a transaction whose client died, and releases its locks); a spend made with
+a ``key`` is recorded at most once (a unique index on dataset and key), so retrying it after a
+crash charges nothing twice.
 
-The file uses a rollback journal (``journal_mode=TRUNCATE``) with ``synchronous=FULL``, never
-WAL: with a rollback journal every committed transaction is in the database file itself when
-``COMMIT`` returns, so a copy of ``ledger.sqlite`` alone (a backup, a file moved to another
-machine) holds every committed spend. Under WAL recent commits live in the ``-wal`` file until
-a checkpoint and a copy of the main file alone silently drops them.
+* SQLite takes the database's write lock with ``BEGIN IMMEDIATE``: one writer at a time for the
+  whole file. The file uses a rollback journal (``journal_mode=TRUNCATE``) with
+  ``synchronous=FULL``, never WAL: with a rollback journal every committed transaction is in
+  the database file itself when ``COMMIT`` returns, so a copy of ``ledger.sqlite`` alone (a
+  backup, a file moved to another machine) holds every committed spend. Under WAL recent
+  commits live in the ``-wal`` file until a checkpoint and a copy of the main file alone
+  silently drops them.
+* PostgreSQL runs a spend at READ COMMITTED and first locks the row of running totals of each
+  dataset it charges (``SELECT ... FOR UPDATE``, in name order, so two joint spends cannot
+  deadlock). Every statement after the lock sees whatever the previous holder committed, and
+  every row a spend reads (totals, part totals, keys) is written only by transactions holding
+  that lock: spends on one dataset are serialised, spends on different datasets run in
+  parallel. A dead client's transaction is rolled back by the server (at once when its
+  connection closes; after ``idle_in_transaction_session_timeout`` if its machine vanished).
+  Reads (``spent``, ``summary``, ...) run at REPEATABLE READ, READ ONLY: one consistent
+  snapshot, never blocked by a spend. Opening a dataset (and creating the tables) is
+  serialised by a transaction-level advisory lock, so concurrent openers agree on one dataset
+  and its aliases. A deadlock or serialization failure, which this scheme should never cause,
+  is retried until ``timeout``.
+
+Joint spends
+------------
+A curator may give each analyst a cap of their own on a dataset besides the dataset's cap:
+``dataset_ledger.spend(eps, label, key=k, jointly=[analyst_ledger])`` charges both in one
+transaction on one database, or neither (see :meth:`PrivacyLedger.spend`).
 
 Composition
 -----------
@@ -46,6 +80,8 @@ alias, so the same data added as "visits", "Visits " or "visits_2" is charged to
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import math
 import os
@@ -55,10 +91,11 @@ import threading
 import time
 import unicodedata
 import warnings
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from ._validation import check_epsilon
 from .errors import ReleaseRefused
@@ -74,13 +111,13 @@ __all__ = [
 # ``remaining`` reports (itself rounded to a float) is allowed; far below any meaningful epsilon.
 _TOLERANCE = 1e-9
 
-# ``PRAGMA user_version`` of a file with running totals, aliases and fingerprints. Files
-# written by earlier versions have 0 and are migrated on open.
+# The schema version of a database with running totals, aliases and fingerprints. SQLite files
+# written by earlier versions have 0 (``PRAGMA user_version``) and are migrated on open.
 _SCHEMA_VERSION = 2
 
 # Executed statement by statement inside the opening transaction (``executescript`` would
 # commit first, and two processes must not both create or migrate the tables).
-_SCHEMA = [
+_SQLITE_SCHEMA = [
     """CREATE TABLE IF NOT EXISTS datasets (
         name TEXT PRIMARY KEY,
         total_epsilon REAL NOT NULL CHECK (total_epsilon > 0),
@@ -133,6 +170,67 @@ _SCHEMA = [
         PRIMARY KEY (dataset, partition)
     ) WITHOUT ROWID""",
 ]
+
+# The same tables in PostgreSQL, in the schema _PG_SCHEMA. DOUBLE PRECISION, not REAL (a
+# 4-byte float there): an epsilon must read back as the float that was written.
+_PG_SCHEMA = "dpwidgets_ledger"
+_POSTGRES_SCHEMA = [
+    """CREATE TABLE IF NOT EXISTS datasets (
+        name TEXT PRIMARY KEY,
+        total_epsilon DOUBLE PRECISION NOT NULL CHECK (total_epsilon > 0),
+        created DOUBLE PRECISION NOT NULL,
+        fingerprint TEXT
+    )""",
+    """CREATE TABLE IF NOT EXISTS spends (
+        id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
+        dataset TEXT NOT NULL REFERENCES datasets(name),
+        epsilon DOUBLE PRECISION NOT NULL CHECK (epsilon > 0),
+        label TEXT NOT NULL,
+        created DOUBLE PRECISION NOT NULL,
+        partition TEXT,
+        parts TEXT,
+        key TEXT,
+        spent_after TEXT,
+        charged DOUBLE PRECISION,
+        UNIQUE (dataset, key)
+    )""",
+    "CREATE INDEX IF NOT EXISTS spends_by_dataset ON spends(dataset, id)",
+    """CREATE TABLE IF NOT EXISTS aliases (
+        kind TEXT NOT NULL CHECK (kind IN ('name', 'fingerprint')),
+        value TEXT NOT NULL,
+        dataset TEXT NOT NULL REFERENCES datasets(name),
+        created DOUBLE PRECISION NOT NULL,
+        PRIMARY KEY (kind, value)
+    )""",
+    """CREATE TABLE IF NOT EXISTS totals (
+        dataset TEXT PRIMARY KEY REFERENCES datasets(name),
+        whole TEXT NOT NULL,
+        parallel TEXT NOT NULL,
+        count BIGINT NOT NULL,
+        last_id BIGINT NOT NULL
+    )""",
+    """CREATE TABLE IF NOT EXISTS part_totals (
+        dataset TEXT NOT NULL,
+        partition TEXT NOT NULL,
+        part TEXT NOT NULL,
+        total TEXT NOT NULL,
+        PRIMARY KEY (dataset, partition, part)
+    )""",
+    """CREATE TABLE IF NOT EXISTS partition_max (
+        dataset TEXT NOT NULL,
+        partition TEXT NOT NULL,
+        max TEXT NOT NULL,
+        PRIMARY KEY (dataset, partition)
+    )""",
+    """CREATE TABLE IF NOT EXISTS schema_version (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        version INTEGER NOT NULL
+    )""",
+]
+
+# pg_advisory_xact_lock key that serialises opening datasets (and creating the tables):
+# "dpwledgr" in ASCII.
+_PG_OPEN_LOCK = int.from_bytes(b"dpwledgr", "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 
 class BudgetExceededError(ReleaseRefused, RuntimeError):
@@ -309,18 +407,343 @@ def _begin_immediate(conn: sqlite3.Connection, timeout: float, busy_pragma: str)
         conn.execute(busy_pragma)
 
 
+# -- the two databases ------------------------------------------------------------------------
+#
+# The accounting (PrivacyLedger) is written once, in SQL with "?" placeholders; a backend
+# object holds the connection and everything that differs between SQLite and PostgreSQL: how
+# a write transaction takes its lock, the schema and its version, "INSERT OR IGNORE" and
+# "INSERT OR REPLACE", placeholders, the new row's id, and what "the same database" means.
+
+
+def _is_postgres_url(path) -> bool:
+    return isinstance(path, str) and path.startswith(("postgresql://", "postgres://"))
+
+
+class _SQLite:
+    """A ledger file: its path rules, its pragmas, and ``BEGIN IMMEDIATE``."""
+
+    persistent: bool
+
+    def __init__(self, path, timeout: float):
+        self.path, self.persistent = _resolve_path(path)
+        self.timeout = float(timeout)
+        self._busy_pragma = f"PRAGMA busy_timeout = {int(timeout * 1000)}"
+        # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves.
+        self.conn = sqlite3.connect(
+            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            self._configure()
+        except BaseException:
+            self.conn.close()
+            raise
+
+    def _configure(self) -> None:
+        self.conn.execute(self._busy_pragma)
+        if not self.persistent:
+            return
+        try:
+            mode = self.conn.execute("PRAGMA journal_mode = TRUNCATE").fetchone()[0]
+        except sqlite3.OperationalError:
+            # Leaving WAL needs every other connection to the file closed (e.g. an older
+            # version of dpwidgets still running). Spends stay atomic and durable in WAL too;
+            # only a copy of the main file alone could miss the latest. The next open
+            # switches the file.
+            mode = self.conn.execute("PRAGMA journal_mode").fetchone()[0]
+        if str(mode).lower() != "truncate":
+            warnings.warn(
+                f"the ledger {self.path!r} stays in {mode} journal mode while another process "
+                f"has it open; a copy of the file alone may miss recent spends until then",
+                RuntimeWarning,
+                stacklevel=4,  # the caller of PrivacyLedger()
+            )
+        self.conn.execute("PRAGMA synchronous = FULL")
+
+    # -- dialect --------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence = ()):
+        return self.conn.execute(sql, params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence]) -> None:
+        self.conn.executemany(sql, rows)
+
+    def insert_id(self, sql: str, params: Sequence) -> int:
+        """Run an INSERT into ``spends`` and return the new row's id."""
+        return self.conn.execute(sql, params).lastrowid
+
+    @staticmethod
+    def insert(
+        table: str, columns: Sequence[str], *, ignore: bool = False, replace: Sequence[str] = ()
+    ) -> str:
+        """INSERT of one row; ``ignore``: skip it on a conflict; ``replace``: overwrite the
+        row with the same key (the columns in ``replace``)."""
+        verb = "INSERT OR IGNORE" if ignore else "INSERT OR REPLACE" if replace else "INSERT"
+        marks = ", ".join("?" * len(columns))
+        return f"{verb} INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+
+    # -- transactions ---------------------------------------------------------------------
+    def begin(self, write: bool) -> None:
+        if write:
+            _begin_immediate(self.conn, self.timeout, self._busy_pragma)
+        else:
+            self.conn.execute("BEGIN")
+
+    def lock(self, datasets: Iterable[str]) -> None:
+        """Nothing: ``BEGIN IMMEDIATE`` already holds the whole file's write lock."""
+
+    def lock_for_opening(self) -> None:
+        """Nothing, for the same reason."""
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if self.conn.in_transaction:
+            self.conn.execute("ROLLBACK")
+
+    @staticmethod
+    def retryable(exc: BaseException) -> bool:
+        return False  # _begin_immediate already waits for the lock
+
+    # -- schema ---------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        return self.conn.execute("PRAGMA user_version").fetchone()[0]
+
+    def set_schema_version(self, version: int) -> None:
+        self.conn.execute(f"PRAGMA user_version = {int(version)}")
+
+    def create_schema(self) -> None:
+        for statement in _SQLITE_SCHEMA:
+            self.conn.execute(statement)
+        # Tables created by earlier versions lack the new columns.
+        columns = {r[1] for r in self.conn.execute("PRAGMA table_info(datasets)")}
+        if "fingerprint" not in columns:
+            self.conn.execute("ALTER TABLE datasets ADD COLUMN fingerprint TEXT")
+        columns = {r[1] for r in self.conn.execute("PRAGMA table_info(spends)")}
+        if "spent_after" not in columns:
+            self.conn.execute("ALTER TABLE spends ADD COLUMN spent_after TEXT")
+        if "charged" not in columns:
+            self.conn.execute("ALTER TABLE spends ADD COLUMN charged REAL")
+
+    # -- the rest -------------------------------------------------------------------------
+    def same_database(self, other) -> bool:
+        """Whether ``other`` reaches the same tables (one file; a ``:memory:`` ledger is
+        a database of its own)."""
+        return other is self or (
+            isinstance(other, _SQLite)
+            and self.persistent
+            and other.persistent
+            and other.path == self.path
+        )
+
+    def after_open(self) -> None:
+        if self.persistent:
+            # The file now exists: a hard link made while we were creating it is caught here.
+            _check_single_link(Path(self.path))
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _scrub(text: object, secrets: Iterable[str | None]) -> str:
+    """``str(text)`` with every non-empty secret replaced by ``***``."""
+    text = str(text)
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return text
+
+
+@functools.lru_cache(maxsize=256)
+def _pg_sql(sql: str) -> str:
+    """The statement with psycopg's placeholders (the ledger's SQL has no literal ? or %)."""
+    return sql.replace("?", "%s")
+
+
+class _Postgres:
+    """A ledger in a PostgreSQL database: a psycopg connection, row locks, an advisory lock."""
+
+    persistent = True
+
+    def __init__(self, url: str, timeout: float):
+        try:
+            import psycopg
+            from psycopg.conninfo import conninfo_to_dict
+            from psycopg.pq import TransactionStatus
+        except ImportError as exc:
+            raise ImportError(
+                "a PostgreSQL ledger needs psycopg: pip install 'dpwidgets[curator]'"
+            ) from exc
+        self._psycopg = psycopg
+        self._retryable = (psycopg.errors.SerializationFailure, psycopg.errors.DeadlockDetected)
+        self._idle = TransactionStatus.IDLE
+        self.timeout = float(timeout)
+        raw = urlsplit(url)
+        self._secrets = [raw.password, unquote(raw.password or "")]
+        try:
+            params = conninfo_to_dict(url)
+        except psycopg.Error as exc:
+            raise ValueError(
+                f"the ledger URL is not a valid PostgreSQL URL: {_scrub(exc, self._secrets)}"
+            ) from None
+        self._secrets.append(params.get("password"))
+        # Never the password: this is what repr() and error messages show.
+        user = f"{params['user']}@" if params.get("user") else ""
+        port = f":{params['port']}" if params.get("port") else ""
+        self.path = f"postgresql://{user}{params.get('host', '')}{port}/{params.get('dbname', '')}"
+        self._url = url
+        self._options: dict = {"autocommit": True}  # we issue BEGIN / COMMIT ourselves
+        if "connect_timeout" not in params:
+            self._options["connect_timeout"] = max(2, math.ceil(self.timeout))
+        self.conn = self._connect()
+        info = self.conn.info
+        self.identity = (info.host, info.port, info.dbname)
+
+    def _connect(self):
+        psycopg = self._psycopg
+        try:
+            conn = psycopg.connect(self._url, **self._options)
+        except psycopg.Error as exc:
+            raise ConnectionError(
+                f"cannot connect to the ledger database {self.path}: "
+                f"{_scrub(exc, self._secrets)}"
+            ) from None
+        try:
+            # lock_timeout: how long a spend waits for another's row lock (0 would mean
+            # forever). idle_in_transaction_session_timeout: a client that vanished (machine
+            # lost, process frozen) mid-transaction releases its locks after this long;
+            # ours never idle inside a transaction.
+            conn.execute(
+                "SELECT set_config('lock_timeout', %s, false), "
+                "set_config('idle_in_transaction_session_timeout', %s, false), "
+                "set_config('search_path', %s, false)",
+                (
+                    f"{max(1, round(self.timeout * 1000))}ms",
+                    f"{max(60_000, round(self.timeout * 1000))}ms",
+                    _PG_SCHEMA,
+                ),
+            )
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    # -- dialect --------------------------------------------------------------------------
+    def execute(self, sql: str, params: Sequence = ()):
+        return self.conn.execute(_pg_sql(sql), params)
+
+    def executemany(self, sql: str, rows: Iterable[Sequence]) -> None:
+        with self.conn.cursor() as cursor:
+            cursor.executemany(_pg_sql(sql), rows)
+
+    def insert_id(self, sql: str, params: Sequence) -> int:
+        """Run an INSERT into ``spends`` and return the new row's id."""
+        return self.execute(sql + " RETURNING id", params).fetchone()[0]
+
+    @staticmethod
+    def insert(
+        table: str, columns: Sequence[str], *, ignore: bool = False, replace: Sequence[str] = ()
+    ) -> str:
+        """INSERT of one row; ``ignore``: skip it on a conflict; ``replace``: overwrite the
+        row with the same key (the columns in ``replace``)."""
+        marks = ", ".join("?" * len(columns))
+        head = f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({marks})"
+        if ignore:
+            return f"{head} ON CONFLICT DO NOTHING"
+        if replace:
+            updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c not in replace)
+            return f"{head} ON CONFLICT ({', '.join(replace)}) DO UPDATE SET {updates}"
+        return head
+
+    # -- transactions ---------------------------------------------------------------------
+    def begin(self, write: bool) -> None:
+        # Explicit levels: the database's default_transaction_isolation must not matter.
+        begin = (
+            "BEGIN ISOLATION LEVEL READ COMMITTED"
+            if write
+            else "BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY"
+        )
+        try:
+            self.conn.execute(begin)
+        except self._psycopg.OperationalError:
+            if not self.conn.broken:
+                raise
+            # The server restarted, or dropped an idle connection: nothing of this
+            # transaction was sent yet, so a new connection may run it. (A connection lost
+            # later, e.g. during COMMIT, is the caller's to retry, with its key.)
+            self.conn.close()
+            self.conn = self._connect()
+            self.conn.execute(begin)
+
+    def lock(self, datasets: Iterable[str]) -> None:
+        """Lock each dataset's row of running totals, one statement each, in name order: two
+        transactions locking overlapping sets take their common rows in the same order."""
+        for dataset in sorted(set(datasets)):
+            self.conn.execute("SELECT 1 FROM totals WHERE dataset = %s FOR UPDATE", (dataset,))
+
+    def lock_for_opening(self) -> None:
+        """Serialise openers (held until the transaction ends), then create the schema."""
+        self.conn.execute("SELECT pg_advisory_xact_lock(%s)", (_PG_OPEN_LOCK,))
+        found = self.conn.execute(
+            "SELECT 1 FROM pg_namespace WHERE nspname = %s", (_PG_SCHEMA,)
+        ).fetchone()
+        if found is None:
+            self.conn.execute(f"CREATE SCHEMA {_PG_SCHEMA}")
+
+    def commit(self) -> None:
+        self.conn.execute("COMMIT")
+
+    def rollback(self) -> None:
+        if not self.conn.closed and self.conn.info.transaction_status != self._idle:
+            self.conn.execute("ROLLBACK")
+
+    def retryable(self, exc: BaseException) -> bool:
+        return isinstance(exc, self._retryable)
+
+    # -- schema ---------------------------------------------------------------------------
+    def schema_version(self) -> int:
+        table = self.conn.execute(
+            "SELECT to_regclass(%s)", (f"{_PG_SCHEMA}.schema_version",)
+        ).fetchone()[0]
+        if table is None:
+            return 0
+        row = self.conn.execute("SELECT version FROM schema_version").fetchone()
+        return row[0] if row else 0
+
+    def set_schema_version(self, version: int) -> None:
+        self.execute(
+            self.insert("schema_version", ("id", "version"), replace=("id",)), (1, int(version))
+        )
+
+    def create_schema(self) -> None:
+        for statement in _POSTGRES_SCHEMA:
+            self.conn.execute(statement)
+
+    # -- the rest -------------------------------------------------------------------------
+    def same_database(self, other) -> bool:
+        """Whether ``other`` is connected to the same server and database (as the client
+        names them: "localhost" and "127.0.0.1" count as two)."""
+        return isinstance(other, _Postgres) and other.identity == self.identity
+
+    def after_open(self) -> None:
+        pass
+
+    def close(self) -> None:
+        self.conn.close()
+
+
 class PrivacyLedger:
-    """Budget accounting for one dataset, persisted in SQLite.
+    """Budget accounting for one dataset, persisted in SQLite or PostgreSQL.
 
     Parameters
     ----------
     path : str or path-like, optional
-        The SQLite file (created if missing; ``~`` expanded, symlinks resolved; a file with
-        more than one hard link, a ``file:`` URI and an empty path are refused),
-        ``":memory:"`` for a throw-away ledger (teaching mode), or ``None`` for
-        :func:`default_ledger_path`.
+        A ``postgresql://`` (or ``postgres://``) URL for a ledger in a PostgreSQL database
+        (several curator replicas; see the module docstring). Anything else is a SQLite file
+        (created if missing; ``~`` expanded, symlinks resolved; a file with more than one hard
+        link, a ``file:`` URI and an empty path are refused), ``":memory:"`` for a throw-away
+        ledger (teaching mode), or ``None`` for :func:`default_ledger_path`.
     dataset : str
-        The name the spends are keyed by. Every process opening the same file and dataset
+        The name the spends are keyed by. Every process opening the same database and dataset
         shares one budget. Names are compared normalised (see :func:`normalise_name`).
     total_epsilon : float, optional
         The cap. Required the first time a dataset is recorded. When the dataset is found by
@@ -344,15 +767,20 @@ class PrivacyLedger:
     persistent : bool
         ``False`` for a ``":memory:"`` ledger.
     path : str
-        The resolved file path, or ``":memory:"``.
+        The resolved file path, ``":memory:"``, or the PostgreSQL URL without its password
+        and options.
     total_epsilon : float
         The cap.
 
     Raises
     ------
     ValueError
-        On a bad path, a bad name or cap, a cap that differs from the recorded one, a new
-        dataset without a cap, or a name and a fingerprint that find two different datasets.
+        On a bad path or URL, a bad name or cap, a cap that differs from the recorded one, a
+        new dataset without a cap, or a name and a fingerprint that find two different
+        datasets.
+    ConnectionError
+        The PostgreSQL server cannot be reached or refuses the login (the message never
+        holds the password).
 
     Examples
     --------
@@ -379,116 +807,109 @@ class PrivacyLedger:
         if total_epsilon is not None:
             total_epsilon = check_epsilon(total_epsilon, "total_epsilon")
         self.requested_name = dataset
-        self.path, self.persistent = _resolve_path(path)
         self._lock = threading.RLock()
-        # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves.
-        self._conn = sqlite3.connect(
-            self.path, timeout=timeout, isolation_level=None, check_same_thread=False
-        )
+        self._timeout = float(timeout)
+        self._db = _Postgres(path, timeout) if _is_postgres_url(path) else _SQLite(path, timeout)
+        self.path = self._db.path
+        self.persistent = self._db.persistent
         try:
-            with self._lock:
-                self._configure(timeout)
-                self._transaction(
-                    lambda: self._open_dataset(dataset, total_epsilon, fingerprint), write=True
-                )
+            self._transaction(
+                lambda: self._open_dataset(dataset, total_epsilon, fingerprint), write=True
+            )
+            self._db.after_open()
         except BaseException:
-            self._conn.close()
+            self._db.close()
             raise
-        if self.persistent:
-            # The file now exists: a hard link made while we were creating it is caught here.
+
+    @property
+    def _conn(self):
+        """The database connection (``sqlite3`` or ``psycopg``)."""
+        return self._db.conn
+
+    # -- transactions ---------------------------------------------------------------------
+    def _transaction(self, body: Callable, *, write: bool, lock: Sequence[str] = ()):
+        """Run ``body()`` in one transaction; a write transaction first locks ``lock``'s totals.
+
+        A deadlock or serialization failure (PostgreSQL; none is expected) rolls everything
+        back and runs ``body`` again, for up to ``timeout`` seconds.
+        """
+        db = self._db
+        deadline = time.monotonic() + self._timeout
+        delay = 1e-3
+        with self._lock:
+            while True:
+                db.begin(write)
+                try:
+                    if write:
+                        db.lock(lock)
+                    result = body()
+                    db.commit()
+                    return result
+                except BaseException as exc:
+                    with contextlib.suppress(Exception):
+                        db.rollback()
+                    if not db.retryable(exc) or time.monotonic() >= deadline:
+                        raise
+                time.sleep(delay * random.uniform(0.5, 1.5))
+                delay = min(2 * delay, 0.1)
+
+    def _repair(self, dataset: str) -> None:
+        """Rebuild the running totals of a dataset that has spends they miss."""
+        self._transaction(lambda: self._rebuild(dataset), write=True, lock=[dataset])
+
+    def _read(self, body):
+        """Run a read-only ``body()`` on a consistent snapshot, rebuilding stale totals."""
+        try:
+            return self._transaction(body, write=False)
+        except _Stale as stale:
+            self._repair(stale.dataset)
+            return self._transaction(body, write=False)
+
+    def _write(self, body, datasets: Sequence[str]):
+        """Run ``body()`` in a write transaction holding the totals of ``datasets``."""
+        for _ in datasets:
             try:
-                _check_single_link(Path(self.path))
-            except ValueError:
-                self._conn.close()
-                raise
+                return self._transaction(body, write=True, lock=datasets)
+            except _Stale as stale:
+                # Spends recorded by an older writer: rebuild the totals once, then charge.
+                self._repair(stale.dataset)
+        return self._transaction(body, write=True, lock=datasets)
 
     # -- opening --------------------------------------------------------------------------
-    def _configure(self, timeout: float) -> None:
-        self._timeout = float(timeout)
-        self._busy_pragma = f"PRAGMA busy_timeout = {int(timeout * 1000)}"
-        self._conn.execute(self._busy_pragma)
-        if not self.persistent:
-            return
-        try:
-            mode = self._conn.execute("PRAGMA journal_mode = TRUNCATE").fetchone()[0]
-        except sqlite3.OperationalError:
-            # Leaving WAL needs every other connection to the file closed (e.g. an older
-            # version of dpwidgets still running). Spends stay atomic and durable in WAL too;
-            # only a copy of the main file alone could miss the latest. The next open
-            # switches the file.
-            mode = self._conn.execute("PRAGMA journal_mode").fetchone()[0]
-        if str(mode).lower() != "truncate":
-            warnings.warn(
-                f"the ledger {self.path!r} stays in {mode} journal mode while another process "
-                f"has it open; a copy of the file alone may miss recent spends until then",
-                RuntimeWarning,
-                stacklevel=3,
-            )
-        self._conn.execute("PRAGMA synchronous = FULL")
-
-    def _transaction(self, body, *, write: bool):
-        """Run ``body()`` in one transaction (``BEGIN IMMEDIATE`` if it writes)."""
-        with self._lock:
-            if write:
-                _begin_immediate(self._conn, self._timeout, self._busy_pragma)
-            else:
-                self._conn.execute("BEGIN")
-            try:
-                result = body()
-                self._conn.execute("COMMIT")
-            except BaseException:
-                if self._conn.in_transaction:
-                    self._conn.execute("ROLLBACK")
-                raise
-            return result
-
     def _migrate(self) -> None:
-        """Bring the file to the current schema (inside the opening transaction)."""
-        conn = self._conn
-        version = conn.execute("PRAGMA user_version").fetchone()[0]
-        if version >= _SCHEMA_VERSION:
+        """Bring the database to the current schema (inside the opening transaction)."""
+        db = self._db
+        if db.schema_version() >= _SCHEMA_VERSION:
             return
-        for statement in _SCHEMA:
-            conn.execute(statement)
-        # Tables created by earlier versions lack the new columns.
-        columns = {r[1] for r in conn.execute("PRAGMA table_info(datasets)")}
-        if "fingerprint" not in columns:
-            conn.execute("ALTER TABLE datasets ADD COLUMN fingerprint TEXT")
-        columns = {r[1] for r in conn.execute("PRAGMA table_info(spends)")}
-        if "spent_after" not in columns:
-            conn.execute("ALTER TABLE spends ADD COLUMN spent_after TEXT")
-        if "charged" not in columns:
-            conn.execute("ALTER TABLE spends ADD COLUMN charged REAL")
-        names = conn.execute("SELECT name, created FROM datasets ORDER BY created, name")
+        db.create_schema()
+        alias = db.insert("aliases", ("kind", "value", "dataset", "created"), ignore=True)
+        names = db.execute("SELECT name, created FROM datasets ORDER BY created, name")
         for name, created in names.fetchall():
             # Oldest first: if two old datasets differ only in spelling, the older one keeps
             # the normalised name (both stay reachable by their exact names).
-            conn.execute(
-                "INSERT OR IGNORE INTO aliases (kind, value, dataset, created) "
-                "VALUES ('name', ?, ?, ?)",
-                (normalise_name(name), name, created),
-            )
+            db.execute(alias, ("name", normalise_name(name), name, created))
             self._rebuild(name)
-        conn.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
+        db.set_schema_version(_SCHEMA_VERSION)
 
     def _open_dataset(
         self, requested: str, total_epsilon: float | None, fingerprint: str | None
     ) -> None:
-        conn = self._conn
+        db = self._db
+        db.lock_for_opening()
         self._migrate()
         now = time.time()
         normal = normalise_name(requested)
-        exact = conn.execute("SELECT name FROM datasets WHERE name = ?", (requested,)).fetchone()
+        exact = db.execute("SELECT name FROM datasets WHERE name = ?", (requested,)).fetchone()
         if exact is not None:
             by_name = exact[0]
         else:
-            row = conn.execute(
+            row = db.execute(
                 "SELECT dataset FROM aliases WHERE kind = 'name' AND value = ?", (normal,)
             ).fetchone()
             by_name = row[0] if row else None
         by_fingerprint = None
         if fingerprint is not None:
-            row = conn.execute(
+            row = db.execute(
                 "SELECT dataset FROM aliases WHERE kind = 'fingerprint' AND value = ?",
                 (fingerprint,),
             ).fetchone()
@@ -507,17 +928,17 @@ class PrivacyLedger:
                     f"pass total_epsilon= to set its cap"
                 )
             canonical = requested
-            conn.execute(
+            db.execute(
                 "INSERT INTO datasets (name, total_epsilon, created, fingerprint) "
                 "VALUES (?, ?, ?, ?)",
                 (canonical, total_epsilon, now, fingerprint),
             )
-            conn.execute(
+            db.execute(
                 "INSERT INTO totals (dataset, whole, parallel, count, last_id) "
                 "VALUES (?, '0', '0', 0, 0)",
                 (canonical,),
             )
-        cap = conn.execute(
+        cap = db.execute(
             "SELECT total_epsilon FROM datasets WHERE name = ?", (canonical,)
         ).fetchone()[0]
         if (
@@ -534,18 +955,11 @@ class PrivacyLedger:
             )
         # Record every spelling and fingerprint that found (or created) the dataset, so a
         # later lookup by any of them finds it too.
-        conn.execute(
-            "INSERT OR IGNORE INTO aliases (kind, value, dataset, created) "
-            "VALUES ('name', ?, ?, ?)",
-            (normal, canonical, now),
-        )
+        alias = db.insert("aliases", ("kind", "value", "dataset", "created"), ignore=True)
+        db.execute(alias, ("name", normal, canonical, now))
         if fingerprint is not None:
-            conn.execute(
-                "INSERT OR IGNORE INTO aliases (kind, value, dataset, created) "
-                "VALUES ('fingerprint', ?, ?, ?)",
-                (fingerprint, canonical, now),
-            )
-            conn.execute(
+            db.execute(alias, ("fingerprint", fingerprint, canonical, now))
+            db.execute(
                 "UPDATE datasets SET fingerprint = ? WHERE name = ? AND fingerprint IS NULL",
                 (fingerprint, canonical),
             )
@@ -560,15 +974,15 @@ class PrivacyLedger:
         Runs when an old file is migrated, and when spends were inserted by a version of this
         code that kept no totals.
         """
-        conn = self._conn
-        conn.execute("DELETE FROM part_totals WHERE dataset = ?", (dataset,))
-        conn.execute("DELETE FROM partition_max WHERE dataset = ?", (dataset,))
+        db = self._db
+        db.execute("DELETE FROM part_totals WHERE dataset = ?", (dataset,))
+        db.execute("DELETE FROM partition_max WHERE dataset = ?", (dataset,))
         whole = Fraction(0)
         part_totals: dict[tuple[str, str], Fraction] = {}
         maxima: dict[str, Fraction] = {}
         count = last_id = 0
         updates = []
-        rows = conn.execute(
+        rows = db.execute(
             "SELECT id, epsilon, partition, parts, spent_after, charged FROM spends "
             "WHERE dataset = ? ORDER BY id",
             (dataset,),
@@ -589,53 +1003,52 @@ class PrivacyLedger:
             previous = after
             count += 1
             last_id = spend_id
-        conn.executemany("UPDATE spends SET spent_after = ?, charged = ? WHERE id = ?", updates)
-        conn.executemany(
-            "INSERT INTO part_totals (dataset, partition, part, total) VALUES (?, ?, ?, ?)",
+        db.executemany("UPDATE spends SET spent_after = ?, charged = ? WHERE id = ?", updates)
+        db.executemany(
+            db.insert("part_totals", ("dataset", "partition", "part", "total")),
             [(dataset, p, q, str(t)) for (p, q), t in part_totals.items()],
         )
-        conn.executemany(
-            "INSERT INTO partition_max (dataset, partition, max) VALUES (?, ?, ?)",
+        db.executemany(
+            db.insert("partition_max", ("dataset", "partition", "max")),
             [(dataset, p, str(m)) for p, m in maxima.items()],
         )
         parallel = sum(maxima.values(), Fraction(0))
-        conn.execute(
-            "INSERT OR REPLACE INTO totals (dataset, whole, parallel, count, last_id) "
-            "VALUES (?, ?, ?, ?, ?)",
+        db.execute(
+            db.insert(
+                "totals", ("dataset", "whole", "parallel", "count", "last_id"), replace=("dataset",)
+            ),
             (dataset, str(whole), str(parallel), count, last_id),
         )
 
-    def _totals(self) -> tuple[Fraction, Fraction, int]:
-        """(whole, parallel, count) of this dataset; inside a transaction.
+    def _totals(self, dataset: str | None = None) -> tuple[Fraction, Fraction, int]:
+        """(whole, parallel, count) of a dataset (default: this one); inside a transaction.
 
-        Rebuilds them first if a spend was recorded without them (an older writer).
+        Raises ``_Stale`` if a spend was recorded without them (an older writer).
         """
-        row = self._conn.execute(
+        dataset = self.dataset if dataset is None else dataset
+        row = self._db.execute(
             "SELECT whole, parallel, count, last_id, "
             "(SELECT max(id) FROM spends WHERE dataset = ?) FROM totals WHERE dataset = ?",
-            (self.dataset, self.dataset),
+            (dataset, dataset),
         ).fetchone()
         if row is None or (row[4] or 0) != row[3]:
-            raise _Stale
+            raise _Stale(dataset)
         return Fraction(row[0]), Fraction(row[1]), row[2]
 
-    def _read(self, body):
-        """Run a read-only ``body()`` on a consistent snapshot, rebuilding stale totals."""
-        try:
-            return self._transaction(body, write=False)
-        except _Stale:
-            self._transaction(lambda: self._rebuild(self.dataset), write=True)
-            return self._transaction(body, write=False)
-
     def _charge(
-        self, epsilon: float, partition: str | None, parts: tuple[str, ...] | None
+        self,
+        dataset: str,
+        epsilon: float,
+        partition: str | None,
+        parts: tuple[str, ...] | None,
     ) -> tuple[Fraction, Fraction, Fraction, list[tuple[str, Fraction]], Fraction | None]:
-        """What this spend would make of the totals (inside a transaction, writes nothing).
+        """What this spend would make of a dataset's totals (inside a transaction, writes
+        nothing).
 
         Returns (spent before, whole after, parallel after, new totals of the parts touched,
         new maximum of the partition or None).
         """
-        whole, parallel, _ = self._totals()
+        whole, parallel, _ = self._totals(dataset)
         before = whole + parallel
         amount = Fraction(epsilon)
         if partition is None:
@@ -646,15 +1059,15 @@ class PrivacyLedger:
             chunk = parts[i : i + 10_000]
             marks = ",".join("?" * len(chunk))
             current.update(
-                self._conn.execute(
+                self._db.execute(
                     f"SELECT part, total FROM part_totals WHERE dataset = ? AND partition = ? "
                     f"AND part IN ({marks})",
-                    (self.dataset, partition, *chunk),
+                    (dataset, partition, *chunk),
                 ).fetchall()
             )
-        row = self._conn.execute(
+        row = self._db.execute(
             "SELECT max FROM partition_max WHERE dataset = ? AND partition = ?",
-            (self.dataset, partition),
+            (dataset, partition),
         ).fetchone()
         old_max = _fraction(row[0] if row else None)
         new_parts = [(part, _fraction(current.get(part)) + amount) for part in parts]
@@ -684,7 +1097,7 @@ class PrivacyLedger:
 
         def body():
             self._totals()  # rebuilds `charged` of spends recorded by an older writer
-            rows = self._conn.execute(
+            rows = self._db.execute(
                 "SELECT epsilon, label, created, partition, parts, key, charged "
                 "FROM spends WHERE dataset = ? ORDER BY id",
                 (self.dataset,),
@@ -698,7 +1111,7 @@ class PrivacyLedger:
             raise ValueError(f"limit must be an integer >= 0, got {limit!r}")
         if limit == 0:
             return []
-        rows = self._conn.execute(
+        rows = self._db.execute(
             "SELECT epsilon, label, created, partition, parts, key, charged "
             "FROM spends WHERE dataset = ? ORDER BY id DESC LIMIT ?",
             (self.dataset, limit),
@@ -787,18 +1200,20 @@ class PrivacyLedger:
         partition, parts = self._check_parts(partition, parts)
 
         def body():
-            before, whole, parallel, _, _ = self._charge(epsilon, partition, parts)
+            before, whole, parallel, _, _ = self._charge(self.dataset, epsilon, partition, parts)
             return float(whole + parallel - before)
 
         return self._read(body)
 
     def has_key(self, key: str) -> bool:
         """Whether a spend with this idempotency key is already recorded."""
-        with self._lock:
-            row = self._conn.execute(
+
+        def body():
+            return self._db.execute(
                 "SELECT 1 FROM spends WHERE dataset = ? AND key = ?", (self.dataset, key)
             ).fetchone()
-        return row is not None
+
+        return self._transaction(body, write=False) is not None
 
     # -- writing --------------------------------------------------------------------------
     @staticmethod
@@ -816,6 +1231,62 @@ class PrivacyLedger:
             raise ValueError("parts must not repeat a part")
         return partition, parts
 
+    def _joint(self, jointly) -> list[PrivacyLedger]:
+        """This ledger and the ``jointly`` ones, checked: one database, distinct datasets."""
+        if isinstance(jointly, PrivacyLedger):
+            jointly = (jointly,)
+        ledgers = [self, *jointly]
+        for other in ledgers[1:]:
+            if not isinstance(other, PrivacyLedger):
+                raise ValueError(
+                    f"jointly must list PrivacyLedger objects, got {type(other).__name__}"
+                )
+            if not self._db.same_database(other._db):
+                raise ValueError(
+                    f"a joint spend charges every ledger in one transaction, so they must be "
+                    f"in one database: dataset {other.dataset!r} is in {other.path}, dataset "
+                    f"{self.dataset!r} in {self.path}. Open both on the same file or URL."
+                )
+        names = [ledger.dataset for ledger in ledgers]
+        for name in names:
+            if names.count(name) > 1:
+                raise ValueError(
+                    f"a joint spend names the budget of dataset {name!r} twice (two ledgers, "
+                    f"or two aliases, of one dataset); charge each budget once"
+                )
+        return ledgers
+
+    def _recorded(
+        self,
+        dataset: str,
+        key: str,
+        epsilon: float,
+        partition: str | None,
+        parts: tuple[str, ...] | None,
+    ) -> bool:
+        """Whether ``key`` is recorded for ``dataset``; a ValueError if for another release."""
+        row = self._db.execute(
+            "SELECT epsilon, partition, parts FROM spends WHERE dataset = ? AND key = ?",
+            (dataset, key),
+        ).fetchone()
+        if row is None:
+            return False
+        recorded_parts = tuple(json.loads(row[2])) if row[2] is not None else None
+        same = (
+            row[0] == epsilon
+            and row[1] == partition
+            and (recorded_parts is None) == (parts is None)
+            and sorted(recorded_parts or ()) == sorted(parts or ())
+        )
+        if not same:
+            raise ValueError(
+                f"idempotency key {key!r} is already recorded for another spend "
+                f"(epsilon={row[0]:.6g}{_where(row[1], recorded_parts)}); it cannot "
+                f"be reused for epsilon={epsilon:.6g}{_where(partition, parts)}. A "
+                f"key names one release: use a new key for a new one."
+            )
+        return True
+
     def spend(
         self,
         epsilon: float,
@@ -824,6 +1295,7 @@ class PrivacyLedger:
         partition: str | None = None,
         parts: Iterable[str] | None = None,
         key: str | None = None,
+        jointly: Iterable[PrivacyLedger] = (),
     ) -> bool:
         """Record a spend of ``epsilon``, or raise :class:`BudgetExceededError`.
 
@@ -841,18 +1313,46 @@ class PrivacyLedger:
             charged and ``False`` is returned. Used to replay cached releases for free and to
             retry safely after a crash. A key names one release: reusing it with another
             epsilon, partition or parts is an error.
+        jointly : iterable of PrivacyLedger, optional
+            Other budgets the same release must also fit in, e.g. an analyst's own cap on this
+            dataset beside the dataset's cap. Every ledger is charged the same spend (same
+            epsilon, label, partition, parts and key) in one transaction: all of them or none.
+            They must be in this ledger's database (the same SQLite file, or the same
+            PostgreSQL server and database) and charge distinct datasets. A ``partition``
+            name must mean the same partition of the same data in every one of them. With a
+            ``key``, each ledger records it at most once: a retry charges only the ledgers
+            that have not recorded it yet (normally none).
 
         Returns
         -------
         bool
-            ``True`` if a new spend was recorded, ``False`` if ``key`` was already recorded.
+            ``True`` if a new spend was recorded (on at least one ledger), ``False`` if
+            ``key`` was already recorded (on every ledger).
 
         Raises
         ------
         BudgetExceededError
-            The spend would exceed the cap; nothing was recorded.
+            The spend would exceed the cap of a ledger (the error's ``dataset``,
+            ``remaining`` and ``total`` are that ledger's); nothing was recorded anywhere.
         ValueError
-            A bad argument, or ``key`` recorded with another epsilon, partition or parts.
+            A bad argument, ``key`` recorded with another epsilon, partition or parts, or
+            ``jointly`` ledgers in another database or charging the same dataset twice.
+
+        Examples
+        --------
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "ledger.sqlite")
+        >>> data = PrivacyLedger(path, dataset="visits", total_epsilon=1.0)
+        >>> alice = PrivacyLedger(path, dataset="visits/alice", total_epsilon=0.3)
+        >>> data.spend(0.2, "histogram", key="r1", jointly=[alice])
+        True
+        >>> data.spend(0.2, "histogram", key="r1", jointly=[alice])  # a retry: free
+        False
+        >>> data.spend(0.2, "roc", key="r2", jointly=[alice])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        dpwidgets.engine.budget.BudgetExceededError: privacy budget of dataset 'visits/alice' exceeded: ...
+        >>> round(data.spent, 6), round(alice.spent, 6)
+        (0.2, 0.2)
         """
         epsilon = check_epsilon(epsilon)
         if not isinstance(label, str):
@@ -860,84 +1360,82 @@ class PrivacyLedger:
         partition, parts = self._check_parts(partition, parts)
         if key is not None and not isinstance(key, str):
             raise ValueError(f"key must be a string or None, got {type(key).__name__}")
+        ledgers = self._joint(jointly)
+        datasets = [ledger.dataset for ledger in ledgers]
 
         def body() -> bool:
-            conn = self._conn
-            if key is not None:
-                row = conn.execute(
-                    "SELECT epsilon, partition, parts FROM spends WHERE dataset = ? AND key = ?",
-                    (self.dataset, key),
-                ).fetchone()
-                if row is not None:
-                    recorded_parts = tuple(json.loads(row[2])) if row[2] is not None else None
-                    same = (
-                        row[0] == epsilon
-                        and row[1] == partition
-                        and (recorded_parts is None) == (parts is None)
-                        and sorted(recorded_parts or ()) == sorted(parts or ())
+            # Check every budget first, then write: a refusal leaves nothing to roll back
+            # (the transaction would undo it anyway).
+            charges = []
+            for ledger in ledgers:
+                dataset = ledger.dataset
+                if key is not None and self._recorded(dataset, key, epsilon, partition, parts):
+                    continue
+                before, whole, parallel, new_parts, new_max = self._charge(
+                    dataset, epsilon, partition, parts
+                )
+                if float(whole + parallel) > ledger.total_epsilon * (1 + _TOLERANCE):
+                    raise BudgetExceededError(
+                        dataset,
+                        requested=epsilon,
+                        remaining=float(max(Fraction(0), Fraction(ledger.total_epsilon) - before)),
+                        total=ledger.total_epsilon,
+                        label=label,
                     )
-                    if not same:
-                        raise ValueError(
-                            f"idempotency key {key!r} is already recorded for another spend "
-                            f"(epsilon={row[0]:.6g}{_where(row[1], recorded_parts)}); it cannot "
-                            f"be reused for epsilon={epsilon:.6g}{_where(partition, parts)}. A "
-                            f"key names one release: use a new key for a new one."
-                        )
-                    return False
-            before, whole, parallel, new_parts, new_max = self._charge(epsilon, partition, parts)
-            after = whole + parallel
-            if float(after) > self.total_epsilon * (1 + _TOLERANCE):
-                raise BudgetExceededError(
-                    self.dataset,
-                    requested=epsilon,
-                    remaining=float(max(Fraction(0), Fraction(self.total_epsilon) - before)),
-                    total=self.total_epsilon,
-                    label=label,
-                )
-            cursor = conn.execute(
-                "INSERT INTO spends (dataset, epsilon, label, created, partition, parts, key, "
-                "spent_after, charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    self.dataset,
-                    epsilon,
-                    label,
-                    time.time(),
-                    partition,
-                    _parts_json(parts),
-                    key,
-                    str(after),
-                    float(after - before),
-                ),
-            )
-            conn.execute(
-                "UPDATE totals SET whole = ?, parallel = ?, count = count + 1, last_id = ? "
-                "WHERE dataset = ?",
-                (str(whole), str(parallel), cursor.lastrowid, self.dataset),
-            )
-            if partition is not None:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO part_totals (dataset, partition, part, total) "
-                    "VALUES (?, ?, ?, ?)",
-                    [(self.dataset, partition, part, str(total)) for part, total in new_parts],
-                )
-                conn.execute(
-                    "INSERT OR REPLACE INTO partition_max (dataset, partition, max) "
-                    "VALUES (?, ?, ?)",
-                    (self.dataset, partition, str(new_max)),
-                )
-            return True
+                charges.append((dataset, before, whole, parallel, new_parts, new_max))
+            now = time.time()
+            for charge in charges:
+                self._record(charge, epsilon, label, partition, parts, key, now)
+            return bool(charges)
 
-        try:
-            return self._transaction(body, write=True)
-        except _Stale:
-            # Spends recorded by an older writer: rebuild the totals once, then charge.
-            self._transaction(lambda: self._rebuild(self.dataset), write=True)
-            return self._transaction(body, write=True)
+        return self._write(body, datasets)
+
+    def _record(self, charge: tuple, epsilon, label, partition, parts, key, now) -> None:
+        """Insert one spend and update its dataset's totals; ``charge`` is the dataset and
+        what :meth:`_charge` computed for it."""
+        db = self._db
+        dataset, before, whole, parallel, new_parts, new_max = charge
+        after = whole + parallel
+        spend_id = db.insert_id(
+            "INSERT INTO spends (dataset, epsilon, label, created, partition, parts, key, "
+            "spent_after, charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (
+                dataset,
+                epsilon,
+                label,
+                now,
+                partition,
+                _parts_json(parts),
+                key,
+                str(after),
+                float(after - before),
+            ),
+        )
+        db.execute(
+            "UPDATE totals SET whole = ?, parallel = ?, count = count + 1, last_id = ? "
+            "WHERE dataset = ?",
+            (str(whole), str(parallel), spend_id, dataset),
+        )
+        if partition is not None:
+            db.executemany(
+                db.insert(
+                    "part_totals",
+                    ("dataset", "partition", "part", "total"),
+                    replace=("dataset", "partition", "part"),
+                ),
+                [(dataset, partition, part, str(total)) for part, total in new_parts],
+            )
+            db.execute(
+                db.insert(
+                    "partition_max", ("dataset", "partition", "max"), replace=("dataset", "partition")
+                ),
+                (dataset, partition, str(new_max)),
+            )
 
     def close(self) -> None:
         """Close the database connection."""
         with self._lock:
-            self._conn.close()
+            self._db.close()
 
     def __enter__(self) -> PrivacyLedger:
         return self
@@ -953,4 +1451,8 @@ class PrivacyLedger:
 
 
 class _Stale(Exception):
-    """The running totals miss spends recorded by an older writer (internal)."""
+    """The running totals of ``dataset`` miss spends recorded by an older writer (internal)."""
+
+    def __init__(self, dataset: str):
+        super().__init__(dataset)
+        self.dataset = dataset

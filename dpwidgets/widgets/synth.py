@@ -230,6 +230,8 @@ class SyntheticDataWidget(ReleaseWidget):
             if columns is None:
                 raise ValueError(f"dataset {dataset!r} was not added as a DataFrame: the "
                                  f"synthetic-data widget needs named attributes")
+            if domains is None:
+                domains = session.domains(dataset)  # declared by the owner, if at all
             if domains is None and not session.teaching:
                 raise ValueError(
                     "an analyst widget needs domains= : the public domain of every attribute "

@@ -1,4 +1,12 @@
-"""Tests for the privacy ledger (dpwidgets/engine/budget.py)."""
+"""Tests for the privacy ledger (dpwidgets/engine/budget.py).
+
+Tests taking the ``ledger_url`` fixture run twice: on a SQLite file and on a fresh PostgreSQL
+database. The PostgreSQL server is ``$DPW_POSTGRES_URL`` (``make test`` starts one with
+``scripts/postgres.sh``), else one ``scripts/postgres.sh`` starts for the session; those runs
+are skipped only when neither is possible. Tests of SQLite's own rules (file paths, journal
+mode, migration of old files) take a path. tests/engine/test_budget_backends.py holds the
+races, joint spends and killed processes.
+"""
 
 from __future__ import annotations
 
@@ -9,14 +17,73 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import uuid
+from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
 from dpwidgets.engine.budget import BudgetExceededError, PrivacyLedger, default_ledger_path
 
+_POSTGRES_SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "postgres.sh"
 
-def test_sequential_composition_and_exact_cap():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+
+@pytest.fixture(scope="session")
+def postgres_server():
+    """The URL of a PostgreSQL server whose user may create databases.
+
+    ``$DPW_POSTGRES_URL`` if set (an unreachable one fails the tests); else the server
+    ``scripts/postgres.sh`` runs, started for this session (and stopped after it) if needed,
+    without installing anything; skipped if that fails too.
+    """
+    url = os.environ.get("DPW_POSTGRES_URL")
+    if url:
+        yield url
+        return
+    running = subprocess.run(
+        ["bash", str(_POSTGRES_SCRIPT), "url"], capture_output=True, text=True, timeout=60
+    )
+    if running.returncode == 0:
+        yield running.stdout.strip()
+        return
+    started = subprocess.run(
+        ["bash", str(_POSTGRES_SCRIPT), "start", "--no-install"],
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    if started.returncode != 0:
+        why = (started.stderr.strip().splitlines() or ["no output"])[-1]
+        pytest.skip(f"DPW_POSTGRES_URL is unset and scripts/postgres.sh could not start a server: {why}")
+    try:
+        yield started.stdout.strip()
+    finally:
+        subprocess.run(["bash", str(_POSTGRES_SCRIPT), "stop"], capture_output=True, timeout=120)
+
+
+@pytest.fixture
+def postgres_url(postgres_server):
+    """The URL of a new, empty database on the test server (dropped after the test)."""
+    import psycopg
+
+    name = f"dpw_test_{uuid.uuid4().hex[:16]}"
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {name}")
+    yield urlsplit(postgres_server)._replace(path=f"/{name}").geturl()
+    with psycopg.connect(postgres_server, autocommit=True) as admin:
+        admin.execute(f"DROP DATABASE {name} WITH (FORCE)")
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def ledger_url(request, tmp_path):
+    """Where a ledger lives: a SQLite file, or a PostgreSQL URL (a new database)."""
+    if request.param == "sqlite":
+        return str(tmp_path / "ledger.sqlite")
+    return request.getfixturevalue("postgres_url")
+
+
+def test_sequential_composition_and_exact_cap(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     for _ in range(10):
         assert ledger.spend(0.1, label="step")
     # ten spends of 0.1 use the cap exactly; not one more
@@ -27,8 +94,8 @@ def test_sequential_composition_and_exact_cap():
     assert len(ledger.spends) == 10
 
 
-def test_exceeding_spend_records_nothing_and_says_what_is_left():
-    ledger = PrivacyLedger(":memory:", dataset="census", total_epsilon=1.0)
+def test_exceeding_spend_records_nothing_and_says_what_is_left(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="census", total_epsilon=1.0)
     ledger.spend(0.7, label="histogram")
     with pytest.raises(BudgetExceededError) as info:
         ledger.spend(0.5, label="roc curve")
@@ -42,8 +109,8 @@ def test_exceeding_spend_records_nothing_and_says_what_is_left():
     assert [s.label for s in ledger.spends] == ["histogram"]
 
 
-def test_spends_keep_labels_times_and_order():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=2.0)
+def test_spends_keep_labels_times_and_order(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=2.0)
     ledger.spend(0.5, label="a")
     ledger.spend(0.25, label="b")
     spends = ledger.spends
@@ -52,24 +119,24 @@ def test_spends_keep_labels_times_and_order():
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, float("nan"), float("inf"), "0.1", None, True])
-def test_bad_epsilon_is_refused_before_anything_is_recorded(bad):
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+def test_bad_epsilon_is_refused_before_anything_is_recorded(bad, ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     with pytest.raises(ValueError, match="epsilon"):
         ledger.spend(bad, label="x")
     assert ledger.spends == []
 
 
-def test_bad_construction_arguments():
+def test_bad_construction_arguments(ledger_url):
     with pytest.raises(ValueError, match="total_epsilon"):
-        PrivacyLedger(":memory:", dataset="d", total_epsilon=0)
+        PrivacyLedger(ledger_url, dataset="d", total_epsilon=0)
     with pytest.raises(ValueError, match="dataset"):
-        PrivacyLedger(":memory:", dataset="", total_epsilon=1)
+        PrivacyLedger(ledger_url, dataset="", total_epsilon=1)
     with pytest.raises(ValueError, match="total_epsilon"):
-        PrivacyLedger(":memory:", dataset="new")  # no cap recorded yet
+        PrivacyLedger(ledger_url, dataset="new")  # no cap recorded yet
 
 
-def test_parallel_composition_over_disjoint_parts():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+def test_parallel_composition_over_disjoint_parts(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     # Three releases over disjoint age bands each cost 0.5, but together only 0.5.
     for band in ["<30", "30-60", ">60"]:
         ledger.spend(0.5, label=f"hist {band}", partition="age", parts=[band])
@@ -87,8 +154,8 @@ def test_parallel_composition_over_disjoint_parts():
         ledger.spend(0.3, label="30-60 again", partition="age", parts=["30-60"])
 
 
-def test_different_partitions_may_overlap_so_they_add_up():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+def test_different_partitions_may_overlap_so_they_add_up(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     ledger.spend(0.4, label="by age", partition="age", parts=["<30", ">=30"])
     ledger.spend(0.4, label="by sex", partition="sex", parts=["f", "m"])
     # a person is in one age part and one sex part: 0.8 spent on them
@@ -97,8 +164,8 @@ def test_different_partitions_may_overlap_so_they_add_up():
     assert ledger.cost_of(0.4, partition="zip", parts=["1"]) == pytest.approx(0.4)
 
 
-def test_parts_validation():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+def test_parts_validation(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     with pytest.raises(ValueError, match="parts"):
         ledger.spend(0.1, partition="age")
     with pytest.raises(ValueError, match="partition"):
@@ -110,16 +177,16 @@ def test_parts_validation():
     assert ledger.spends == []
 
 
-def test_idempotency_key_charges_once():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+def test_idempotency_key_charges_once(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     assert ledger.spend(0.3, label="release", key="abc") is True
     assert ledger.spend(0.3, label="release", key="abc") is False
     assert ledger.spent == pytest.approx(0.3)
     assert ledger.has_key("abc") and not ledger.has_key("other")
 
 
-def test_persists_across_reopen_and_keeps_its_cap(tmp_path):
-    path = tmp_path / "ledger.sqlite"
+def test_persists_across_reopen_and_keeps_its_cap(ledger_url):
+    path = ledger_url
     with PrivacyLedger(path, dataset="d", total_epsilon=1.0) as ledger:
         ledger.spend(0.4, label="first")
     # "kernel restart": reopen without restating the cap
@@ -129,7 +196,7 @@ def test_persists_across_reopen_and_keeps_its_cap(tmp_path):
         assert [s.label for s in ledger.spends] == ["first"]
     with pytest.raises(ValueError, match="cap"):
         PrivacyLedger(path, dataset="d", total_epsilon=5.0)
-    # datasets in one file are independent
+    # datasets in one database are independent
     with PrivacyLedger(path, dataset="other", total_epsilon=2.0) as other:
         assert other.spent == 0.0
 
@@ -154,12 +221,12 @@ def _spend_until_refused(path: str, worker: int, step: float, queue) -> None:
     queue.put(granted)
 
 
-def test_eight_processes_never_exceed_the_cap_together(tmp_path):
+def test_eight_processes_never_exceed_the_cap_together(ledger_url):
     """Eight processes race to spend 0.01 at a time against one cap of 1.0.
 
     Exactly 100 spends can fit; a read-then-write race would let more through.
     """
-    path = str(tmp_path / "ledger.sqlite")
+    path = ledger_url
     PrivacyLedger(path, dataset="shared", total_epsilon=1.0).close()
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
@@ -214,10 +281,10 @@ def test_schema_refuses_non_positive_spends_at_the_database_level(tmp_path):
 # -- errors ---------------------------------------------------------------------------------
 
 
-def test_budget_error_is_a_refusal_and_a_runtime_error():
+def test_budget_error_is_a_refusal_and_a_runtime_error(ledger_url):
     from dpwidgets.engine.errors import DPWidgetsError, ReleaseRefused
 
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     with pytest.raises(ReleaseRefused) as info:
         ledger.spend(2.0, label="big")
     assert isinstance(info.value, RuntimeError) and isinstance(info.value, DPWidgetsError)
@@ -228,12 +295,12 @@ def test_budget_error_is_a_refusal_and_a_runtime_error():
 # -- exact, O(1) accounting -----------------------------------------------------------------
 
 
-def test_running_sums_are_exact():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+def test_running_sums_are_exact(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     for _ in range(10):
         ledger.spend(0.1, label="step")
     assert ledger.spent == 1.0 and ledger.remaining == 0.0  # exactly, as math.fsum gave
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+    ledger = PrivacyLedger(ledger_url, dataset="e", total_epsilon=1.0)
     for _ in range(10):
         ledger.spend(0.1, label="step", partition="age", parts=["<30"])
     assert ledger.spent == 1.0
@@ -255,11 +322,11 @@ def _reference_spent(spends) -> float:
     return float(whole + sum((max(v.values()) for v in parts.values()), Fraction(0)))
 
 
-def test_running_totals_match_the_composition_rule(tmp_path):
+def test_running_totals_match_the_composition_rule(ledger_url):
     import random
 
     rng = random.Random(3)
-    ledger = PrivacyLedger(tmp_path / "l.sqlite", dataset="d", total_epsilon=1e6)
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1e6)
     for i in range(300):
         eps = rng.choice([0.1, 0.3, 1e-3, rng.random()])
         kind = rng.random()
@@ -284,8 +351,8 @@ def test_running_totals_match_the_composition_rule(tmp_path):
     assert ledger.spent - before == pytest.approx(cost, abs=1e-9)
 
 
-def test_recent_count_and_summary():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=10.0)
+def test_recent_count_and_summary(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=10.0)
     assert ledger.recent(5) == [] and ledger.count == 0
     for i in range(8):
         ledger.spend(0.5, label=f"s{i}", partition="age", parts=["a" if i % 2 else "b"])
@@ -505,8 +572,8 @@ def test_default_location_is_absolute(monkeypatch, tmp_path):
 # -- idempotency keys -----------------------------------------------------------------------
 
 
-def test_an_idempotency_key_names_one_release():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=1.0)
+def test_an_idempotency_key_names_one_release(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=1.0)
     assert ledger.spend(0.3, label="release", key="k")
     assert ledger.spend(0.3, label="other label", key="k") is False  # same release: free
     with pytest.raises(ValueError, match="key"):
@@ -522,8 +589,8 @@ def test_an_idempotency_key_names_one_release():
 # -- aliases and fingerprints ---------------------------------------------------------------
 
 
-def test_aliases_of_one_dataset_share_one_budget(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_aliases_of_one_dataset_share_one_budget(ledger_url):
+    path = ledger_url
     first = PrivacyLedger(path, dataset="visits", total_epsilon=1.0, fingerprint="fp1")
     assert first.dataset == "visits" and first.alias_of is None
     first.spend(0.6)
@@ -548,8 +615,8 @@ def test_aliases_of_one_dataset_share_one_budget(tmp_path):
     first.close()
 
 
-def test_an_alias_cannot_change_the_cap(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_an_alias_cannot_change_the_cap(ledger_url):
+    path = ledger_url
     PrivacyLedger(path, dataset="visits", total_epsilon=1.0, fingerprint="fp1").close()
     with PrivacyLedger(path, dataset="copy", total_epsilon=5.0, fingerprint="fp1") as alias:
         assert alias.total_epsilon == 1.0 and alias.dataset == "visits"
@@ -560,8 +627,8 @@ def test_an_alias_cannot_change_the_cap(tmp_path):
         PrivacyLedger(path, dataset="visits", total_epsilon=5.0, fingerprint="fp1")
 
 
-def test_a_name_and_a_fingerprint_of_two_datasets_are_refused(tmp_path):
-    path = tmp_path / "l.sqlite"
+def test_a_name_and_a_fingerprint_of_two_datasets_are_refused(ledger_url):
+    path = ledger_url
     PrivacyLedger(path, dataset="a", total_epsilon=1.0, fingerprint="secret-fp-a").close()
     PrivacyLedger(path, dataset="b", total_epsilon=1.0, fingerprint="secret-fp-b").close()
     with pytest.raises(ValueError) as info:
@@ -582,8 +649,8 @@ def _open_alias(path: str, name: str, queue) -> None:
     ledger.close()
 
 
-def test_concurrent_aliases_end_with_one_dataset(tmp_path):
-    path = str(tmp_path / "ledger.sqlite")
+def test_concurrent_aliases_end_with_one_dataset(ledger_url):
+    path = ledger_url
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     names = ["visits", "Visits ", "visits_2", "visits_copy"]
@@ -595,9 +662,8 @@ def test_concurrent_aliases_end_with_one_dataset(tmp_path):
         w.join(timeout=60)
         assert w.exitcode == 0
     assert len(got) == 1
-    conn = sqlite3.connect(path)
-    assert conn.execute("SELECT count(*) FROM datasets").fetchone()[0] == 1
-    conn.close()
+    with PrivacyLedger(path, dataset="visits") as ledger:
+        assert ledger._db.execute("SELECT count(*) FROM datasets").fetchone()[0] == 1
 
 
 def test_a_spend_waits_for_the_write_lock_then_gives_up(tmp_path):
@@ -634,8 +700,8 @@ def test_a_wal_file_held_open_elsewhere_is_switched_at_the_next_open(tmp_path):
         assert ledger.spent == pytest.approx(0.9)
 
 
-def test_a_release_over_many_parts():
-    ledger = PrivacyLedger(":memory:", dataset="d", total_epsilon=10.0)
+def test_a_release_over_many_parts(ledger_url):
+    ledger = PrivacyLedger(ledger_url, dataset="d", total_epsilon=10.0)
     bins = [str(i) for i in range(40_000)]  # more than SQLite binds in one statement
     ledger.spend(0.5, partition="bins", parts=bins)
     ledger.spend(0.25, partition="bins", parts=bins[:20_001])

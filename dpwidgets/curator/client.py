@@ -1,0 +1,258 @@
+"""The analyst's side of a curator: a :class:`~dpwidgets.Session` whose data stays with the curator.
+
+``Session.connect(url, token=...)`` returns a :class:`RemoteSession`. It has the interface every
+widget uses: the datasets (the curator's views, named ``"<dataset>/<view>"``), their public
+shape, schema, unit and facts, and their public stand-ins, which it downloads once; previews
+run here, on those stand-ins, for free; a release is one HTTP request, refused or answered by
+the curator. Costs are computed here with the same specs (so a widget shows them without a round
+trip) and charged there. The budget shown is the curator's ledger for this analyst, re-read on
+every refresh of the meter.
+
+Each release carries an idempotency key; a request that fails on the network is retried with the
+same key, so a retry is never charged twice, whatever happened to the first attempt.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import threading
+import time
+import uuid
+
+import numpy as np
+
+from ..catalog import Entry
+from ..engine.budget import BudgetExceededError, Spend
+from ..engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
+from ..mechanism import Release, _same
+from ..releases.synth import domain_values
+from ..session import Session
+from ..store import decode_output
+
+__all__ = ["RemoteSession", "CuratorUnavailable"]
+
+
+class CuratorUnavailable(DPWidgetsError, ConnectionError):
+    """The curator could not be reached (or refused the token)."""
+
+
+def _no_data():
+    raise PrivacyPolicyError("the data stays with the curator: releases run there")
+
+
+class _NoStore:
+    def close(self) -> None:
+        pass
+
+
+class RemoteLedger:
+    """The curator's ledger for this analyst on one dataset (read over HTTP)."""
+
+    def __init__(self, session: RemoteSession, dataset: str):
+        self._session, self.dataset = session, dataset
+        self.persistent = True
+
+    def summary(self, recent: int = 0) -> dict:
+        out = dict(self._session._budgets()[self.dataset])
+        spends = [Spend(**{k: v for k, v in s.items() if k in Spend.__dataclass_fields__})
+                  for s in out.get("recent", [])]
+        out["recent"] = spends[-recent:] if recent else []
+        return out
+
+    def recent(self, limit: int = 50):
+        return self.summary(limit)["recent"]
+
+    @property
+    def total_epsilon(self) -> float:
+        return self.summary()["total_epsilon"]
+
+    @property
+    def spent(self) -> float:
+        return self.summary()["spent"]
+
+    @property
+    def remaining(self) -> float:
+        return self.summary()["remaining"]
+
+    @property
+    def count(self) -> int:
+        return self.summary()["count"]
+
+    def close(self) -> None:
+        pass
+
+
+class RemoteSession(Session):
+    """An analyst-mode session on a curator's datasets (see the module docstring).
+
+    Parameters
+    ----------
+    url : str
+        The curator's address, e.g. ``"http://127.0.0.1:8765"`` (``https://`` behind a proxy).
+    token : str
+        The analyst's bearer token (from the data owner's ``dpwidgets curator add-analyst``).
+    seed, rng, warn_fraction
+        As for :class:`~dpwidgets.Session`; ``seed``/``rng`` drive previews only.
+    timeout : float
+        Seconds to wait for an answer.
+    """
+
+    RETRIES = 3
+
+    def __init__(self, url: str, token: str, *, seed: int | None = None,
+                 rng: np.random.Generator | None = None, warn_fraction: float = 0.8,
+                 timeout: float = 120.0, transport=None):
+        import httpx
+
+        if not isinstance(token, str) or not token:
+            raise ValueError("token= is the analyst's bearer token (a non-empty string)")
+        super().__init__("analyst", ledger=":curator:", seed=seed, rng=rng,
+                         warn_fraction=warn_fraction)
+        self.url = self.ledger_path = url.rstrip("/")
+        self._store = _NoStore()  # releases are stored by the curator
+        self._http = httpx.Client(base_url=f"{self.url}/v1", timeout=timeout,
+                                  headers={"Authorization": f"Bearer {token}"},
+                                  transport=transport)
+        self._budget_cache: tuple[float, dict] | None = None
+        self._budget_lock = threading.Lock()
+        info = self._call("GET", "/datasets")
+        self.analyst = info["analyst"]
+        for d in info["datasets"]:
+            stand_in = np.load(io.BytesIO(self._raw("GET", f"/datasets/{d['name']}/stand_in")),
+                               allow_pickle=False)
+            stand_in.setflags(write=False)
+            held = Entry(d["name"], None, stand_in, f"curator:{self.url}:{d['name']}",
+                         d["description"], tuple(d["columns"]) if d["columns"] else None,
+                         tuple(d["dtypes"]) if d["dtypes"] else None, d["unit"],
+                         dict(d["facts"]), frozenset(d["mechanisms"]),
+                         unit_rows=int(d["unit_rows"]), load=_no_data, shape=tuple(d["shape"]),
+                         domains=d.get("domains"))
+            held.budget = d["budget"]
+            self._hold(held, None)
+
+    # -- plumbing ----------------------------------------------------------------------------
+    def _raw(self, method: str, path: str, **kw) -> bytes:
+        import httpx
+
+        try:
+            r = self._http.request(method, path, **kw)
+        except httpx.HTTPError as exc:
+            raise CuratorUnavailable(f"the curator at {self.url} did not answer: {exc}") from None
+        if r.status_code == 401:
+            raise CuratorUnavailable("the curator refused the token (401)")
+        if r.status_code >= 400:
+            self._refused(r)
+        return r.content
+
+    def _call(self, method: str, path: str, **kw):
+        import json
+
+        return json.loads(self._raw(method, path, **kw))
+
+    def _refused(self, r) -> None:
+        try:
+            body = r.json()
+        except ValueError:
+            body = {"error": r.text[:500]}
+        message = body.get("error", "refused")
+        if r.status_code == 409 and "remaining" in body:
+            exc = BudgetExceededError(str(body.get("budget", "")), float(body["requested"]),
+                                      float(body["remaining"]), float(body["total"]),
+                                      str(body.get("label", "")))
+        elif r.status_code == 403:
+            exc = PrivacyPolicyError(message)
+        elif r.status_code == 422:
+            exc = ReleaseFailed(message)
+        elif r.status_code in (400, 404, 413):
+            exc = ParameterError(message)
+        else:
+            exc = CuratorUnavailable(f"the curator answered {r.status_code}: {message}")
+        raise exc
+
+    def _budgets(self) -> dict:
+        with self._budget_lock:
+            now = time.monotonic()
+            if self._budget_cache is None or now - self._budget_cache[0] > 0.25:
+                self._budget_cache = (now, self._call("GET", "/budget")["budgets"])
+            return self._budget_cache[1]
+
+    def _open_ledger(self, held: Entry, total_epsilon):
+        return RemoteLedger(self, held.budget)
+
+    # -- what differs from a local session ---------------------------------------------------
+    def add_dataset(self, *args, **kwargs):
+        raise PrivacyPolicyError("a curator's datasets are declared by its owner, in the "
+                                 "curator's configuration")
+
+    def _wire_params(self, held: Entry, params: dict) -> dict:
+        # Facts are the curator's to fill in: drop those equal to the declared ones (what a
+        # widget passes back); any other value goes through and the curator refuses it.
+        out = {k: v for k, v in params.items()
+               if not (k in held.facts and _same(v, held.facts[k]))}
+        if held.domains is not None and isinstance(out.get("domains"), dict):
+            given = out["domains"]
+            try:
+                same = all(np.array_equal(domain_values(given[a]), domain_values(held.domains[a]))
+                           for a in given)
+            except (KeyError, TypeError, ValueError):
+                same = False
+            if same:
+                del out["domains"]
+        return out
+
+    def is_cached(self, dataset, mechanism, **params) -> bool:
+        held = self._dataset(dataset)
+        run = params.pop("run", 0)
+        body = {"dataset": held.name, "mechanism": mechanism,
+                "params": self._wire_params(held, params), "run": run}
+        return bool(self._call("POST", "/cached", json=body)["cached"])
+
+    def release_key(self, dataset, mechanism, **params) -> str:
+        raise PrivacyPolicyError("release keys are the curator's (they are keyed by its secret)")
+
+    def release(self, dataset, mechanism, *, label=None, run=0, **params) -> Release:
+        """Ask the curator for a release (see :meth:`Session.release`); refusals raise the
+        same exceptions, decided by the curator before it reads the data."""
+        held = self._dataset(dataset)
+        try:
+            # The same checks the curator makes, here first: a bad request needs no round trip.
+            self._request(held, mechanism, dict(params), release=True)
+            body = {"dataset": held.name, "mechanism": mechanism,
+                    "params": self._wire_params(held, params), "run": run}
+            if label is not None:
+                body["label"] = label
+            key = uuid.uuid4().hex
+            for attempt in range(self.RETRIES):
+                try:
+                    r = self._call("POST", "/releases", json=body,
+                                   headers={"Idempotency-Key": key})
+                    break
+                except CuratorUnavailable:
+                    if attempt == self.RETRIES - 1:
+                        raise
+                    time.sleep(0.5 * (attempt + 1))
+        except (DPWidgetsError, BudgetExceededError) as exc:
+            self._notify({"kind": "refused", "dataset": held.name, "message": str(exc)})
+            raise
+        blob = base64.b64decode(r["blob"]) if r["blob"] else None
+        release = Release(
+            r["budget"], r["mechanism"], r["label"], r["params"], float(r["epsilon"]),
+            decode_output(r["output"], blob), charged=bool(r["charged"]), time=float(r["time"]),
+            key=r["key"], guarantee=r["guarantee"],
+        )
+        self._budget_cache = None
+        self._notify({"kind": "release", "dataset": held.name, "release": release})
+        return release
+
+    def download(self, release: Release, format: str = "csv") -> bytes:
+        """A release as the curator stores it: ``"csv"``, ``"parquet"`` or ``"json"`` (the
+        provenance sidecar)."""
+        return self._raw("GET", f"/releases/{release.dataset}/{release.key}",
+                         params={"format": format})
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __repr__(self) -> str:
+        return f"RemoteSession({self.url!r}, analyst={getattr(self, 'analyst', '?')!r})"

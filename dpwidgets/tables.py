@@ -1,0 +1,366 @@
+"""Data where it lives: a table, its public schema, its privacy unit, and the queries that touch it.
+
+A :class:`Table` is what a data owner declares about a table of records -- where it lives
+(a Parquet or CSV file, a DuckDB database, any SQL database ibis connects to, or a pandas
+DataFrame), its public schema (each column's kind and declared domain), and the privacy unit
+(the column naming the person a row belongs to, with the most rows one person may contribute).
+Nothing here is read from the data: the domains, the unit and the bound are declarations.
+
+The only data-touching step of every mechanism -- a histogram over a declared domain, a 2-D
+histogram, counts per time step, one histogram per snapshot, the rows of a few columns -- is a
+:class:`View` of the table. A view is compiled to one ibis expression and pushed down to the
+query engine (DuckDB embedded by default; a cluster engine through ibis's PySpark backend), so a
+table that is only counted is never loaded: what comes back is the aggregate, whose size is
+fixed by the declared domains.
+
+Contribution bounding
+---------------------
+With a unit column and ``max_rows = k``, every query first keeps at most ``k`` rows per unit, a
+uniformly random subset chosen inside the query engine (``row_number() over (partition by
+unit order by random())``). Adding or removing one person then changes at most ``k`` rows of
+what the mechanism sees, so a mechanism that is ε-DP for one row added or removed is kε-DP for
+one person added or removed (group privacy; Dwork & Roth 2014, Thm. 2.2). The door charges the
+kε. Rows outside a column's declared domain are dropped before the count (values in float
+columns are clipped to their declared range); both are functions of one row alone, so neither
+changes the sensitivity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Column", "Table", "View", "connect_source"]
+
+KINDS = ("int", "category", "float")
+VIEW_KINDS = ("counts", "counts2d", "per_step", "snapshots", "rows")
+_RANK = "__dpw_rank"
+_KEY = "__dpw_key"
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column's public declaration.
+
+    Parameters
+    ----------
+    name : str
+        The column's name in the source.
+    kind : {"int", "category", "float"}
+        ``"int"``: integers in ``domain = (low, high)``, inclusive; ``"category"``: one of the
+        values listed in ``domain`` (strings or numbers), in that order; ``"float"``: real values,
+        clipped to ``domain = (low, high)`` when read.
+    domain : tuple
+        As above. Public: declared by the data owner, never read from the data.
+    """
+
+    name: str
+    kind: str
+    domain: tuple
+
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise ValueError(f"a column needs a non-empty name, got {self.name!r}")
+        if self.kind not in KINDS:
+            raise ValueError(f"column {self.name!r}: kind must be one of {KINDS}, got {self.kind!r}")
+        domain = tuple(self.domain) if isinstance(self.domain, Sequence) else None
+        if domain is None or not domain:
+            raise ValueError(f"column {self.name!r}: declare its domain (a list)")
+        if self.kind == "category":
+            if len(set(domain)) != len(domain):
+                raise ValueError(f"column {self.name!r}: category values must be distinct")
+        else:
+            if len(domain) != 2 or not all(_is_number(v) for v in domain):
+                raise ValueError(f"column {self.name!r}: domain must be [low, high], got {domain!r}")
+            low, high = domain
+            if self.kind == "int" and not (float(low).is_integer() and float(high).is_integer()):
+                raise ValueError(f"column {self.name!r}: an int domain has integer bounds")
+            if not low <= high:
+                raise ValueError(f"column {self.name!r}: domain low must be <= high")
+            domain = (int(low), int(high)) if self.kind == "int" else (float(low), float(high))
+        object.__setattr__(self, "domain", domain)
+
+    @property
+    def size(self) -> int:
+        """The number of cells of the column's domain (int and category columns)."""
+        if self.kind == "float":
+            raise ValueError(f"column {self.name!r} is real-valued: it has no cells to count")
+        return len(self.domain) if self.kind == "category" else self.domain[1] - self.domain[0] + 1
+
+    def codes(self, values: np.ndarray) -> np.ndarray:
+        """The cell index of each value (``-1`` outside the domain)."""
+        if self.kind == "int":
+            v = np.asarray(values, dtype=float)
+            idx = v - self.domain[0]
+            ok = np.isfinite(v) & (idx >= 0) & (idx < self.size) & (v == np.round(v))
+            return np.where(ok, idx, -1).astype(np.int64)
+        lookup = {v: i for i, v in enumerate(self.domain)}
+        return np.fromiter((lookup.get(_py(v), -1) for v in values), dtype=np.int64,
+                           count=len(values))
+
+    def describe(self) -> dict:
+        return {"name": self.name, "kind": self.kind, "domain": list(self.domain)}
+
+
+def _py(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _is_number(v) -> bool:
+    return isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) and (
+        math.isfinite(float(v)))
+
+
+@dataclass(frozen=True)
+class View:
+    """What one family's mechanisms see of a table: an aggregate, or the rows of a few columns.
+
+    Parameters
+    ----------
+    kind : {"counts", "counts2d", "per_step", "snapshots", "rows"}
+        ``"counts"``: a histogram of ``columns[0]`` over its domain (1-D: item scores for SVT
+        and top-c, histogram counts). ``"counts2d"``: the 2-D histogram of two columns.
+        ``"per_step"``: counts per value of the time column ``columns[0]`` (a counting stream).
+        ``"snapshots"``: one histogram of ``columns[1]`` per value of the time column
+        ``columns[0]`` (a series of histograms, time by cell). ``"rows"``: the listed columns
+        as a float table (diagnostics: features then the outcome; synthetic data).
+    columns : tuple of str
+        The declared columns it reads.
+    rows : int, optional
+        ``"rows"`` views only: the public number of rows previews are drawn at (declared by the
+        owner; the true count is never published).
+    """
+
+    kind: str
+    columns: tuple[str, ...]
+    rows: int | None = None
+
+    def __post_init__(self):
+        if self.kind not in VIEW_KINDS:
+            raise ValueError(f"a view's kind must be one of {VIEW_KINDS}, got {self.kind!r}")
+        cols = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        need = {"counts": 1, "per_step": 1, "counts2d": 2, "snapshots": 2}.get(self.kind)
+        if need is not None and len(cols) != need:
+            raise ValueError(f"a {self.kind!r} view reads {need} column(s), got {list(cols)}")
+        if self.kind == "rows":
+            if len(cols) < 2:
+                raise ValueError("a 'rows' view reads at least 2 columns")
+            if self.rows is None or isinstance(self.rows, bool) or not isinstance(
+                    self.rows, int | np.integer) or self.rows < 2:
+                raise ValueError("a 'rows' view needs rows= (the public row count of its "
+                                 "stand-in, declared by the owner), an integer >= 2")
+        object.__setattr__(self, "columns", cols)
+
+
+def _duckdb(path: str = ":memory:", **kwargs):
+    import ibis
+
+    con = ibis.duckdb.connect(path, **kwargs)
+    con.raw_sql("SET enable_progress_bar = false")  # a server's output is not a terminal
+    # Row order never matters to an aggregate or a DP release; not keeping it saves memory.
+    con.raw_sql("SET preserve_insertion_order = false")
+    limit = os.environ.get("DPWIDGETS_DUCKDB_MEMORY", "").strip()
+    if limit:
+        if not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", limit):
+            raise ValueError(f"DPWIDGETS_DUCKDB_MEMORY must look like '512MB', got {limit!r}")
+        con.raw_sql(f"SET memory_limit = '{limit}'")  # beyond it DuckDB spills to disk
+    return con
+
+
+def connect_source(source, *, table: str | None = None):
+    """An ibis table expression for a source (see :class:`Table`)."""
+    import ibis
+
+    if hasattr(source, "columns") and hasattr(source, "to_numpy"):  # a pandas DataFrame
+        # An in-memory table, run by the embedded DuckDB (ibis's default backend).
+        return ibis.memtable(source)
+    if not isinstance(source, str | os.PathLike):
+        raise ValueError(f"source must be a path, a URL or a DataFrame, got {type(source).__name__}")
+    text = os.fspath(source)
+    scheme = text.split("://", 1)[0].lower() if "://" in text else ""
+    if scheme == "duckdb":
+        path = text.split("://", 1)[1]
+        if not table:
+            raise ValueError("a DuckDB source needs table= (the table's name in the database)")
+        return _duckdb(path, read_only=True).table(table)
+    if scheme:
+        if not table:
+            raise ValueError(f"a {scheme} source needs table= (the table's name)")
+        return ibis.connect(text).table(table)
+    path = Path(text).expanduser()
+    con = _duckdb()
+    suffix = path.suffix.lower()
+    if suffix in (".parquet", ".pq") or path.is_dir():
+        return con.read_parquet(str(path))
+    if suffix in (".csv", ".tsv") or text.endswith((".csv.gz", ".tsv.gz")):
+        return con.read_csv(str(path))
+    if suffix in (".duckdb", ".ddb"):
+        if not table:
+            raise ValueError("a DuckDB file needs table= (the table's name in the database)")
+        return _duckdb(str(path), read_only=True).table(table)
+    raise ValueError(f"cannot tell the kind of source {text!r}: use .parquet, .csv, .duckdb or "
+                     f"a URL (duckdb://, postgresql://, sqlite://, ...)")
+
+
+@dataclass
+class Table:
+    """A table of records where it lives, declared by its owner (see the module docstring).
+
+    Parameters
+    ----------
+    source : str, path-like or pandas.DataFrame
+        A Parquet file (or a directory of them), a CSV file, a DuckDB file (with ``table=``),
+        a database URL ibis connects to (``duckdb://``, ``postgresql://``, ``sqlite://``, ...,
+        with ``table=``), or an in-memory DataFrame.
+    columns : mapping of str to dict or Column
+        The public schema: ``{"age": {"kind": "int", "domain": [0, 99]}, ...}``.
+    unit : str, optional
+        The column naming the person each row belongs to. ``None``: one row per person, as the
+        owner declares (row-level).
+    max_rows : int
+        The most rows one unit contributes (kept at random inside the query engine).
+    table : str, optional
+        The table's name in a database source.
+    """
+
+    source: Any
+    columns: Mapping[str, Any]
+    unit: str | None = None
+    max_rows: int = 1
+    table: str | None = None
+    _expr: Any = field(default=None, init=False, repr=False)
+    _lock: Any = field(default_factory=threading.RLock, init=False, repr=False)
+
+    def __post_init__(self):
+        if not isinstance(self.columns, Mapping) or not self.columns:
+            raise ValueError("columns: declare the public schema, {name: {kind, domain}}")
+        cols = {}
+        for name, spec in self.columns.items():
+            if isinstance(spec, Column):
+                cols[name] = spec
+            elif isinstance(spec, Mapping):
+                unknown = set(spec) - {"kind", "domain"}
+                if unknown:
+                    raise ValueError(f"column {name!r}: unknown keys {sorted(unknown)}")
+                cols[name] = Column(name, spec.get("kind"), spec.get("domain"))
+            else:
+                raise ValueError(f"column {name!r}: give {{kind, domain}}, got {spec!r}")
+        self.columns = cols
+        if self.unit is not None:
+            if not isinstance(self.unit, str) or not self.unit:
+                raise ValueError(f"unit must be a column name or None, got {self.unit!r}")
+            if self.unit in cols:
+                raise ValueError("the unit column identifies people: it is not a public column")
+        if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int) or not (
+                1 <= self.max_rows <= 10_000):
+            raise ValueError(f"max_rows must be an integer in [1, 10000], got {self.max_rows!r}")
+        if self.unit is None and self.max_rows != 1:
+            raise ValueError("max_rows bounds the rows of one unit: declare unit= with it")
+
+    # -- what is public ---------------------------------------------------------------------
+    @property
+    def unit_rows(self) -> int:
+        """How many rows one person may change in any view (the group-privacy factor)."""
+        return self.max_rows if self.unit is not None else 1
+
+    def column(self, name: str) -> Column:
+        try:
+            return self.columns[name]
+        except KeyError:
+            raise ValueError(f"unknown column {name!r}; declared: {list(self.columns)}") from None
+
+    def shape(self, view: View) -> tuple[int, ...]:
+        """The public shape of a view's array (from the declared domains alone)."""
+        cols = [self.column(c) for c in view.columns]
+        if view.kind in ("counts", "per_step"):
+            return (cols[0].size,)
+        if view.kind in ("counts2d", "snapshots"):
+            return (cols[0].size, cols[1].size)
+        return (int(view.rows), len(cols))
+
+    def identity(self) -> str:
+        """A public fingerprint of the declaration (source, schema, unit): what a ledger
+        names the budget by. Not of the content: hashing 1e9 rows to name a budget would be
+        a full scan, and the owner's config names the dataset anyway."""
+        src = self.source if isinstance(self.source, str | os.PathLike) else "<in memory>"
+        blob = json.dumps({"source": os.fspath(src), "table": self.table, "unit": self.unit,
+                           "max_rows": self.max_rows,
+                           "columns": [c.describe() for c in self.columns.values()]},
+                          sort_keys=True)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    # -- touching the data --------------------------------------------------------------------
+    @property
+    def expr(self):
+        """The source as an ibis table expression (connected once)."""
+        with self._lock:
+            if self._expr is None:
+                self._expr = connect_source(self.source, table=self.table)
+            return self._expr
+
+    def bounded(self):
+        """The source with each unit's contributions bounded (at most ``max_rows`` random
+        rows per unit, chosen inside the query engine)."""
+        import ibis
+
+        t = self.expr
+        if self.unit is None:
+            return t
+        keyed = t.mutate(**{_KEY: ibis.random()})
+        window = ibis.window(group_by=keyed[self.unit], order_by=keyed[_KEY])
+        ranked = keyed.mutate(**{_RANK: ibis.row_number().over(window)})
+        return ranked.filter(ranked[_RANK] < self.max_rows).drop(_RANK, _KEY)
+
+    def expression(self, view: View):
+        """The ibis expression a view runs (an aggregate, except for ``"rows"``)."""
+        t = self.bounded()
+        cols = [self.column(c) for c in view.columns]
+        if view.kind == "rows":
+            return t.select(*[t[c.name] for c in cols])
+        keys = [t[c.name] for c in cols]
+        pred = None
+        for c, k in zip(cols, keys, strict=True):
+            cond = (k.isin(list(c.domain)) if c.kind == "category"
+                    else k.between(c.domain[0], c.domain[1]))
+            pred = cond if pred is None else pred & cond
+        kept = t.filter(pred)
+        return kept.group_by([c.name for c in cols]).aggregate(__dpw_n=kept.count())
+
+    def read(self, view: View) -> np.ndarray:
+        """Run a view on the data: the aggregate array, or the rows as floats (clipped)."""
+        cols = [self.column(c) for c in view.columns]
+        with self._lock:  # one connection per table: its queries run one at a time
+            frame = self.expression(view).to_pyarrow()
+        if view.kind == "rows":
+            out = np.empty((frame.num_rows, len(cols)))
+            keep = np.ones(frame.num_rows, dtype=bool)
+            for j, c in enumerate(cols):
+                raw = frame.column(j).to_numpy(zero_copy_only=False)
+                if c.kind == "category":
+                    out[:, j] = c.codes(raw)
+                    keep &= out[:, j] >= 0
+                    continue
+                out[:, j] = np.asarray(raw, dtype=float)
+                keep &= np.isfinite(out[:, j])
+                if c.kind == "float":
+                    np.clip(out[:, j], c.domain[0], c.domain[1], out=out[:, j])
+                else:
+                    keep &= (out[:, j] >= c.domain[0]) & (out[:, j] <= c.domain[1])
+            return out[keep]
+        counts = np.asarray(frame.column("__dpw_n").to_numpy(), dtype=np.int64)
+        idx = [c.codes(frame.column(i).to_numpy(zero_copy_only=False))
+               for i, c in enumerate(cols)]
+        ok = np.logical_and.reduce([i >= 0 for i in idx])
+        result = np.zeros(self.shape(view), dtype=np.int64)
+        np.add.at(result, tuple(i[ok] for i in idx), counts[ok])
+        return result.astype(float)

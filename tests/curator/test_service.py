@@ -1,0 +1,173 @@
+"""The curator over real HTTP: refusals decided before the data, nothing charged for them, the
+analyst's side unchanged, user-level guarantees, replays across analysts, the audit log."""
+
+from __future__ import annotations
+
+import io
+
+import httpx
+import numpy as np
+import pandas as pd
+import pytest
+
+from dpwidgets import Session
+from dpwidgets.engine.budget import BudgetExceededError
+from dpwidgets.engine.errors import ParameterError, PrivacyPolicyError
+
+from .conftest import MAX_ROWS, PAGES, bearer
+
+pytestmark = pytest.mark.slow
+
+
+def _budget(server, token) -> dict:
+    r = httpx.get(f"{server.url}/v1/budget", headers=bearer(token))
+    assert r.status_code == 200
+    return r.json()["budgets"]
+
+
+def _release(server, token, body, **headers):
+    return httpx.post(f"{server.url}/v1/releases", json=body,
+                      headers={**bearer(token), **headers}, timeout=60)
+
+
+TOP = {"dataset": "visits/pages", "mechanism": "top_c", "params": {"epsilon": 0.05, "c": 3}}
+
+
+def test_tokens_datasets_and_mechanisms_are_checked_first(curator):
+    server, tokens = curator
+    assert httpx.get(f"{server.url}/v1/datasets").status_code == 401
+    r = httpx.get(f"{server.url}/v1/datasets", headers=bearer("not-a-token"))
+    assert r.status_code == 401 and r.headers["www-authenticate"] == "Bearer"
+    assert _release(server, "wrong", TOP).status_code == 401
+    # carol has a cap on "other" only: visits is another analyst's dataset.
+    assert _release(server, tokens["carol"], TOP).status_code == 403
+    r = _release(server, tokens["alice"], {**TOP, "mechanism": "reconstruction"})
+    assert r.status_code == 403 and "does not allow" in r.json()["error"]
+    names = [d["name"] for d in httpx.get(f"{server.url}/v1/datasets",
+                                           headers=bearer(tokens["alice"])).json()["datasets"]]
+    assert names == ["visits/pages", "visits/daily", "visits/table", "visits/xy"]
+    assert _budget(server, tokens["alice"])["visits"]["spent"] == 0
+
+
+@pytest.mark.parametrize("body, where", [
+    ({**TOP, "params": {"epsilon": 0.05, "c": 3, "colour": 1}}, "colour"),
+    ({**TOP, "params": {"epsilon": 0.05, "c": 3, "monotonic": False}}, "monotonic"),
+    ({**TOP, "params": {"epsilon": 0.05, "c": 3, "sensitivity": 0.001}}, "sensitivity"),
+    ({**TOP, "params": {"epsilon": 0.05, "c": 3, "unit": "row"}}, "unit"),
+    ({**TOP, "params": {"epsilon": 0.05, "c": 10**9}}, "c"),
+    ({**TOP, "params": {"epsilon": "lots", "c": 3}}, "epsilon"),
+    ({**TOP, "params": {"epsilon": 0.05, "c": [1] * 200_000}}, "params"),
+    ({**TOP, "extra": 1}, "extra"),
+    ({"dataset": "visits/pages", "mechanism": "nope", "params": {"epsilon": 0.1}}, "mechanism"),
+])
+def test_bad_requests_are_400_naming_the_argument_and_charge_nothing(curator, body, where):
+    server, tokens = curator
+    r = _release(server, tokens["alice"], body)
+    assert r.status_code == 400, r.text
+    assert where in r.json()["error"]
+    assert _budget(server, tokens["alice"])["visits"]["spent"] == 0
+
+
+@pytest.mark.parametrize("raw", [
+    b'{"dataset": "visits/pages", "mechanism": "top_c", "params": {"epsilon": NaN, "c": 3}}',
+    b'{"dataset": "visits/pages", "mechanism": "top_c", "params": {"epsilon": Infinity}}',
+    b'{"dataset": "visits/pages", ',
+    b'[1, 2, 3]',
+])
+def test_malformed_json_and_non_finite_numbers_are_400(curator, raw):
+    server, tokens = curator
+    r = httpx.post(f"{server.url}/v1/releases", content=raw,
+                   headers={**bearer(tokens["alice"]), "content-type": "application/json"})
+    assert r.status_code == 400, r.text
+    assert _budget(server, tokens["alice"])["visits"]["spent"] == 0
+
+
+def test_over_budget_names_what_is_left_and_charges_nothing(curator):
+    server, tokens = curator
+    r = _release(server, tokens["alice"], {**TOP, "params": {"epsilon": 1.0, "c": 3}})
+    assert r.status_code == 409
+    body = r.json()
+    # One person contributes up to MAX_ROWS rows: epsilon 1 per row costs MAX_ROWS.
+    assert body["requested"] == pytest.approx(MAX_ROWS * 1.0)
+    assert body["remaining"] == pytest.approx(2.0)
+    assert "2" in body["error"]
+    assert _budget(server, tokens["alice"])["visits"]["spent"] == 0
+
+
+def test_remote_session_previews_locally_and_releases_on_the_curator(curator):
+    server, tokens = curator
+    s = Session.connect(server.url, token=tokens["alice"])
+    assert s.mode == "analyst" and s.datasets[0] == "visits/pages"
+    assert s.shape("visits/pages") == (PAGES,) and s.unit("visits/pages") == "person"
+    assert s.cost("top_c", "visits/pages", epsilon=0.05, c=3) == pytest.approx(0.05 * MAX_ROWS)
+    preview = s.preview("visits/pages", "top_c", epsilon=0.05, c=3)
+    assert preview.preview and not preview.charged
+    assert _budget(server, tokens["alice"])["visits"]["spent"] == 0
+    r = s.release("visits/pages", "top_c", epsilon=0.05, c=3)
+    assert r.charged and r.epsilon == pytest.approx(0.15)
+    assert "user-level" in r.guarantee and f"{MAX_ROWS} rows" in r.guarantee
+    assert set(r.output["selected"]) <= set(range(PAGES))
+    assert s.spent("visits/pages") == pytest.approx(0.15)
+    assert s.remaining("visits/daily") == pytest.approx(2.0 - 0.15)  # one budget per dataset
+    # The meter reads the curator's ledger for this analyst.
+    meter = s.meter
+    meter.refresh()
+    assert meter.budgets[0]["spent"] == pytest.approx(0.15)
+    # Refusals raise the same exceptions as a local session, before the data is read.
+    with pytest.raises(BudgetExceededError):
+        s.release("visits/pages", "top_c", epsilon=1.0, c=3)
+    with pytest.raises(ParameterError):
+        s.release("visits/pages", "top_c", epsilon=0.05, c=0)
+    with pytest.raises(PrivacyPolicyError):
+        s.add_dataset("mine", np.arange(10.0))
+    assert s.spent("visits/pages") == pytest.approx(0.15)
+    s.close()
+
+
+def test_replays_are_free_across_analysts_and_kernels(curator):
+    server, tokens = curator
+    a = Session.connect(server.url, token=tokens["alice"])
+    first = a.release("visits/daily", "laplace_stream", epsilon=0.05)
+    b = Session.connect(server.url, token=tokens["bob"])
+    assert b.is_cached("visits/daily", "laplace_stream", epsilon=0.05)
+    again = b.release("visits/daily", "laplace_stream", epsilon=0.05)
+    assert not again.charged and b.spent("visits/daily") == 0
+    np.testing.assert_array_equal(again.output["estimates"], first.output["estimates"])
+    fresh = b.release("visits/daily", "laplace_stream", epsilon=0.05, run=1)
+    assert fresh.charged
+    # The dataset's cap is shared: what alice and bob spent is gone for both.
+    assert _budget(server, tokens["alice"])["visits"]["dataset_remaining"] == pytest.approx(
+        3.0 - 2 * 0.05 * MAX_ROWS)
+
+
+def test_synthetic_data_uses_the_declared_domains(curator):
+    server, tokens = curator
+    s = Session.connect(server.url, token=tokens["alice"])
+    r = s.release("visits/table", "dpcopula", epsilon=0.1)
+    assert r.charged and r.epsilon == pytest.approx(0.1 * MAX_ROWS)
+    # A client cannot pass domains: they are the owner's.
+    with pytest.raises(ParameterError):
+        s.release("visits/table", "dpcopula", epsilon=0.1, domains={"page": (0, 5)})
+
+
+def test_downloads_and_audit_log(curator):
+    server, tokens = curator
+    s = Session.connect(server.url, token=tokens["alice"])
+    r = s.release("visits/pages", "top_c", epsilon=0.05, c=3)
+    table = pd.read_csv(io.BytesIO(s.download(r, "csv")))
+    np.testing.assert_array_equal(table["selected"], r.output["selected"])
+    parquet = pd.read_parquet(io.BytesIO(s.download(r, "parquet")))
+    np.testing.assert_array_equal(parquet["selected"], r.output["selected"])
+    side = httpx.get(f"{server.url}/v1/releases/{r.dataset}/{r.key}",
+                     headers=bearer(tokens["alice"])).json()
+    assert side["mechanism"] == "top_c" and side["epsilon"] == pytest.approx(0.15)
+    # carol cannot download alice's release; analysts cannot read the audit log.
+    assert httpx.get(f"{server.url}/v1/releases/{r.dataset}/{r.key}",
+                     headers=bearer(tokens["carol"])).status_code == 403
+    assert httpx.get(f"{server.url}/v1/audit", headers=bearer(tokens["alice"])).status_code == 403
+    _release(server, tokens["alice"], {**TOP, "params": {"epsilon": 9.0, "c": 3}})
+    log = httpx.get(f"{server.url}/v1/audit", params={"format": "csv"},
+                    headers=bearer(tokens["owner"]))
+    rows = pd.read_csv(io.StringIO(log.text))
+    assert {"released", "over budget"} <= set(rows["outcome"])
+    assert set(rows.loc[rows.outcome == "released", "analyst"]) == {"alice"}
