@@ -4,7 +4,7 @@ VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
 
-.PHONY: demo test venv browser lint bench clean
+.PHONY: demo test venv browser java lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,12 +37,21 @@ browser:
 	$$SUDO apt-get update -qq && \
 	  $$SUDO apt-get install -y -qq chromium fonts-dejavu-core >/dev/null
 
+# The curator's Spark path runs in local mode in the tests: a Java runtime from Debian.
+java:
+	@command -v java >/dev/null 2>&1 && exit 0; \
+	command -v apt-get >/dev/null 2>&1 || { \
+	  echo "make java: no apt-get; install a Java 17+ runtime" >&2; exit 1; }; \
+	SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	$$SUDO apt-get update -qq && \
+	  $$SUDO apt-get install -y -qq default-jre-headless >/dev/null
+
 demo: $(VENV)/.installed-demo
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) \
 	  --ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
-test: $(VENV)/.installed-test browser
+test: $(VENV)/.installed-test browser java
 	$(BIN)/python -m ruff check dpwidgets tests benchmarks
 	bash scripts/postgres.sh >/dev/null
 	DPW_POSTGRES_URL="$$(cat .cache/postgres.url)" $(BIN)/python -m pytest

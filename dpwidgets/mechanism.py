@@ -203,6 +203,14 @@ class Release:
     preview: bool = False
     guarantee: str = ""
 
+    def save(self, path, *, format: str | None = None):
+        """Write the released arrays as CSV or Parquet and the provenance (mechanism,
+        parameters, ε, guarantee, time, ledger key) as ``path`` + ``.json``; returns both
+        paths (:func:`dpwidgets.export.save_release`)."""
+        from .export import save_release
+
+        return save_release(self, path, format=format)
+
 
 @dataclass(frozen=True)
 class Overdraft:

@@ -177,9 +177,44 @@ def _duckdb(path: str = ":memory:", **kwargs):
     return con
 
 
-def connect_source(source, *, table: str | None = None):
+ENGINES = ("duckdb", "pyspark")
+_SPARK: list = []
+
+
+def _spark():
+    """ibis's PySpark backend on one SparkSession per process: ``local[2]`` unless
+    ``DPWIDGETS_SPARK_MASTER`` names a cluster (``spark://host:7077``, ``yarn``, ...)."""
+    import ibis
+
+    if not _SPARK:
+        from pyspark.sql import SparkSession
+
+        master = os.environ.get("DPWIDGETS_SPARK_MASTER", "local[2]")
+        spark = (SparkSession.builder.master(master).appName("dpwidgets-curator")
+                 .config("spark.ui.enabled", "false")
+                 .config("spark.ui.showConsoleProgress", "false")
+                 .config("spark.sql.shuffle.partitions", os.environ.get(
+                     "DPWIDGETS_SPARK_PARTITIONS", "8"))
+                 .getOrCreate())
+        spark.sparkContext.setLogLevel("ERROR")
+        _SPARK.append(ibis.pyspark.connect(spark))
+    return _SPARK[0]
+
+
+def connect_source(source, *, table: str | None = None, engine: str = "duckdb"):
     """An ibis table expression for a source (see :class:`Table`)."""
     import ibis
+
+    if engine not in ENGINES:
+        raise ValueError(f"engine must be one of {ENGINES}, got {engine!r}")
+    if engine == "pyspark":
+        if not isinstance(source, str | os.PathLike):
+            raise ValueError("the pyspark engine reads files (Parquet, CSV) or Spark tables")
+        text = os.fspath(source)
+        con = _spark()
+        if text.lower().endswith(".csv"):
+            return con.read_csv(text)
+        return con.table(table) if table else con.read_parquet(text)
 
     if hasattr(source, "columns") and hasattr(source, "to_numpy"):  # a pandas DataFrame
         # An in-memory table, run by the embedded DuckDB (ibis's default backend).
@@ -231,6 +266,9 @@ class Table:
         The most rows one unit contributes (kept at random inside the query engine).
     table : str, optional
         The table's name in a database source.
+    engine : {"duckdb", "pyspark"}
+        The query engine the views run on: DuckDB embedded (default), or Spark through ibis's
+        PySpark backend for tables that outgrow one machine (the same expressions).
     """
 
     source: Any
@@ -238,6 +276,7 @@ class Table:
     unit: str | None = None
     max_rows: int = 1
     table: str | None = None
+    engine: str = "duckdb"
     _expr: Any = field(default=None, init=False, repr=False)
     _lock: Any = field(default_factory=threading.RLock, init=False, repr=False)
 
@@ -264,6 +303,8 @@ class Table:
         if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int) or not (
                 1 <= self.max_rows <= 10_000):
             raise ValueError(f"max_rows must be an integer in [1, 10000], got {self.max_rows!r}")
+        if self.engine not in ENGINES:
+            raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
         if self.unit is None and self.max_rows != 1:
             raise ValueError("max_rows bounds the rows of one unit: declare unit= with it")
 
@@ -294,6 +335,7 @@ class Table:
         a full scan, and the owner's config names the dataset anyway."""
         src = self.source if isinstance(self.source, str | os.PathLike) else "<in memory>"
         blob = json.dumps({"source": os.fspath(src), "table": self.table, "unit": self.unit,
+                           "engine": self.engine,
                            "max_rows": self.max_rows,
                            "columns": [c.describe() for c in self.columns.values()]},
                           sort_keys=True)
@@ -305,8 +347,17 @@ class Table:
         """The source as an ibis table expression (connected once)."""
         with self._lock:
             if self._expr is None:
-                self._expr = connect_source(self.source, table=self.table)
+                self._expr = connect_source(self.source, table=self.table, engine=self.engine)
             return self._expr
+
+    def check_schema(self) -> None:
+        """Check that the source has the declared columns and the unit (its schema only: a
+        catalogue lookup, no row is read)."""
+        have = set(self.expr.columns)
+        need = set(self.columns) | ({self.unit} if self.unit else set())
+        missing = sorted(need - have)
+        if missing:
+            raise ValueError(f"the source has no column(s) {missing}; it has {sorted(have)}")
 
     def bounded(self):
         """The source with each unit's contributions bounded (at most ``max_rows`` random

@@ -23,7 +23,7 @@ import uuid
 import numpy as np
 
 from ..catalog import Entry
-from ..engine.budget import BudgetExceededError, Spend
+from ..engine.budget import BudgetExceededError, LedgerView, Spend
 from ..engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
 from ..mechanism import Release, _same
 from ..releases.synth import domain_values
@@ -46,7 +46,7 @@ class _NoStore:
         pass
 
 
-class RemoteLedger:
+class RemoteLedger(LedgerView):
     """The curator's ledger for this analyst on one dataset (read over HTTP)."""
 
     def __init__(self, session: RemoteSession, dataset: str):
@@ -59,25 +59,6 @@ class RemoteLedger:
                   for s in out.get("recent", [])]
         out["recent"] = spends[-recent:] if recent else []
         return out
-
-    def recent(self, limit: int = 50):
-        return self.summary(limit)["recent"]
-
-    @property
-    def total_epsilon(self) -> float:
-        return self.summary()["total_epsilon"]
-
-    @property
-    def spent(self) -> float:
-        return self.summary()["spent"]
-
-    @property
-    def remaining(self) -> float:
-        return self.summary()["remaining"]
-
-    @property
-    def count(self) -> int:
-        return self.summary()["count"]
 
     def close(self) -> None:
         pass
@@ -181,6 +162,14 @@ class RemoteSession(Session):
         return RemoteLedger(self, held.budget)
 
     # -- what differs from a local session ---------------------------------------------------
+    @property
+    def meter(self):
+        """The budget meter: the curator's ledger for this analyst, re-read every 2 s (so
+        releases from this analyst's other kernels show too)."""
+        if self._meter is None:
+            super().meter.follow(2.0)
+        return self._meter
+
     def add_dataset(self, *args, **kwargs):
         raise PrivacyPolicyError("a curator's datasets are declared by its owner, in the "
                                  "curator's configuration")

@@ -9,6 +9,7 @@ Example (every path is relative to the file)::
 
     [datasets.visits]
     source = "visits.parquet"          # .parquet, .csv, .duckdb (+ table=), a database URL
+    engine = "duckdb"                  # or "pyspark" (DPWIDGETS_SPARK_MASTER names the cluster)
     unit = "person_id"                 # the privacy unit: the column naming a person
     max_rows = 4                       # the most rows one person contributes
     total_epsilon = 4.0                # the dataset's cap, over every analyst
@@ -43,7 +44,7 @@ from ..tables import Table, View
 __all__ = ["CuratorConfig", "DatasetConfig", "ViewConfig", "load_config"]
 
 _DATASET_KEYS = {"source", "table", "unit", "max_rows", "total_epsilon", "mechanisms",
-                 "columns", "views", "description"}
+                 "columns", "views", "description", "engine"}
 _VIEW_KEYS = {"kind", "columns", "rows", "facts", "stand_in", "description", "outcome"}
 
 
@@ -150,7 +151,8 @@ def _dataset(name: str, spec: Mapping[str, Any], base: Path) -> DatasetConfig:
     source = spec["source"]
     table = Table(_relative(base, source) if isinstance(source, str) else source,
                   spec.get("columns") or {}, unit=spec.get("unit"),
-                  max_rows=spec.get("max_rows", 1), table=spec.get("table"))
+                  max_rows=spec.get("max_rows", 1), table=spec.get("table"),
+                  engine=spec.get("engine", "duckdb"))
     ds = DatasetConfig(name, table, check_epsilon(spec["total_epsilon"], "total_epsilon"),
                        _mechanisms(spec.get("mechanisms")),
                        description=str(spec.get("description", "")))

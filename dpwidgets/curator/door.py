@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 from ..catalog import Entry
-from ..engine.budget import BudgetExceededError, PrivacyLedger
+from ..engine.budget import BudgetExceededError, LedgerView, PrivacyLedger
 from ..engine.errors import ReleaseFailed
 from ..session import _FAILED, Session
 from ..store import ReleaseStore, canonical
@@ -179,7 +179,7 @@ class AuditLog:
             self._conn.close()
 
 
-class JointLedger:
+class JointLedger(LedgerView):
     """An analyst's view of a dataset's budget: every spend is charged to the analyst's cap and
     to the dataset's cap in one transaction; what is left is the smaller of the two."""
 
@@ -187,25 +187,6 @@ class JointLedger:
         self.mine, self.shared = mine, shared
         self.dataset = shared.dataset  # releases are keyed by the dataset: replays are shared
         self.persistent = True
-
-    @property
-    def total_epsilon(self) -> float:
-        return self.mine.total_epsilon
-
-    @property
-    def spent(self) -> float:
-        return self.mine.spent
-
-    @property
-    def remaining(self) -> float:
-        return min(self.mine.remaining, self.shared.remaining)
-
-    @property
-    def count(self) -> int:
-        return self.mine.count
-
-    def recent(self, limit: int = 50):
-        return self.mine.recent(limit)
 
     def summary(self, recent: int = 0) -> dict:
         out = self.mine.summary(recent)
@@ -293,6 +274,7 @@ class Curator:
         self._ledgers: dict[tuple[str, str], JointLedger] = {}
         self._lock = threading.RLock()
         for ds in config.datasets.values():  # records each cap once, before any analyst
+            ds.table.check_schema()
             PrivacyLedger(config.ledger, dataset=ds.name,
                           total_epsilon=ds.total_epsilon).close()
 

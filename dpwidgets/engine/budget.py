@@ -1450,6 +1450,23 @@ class PrivacyLedger:
         )
 
 
+class LedgerView:
+    """A ledger seen through its :meth:`summary` alone (read-only properties derived from one
+    snapshot): what a curator's joint ledger and an analyst's remote ledger provide."""
+
+    def summary(self, recent: int = 0) -> dict:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+    total_epsilon = property(lambda self: self.summary()["total_epsilon"], doc="The cap.")
+    spent = property(lambda self: self.summary()["spent"], doc="Epsilon spent so far.")
+    remaining = property(lambda self: self.summary()["remaining"], doc="Epsilon left.")
+    count = property(lambda self: self.summary()["count"], doc="Spends recorded.")
+
+    def recent(self, limit: int = 50) -> list[Spend]:
+        """The latest ``limit`` spends, oldest first."""
+        return self.summary(limit)["recent"]
+
+
 class _Stale(Exception):
     """The running totals of ``dataset`` miss spends recorded by an older writer (internal)."""
 

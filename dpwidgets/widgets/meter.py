@@ -16,6 +16,7 @@ from __future__ import annotations
 import datetime as _dt
 import functools
 import math
+import threading
 from typing import TYPE_CHECKING
 
 import anywidget
@@ -144,8 +145,37 @@ class BudgetMeter(anywidget.AnyWidget):
             **kwargs,
         )
         self._session = session
+        self._follow: threading.Event | None = None
         session.observe(self._on_event)
         self.refresh()
+
+    def follow(self, interval: float = 2.0) -> None:
+        """Re-read the ledgers every ``interval`` seconds, so that what other processes spend
+        (another notebook on the same ledger file, other kernels of the same analyst on a
+        curator) shows without a release here. Stops when the meter is closed."""
+        if not (isinstance(interval, int | float) and interval >= 0.1):
+            raise ValueError(f"interval must be >= 0.1 s, got {interval!r}")
+        self.unfollow()
+        stop = self._follow = threading.Event()
+
+        def loop():
+            while not stop.wait(interval):
+                try:
+                    self.refresh()
+                except Exception:  # noqa: BLE001 -- a closed ledger or a curator away: retry
+                    continue
+
+        threading.Thread(target=loop, name="dpwidgets-meter", daemon=True).start()
+
+    def unfollow(self) -> None:
+        """Stop :meth:`follow`."""
+        if self._follow is not None:
+            self._follow.set()
+            self._follow = None
+
+    def close(self) -> None:
+        self.unfollow()
+        super().close()
 
     def _on_event(self, session: Session, event: dict) -> None:
         if event.get("kind") == "refused":

@@ -171,3 +171,20 @@ def test_downloads_and_audit_log(curator):
     rows = pd.read_csv(io.StringIO(log.text))
     assert {"released", "over budget"} <= set(rows["outcome"])
     assert set(rows.loc[rows.outcome == "released", "analyst"]) == {"alice"}
+
+
+def test_the_meter_follows_the_curators_ledger_across_kernels(curator):
+    import time
+
+    server, tokens = curator
+    watcher = Session.connect(server.url, token=tokens["alice"])
+    meter = watcher.meter
+    assert meter.budget("visits/pages")["spent"] == 0
+    other_kernel = Session.connect(server.url, token=tokens["alice"])
+    other_kernel.release("visits/pages", "top_c", epsilon=0.05, c=3)
+    deadline = time.monotonic() + 10
+    while meter.budget("visits/pages")["spent"] == 0 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert meter.budget("visits/pages")["spent"] == pytest.approx(0.05 * MAX_ROWS)
+    meter.close()
+    assert meter._follow is None

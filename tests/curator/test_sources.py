@@ -1,0 +1,104 @@
+"""Data where it lives: the same views give the same arrays from a DataFrame, Parquet, CSV, a
+DuckDB file and a PostgreSQL table (through ibis; the query runs where the data is)."""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import duckdb
+import numpy as np
+import pytest
+
+from dpwidgets.tables import Column, Table, View
+
+from .conftest import DAYS, PAGES, visits_frame
+
+COLUMNS = {"page": {"kind": "int", "domain": [0, PAGES - 1]},
+           "day": {"kind": "int", "domain": [0, DAYS - 1]},
+           "device": {"kind": "category", "domain": ["phone", "desktop", "tablet"]},
+           "x": {"kind": "float", "domain": [-1.5, 1.5]}}
+VIEWS = [View("counts", ("page",)), View("counts2d", ("day", "page")),
+         View("per_step", ("day",)), View("snapshots", ("day", "device")),
+         View("rows", ("page", "device", "x"), rows=100)]
+
+
+def _sorted(rows: np.ndarray) -> np.ndarray:
+    return rows[np.lexsort(rows.T)]
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("sources")
+    frame = visits_frame(seed=9, people=200)
+    frame.loc[::97, "page"] = PAGES + 3  # out of the declared domain: dropped
+    frame.to_parquet(tmp / "v.parquet")
+    frame.to_csv(tmp / "v.csv", index=False)
+    with duckdb.connect(str(tmp / "v.duckdb")) as con:
+        con.register("frame", frame)
+        con.execute("CREATE TABLE visits AS SELECT * FROM frame")
+    found = {"frame": Table(frame, COLUMNS), "parquet": Table(str(tmp / "v.parquet"), COLUMNS),
+             "csv": Table(str(tmp / "v.csv"), COLUMNS),
+             "duckdb": Table(str(tmp / "v.duckdb"), COLUMNS, table="visits")}
+    return frame, found
+
+
+def test_every_source_gives_the_same_views(sources):
+    frame, found = sources
+    expected_pages = np.bincount(frame.page[frame.page < PAGES], minlength=PAGES)
+    for name, table in found.items():
+        np.testing.assert_array_equal(table.read(VIEWS[0]), expected_pages, err_msg=name)
+        for view in VIEWS[1:4]:
+            np.testing.assert_array_equal(table.read(view), found["frame"].read(view),
+                                          err_msg=f"{name} {view.kind}")
+        rows = table.read(VIEWS[4])
+        np.testing.assert_allclose(_sorted(rows), _sorted(found["frame"].read(VIEWS[4])))
+        assert rows[:, 2].min() >= -1.5 and rows[:, 2].max() <= 1.5  # clipped to the domain
+        assert set(np.unique(rows[:, 1])) <= {0.0, 1.0, 2.0}  # category codes
+
+
+def test_a_postgresql_table(sources):
+    url = os.environ.get("DPW_POSTGRES_URL")
+    if not url:
+        pytest.skip("DPW_POSTGRES_URL is unset (make test starts PostgreSQL and sets it)")
+    import psycopg
+
+    frame, found = sources
+    name = f"visits_{uuid.uuid4().hex[:8]}"
+    cols = ["person", "page", "day", "device", "x"]
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"CREATE TABLE {name} (person bigint, page bigint, day bigint, "
+                    f"device text, x double precision)")
+        with con.cursor().copy(f"COPY {name} ({', '.join(cols)}) FROM STDIN") as copy:
+            for row in frame[cols].itertuples(index=False):
+                copy.write_row(row)
+    try:
+        table = Table(url, COLUMNS, table=name)
+        for view in VIEWS[:4]:
+            np.testing.assert_array_equal(table.read(view), found["frame"].read(view))
+        bounded = Table(url, COLUMNS, table=name, unit="person", max_rows=2)
+        total = bounded.read(VIEWS[0]).sum()
+        kept = frame[frame.page < PAGES].groupby("person").size()
+        assert total <= kept.clip(upper=2).sum() and total >= 0
+    finally:
+        with psycopg.connect(url, autocommit=True) as con:
+            con.execute(f"DROP TABLE {name}")
+
+
+@pytest.mark.parametrize("bad, match", [
+    ({"kind": "int", "domain": [0]}, "domain"),
+    ({"kind": "int", "domain": [0.5, 3]}, "integer"),
+    ({"kind": "category", "domain": ["a", "a"]}, "distinct"),
+    ({"kind": "text", "domain": ["a"]}, "kind"),
+    ({"kind": "float", "domain": [3, 1]}, "low"),
+])
+def test_declarations_are_checked(bad, match):
+    with pytest.raises(ValueError, match=match):
+        Column("c", bad["kind"], bad["domain"])
+
+
+def test_the_unit_is_not_a_public_column_and_bounds_need_a_unit():
+    with pytest.raises(ValueError, match="unit"):
+        Table("x.parquet", {"person": {"kind": "int", "domain": [0, 9]}}, unit="person")
+    with pytest.raises(ValueError, match="unit"):
+        Table("x.parquet", {"a": {"kind": "int", "domain": [0, 9]}}, max_rows=3)
