@@ -25,7 +25,17 @@ from .engine.errors import PrivacyPolicyError
 from .mechanism import MECHANISMS, Mechanism
 from .releases.diagnostics import table_stand_in
 
-__all__ = ["UNITS", "Entry", "apply_facts", "entry", "fingerprint", "ledger_path"]
+__all__ = ["UNITS", "Entry", "apply_facts", "entry", "fingerprint", "guarantee", "ledger_path"]
+
+_SAFE_NOISE = (
+    "discrete Laplace on a power-of-two grid (Canonne, Kamath & Steinke 2020; Mironov 2012), "
+    "calibrated to exactly ε; real values rounded to the grid first"
+)
+_FAILED = (
+    "the mechanism failed while running on the confidential data. What it said is withheld "
+    "(it may depend on the data); the release's cost stays charged, because the failure itself "
+    "depends on the data. Check the parameters against the dataset's declared facts."
+)
 
 #: Privacy units a data owner may declare: ``"row"`` (a guarantee protects one row; a person
 #: with many rows is protected less) or ``"person"`` (the owner declares one row per person).
@@ -55,6 +65,8 @@ class Entry:
     unit_rows: int = 1
     load: Callable[[], np.ndarray] | None = None
     domains: dict | None = None  # declared attribute domains of a table's columns
+    budget: str = ""  # the budget it is charged to, if not its own (a view of a table)
+    ledger_fingerprint: str | None = None  # the table's content, for the budget's aliases
     shape: tuple[int, ...] = ()
 
     def __post_init__(self):
@@ -249,3 +261,18 @@ def apply_facts(held: Entry, mech: Mechanism, params: dict, *, teaching: bool) -
                 f"was charged."
             )
     return params
+
+
+def guarantee(ds: Entry, mech: Mechanism, p: dict, cost: float, *, sealed: bool = False) -> str:
+    """A release's guarantee in words: ε, the unit it protects, the neighbour relation and the
+    sampler (``sealed``: the floating-point-safe one of analyst releases)."""
+    k = ds.unit_rows
+    group = (f"; user-level: a person has at most {k} rows (bounded before the query), so "
+             f"{k}x the per-row ε (group privacy)") if k > 1 else ""
+    if mech.guarantee is not None:
+        return mech.guarantee(p) + group
+    unit = "person (one row per person, as declared)" if ds.unit == "person" else "row"
+    unit = f"person (user-level; {cost / k:.4g}-DP per row, {k} rows at most)" if k > 1 else unit
+    noise = (_SAFE_NOISE if sealed else
+             "continuous Laplace (fast; not floating-point safe: teaching and previews)")
+    return f"ε = {cost:.4g}-DP per {unit}; neighbours: {mech.neighbours}; noise: {noise}"

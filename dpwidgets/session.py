@@ -59,7 +59,7 @@ import numpy as np
 
 from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
-from .catalog import UNITS, Entry, fingerprint
+from .catalog import _FAILED, UNITS, Entry, fingerprint
 from .engine._validation import check_epsilon, check_rng
 from .engine.budget import BudgetExceededError, PrivacyLedger
 from .engine.errors import (
@@ -90,17 +90,6 @@ __all__ = [
 
 Mode = Literal["teaching", "analyst"]
 _ReleaseStore = ReleaseStore  # the name earlier releases of dpwidgets exported
-
-_SAFE_NOISE = (
-    "discrete Laplace on a power-of-two grid (Canonne, Kamath & Steinke 2020; Mironov 2012), "
-    "calibrated to exactly ε; real values rounded to the grid first"
-)
-_FAILED = (
-    "the mechanism failed while running on the confidential data. What it said is withheld "
-    "(it may depend on the data); the release's cost stays charged, because the failure itself "
-    "depends on the data. Check the parameters against the dataset's declared facts."
-)
-
 
 class Session:
     """Owns the datasets and their privacy ledgers; the only way widgets reach data.
@@ -235,8 +224,34 @@ class Session:
         self._notify({"kind": "dataset", "dataset": held.name})
 
     def _open_ledger(self, held: Entry, total_epsilon: float | None):
-        return PrivacyLedger(self.ledger_path, dataset=held.name, total_epsilon=total_epsilon,
-                             fingerprint=held.fingerprint)
+        return PrivacyLedger(self.ledger_path, dataset=held.budget or held.name,
+                             total_epsilon=total_epsilon,
+                             fingerprint=held.ledger_fingerprint or held.fingerprint)
+
+    def add_table(self, name: str, source, *, columns, unit: str | None = None,
+                  max_rows: int = 1, table: str | None = None, total_epsilon: float = 1.0,
+                  description: str = "", allow_mechanisms: Iterable[str] = (),
+                  **views) -> list[str]:
+        """Declare a table of records once -- a DataFrame, a CSV or Parquet file, a database
+        table -- with its public schema (``columns``: kind and domain), its privacy ``unit``
+        column and ``max_rows`` per unit, and which columns feed which family (``items=``,
+        ``time=``, ``snapshots=``, ``features=``/``outcome=``, ``attributes=``, ``rows=``,
+        ``facts=``, ``views=``; :func:`~dpwidgets.tables.declared_views`). Each view is a
+        dataset ``"<name>/<view>"``; all share one budget. Nothing public is read from the
+        data; views are queried by DuckDB (:mod:`dpwidgets.tables`). Returns the datasets."""
+        from .tables import Table, declared_views, view_entries
+
+        src = Table(source, columns, unit=unit, max_rows=max_rows, table=table)
+        src.check_schema()
+        entries = view_entries(name, src, declared_views(**views), load=self.teaching,
+                               description=description, allowed=allow_mechanisms,
+                               fingerprint=src.fingerprint())
+        clash = [h.name for h in entries if h.name in self._datasets]
+        if clash:
+            raise ValueError(f"datasets {clash} are already in this session")
+        for held in entries:
+            self._hold(held, total_epsilon)
+        return [h.name for h in entries]
 
     def _dataset(self, name: str | None) -> Entry:
         if name is None:
@@ -369,19 +384,6 @@ class Session:
             raise ParameterError(f"{mech.name!r} would cost {cost!r}: a cost must be > 0")
         return mech, p, cost
 
-    def _guarantee(self, ds: Entry, mech: Mechanism, p: dict, cost: float, *,
-                   sealed: bool = False) -> str:
-        k = ds.unit_rows
-        group = (f"; user-level: a person has at most {k} rows (bounded before the query), so "
-                 f"{k}x the per-row ε (group privacy)") if k > 1 else ""
-        if mech.guarantee is not None:
-            return mech.guarantee(p) + group
-        unit = "person (one row per person, as declared)" if ds.unit == "person" else "row"
-        unit = f"person (user-level; {cost / k:.4g}-DP per row, {k} rows at most)" if k > 1 else unit
-        noise = (_SAFE_NOISE if sealed else
-                 "continuous Laplace (fast; not floating-point safe: teaching and previews)")
-        return f"ε = {cost:.4g}-DP per {unit}; neighbours: {mech.neighbours}; noise: {noise}"
-
     def cost(self, mechanism: str, dataset: str | None = None, **params) -> float:
         """What a release with these parameters would charge (before any cache hit)."""
         params.pop("run", None)
@@ -437,7 +439,7 @@ class Session:
         return Release(
             ds.ledger_name, mech.name, mech.label(p), p, cost, mech.outputs(result, p),
             charged=False, time=time.time(), result=result, preview=True,
-            guarantee=self._guarantee(ds, mech, p, cost),
+            guarantee=catalog.guarantee(ds, mech, p, cost),
         )
 
     def release(
@@ -485,7 +487,7 @@ class Session:
             raise
         label = label or mech.label(p)
         key = self._key(ds, mech.name, p, run)
-        guarantee = self._guarantee(ds, mech, p, epsilon, sealed=not self.teaching)
+        guarantee = catalog.guarantee(ds, mech, p, epsilon, sealed=not self.teaching)
         with self._lock:
             cached = self._store.get(ds.ledger_name, key)
             if cached is not None:

@@ -40,11 +40,13 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Column", "Table", "View", "connect_source"]
+__all__ = ["Column", "Table", "View", "connect_source", "declared_views", "generated_stand_in",
+           "view_entries"]
 
 KINDS = ("int", "category", "float")
 VIEW_KINDS = ("counts", "counts2d", "per_step", "snapshots", "rows")
 _RANK = "__dpw_rank"
+_PRIMES = (2_147_483_647, 2_147_483_629)  # sums of hashes modulo these fit an int64
 _KEY = "__dpw_key"
 
 
@@ -350,6 +352,18 @@ class Table:
                 self._expr = connect_source(self.source, table=self.table, engine=self.engine)
             return self._expr
 
+    def fingerprint(self) -> str:
+        """A fingerprint of the table's content that ignores the order of its rows: per
+        declared column (and the unit), the row count and sums of row hashes modulo two
+        primes, in one scan inside the query engine. A ledger keys a budget by it, so the
+        same table under another name or path is charged to one budget."""
+        t = self.expr
+        names = sorted(self.columns) + ([self.unit] if self.unit else [])
+        sums = {f"{c}_{p}": (t[c].hash() % p).sum() for c in names for p in _PRIMES}
+        with self._lock:
+            row = self.expr.aggregate(__dpw_n=t.count(), **sums).to_pyarrow().to_pylist()[0]
+        return hashlib.sha256(json.dumps(row, sort_keys=True).encode()).hexdigest()
+
     def check_schema(self) -> None:
         """Check that the source has the declared columns and the unit (its schema only: a
         catalogue lookup, no row is read)."""
@@ -415,3 +429,136 @@ class Table:
         result = np.zeros(self.shape(view), dtype=np.int64)
         np.add.at(result, tuple(i[ok] for i in idx), counts[ok])
         return result.astype(float)
+
+
+# -- what a door holds for a table's views --------------------------------------------------------
+
+_DTYPES = {"int": "int64", "category": "int64", "float": "float64"}
+
+
+def generated_stand_in(table: Table, view: View, outcome: str = "continuous") -> np.ndarray:
+    """A public stand-in of a view's public shape, from the declared schema alone (seeded;
+    never from the data): a Zipf profile for counts, Poisson counts per step or cell, rows
+    uniform over the declared domains (or a well-specified linear model for real columns)."""
+    from .catalog import default_stand_in
+    from .releases.diagnostics import table_stand_in
+
+    shape = table.shape(view)
+    rng = np.random.default_rng(0)
+    if view.kind == "counts":
+        return default_stand_in(shape[0])
+    if view.kind == "per_step":
+        return rng.poisson(20.0, shape[0]).astype(float)
+    if view.kind in ("counts2d", "snapshots"):
+        return rng.poisson(5.0, shape).astype(float)
+    cols = [table.column(c) for c in view.columns]
+    if all(c.kind == "float" for c in cols) and outcome in ("continuous", "binary"):
+        return table_stand_in(shape[0], shape[1] - 1, outcome)
+    out = np.empty(shape)
+    for j, c in enumerate(cols):
+        if c.kind == "float":
+            out[:, j] = rng.uniform(c.domain[0], c.domain[1], shape[0])
+        else:
+            high = c.domain[1] + 1 if c.kind == "int" else c.size
+            out[:, j] = rng.integers(c.domain[0] if c.kind == "int" else 0, high, shape[0])
+    return out
+
+
+def _synth_domains(table: Table, columns) -> dict | None:
+    """A rows view's declared domains as synthetic-data domains (codes for categories), or
+    ``None`` if a column is real-valued (it has no finite domain)."""
+    out = {}
+    for name in columns:
+        c = table.column(name)
+        if c.kind == "float":
+            return None
+        lo, hi = (0, c.size - 1) if c.kind == "category" else c.domain
+        out[name] = {"min": int(lo), "max": int(hi)}
+    return out
+
+
+def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load: bool = False,
+                 description: str = "", allowed=frozenset(), fingerprint: str | None = None
+                 ) -> list:
+    """One :class:`~dpwidgets.catalog.Entry` per view, named ``"<name>/<view>"``, all keyed to
+    the budget ``name`` (and, if given, to the table's content ``fingerprint``). ``views`` maps a view's name to ``{"view": View, "facts": {...},
+    "stand_in": array or None, "outcome": ..., "description": ...}``. ``load=True`` (teaching:
+    the data is public) reads every view now; otherwise a view is read when a release runs."""
+    from .catalog import Entry
+
+    entries = []
+    for vname, spec in views.items():
+        view = spec["view"]
+        rows = view.kind == "rows"
+        stand_in = spec.get("stand_in")
+        if stand_in is None:
+            stand_in = generated_stand_in(table, view, spec.get("outcome", "continuous"))
+        elif np.shape(stand_in) != table.shape(view):
+            raise ValueError(f"view {vname!r}: stand_in has shape {np.shape(stand_in)}; its "
+                             f"public shape is {table.shape(view)}")
+        stand_in = np.array(stand_in, dtype=float)
+        stand_in.setflags(write=False)
+        ident = hashlib.sha256(f"{fingerprint or table.identity()}|{view!r}".encode()).hexdigest()
+        data = None
+        if load:
+            data = table.read(view)
+            data.setflags(write=False)
+        held = Entry(
+            f"{name}/{vname}", data, stand_in, ident,
+            spec.get("description") or description,
+            view.columns if rows else None,
+            tuple(_DTYPES[table.column(c).kind] for c in view.columns) if rows else None,
+            "person" if table.unit else "row", dict(spec.get("facts") or {}), frozenset(allowed),
+            unit_rows=table.unit_rows, load=(lambda v=view: table.read(v)),
+            shape=table.shape(view) if data is None else data.shape,
+            domains=_synth_domains(table, view.columns) if rows else None,
+            budget=name, ledger_fingerprint=fingerprint,
+        )
+        entries.append(held)
+    return entries
+
+
+def declared_views(*, views: Mapping[str, Mapping] | None = None, items: str | None = None,
+                   time: str | None = None, snapshots: str | None = None,
+                   features: Sequence[str] | None = None, outcome: str | None = None,
+                   attributes: Sequence[str] | None = None, rows: int | None = None,
+                   facts: Mapping[str, Mapping] | None = None) -> dict[str, dict]:
+    """The views of a table from which columns feed which family (or from ``views`` given in
+    full, ``{name: {"kind", "columns", "rows", "facts", "stand_in", "outcome"}}``):
+
+    ``items``: counts per item (SVT, top-c) as ``"items"``; ``time``: counts per time step
+    (streams) as ``"stream"``, and with ``snapshots`` one histogram of that column per step
+    (dynamic histograms) as ``"histograms"``; ``features`` + ``outcome``: the rows, features
+    then the outcome (regression diagnostics) as ``"diagnostics"``; ``attributes``: the rows
+    (synthetic data) as ``"synthetic"``. ``rows`` is the public row count previews use.
+    ``facts`` maps a view's name to the facts its owner declares for it."""
+    out: dict[str, dict] = {}
+    for vname, spec in (views or {}).items():
+        unknown = set(spec) - {"kind", "columns", "rows", "facts", "stand_in", "outcome",
+                               "description"}
+        if unknown:
+            raise ValueError(f"views.{vname}: unknown keys {sorted(unknown)}")
+        out[vname] = {**spec, "view": View(spec.get("kind"), tuple(spec.get("columns") or ()),
+                                           spec.get("rows"))}
+    if items is not None:
+        out["items"] = {"view": View("counts", (items,))}
+    if time is not None:
+        out["stream"] = {"view": View("per_step", (time,))}
+        if snapshots is not None:
+            out["histograms"] = {"view": View("snapshots", (time, snapshots))}
+    elif snapshots is not None:
+        raise ValueError("snapshots= needs time= (one histogram per time step)")
+    if (features is None) != (outcome is None):
+        raise ValueError("give features= and outcome= together (the diagnostics' rows)")
+    if features is not None:
+        out["diagnostics"] = {"view": View("rows", (*features, outcome), rows)}
+    if attributes is not None:
+        out["synthetic"] = {"view": View("rows", tuple(attributes), rows)}
+    for vname, declared in (facts or {}).items():
+        if vname not in out:
+            raise ValueError(f"facts: no view named {vname!r}; views: {sorted(out)}")
+        out[vname]["facts"] = dict(declared)
+    if not out:
+        raise ValueError("declare at least one view: items=, time=, features=/outcome=, "
+                         "attributes= or views=")
+    return out

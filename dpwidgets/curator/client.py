@@ -108,8 +108,7 @@ class RemoteSession(Session):
                          tuple(d["dtypes"]) if d["dtypes"] else None, d["unit"],
                          dict(d["facts"]), frozenset(d["mechanisms"]),
                          unit_rows=int(d["unit_rows"]), load=_no_data, shape=tuple(d["shape"]),
-                         domains=d.get("domains"))
-            held.budget = d["budget"]
+                         domains=d.get("domains"), budget=d["budget"])
             self._hold(held, None)
 
     # -- plumbing ----------------------------------------------------------------------------

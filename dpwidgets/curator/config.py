@@ -35,11 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from ..catalog import default_stand_in
 from ..engine._validation import check_epsilon
 from ..mechanism import MECHANISMS, is_builtin
-from ..releases.diagnostics import table_stand_in
-from ..tables import Table, View
+from ..tables import Table, View, generated_stand_in
 
 __all__ = ["CuratorConfig", "DatasetConfig", "ViewConfig", "load_config"]
 
@@ -99,34 +97,14 @@ def _relative(base: Path, value: str) -> str:
 
 
 def _stand_in(table: Table, view: View, spec: Mapping, base: Path) -> np.ndarray:
-    shape = table.shape(view)
     given = spec.get("stand_in")
-    if given is not None:
-        values = np.load(_relative(base, str(given)), allow_pickle=False).astype(float)
-        if values.shape != shape:
-            raise ValueError(f"stand_in {given!r} has shape {values.shape}; the view's public "
-                             f"shape is {shape}")
-        return values
-    rng = np.random.default_rng(0)  # depends on the public shape only
-    if view.kind in ("counts", "per_step"):
-        return default_stand_in(shape[0]) if view.kind == "counts" else rng.poisson(
-            20.0, shape[0]).astype(float)
-    if view.kind in ("counts2d", "snapshots"):
-        return rng.poisson(5.0, shape).astype(float)
-    cols = [table.column(c) for c in view.columns]
-    outcome = spec.get("outcome", "continuous")
-    if all(c.kind == "float" for c in cols) and outcome in ("continuous", "binary"):
-        return table_stand_in(shape[0], shape[1] - 1, outcome)
-    # Uniform over each declared domain (codes for categories).
-    out = np.empty(shape)
-    for j, c in enumerate(cols):
-        if c.kind == "float":
-            out[:, j] = rng.uniform(c.domain[0], c.domain[1], shape[0])
-        elif c.kind == "int":
-            out[:, j] = rng.integers(c.domain[0], c.domain[1] + 1, shape[0])
-        else:
-            out[:, j] = rng.integers(0, c.size, shape[0])
-    return out
+    if given is None:
+        return generated_stand_in(table, view, spec.get("outcome", "continuous"))
+    values = np.load(_relative(base, str(given)), allow_pickle=False).astype(float)
+    if values.shape != table.shape(view):
+        raise ValueError(f"stand_in {given!r} has shape {values.shape}; the view's public "
+                         f"shape is {table.shape(view)}")
+    return values
 
 
 def _mechanisms(spec) -> frozenset:

@@ -24,30 +24,15 @@ import threading
 import time
 from pathlib import Path
 
-from ..catalog import Entry
+from ..catalog import _FAILED, Entry
 from ..engine.budget import BudgetExceededError, LedgerView, PrivacyLedger
 from ..engine.errors import ReleaseFailed
-from ..session import _FAILED, Session
+from ..session import Session
 from ..store import ReleaseStore, canonical
-from .config import CuratorConfig, DatasetConfig, ViewConfig
+from ..tables import view_entries
+from .config import CuratorConfig
 
 __all__ = ["Analysts", "AuditLog", "Curator", "JointLedger"]
-
-_DTYPES = {"int": "int64", "category": "int64", "float": "float64"}
-
-
-def _domains(table, columns) -> dict | None:
-    """The declared domains of a rows view's columns as synthetic-data domains (codes for
-    categories), or ``None`` if a column is real-valued (no finite domain to declare)."""
-    out = {}
-    for name in columns:
-        c = table.column(name)
-        if c.kind == "float":
-            return None
-        lo, hi = (0, c.size - 1) if c.kind == "category" else c.domain
-        out[name] = {"min": int(lo), "max": int(hi)}
-    return out
-
 
 class Analysts:
     """The analysts file: names, hashed bearer tokens, roles and caps per dataset.
@@ -216,24 +201,11 @@ class AnalystDoor(Session):
         for ds in curator.config.datasets.values():
             if ds.name not in caps:
                 continue
-            for vc in ds.views.values():
-                self._hold(self._entry(ds, vc), None)
-
-    @staticmethod
-    def _entry(ds: DatasetConfig, vc: ViewConfig) -> Entry:
-        table, view = ds.table, vc.view
-        rows = view.kind == "rows"
-        ident = hashlib.sha256(f"{table.identity()}|{view!r}".encode()).hexdigest()
-        stand_in = vc.stand_in.copy()
-        stand_in.setflags(write=False)
-        return Entry(
-            f"{ds.name}/{vc.name}", None, stand_in, ident, vc.description or ds.description,
-            view.columns if rows else None,
-            tuple(_DTYPES[table.column(c).kind] for c in view.columns) if rows else None,
-            "person" if table.unit else "row", dict(vc.facts), ds.mechanisms,
-            unit_rows=table.unit_rows, load=lambda: table.read(view), shape=table.shape(view),
-            domains=_domains(table, view.columns) if rows else None,
-        )
+            views = {v.name: {"view": v.view, "facts": v.facts, "stand_in": v.stand_in,
+                              "description": v.description} for v in ds.views.values()}
+            for held in view_entries(ds.name, ds.table, views, description=ds.description,
+                                     allowed=ds.mechanisms):
+                self._hold(held, None)
 
     def _open_ledger(self, held: Entry, total_epsilon):
         dataset = held.name.partition("/")[0]
