@@ -354,11 +354,14 @@ class Table:
 
     def fingerprint(self) -> str:
         """A fingerprint of the table's content that ignores the order of its rows: per
-        declared column (and the unit), the row count and sums of row hashes modulo two
+        column of the source, the row count and sums of row hashes modulo two
         primes, in one scan inside the query engine. A ledger keys a budget by it, so the
         same table under another name or path is charged to one budget."""
         t = self.expr
-        names = sorted(self.columns) + ([self.unit] if self.unit else [])
+        # Every column of the source, declared or not: declaring fewer columns of the same
+        # table must not make it another budget.
+        # (pandas' stored row index is not content: a shuffled copy must match.)
+        names = sorted(c for c in t.columns if not c.startswith("__index_level_"))
         sums = {f"{c}_{p}": (t[c].hash() % p).sum() for c in names for p in _PRIMES}
         with self._lock:
             row = self.expr.aggregate(__dpw_n=t.count(), **sums).to_pyarrow().to_pylist()[0]

@@ -112,3 +112,14 @@ def test_declarations_are_checked_before_anything_is_read(tmp_path):
     with pytest.raises(ValueError, match="view"):
         s.add_table("v", visits(), columns=COLUMNS)
     assert s.datasets == []
+
+
+def test_declaring_fewer_columns_of_the_same_table_does_not_reset_its_budget(tmp_path):
+    frame = visits()
+    s = Session("analyst", ledger=tmp_path / "ledger.sqlite")
+    declare(s, frame)
+    s.release("visits/stream", "laplace_stream", epsilon=0.5)
+    names = s.add_table("narrow", frame, columns={"page": COLUMNS["page"]}, unit="person",
+                        max_rows=3, items="page", total_epsilon=3.0)
+    assert s.spent(names[0]) == pytest.approx(1.5)
+    s.close()
