@@ -101,6 +101,15 @@ def cell_state(page: Page) -> dict:
     return page.evaluate(_CELL_STATE_JS, NOTEBOOK)
 
 
+def _accept_kernel_dialog(page: Page) -> None:
+    """JupyterLab asks "Select Kernel" when a notebook's kernel is slow to start on a loaded
+    machine; answer with the notebook's own kernel (the preselected ``python3``)."""
+    dialog = page.locator(".jp-Dialog", has_text="Select Kernel")
+    if dialog.count():
+        dialog.locator(".jp-mod-accept").click()
+        pw_expect(dialog).to_have_count(0, timeout=10_000)
+
+
 def _start_run_all(page: Page, attempts: int = 3) -> None:
     """Click Run > Run All Cells until the notebook shows a queued or finished cell.
 
@@ -115,6 +124,7 @@ def _start_run_all(page: Page, attempts: int = 3) -> None:
     item = page.locator(".lm-Menu-item:not(.lm-mod-disabled)").filter(
         has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")))
     for _ in range(attempts):
+        _accept_kernel_dialog(page)
         page.locator(f"{NOTEBOOK} .jp-CodeCell .jp-InputArea-prompt").first.click()
         page.locator(".lm-MenuBar-itemLabel", has_text=re.compile(r"^Run$")).click()
         try:
