@@ -3,6 +3,8 @@ charge, cost = ε, outputs that are DP output only, post-processing for free, re
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 import pytest
 
@@ -275,3 +277,34 @@ def test_multi_state_release_on_the_text_shape_prunes_the_sparse_nodes():
     assert (st.scaled_total_l1(truth, lm.output["estimates"])
             > 2 * st.scaled_total_l1(truth, phs.output["estimates"]))
     assert s.spent("multi") == pytest.approx(0.2)
+
+
+def _digest(*arrays) -> str:
+    h = hashlib.sha256()
+    for a in arrays:
+        a = np.asarray(a)
+        a = a.astype(np.float64 if a.dtype.kind == "f" else np.int64)
+        h.update(str(a.shape).encode())
+        h.update(np.ascontiguousarray(a).tobytes())
+    return h.hexdigest()[:16]
+
+
+def test_seeded_teaching_releases_are_pinned():
+    """The outputs the door returns for a seeded teaching session, recorded before the PeGaSus
+    core was vectorised: the engine's refactor changed no released bit."""
+    s = Session(mode="teaching", seed=5)
+    s.add_dataset("h", wifi_stream("High_5", np.random.default_rng(1))[:5000], total_epsilon=10.0)
+    s.add_dataset("m", multi_state_streams(np.random.default_rng(2), n_states=8, length=600,
+                                           total=4000), total_epsilon=10.0,
+                  stand_in=np.zeros((8, 600)))
+    pinned = {"pegasus new": "84f164822b88581a", "pegasus text": "f8312a0c7cc6778f",
+              "phs_pegasus": "7fe49fef4640c08e", "hs_pegasus": "d8d713bc5f207d1b"}
+    for defaults in ("new", "text"):
+        o = s.release("h", "pegasus", epsilon=0.5, defaults=defaults).output
+        assert _digest(o["estimates"], o["noisy"], o["boundaries"], o["window"],
+                       *[o["smoothed"][k] for k in sorted(o["smoothed"])]) == \
+            pinned[f"pegasus {defaults}"]
+    for method in ("phs_pegasus", "hs_pegasus"):
+        o = s.release("m", "hierarchical_pegasus", epsilon=0.5, method=method).output
+        assert _digest(o["estimates"], *([o["pruned"]] if "pruned" in o else [])) == \
+            pinned[method]

@@ -236,7 +236,8 @@ class StreamWidget(ReleaseWidget):
         self._shown_t = 0
         self._syncing = False
         self._roc_cache: tuple | None = None
-        self._version = 0  # bumped with every new output (the ROC cache's key)
+        self._sums_cache: dict[tuple, np.ndarray] = {}
+        self._version = 0  # bumped with every new output (the caches' key)
         self._pending: set[str] = set(_ALL_PARTS)
 
         if dataset is not None:
@@ -559,10 +560,32 @@ class StreamWidget(ReleaseWidget):
             self._bounds, max(0, new - self.window), new)
         self.figure.set_cursor(new - 1)
 
+    def _sums(self, out: dict, wsize: int, method: str) -> np.ndarray:
+        """Window sums of the shown output (``"wss"`` or ``"noisy"``), once per output and w:
+        the windows panel, the low-signal monitor and its ROC all use them."""
+        key = (self._version, self._where, wsize, method)
+        if key not in self._sums_cache:
+            if len(self._sums_cache) >= 8:
+                self._sums_cache.clear()
+            self._sums_cache[key] = rs.window_sums(out, wsize, method)
+        return self._sums_cache[key]
+
+    def _statistic(self, out: dict, kind: str, wsize: int, smoother: str,
+                   method: str = "wss") -> np.ndarray:
+        """``rs.event_statistic`` of the output's estimates (``method="wss"``) or noisy counts
+        (``"noisy"``), the low-signal window sums taken from :meth:`_sums`."""
+        if kind != "low_signal":
+            return rs.event_statistic(
+                out if method == "wss" else np.asarray(out["noisy"], float), kind, wsize,
+                smoother)
+        stat = np.full(len(out["noisy"]), np.nan)
+        stat[wsize - 1 :] = self._sums(out, wsize, method)[wsize - 1 :]
+        return stat
+
     def _draw_windows(self, out: dict, truth, wsize: int, smoother: str) -> None:
-        wss = rs.window_sums(out, wsize)
+        wss = self._sums(out, wsize, "wss")
         plain = rs.window_sums(out, wsize, "estimates", smoother)
-        lm = rs.window_sums(out, wsize, "noisy")
+        lm = self._sums(out, wsize, "noisy")
         true_sums = None if truth is None else st.sliding_window_sums(truth, wsize)
         figures.update(self.figure, figures.streams.windows_data(
             wss=wss, plain=plain, lm=lm, truth=true_sums))
@@ -616,14 +639,18 @@ class StreamWidget(ReleaseWidget):
             truth_stat = rs.event_statistic(truth, kind, wsize)
             true_events = detect_events(truth_stat, kind, event_delta)
             noisy = np.asarray(out["noisy"], float)
-            pgs = rs.pegasus_result(out) if kind == "low_signal" else self._estimates
+            pgs, lm = self._estimates, noisy
+            if kind == "low_signal":  # the window sums already computed, as released sums
+                spent = math.fsum(out["epsilon_parts"].values())
+                pgs, lm = (st.WindowSums(self._sums(out, wsize, method), wsize, method, spent,
+                                         out["epsilon_parts"]) for method in ("wss", "noisy"))
             rocs = {"PeGaSus": st.event_roc(truth, pgs, wsize, event_delta, kind),
-                    "LM": st.event_roc(truth, noisy, wsize, event_delta, kind)}
+                    "LM": st.event_roc(truth, lm, wsize, event_delta, kind)}
             self._roc_cache = (key, rocs, truth_stat, true_events)
         return self._roc_cache[1:]
 
     def _draw_events(self, out: dict, truth, wsize: int, kind: str, smoother: str) -> None:
-        stat = rs.event_statistic(out, kind, wsize, smoother)
+        stat = self._statistic(out, kind, wsize, smoother)
         self._delta_range(stat, kind)
         delta, event_delta = float(self.delta.value), float(self.event_delta.value)
         detected = detect_events(stat, kind, delta)
@@ -632,7 +659,7 @@ class StreamWidget(ReleaseWidget):
         curves = points = None
         if truth is not None:
             rocs, truth_stat, true_events = self._roc_curves(out, truth, wsize, kind, event_delta)
-            lm_stat = rs.event_statistic(np.asarray(out["noisy"], float), kind, wsize)
+            lm_stat = self._statistic(out, kind, wsize, smoother, "noisy")
             curves = {"pgs": (rocs["PeGaSus"].fpr, rocs["PeGaSus"].tpr),
                       "lm": (rocs["LM"].fpr, rocs["LM"].tpr)}
             points = {}
