@@ -26,7 +26,7 @@ inside :func:`floating_point_safe`. Inside it:
   coefficients (``histograms.py``).
 * Selections: :func:`exponential_mechanism` (MWEM's query selection, EFPA's choice of the
   number of coefficients, the top-c ``em`` selection of ``svt.py``) runs
-  :func:`base2_exponential_mechanism`, Ilvento 2020's base-2 mechanism sampled with integer
+  :func:`_base2_selection`, Ilvento 2020's base-2 mechanism sampled with integer
   arithmetic; its loss, rounding of the qualities and implementation error included, is at
   most the epsilon it is given.
 * SVT-style comparisons of noisy scores with a noisy threshold, whose noisy values are never
@@ -52,6 +52,7 @@ What remains a continuous-probability approximation (future work, not done):
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -369,6 +370,7 @@ def exponential_mechanism(
     k: int = 1,
     monotonic: bool = False,
     rng: np.random.Generator | None = None,
+    exact: bool | None = None,
 ) -> np.ndarray:
     """Select ``k`` distinct indices by the exponential mechanism, ``epsilon/k`` per round.
 
@@ -388,7 +390,7 @@ def exponential_mechanism(
       a little smaller it can be: the privacy loss of such an output is unbounded (Ilvento
       2020's attacks on floating-point exponential mechanisms).
     * Inside :func:`floating_point_safe` (every analyst release): the base-2 exponential
-      mechanism sampled with integer arithmetic (:func:`base2_exponential_mechanism`): the
+      mechanism sampled with integer arithmetic (:func:`_base2_selection`): the
       qualities are rounded to a power-of-two grid, every candidate keeps a positive
       probability, and the privacy loss of each round is proved to be at most ``epsilon / k``
       including the rounding (Notes there).
@@ -408,6 +410,10 @@ def exponential_mechanism(
         Number of distinct candidates to select (1 <= k <= len(qualities)).
     monotonic : bool
         Whether all qualities move in the same direction between neighbours (Lyu, Su & Li 2017 §4.3).
+    exact : bool, optional
+        ``True``: the base-2 sampler whatever the context (:func:`_base2_selection`, whose
+        Notes hold the proof); ``False``: the Gumbel sampler; ``None`` (default): base-2
+        inside :func:`floating_point_safe`, Gumbel outside.
 
     Returns
     -------
@@ -418,6 +424,10 @@ def exponential_mechanism(
     ----------
     McSherry and Talwar 2007; Lyu, Su & Li 2017 §5; Ilvento 2020 (the base-2 mechanism).
     """
+    if (_FLOATING_POINT_SAFE.get() if exact is None else check_bool(exact, "exact")):
+        qualities, epsilon, sensitivity, k, monotonic = _check_selection_budget(
+            qualities, epsilon, sensitivity, k, monotonic)
+        return _base2_selection(qualities, epsilon, sensitivity, k, monotonic, check_rng(rng))
     qualities = check_finite_array(qualities, "qualities")
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
@@ -426,8 +436,6 @@ def exponential_mechanism(
     if k > qualities.size:
         raise ValueError(f"k must be at most the number of candidates ({qualities.size}), got {k}")
     rng = check_rng(rng)
-    if _FLOATING_POINT_SAFE.get():
-        return _base2_selection(qualities, epsilon, sensitivity, k, monotonic, rng)
     # Teaching sampler (Gumbel-top-k on doubles): fast, not floating-point safe (above).
     factor = 1.0 if monotonic else 2.0
     log_weights = (epsilon / k) * qualities / (factor * sensitivity)
@@ -1356,7 +1364,7 @@ def grid_laplace(values, sensitivity: float, epsilon: float, *, rng: np.random.G
 # implemented probabilities are the stated ones, and the only floating-point operation,
 # exp2 of a fraction in [0, 1), enters through a bounded relative error that is charged.
 
-#: The additive privacy-loss slack of one round of :func:`base2_exponential_mechanism`:
+#: The additive privacy-loss slack of one round of :func:`_base2_selection`:
 #: the implemented weights are within a relative ``rho <= 1.51 * 2**-44`` of the ideal ones
 #: (rounding of the 44-bit mantissas <= 2**-44; ``exp2`` <= 2**-45, the assumption of
 #: :data:`_NUDGE`; the conversion of the fraction to a double <= 2**-53), so a probability
@@ -1387,7 +1395,7 @@ __all__ += ["SELECTION_SLACK"]
 @lru_cache(maxsize=256)  # a pure function of public scalars; the Fraction arithmetic is slow
 def _base2_constants(epsilon: float, k: int, sensitivity: float, monotonic: bool
                      ) -> tuple[float, int, int, int]:
-    """``(g, K, a, shift)`` of :func:`base2_exponential_mechanism` for the budget
+    """``(g, K, a, shift)`` of :func:`_base2_selection` for the budget
     ``epsilon / k`` per round: the grid, the sensitivity in steps, ``eta = a / 2**shift``."""
     factor = 1 if monotonic else 2
     budget = Fraction(epsilon) / k - Fraction(SELECTION_SLACK)
@@ -1414,7 +1422,7 @@ def _base2_constants(epsilon: float, k: int, sensitivity: float, monotonic: bool
 def _base2_weights(qualities: np.ndarray, epsilon: float, k: int, sensitivity: float,
                    monotonic: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(exponent, mantissa)``: candidate i's weight is exactly ``mantissa[i] * 2**-(exponent[i]
-    + 44)`` (the best has weight 1); the Notes of :func:`base2_exponential_mechanism` say why
+    + 44)`` (the best has weight 1); the Notes of :func:`_base2_selection` say why
     each step is private. All integer arithmetic is exact in int64."""
     # The grid and eta depend on public inputs only (sensitivity, epsilon, k, monotonic).
     grid, _, a, shift = _base2_constants(epsilon, k, sensitivity, monotonic)
@@ -1458,7 +1466,7 @@ def _halves(e: int, rng: np.random.Generator) -> bool:
 
 
 class _Base2Urn:
-    """The candidates of one :func:`base2_exponential_mechanism` run, grouped by exponent, for
+    """The candidates of one :func:`_base2_selection` run, grouped by exponent, for
     exact draws without replacement (each draw exactly proportional to the live weights)."""
 
     def __init__(self, exponent: np.ndarray, mantissa: np.ndarray) -> None:
@@ -1562,7 +1570,7 @@ def _check_selection_budget(qualities, epsilon, sensitivity, k, monotonic):
 def base2_selection_probabilities(qualities, epsilon: float, sensitivity: float = 1.0, *,
                                   k: int = 1, monotonic: bool = False) -> np.ndarray:
     """The exact selection probabilities of the first round of
-    :func:`base2_exponential_mechanism` (budget ``epsilon / k``), as doubles.
+    :func:`_base2_selection` (budget ``epsilon / k``), as doubles.
 
     They are computed from the same integer weights the sampler uses, summed as fractions, so
     they are the implemented distribution (each probability correctly rounded to a double;
@@ -1580,19 +1588,12 @@ def base2_selection_probabilities(qualities, epsilon: float, sensitivity: float 
     return np.array([float(Fraction(s, total)) for s in scaled])
 
 
-def base2_exponential_mechanism(
-    qualities,
-    epsilon: float,
-    sensitivity: float = 1.0,
-    *,
-    k: int = 1,
-    monotonic: bool = False,
-    rng: np.random.Generator | None = None,
-) -> np.ndarray:
+def _base2_selection(qualities: np.ndarray, epsilon: float, sensitivity: float, k: int,
+                     monotonic: bool, rng: np.random.Generator) -> np.ndarray:
     """The exponential mechanism, floating-point safe: base 2, exact integer sampling.
 
-    :func:`exponential_mechanism` calls this inside :func:`floating_point_safe` (every
-    analyst release); same arguments, same guarantee. Each of the k rounds selects one of
+    What :func:`exponential_mechanism` runs inside :func:`floating_point_safe` (every analyst
+    release) or with ``exact=True``; same arguments (checked there), same guarantee. Each of the k rounds selects one of
     the candidates not yet selected with probability proportional to ``2**(-eta d_i)``, where
 
     * ``g`` is a public power of two, the largest <= ``Delta / 2**GRID_BITS`` (for budgets
@@ -1681,15 +1682,6 @@ def base2_exponential_mechanism(
     (CCS; base 2 so that the weights are exact); McSherry & Talwar 2007; Lyu, Su & Li 2017 §5;
     Canonne, Kamath & Steinke 2020 (exact sampling from uniform integers).
     """
-    qualities, epsilon, sensitivity, k, monotonic = _check_selection_budget(
-        qualities, epsilon, sensitivity, k, monotonic)
-    rng = check_rng(rng)
-    return _base2_selection(qualities, epsilon, sensitivity, k, monotonic, rng)
-
-
-def _base2_selection(qualities: np.ndarray, epsilon: float, sensitivity: float, k: int,
-                     monotonic: bool, rng: np.random.Generator) -> np.ndarray:
-    """:func:`base2_exponential_mechanism` with its arguments checked."""
     if qualities.size >= 2**31:
         raise ValueError(f"qualities must have fewer than 2**31 candidates, got {qualities.size}")
     urn = _Base2Urn(*_base2_weights(qualities, epsilon, k, sensitivity, monotonic))
@@ -1794,3 +1786,7 @@ class ComparisonGrid:
     def values(self, steps) -> np.ndarray:
         """Steps back to doubles (``steps * grid``), for display and for released outputs."""
         return np.asarray(steps, dtype=float) * self.grid
+
+
+#: :func:`exponential_mechanism` with the base-2 sampler whatever the context.
+base2_exponential_mechanism = functools.partial(exponential_mechanism, exact=True)

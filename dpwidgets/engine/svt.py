@@ -1178,7 +1178,7 @@ def top_c(
     Privacy: EM is epsilon/c-DP per round, epsilon-DP by composition; SVT-ReTr is standard SVT
     on an adaptively chosen, repeating query stream (only ⊤ cost budget), hence epsilon-DP.
     Inside :func:`~.mechanisms.floating_point_safe` (analyst releases) ``"em"`` is the base-2
-    exponential mechanism (:func:`~.mechanisms.base2_exponential_mechanism`) and ``"svt_retr"``
+    exponential mechanism (:func:`~.mechanisms.exponential_mechanism`) and ``"svt_retr"``
     compares on a :class:`~.mechanisms.ComparisonGrid`; both spend at most epsilon, exactly.
     Neighbours: any relation under which each score has sensitivity Δ (monotonic: all scores
     move the same way, e.g. counts under add/remove-one record).

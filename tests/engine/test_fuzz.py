@@ -309,6 +309,10 @@ def _pegasus_result():
     return streams.pegasus(np.ones(12), 1.0, rng=np.random.default_rng(0))
 
 
+def _hierarchy_result():
+    return streams.hs_laplace(np.ones((4, 12)), _tree(), 1.0, rng=np.random.default_rng(0))
+
+
 def _queries():
     return synth.random_range_queries({"a": np.arange(5), "b": np.arange(4)}, 5,
                                       np.random.default_rng(0))
@@ -317,6 +321,8 @@ def _queries():
 #: The public engine functions without an ``rng``: the same refusals (a, b, d), no state.
 PLAIN_SPECS: dict[str, Spec] = {
     "mechanisms.floating_point_safe": Spec(lambda: {}),
+    # Post-processing of a release: beta is any real threshold (<= 0 prunes nothing).
+    "streams.prune_released": Spec(lambda: {"result": _hierarchy_result(), "beta": 2.0}),
     "mechanisms.is_floating_point_safe": Spec(lambda: {}),
     "mechanisms.median_smooth_sensitivity": Spec(
         lambda: {"values": _values(), "beta": 0.1, "lower": 0.0, "upper": 1.0},
