@@ -376,14 +376,16 @@ class Table:
         if missing:
             raise ValueError(f"the source has no column(s) {missing}; it has {sorted(have)}")
 
-    def bounded(self):
-        """The source with each unit's contributions bounded (at most ``max_rows`` random
-        rows per unit, chosen inside the query engine)."""
+    def bounded(self, columns: Sequence[str] | None = None):
+        """The source (its ``columns`` only, if given) with each unit's contributions bounded:
+        at most ``max_rows`` random rows per unit, chosen inside the query engine."""
         import ibis
 
         t = self.expr
         if self.unit is None:
-            return t
+            return t if columns is None else t.select(*columns)
+        if columns is not None:  # the window sorts what it carries: carry only what is read
+            t = t.select(self.unit, *columns)
         keyed = t.mutate(**{_KEY: ibis.random()})
         window = ibis.window(group_by=keyed[self.unit], order_by=keyed[_KEY])
         ranked = keyed.mutate(**{_RANK: ibis.row_number().over(window)})
@@ -391,7 +393,7 @@ class Table:
 
     def expression(self, view: View):
         """The ibis expression a view runs (an aggregate, except for ``"rows"``)."""
-        t = self.bounded()
+        t = self.bounded(view.columns)
         cols = [self.column(c) for c in view.columns]
         if view.kind == "rows":
             return t.select(*[t[c.name] for c in cols])
