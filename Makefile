@@ -64,6 +64,19 @@ test: $(VENV)/.installed-test browser java
 postgres:
 	@bash scripts/postgres.sh
 
+# The documentation site (docs/: MyST pages, the lessons through myst-nb, the API reference by
+# numpydoc), warnings as errors, into docs/_build/html. The lessons are executed; their outputs
+# are cached in docs/_build/.jupyter_cache until a lesson's code changes.
+# DPWIDGETS_DOCS_EXECUTE=off make docs skips executing them (a quick check of the prose and API).
+.PHONY: docs
+$(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[docs]"
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+docs: $(VENV)/.installed-docs
+	$(BIN)/sphinx-build -W --keep-going -b html -d docs/_build/doctrees docs docs/_build/html
+
 lint: $(VENV)/.installed-test
 	$(BIN)/python -m ruff check dpwidgets tests benchmarks
 
