@@ -275,4 +275,5 @@ def guarantee(ds: Entry, mech: Mechanism, p: dict, cost: float, *, sealed: bool 
     unit = f"person (user-level; {cost / k:.4g}-DP per row, {k} rows at most)" if k > 1 else unit
     noise = (_SAFE_NOISE if sealed else
              "continuous Laplace (fast; not floating-point safe: teaching and previews)")
-    return f"ε = {cost:.4g}-DP per {unit}; neighbours: {mech.neighbours}; noise: {noise}"
+    relation = mech.neighbours(p) if callable(mech.neighbours) else mech.neighbours
+    return f"ε = {cost:.4g}-DP per {unit}; neighbours: {relation}; noise: {noise}"

@@ -132,8 +132,9 @@ class Mechanism:
         schema.
     facts : mapping of str to Fact
         The parameters that are facts about the data (declared by the owner).
-    neighbours : str
-        The neighbour relation of the guarantee, in words ("one row added or removed").
+    neighbours : str or callable
+        The neighbour relation of the guarantee, in words ("one row added or removed"), or
+        ``neighbours(p) -> str`` when a parameter chooses it.
     guarantee : callable, optional
         ``guarantee(p) -> str`` for mechanisms whose guarantee is not plain ε-DP at the charged
         cost (w-event releases, say).
@@ -156,7 +157,7 @@ class Mechanism:
     table: bool = False
     frame: bool = False
     facts: Mapping[str, Fact] = field(default_factory=dict)
-    neighbours: str = "one row added or removed"
+    neighbours: str | Callable[[dict], str] = "one row added or removed"
     guarantee: Callable[[dict], str] | None = None
     spent: Callable[[Any, dict], float] | None = None
     precheck: Callable[[Any, dict], None] | None = None

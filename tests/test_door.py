@@ -261,3 +261,16 @@ def test_a_non_private_publisher_is_refused_in_every_family(tmp_path):
             s.release(dataset, mechanism, epsilon=1.0, publisher="dawa_published_not_private",
                       **extra)
     assert s.spent("series") == 0.0 and s.spent("table") == 0.0
+
+
+def test_a_diagnostics_guarantee_names_the_relation_it_is_calibrated_for():
+    # The diagnostics run the text's replace-one calibration unless asked for add/remove; the
+    # guarantee must say which (an add/remove claim would be false for replace-one noise).
+    from dpwidgets.releases.diagnostics import table_stand_in
+
+    s = Session("teaching", seed=0)
+    s.add_dataset("t", table_stand_in(300), stand_in="continuous")
+    text = s.release("t", "residual_plot", epsilon=1.0).guarantee
+    assert "replace-one" in text and "added or removed" not in text
+    text = s.release("t", "residual_plot", epsilon=1.0, neighbours="add/remove").guarantee
+    assert "add/remove one record" in text

@@ -252,10 +252,25 @@ def _fit_run(table: np.ndarray, p: dict, rng: np.random.Generator):
     return fit_model(X, y, p["kind"], private=True, epsilon=p["epsilon"], rng=rng, **extra)
 
 
+def _neighbours(p: dict) -> str:
+    """The neighbour relation a diagnostic is calibrated for: ``"replace-one"`` (the text's;
+    n public) or ``"add/remove"`` (:data:`dpwidgets.engine.diagnostics.NEIGHBOURS`)."""
+    relation = p.pop("neighbours", "replace-one")
+    if relation not in _diagnostics().NEIGHBOURS:
+        raise ValueError(f"neighbours must be one of {sorted(_diagnostics().NEIGHBOURS)}, "
+                         f"got {relation!r}")
+    return relation
+
+
+def _relation(p: dict) -> str:
+    return _diagnostics().NEIGHBOURS[p["neighbours"]]
+
+
 def _rp_validate(params: dict, shape: tuple) -> dict:
     p = dict(params)
     out = _diagnosed_model(p, shape, "ols")
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["neighbours"] = _neighbours(p)
     out["publisher"] = _publisher(p.pop("publisher", "dawa"), 2)
     rho = p.pop("rho", None)
     out["rho"] = None if rho is None else _fraction(rho, "rho")
@@ -275,6 +290,7 @@ def _roc_validate(params: dict, shape: tuple) -> dict:
     p = dict(params)
     out = _diagnosed_model(p, shape, "logistic")
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["neighbours"] = _neighbours(p)
     defaults = p.pop("defaults", "dpwidgets")
     if defaults not in _diagnostics().ROC_DEFAULTS:
         raise ValueError(
@@ -298,6 +314,7 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
     p = dict(params)
     out = _diagnosed_model(p, shape, "logistic")
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["neighbours"] = _neighbours(p)
     # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3, Fig. 4.15).
     out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
     out["s"] = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
@@ -323,9 +340,11 @@ _rp_run = _on_model("private_residual_plot", ("predicted", "residuals"), lambda 
     "publisher": p["publisher"], "theta": p["theta"], "mu_predicted": p["mu_predicted"],
     "mu_residual": p["mu_residual"], "center_predicted": p["center_predicted"],
     "center_residual": p["center_residual"], "grid": p["grid"],
-    "epsilon1": None if p["rho"] is None else p["rho"] * p["epsilon"]})
+    "epsilon1": None if p["rho"] is None else p["rho"] * p["epsilon"],
+    "neighbours": p["neighbours"]})
 _roc_run = _on_model("private_roc_curve", ("outcome", "predicted"), lambda p: {
     "rho": p["rho"], "s": p["s"], "thresholds": p["thresholds"], "publisher": p["publisher"],
+    "neighbours": p["neighbours"],
     "defaults": "text"})  # every parameter is explicit: "text" only fills s for recursive medians
 
 
@@ -338,7 +357,8 @@ def _publisher_private(p: dict) -> bool:
 
 # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3).
 _brp_run = _on_model("private_binned_residual_plot", ("outcome", "predicted"), lambda p: {
-    "split": (p["rho"], p["rho"], 1.0 - 2.0 * p["rho"]), "s": p["s"]})
+    "split": (p["rho"], p["rho"], 1.0 - 2.0 * p["rho"]), "s": p["s"],
+    "neighbours": p["neighbours"]})
 
 
 def _public(*arrays: str, parts: bool = True, **scalars):
@@ -383,14 +403,17 @@ DIAGNOSTIC_MECHANISMS: dict[str, Mechanism] = {
     "residual_plot": Mechanism(
         "residual_plot", _rp_validate, _rp_run, _rp_outputs, table=True, spent=_spent,
         label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}",
-        private=_publisher_private),
+        private=_publisher_private,
+        neighbours=_relation),
     "roc_curve": Mechanism(
         "roc_curve", _roc_validate, _roc_run, _roc_outputs, table=True, spent=_spent,
         label=lambda p: f"PriROC ({p['publisher']}) — {_model_label(p)}",
-        private=_publisher_private),
+        private=_publisher_private,
+        neighbours=_relation),
     "binned_residuals": Mechanism(
         "binned_residuals", _brp_validate, _brp_run, _brp_outputs, table=True, spent=_spent,
-        label=lambda p: f"PriBRP — {_model_label(p)}"),
+        label=lambda p: f"PriBRP — {_model_label(p)}",
+        neighbours=_relation),
 }
 for _mechanism in DIAGNOSTIC_MECHANISMS.values():
     register_mechanism(_mechanism)
