@@ -424,18 +424,11 @@ def exponential_mechanism(
     ----------
     McSherry and Talwar 2007; Lyu, Su & Li 2017 §5; Ilvento 2020 (the base-2 mechanism).
     """
-    if (_FLOATING_POINT_SAFE.get() if exact is None else check_bool(exact, "exact")):
-        qualities, epsilon, sensitivity, k, monotonic = _check_selection_budget(
-            qualities, epsilon, sensitivity, k, monotonic)
-        return _base2_selection(qualities, epsilon, sensitivity, k, monotonic, check_rng(rng))
-    qualities = check_finite_array(qualities, "qualities")
-    epsilon = check_epsilon(epsilon)
-    sensitivity = check_positive(sensitivity, "sensitivity")
-    k = check_positive_int(k, "k")
-    monotonic = check_bool(monotonic, "monotonic")
-    if k > qualities.size:
-        raise ValueError(f"k must be at most the number of candidates ({qualities.size}), got {k}")
+    qualities, epsilon, sensitivity, k, monotonic = _check_selection(
+        qualities, epsilon, sensitivity, k, monotonic)
     rng = check_rng(rng)
+    if (_FLOATING_POINT_SAFE.get() if exact is None else check_bool(exact, "exact")):
+        return _base2_selection(qualities, epsilon, sensitivity, k, monotonic, rng)
     # Teaching sampler (Gumbel-top-k on doubles): fast, not floating-point safe (above).
     factor = 1.0 if monotonic else 2.0
     log_weights = (epsilon / k) * qualities / (factor * sensitivity)
@@ -1556,7 +1549,7 @@ class _Base2Urn:
             self.best += 1
 
 
-def _check_selection_budget(qualities, epsilon, sensitivity, k, monotonic):
+def _check_selection(qualities, epsilon, sensitivity, k, monotonic):
     qualities = check_finite_array(qualities, "qualities")
     epsilon = check_epsilon(epsilon)
     sensitivity = check_positive(sensitivity, "sensitivity")
@@ -1578,7 +1571,7 @@ def base2_selection_probabilities(qualities, epsilon: float, sensitivity: float 
     double, count as 0), not the ideal one; later rounds renormalise the same weights over
     the candidates left. For tests and for explanations of the mechanism.
     """
-    qualities, epsilon, sensitivity, k, monotonic = _check_selection_budget(
+    qualities, epsilon, sensitivity, k, monotonic = _check_selection(
         qualities, epsilon, sensitivity, k, monotonic)
     exponent, mantissa = _base2_weights(qualities, epsilon, k, sensitivity, monotonic)
     top = int(exponent.min()) + 1100

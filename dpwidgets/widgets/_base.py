@@ -16,6 +16,7 @@ preview is only ever drawn, labelled "PREVIEW", and never stored there.
 
 from __future__ import annotations
 
+import contextlib
 import html
 import math
 from collections.abc import Callable
@@ -293,6 +294,15 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
     # -- events ----------------------------------------------------------------------------
     #: True while code (not the user) sets controls: their notifications are ignored.
     _syncing = False
+
+    @contextlib.contextmanager
+    def _setting(self):
+        """Set controls from code: their notifications are ignored meanwhile (:meth:`_quiet`)."""
+        self._syncing = True
+        try:
+            yield
+        finally:
+            self._syncing = False
 
     def _watch(self, handler, *controls) -> None:
         """Call ``handler(change)`` whenever one of ``controls`` changes value."""

@@ -50,6 +50,13 @@ __all__ = [
 ]
 
 
+def _titles(plot: str, algorithm: str, released: str) -> dict[str, str]:
+    """A diagnostic panel's titles by what it shows: teaching data, a preview, a release."""
+    return {"teaching": f"{plot}: confidential (public data) vs private ({algorithm})",
+            "preview": f"{plot} on the public stand-in (preview)",
+            "release": f"{released} ({algorithm}, released)"}
+
+
 @dataclass(frozen=True)
 class Scenario(PublicSource):
     """A public regression table (features, then the outcome); see :class:`PublicSource`.
@@ -635,16 +642,13 @@ class ResidualPlotWidget(_DiagnosticWidget):
         units = facts.get(self.outcome) or facts.get("y")
         if not units:
             return
-        self._applying = True
-        try:
+        with self._setting():
             self.mu_predicted.value = units["mu_predicted"]
             self.mu_residual.value = units["mu_residual"]
             self.center_predicted.value = units["center_predicted"]
-        finally:
-            self._applying = False
 
     def _on_change(self, change=None) -> None:
-        if getattr(self, "_applying", False):
+        if self._syncing:
             return
         self.rho.disabled = bool(self.auto_rho.value)
         super()._on_change(change)
@@ -792,9 +796,7 @@ class RocWidget(_DiagnosticWidget):
                 "auc": dx.roc_auc(fpr, tpr)}
 
     panel = "roc"
-    titles = {"teaching": "ROC curve: confidential (public data) vs private (PriROC)",
-              "preview": "ROC curve on the public stand-in (preview)",
-              "release": "Private ROC curve (PriROC, released)"}
+    titles = _titles("ROC curve", "PriROC", "Private ROC curve")
 
     def _plot_data(self, output: dict, truth):
         return figures.diagnostics.roc_plot_data(
@@ -869,9 +871,7 @@ class BinnedResidualWidget(_DiagnosticWidget):
         return dx.binned_residuals(labels, probabilities)
 
     panel = "brp"
-    titles = {"teaching": "Binned residuals: confidential (public data) vs private (PriBRP)",
-              "preview": "Binned residuals on the public stand-in (preview)",
-              "release": "Private binned residual plot (PriBRP, released)"}
+    titles = _titles("Binned residuals", "PriBRP", "Private binned residual plot")
 
     def _plot_data(self, output: dict, truth):
         return figures.diagnostics.binned_residual_plot_data(

@@ -349,8 +349,7 @@ class DynamicHistogramWidget(ReleaseWidget):
         refused with a message, not clamped)."""
         n = self.n_times
         init = self._init if initial else {}
-        self._syncing = True
-        try:
+        with self._setting():
             for slider, hi in ((self.time, n), (self.w, n), (self.cutoff, n)):
                 slider.max = max(hi, slider.min + 1)
             self.w.value = init.get("w") or (self.w.value if not initial else max(2, n // 4))
@@ -359,8 +358,6 @@ class DynamicHistogramWidget(ReleaseWidget):
             self.time.value = init.get("time") or max(1, n // 2)
             self._fit_burn_in(init.get("burn_in") or (
                 self.burn_in.value if not initial else None))
-        finally:
-            self._syncing = False
 
     def _window_limit(self) -> int:
         return self.w.value if self.method.value in W_EVENT else self.n_times
@@ -432,12 +429,9 @@ class DynamicHistogramWidget(ReleaseWidget):
         self.burn_in.layout.display = None if method in _ADAPTIVE else "none"
         self.k.disabled = bool(self.auto_k.value)
         limit = self._window_limit()
-        self._syncing = True
-        try:
+        with self._setting():
             self.cutoff.max = max(limit, 2)
             self._fit_burn_in(self.burn_in.value)
-        finally:
-            self._syncing = False
         self.cutoff_note.value = (
             f"<span>C/{'w' if method in W_EVENT else 'N'} = "
             f"{self.cutoff.value / limit:.3g}</span>")

@@ -371,8 +371,7 @@ class StreamWidget(ReleaseWidget):
         n = self.session.size(self.dataset)
         self.n_steps = n
         widths = _widths(n)
-        self._syncing = True
-        try:
+        with self._setting():
             first = min(self.window, n) if start is None else int(min(max(start, 0), n))
             self.play.max = n
             self.time.max = n
@@ -386,8 +385,6 @@ class StreamWidget(ReleaseWidget):
                 wanted = min(widths, key=lambda v: abs(v - 16))
             self.w.options = widths
             self.w.value = wanted
-        finally:
-            self._syncing = False
         self._delta_given = (delta, event_delta)
         self._reset_delta = True
         self._release = None
@@ -404,13 +401,10 @@ class StreamWidget(ReleaseWidget):
     def _on_defaults(self, change=None) -> None:
         """Set the split, θ and smoother to the chosen defaults: one new release, not three."""
         d = st.DEFAULTS[self.defaults.value]
-        self._syncing = True
-        try:
+        with self._setting():
             self.split.value = d["perturber_share"]
             self.theta.value = d["theta_times_eps_g"]
             self.smoother.value = d["smoother"]
-        finally:
-            self._syncing = False
         self._on_release_param()
 
     def _on_post_param(self, change=None) -> None:
@@ -620,15 +614,12 @@ class StreamWidget(ReleaseWidget):
             event = given[1] if given[1] is not None else detect
             values = [detect, event]
             self._reset_delta = False
-        self._syncing = True
-        try:
+        with self._setting():
             for slider, value in zip((self.delta, self.event_delta), values, strict=True):
                 slider.min, slider.max = min(slider.min, lo), max(slider.max, hi)
                 slider.step = _nice((hi - lo) / 400.0, up=False) or 0.01
                 slider.value = min(max(value, lo), hi)
                 slider.min, slider.max = lo, hi
-        finally:
-            self._syncing = False
 
     def _roc_curves(self, out: dict, truth: np.ndarray, wsize: int, kind: str,
                     event_delta: float) -> tuple[dict, dict, np.ndarray, np.ndarray]:
@@ -949,11 +940,8 @@ class HierarchyWidget(ReleaseWidget):
     def _on_node(self, change) -> None:
         if self._syncing:
             return
-        self._syncing = True
-        try:
+        with self._setting():
             self.figure.sources["nodes"].selected.indices = [int(change["new"])]
-        finally:
-            self._syncing = False
         if self._outputs:
             self._draw_sparkline()
 
@@ -985,11 +973,8 @@ class HierarchyWidget(ReleaseWidget):
     def _compute(self) -> None:
         p = self.params
         if self.auto_beta.value:
-            self._syncing = True
-            try:
+            with self._setting():
                 self.beta.value = float(f"{p['beta']:.6g}")
-            finally:
-                self._syncing = False
         self.beta.disabled = bool(self.auto_beta.value)
         remaining = None
         if not self.session.teaching and not self.session.is_cached(
