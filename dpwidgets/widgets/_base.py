@@ -114,6 +114,21 @@ class PublicSource:
     fixed_n: bool = field(default=False, kw_only=True)
 
 
+def _literal(value) -> str:
+    """A parameter as Python source (arrays as lists, numpy scalars as numbers)."""
+    if isinstance(value, np.ndarray):
+        return repr(value.tolist())
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, dict):
+        return "{" + ", ".join(f"{k!r}: {_literal(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple | list):
+        items = ", ".join(_literal(v) for v in value)
+        return f"({items}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) \
+            else f"[{items}]"
+    return repr(value)
+
+
 def _param_text(params: dict) -> str:
     parts = []
     for key, value in params.items():
@@ -176,6 +191,11 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
         )
         self.release_button.add_class("dpw-release")
         self.release_button.on_click(self._on_release_clicked)
+        # "Copy the code": the Session API lines of the release the button would make.
+        self.code_box = w.Textarea(layout=w.Layout(width="100%", height="8em"))
+        self.code_box.add_class("dpw-code")
+        self._code_panel = w.Accordion(children=[self.code_box], selected_index=None,
+                                       titles=("Code: this release from the Session API",))
         self._debouncer = Debouncer(callback or self._recompute, debounce)
 
     def _data_dropdown(self, dataset: str | None, choice: str | None, sources: dict, *,
@@ -203,8 +223,13 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
         return dropdown
 
     def _assemble(self, children: list, *css: str) -> None:
-        """Lay the widget out (``VBox`` children) and tag it with its CSS classes and mode."""
-        super().__init__(children)
+        """Lay the widget out (``VBox`` children, then the code panel) and tag it with its CSS
+        classes and mode."""
+        try:
+            coded = bool(self.mechanism)
+        except Exception:  # noqa: BLE001 -- a mechanism chosen by a control not set yet
+            coded = False
+        super().__init__([*children, self._code_panel] if coded else children)
         for name in css:
             self.add_class(name)
         self.add_class(f"dpw-mode-{self.session.mode}")
@@ -426,6 +451,28 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
         title = self.title or self.mechanism
         self.release_button.description = (
             f"{verb}: {title}, {_param_text(self.params)} (costs ε={cost:g})")
+        self.code_box.value = self.code()
+
+    def code(self) -> str:
+        """The few lines of Session API that make the release the button would make (what to
+        copy into a script): the same dataset, mechanism, parameters and ``run``, so that in
+        the same session (or on the same ledger) they replay it for free."""
+        s = self.session
+        if hasattr(s, "url") and hasattr(s, "analyst"):
+            opening = f"session = Session.connect({s.url!r}, token=TOKEN)  # your token"
+        elif s.teaching:
+            opening = 'session = Session("teaching")  # then add the same public data'
+        else:
+            opening = (f"session = Session(\"analyst\", ledger={s.ledger_path!r})  # then "
+                       f"add_dataset / add_table as its owner declared it")
+        args = "".join(f", {k}={_literal(v)}" for k, v in self.params.items())
+        run = f", run={self._run}" if self._run else ""
+        return "\n".join([
+            "from dpwidgets import Session", opening,
+            f"release = session.release({self.dataset!r}, {self.mechanism!r}{run}{args})",
+            "print(release.guarantee)",
+            'release.save("release.csv")  # the numbers, and their provenance in release.csv.json',
+        ])
 
     def _refuse(self, problem: str) -> None:
         self.message.value = (f"<div class='dpw-error'><b>Refused.</b> {html.escape(problem)} "
