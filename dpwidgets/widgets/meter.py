@@ -149,6 +149,26 @@ class BudgetMeter(anywidget.AnyWidget):
         session.observe(self._on_event)
         self.refresh()
 
+    def history(self, dataset: str | None = None):
+        """Every spend recorded on a dataset's budget (default: the active one), oldest first,
+        as a pandas DataFrame: when, what, ε asked, ε charged, partition and ledger key. A
+        curator's ledger answers with the latest :attr:`LATEST` spends."""
+        import pandas as pd
+
+        name = dataset or self.active or (self._session.datasets or [None])[0]
+        ledger = self._session.ledger(name)
+        spends = ledger.spends if hasattr(ledger, "spends") else ledger.recent(self.LATEST)
+        return pd.DataFrame(
+            [{"time": _iso(s.time), "label": s.label, "epsilon": s.epsilon,
+              "charged": s.epsilon if s.charged is None else s.charged,
+              "partition": s.partition, "key": s.key} for s in spends],
+            columns=["time", "label", "epsilon", "charged", "partition", "key"])
+
+    def export(self, path, dataset: str | None = None):
+        """Write :meth:`history` to ``path`` as CSV; returns the path."""
+        self.history(dataset).to_csv(path, index=False)
+        return path
+
     def follow(self, interval: float = 2.0) -> None:
         """Re-read the ledgers every ``interval`` seconds, so that what other processes spend
         (another notebook on the same ledger file, other kernels of the same analyst on a

@@ -165,3 +165,19 @@ def test_analyst_meter_carries_nothing_computed_from_the_data(tmp_path):
     two = state(rng.normal(100.0, 30.0, 50), tmp_path / "b.sqlite")
     assert one == two
     assert one[0][0]["overdraft"] == 0.0
+
+
+def test_the_history_is_viewable_and_exportable(tmp_path):
+    import pandas as pd
+
+    s = Session("analyst", ledger=tmp_path / "ledger.sqlite")
+    s.add_dataset("sales", np.arange(50.0), total_epsilon=1.0)
+    s.release("sales", "laplace_stream", epsilon=0.1)
+    s.release("sales", "laplace_stream", epsilon=0.2, run=1)
+    history = s.meter.history("sales")
+    assert history["epsilon"].tolist() == [0.1, 0.2]
+    assert history["charged"].sum() == pytest.approx(s.spent("sales"))
+    path = s.meter.export(tmp_path / "history.csv", "sales")
+    assert pd.read_csv(path)["label"].tolist() == history["label"].tolist()
+    s.meter.close()
+    s.close()
