@@ -303,3 +303,40 @@ def test_the_weighted_method_is_the_engine_one_release_weighting(tmp_path, budge
     assert out["release_counts"].shape == (1, 20) and np.all(np.isfinite(out["counts"]))
     assert not np.isin(values, out["counts"]).any()
     a.close()
+
+
+def test_a_privacy_vector_is_sorted_once_for_every_plan(budgets, monkeypatch):
+    """The plans of every method and cap of one vector share its sort (the vector is public);
+    each plan is the one the engine makes from the capped budgets."""
+    from dpwidgets.releases import personalized as rp
+
+    sorts = []
+    original = rp._sort
+    monkeypatch.setattr(rp, "_sort", lambda b: sorts.append(1) or original(b))
+    vector = PrivacyVector(budgets * (1 + 1e-12))  # a vector no earlier test planned
+    spec = PERSONALIZED_MECHANISMS[NAME]
+    for method in ("privacy_aware", "utility", "minimum"):
+        for cap in (0.3, float(budgets.max())):
+            p = spec.validate({"budgets": vector, "bins": EDGES, "method": method,
+                               "epsilon": cap}, (N, 2))
+            plan = release_plan(p)
+            expected = engine.plan_releases(
+                np.minimum(vector.array, cap), method, max_groups=1024,
+                utility_options={"cell_variance": (1 - 1 / 20) / 20})
+            assert np.array_equal(plan.labels, expected.labels)
+            assert np.array_equal(plan.enjoyed, expected.enjoyed)
+    assert sorts == [1]
+    assert not vector.order.flags.writeable
+
+
+@pytest.mark.parametrize("cap", [0.005, 0.3, 0.31, 1.0, 2.0])
+def test_the_capped_order_is_the_stable_sort_of_the_capped_budgets(cap):
+    from dpwidgets.releases.personalized import _capped_order
+
+    rng = np.random.default_rng(1)
+    b = np.round(rng.uniform(0.01, 1.0, 5000) / 0.05) * 0.05 + 0.01  # many ties
+    b[rng.random(5000) < 0.2] = 1.0
+    vector = PrivacyVector(b)
+    assert np.array_equal(vector.order, np.argsort(b, kind="stable"))
+    assert np.array_equal(_capped_order(vector, cap),
+                          np.argsort(np.minimum(b, cap), kind="stable"))

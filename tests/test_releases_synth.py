@@ -288,3 +288,43 @@ def test_stand_in_depends_on_public_facts_only():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         rs.synth_stand_in(10, {"x": (0, 1), "y": 3})
+
+
+def test_kept_concordance_counts_are_of_public_tables_only(analyst, tmp_path, monkeypatch):
+    """DPCopula keeps the concordance counts of a table it ran on (Kendall's tau of a later
+    release then costs the rows left out of its sample) -- for public tables only: a preview
+    (the stand-in) and a teaching run fill the memo, an analyst release on the confidential
+    data (inside floating_point_safe) neither reads nor writes it."""
+    memo = sy.ConcordanceMemo()
+    monkeypatch.setattr(rs, "PUBLIC_CONCORDANCE", memo)
+    params = dict(epsilon=0.5, domains=DOMAINS, attributes=["a", "b", "c"], hybrid_threshold=None)
+    analyst.release("t", "dpcopula", **params)
+    assert len(memo) == 0
+    analyst.preview("t", "dpcopula", **params)
+    assert len(memo) == 3  # the stand-in's three pairs
+    before = {key: counts for key, (counts, _) in memo._pairs.items()}
+    analyst.release("t", "dpcopula", **{**params, "epsilon": 0.25})
+    assert len(memo) == 3 and all(memo._pairs[key][0] is counts
+                                  for key, counts in before.items())
+    teaching = Session(mode="teaching", seed=1)
+    teaching.add_dataset("t", secret_table(), total_epsilon=5.0, stand_in=stand_in())
+    teaching.release("t", "dpcopula", **params)
+    assert len(memo) == 6  # and the public teaching table's
+    teaching.close()
+
+
+def test_selected_columns_keep_their_dtypes_and_listed_ranges_reach_the_engine_as_ranges():
+    frame = pd.DataFrame({"a": np.array([0, 250, 7], dtype=np.int32),
+                          "b": np.array([1.0, 2.0, 3.0]), "c": np.array([5, 6, 7], dtype=np.int32)})
+    p = {"attributes": ("a", "c"), "domains": {"a": rs._canonical_domain((0, 199), "a"),
+                                               "c": rs._canonical_domain(list(range(10)), "c")}}
+    table, domains = rs._select(frame, p)
+    assert table.dtypes.tolist() == [np.dtype(np.int32)] * 2
+    assert table["a"].tolist() == [0, 199, 7]  # clamped, not reported
+    assert domains == {"a": (0, 199), "c": (0, 9)}  # ten listed integers: the range 0..9
+    assert rs._engine_domain(rs._canonical_domain([0, 2, 3], "x")) == [0, 2, 3]
+    mixed = rs._select(frame, {"attributes": ("a", "b"),
+                               "domains": {"a": rs._canonical_domain((0, 199), "a"),
+                                           "b": rs._canonical_domain((0, 9), "b")}})[0]
+    assert mixed.dtypes.tolist() == [np.dtype(np.int32), np.dtype(float)]
+    assert rs.clamp_to_domain(np.array([3, 4]), np.arange(10)).tolist() == [3, 4]

@@ -480,6 +480,23 @@ def _backtrack(argbest: np.ndarray, k: int, last: int) -> np.ndarray:
     return np.array(path[::-1], dtype=np.int64)
 
 
+def _check_order(order, budgets: np.ndarray) -> np.ndarray:
+    """``order`` must be the stable sort order of ``budgets`` (a wrong one would cut wrong
+    groups): a permutation that sorts them, equal budgets in record order."""
+    n = budgets.size
+    order = np.asarray(order)
+    if order.shape != (n,) or not np.issubdtype(order.dtype, np.integer):
+        raise ValueError(f"order must hold the {n} record indices in sorted-budget order")
+    if n and (order.min() < 0 or order.max() >= n
+              or np.any(np.bincount(order, minlength=n) != 1)):
+        raise ValueError("order must be a permutation of the record indices")
+    step = np.diff(budgets[order])
+    if np.any(step < 0) or np.any((step == 0) & (np.diff(order) < 0)):
+        raise ValueError("order must be the stable sort order of the budgets "
+                         "(numpy.argsort(budgets, kind='stable'))")
+    return order
+
+
 def _partition(
     budgets,
     kind: str,
@@ -490,6 +507,7 @@ def _partition(
     max_groups,
     utility,
     utility_options,
+    order=None,
 ) -> BudgetPartition:
     budgets = _check_budgets(budgets)
     n = budgets.size
@@ -498,7 +516,7 @@ def _partition(
     if kind == "utility":
         function = _check_utility(utility)
         options = dict(utility_options or {})
-    order = np.argsort(budgets, kind="stable")
+    order = np.argsort(budgets, kind="stable") if order is None else order
     sorted_budgets = budgets[order]
     cuts, exact = _candidate_cuts(sorted_budgets, max_groups)
     g = cuts.size - 1
@@ -760,6 +778,7 @@ def plan_releases(
     utility: str | Callable[..., Any] = "count",
     utility_options: Mapping[str, Any] | None = None,
     default_threshold: str = "mean",
+    order=None,
 ) -> ReleasePlan:
     """The public part of a personalized mechanism: releases, their records and budgets.
 
@@ -781,6 +800,11 @@ def plan_releases(
         records have budget left.
     min_size, max_partitions, max_groups, utility, utility_options
         See :func:`privacy_aware_partition` and :func:`utility_partition`.
+    order : array_like of int, optional
+        The stable sort order of ``budgets`` (``numpy.argsort(budgets, kind="stable")``), if
+        known: the first round's partitioning then does not sort the budgets again (the plans
+        of several methods and caps of one privacy vector can share one sort). Checked; the
+        plan is the same as without it.
 
     Returns
     -------
@@ -805,6 +829,8 @@ def plan_releases(
     if default_threshold not in ("mean", "max"):
         raise ValueError(f"default_threshold must be 'mean' or 'max', got {default_threshold!r}")
     threshold = _check_threshold(threshold, budgets, method, default_threshold)
+    if order is not None:
+        order = _check_order(order, budgets)
     rounds = check_positive_int(rounds, "rounds", maximum=MAX_ROUNDS)
     if rounds > 1 and method not in _PARTITIONING:
         raise ValueError(f"rounds > 1 (T-round partitioning) needs a method in {list(_PARTITIONING)}, got {method!r}")
@@ -857,20 +883,27 @@ def plan_releases(
             part = None
         else:
             kind = "privacy_aware" if method == "privacy_aware" else "utility"
+            # Round 1 with every record active partitions the budgets themselves: their
+            # order, when given, is the sort this would do.
+            known = order if t == 1 and active.size == n else None
             part = _partition(left[active], kind, k=None, min_size=min_size,
                               max_partitions=max_partitions, max_groups=max_groups,
-                              utility=utility, utility_options=utility_options)
+                              utility=utility, utility_options=utility_options, order=known)
             partitionings.append(part)
             groups = tuple(active[idx] for idx in part.indices())
         for i, members in enumerate(groups):
-            eps = float(np.min(left[members]))
+            asked, used = budgets[members], spent[members]
+            eps = float(np.min(asked - used))
             # Floating point: spent + (budget - spent) may round above budget; step down.
-            while np.any(spent[members] + eps > budgets[members]):
+            while np.any(used + eps > asked):
                 eps = float(np.nextafter(eps, 0.0))
             if eps < MIN_BUDGET:  # a float remainder, below any budget the engine runs at
                 continue
-            spent[members] += eps
-            partitions.append(_readonly(members, np.int64))
+            spent[members] = used + eps
+            # A fresh index array (of the active records): frozen rather than copied.
+            members = np.asarray(members, dtype=np.int64)
+            members.setflags(write=False)
+            partitions.append(members)
             epsilons.append(eps)
             round_of.append(t)
             if t == 1:
@@ -1045,6 +1078,31 @@ def _check_bins(bins, value_range, values: np.ndarray) -> np.ndarray:
 _ENSEMBLES_HIST = ("weighted", "sum")
 
 
+def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """Bin of every value, numpy.histogram's convention (``edges[i] <= v < edges[i + 1]``,
+    the last bin closed): ``clip(searchsorted(edges, v, "right") - 1, 0, B - 1)``.
+
+    Equal-width edges (public, the common case) give the bin by arithmetic, as
+    numpy.histogram does, then one exact comparison with the edges either side corrects a
+    rounding; other edges are searched.
+    """
+    n_bins = edges.size - 1
+    width = np.diff(edges)
+    if values.size < 4 * n_bins or np.ptp(width) > 1e-9 * float(np.mean(width)):
+        return np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+    cell = ((values - edges[0]) * (n_bins / (edges[-1] - edges[0]))).astype(np.intp)
+    np.clip(cell, 0, n_bins - 1, out=cell)
+    cell -= values < edges[cell]
+    np.clip(cell, 0, n_bins - 1, out=cell)
+    cell += (values >= edges[cell + 1]) & (cell < n_bins - 1)
+    wrong = np.flatnonzero((values < edges[cell]) & (cell > 0)
+                           | (values >= edges[cell + 1]) & (cell < n_bins - 1))
+    if wrong.size:  # more than a step off: search those (never on equal-width edges)
+        cell[wrong] = np.clip(np.searchsorted(edges, values[wrong], side="right") - 1, 0,
+                              n_bins - 1)
+    return cell
+
+
 def _weighted_ensemble(release_counts: np.ndarray, sizes: np.ndarray, epsilons: np.ndarray,
                        n: int, phi0: float) -> tuple[np.ndarray, np.ndarray]:
     """Inverse-variance ensemble of per-release histograms, cell by cell (post-processing).
@@ -1180,8 +1238,7 @@ def personalized_histogram(
         raise ValueError("ensemble='sum' adds the round-1 partitions; use rounds=1 (or 'weighted')")
     rng = check_rng(rng)
     n = values.size
-    # Bin index of every record (numpy.histogram's convention: the last bin is closed).
-    cell = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, n_bins - 1)
+    cell = _bin_index(values, edges)
 
     if plan.method == "weighted":
         return _weighted_release(cell, n_bins, edges, plan, budgets, rng)

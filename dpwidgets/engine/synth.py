@@ -18,7 +18,9 @@ Where things are
   :func:`marginal_comparison` (per-column total variation distance),
   :func:`dependence_comparison` (Kendall / Pearson matrices and their difference).
 - Helpers: :func:`repair_correlation` (Li 2017 Alg. 5 step 3), :func:`kendall_sample_size`
-  (the sampling rule of Li 2017 §3.2.2), :func:`resolve_domains`.
+  (the sampling rule of Li 2017 §3.2.2), :func:`resolve_domains`, :class:`ConcordanceMemo`
+  (the per-row concordance counts of a public table, kept between releases: Kendall's tau of
+  a later release costs the rows left out of its sample).
 
 Every release returns a :class:`SynthResult` (the synthetic DataFrame, what each step
 spent, the DP correlation matrix, the DP margins, the guarantee).
@@ -94,8 +96,11 @@ McKenna, Miklau, Sheldon 2021 (MST); McKenna, Mullins, Sheldon, Miklau 2022 (AIM
 
 from __future__ import annotations
 
+import hashlib
 import math
+import threading
 import warnings
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from numbers import Integral, Real
@@ -140,6 +145,8 @@ __all__ = [
     "KENDALL_MIN_ROWS",
     "SAMPLE_RULES",
     "HYBRID_MIN_SUPPORT",
+    "CONCORDANCE_MAX_CELLS",
+    "ConcordanceMemo",
     "HEAVY_TIE_SHARE",
     "TIE_NOISE_LIMIT",
     "resolve_domains",
@@ -307,6 +314,14 @@ class _Table:
 
     def frame(self, codes: np.ndarray) -> pd.DataFrame:
         """A DataFrame of the coded rows ``codes`` with the table's columns and dtypes."""
+        dtype = self.dtypes[0] if self.dtypes else None
+        if codes.size and isinstance(dtype, np.dtype) and all(d == dtype for d in self.dtypes):
+            # One numpy dtype (the common case): decode into one column-major block, which
+            # the DataFrame takes without the per-column copies and the consolidation.
+            block = np.empty((codes.shape[0], self.m), dtype=dtype, order="F")
+            for j, vals in enumerate(self.values):
+                block[:, j] = vals[codes[:, j]]
+            return pd.DataFrame(block, columns=list(self.columns), copy=False)
         data = {
             col: pd.Series(vals[codes[:, j]] if codes.size else vals[:0]).astype(dtype)
             for j, (col, vals, dtype) in enumerate(
@@ -402,12 +417,14 @@ def _prepare(frame, domains) -> _Table:
     values_all = []
     for j, col in enumerate(columns):
         series = frame[col]
-        if series.isna().any():
+        # A numpy integer or bool column holds no missing and no non-finite value.
+        plain_int = isinstance(series.dtype, np.dtype) and series.dtype.kind in "biu"
+        if not plain_int and series.isna().any():
             raise ValueError(f"frame[{col!r}] has missing values")
         raw = series.to_numpy()
         if raw.dtype == object:  # a nullable extension dtype without NA
             raw = raw.astype(float)
-        if raw.dtype != bool and not np.all(np.isfinite(raw)):
+        if raw.dtype.kind not in "biu" and not np.all(np.isfinite(raw)):
             raise ValueError(f"frame[{col!r}] has non-finite values")
         if domains is None:
             if raw.size == 0:
@@ -429,8 +446,15 @@ def _prepare(frame, domains) -> _Table:
             values = _domain_values(domains[col], str(col))
             _check_domain_fits_dtype(values, series.dtype, str(col))
         contiguous = values.dtype.kind in "iu" and int(values[-1] - values[0]) + 1 == values.size
-        if contiguous and raw.dtype != bool:
-            # An integer range (the common case): the code is the offset, no search needed.
+        offset = contiguous and raw.dtype.kind in "iu" and raw.size > 0
+        if offset:
+            # Integers on an integer range (the common case): the range is the whole check
+            # and the code is the offset, written in place.
+            lo = int(values[0])
+            ok = lo <= int(raw.min()) and int(raw.max()) <= int(values[-1])
+            if ok:
+                np.subtract(raw, lo, out=codes[:, j], dtype=np.int64, casting="unsafe")
+        elif contiguous and raw.dtype != bool:
             lo = int(values[0])
             ok = (raw >= lo) & (raw <= int(values[-1]))
             if raw.dtype.kind == "f":
@@ -447,7 +471,8 @@ def _prepare(frame, domains) -> _Table:
                 f"frame[{col!r}] has values outside its declared domain "
                 f"({values[0]!r}..{values[-1]!r}, {values.size} values); clip or recode them first"
             )
-        codes[:, j] = idx
+        if not offset:
+            codes[:, j] = idx
         values_all.append(values)
     return _Table(
         columns=columns,
@@ -625,27 +650,100 @@ def _check_fit(fit: str) -> str:
     return fit
 
 
-def _inverse_cdf(prob: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """Codes ``F^{-1}(u)`` of a discrete distribution: P(code = i) = prob[i] (Li 2017 Alg. 3)."""
+def _cdf(prob: np.ndarray) -> np.ndarray:
     cdf = np.cumsum(prob)
     cdf[-1] = 1.0
-    return np.minimum(np.searchsorted(cdf, u, side="right"), prob.size - 1)
+    return cdf
+
+
+#: Below this many values a plain binary search is as fast as the guide table.
+_GUIDE_MIN_VALUES = 64
+
+
+def _count_at_most(thresholds: np.ndarray, keys: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    """``np.searchsorted(thresholds, keys, side="right")`` (``thresholds`` sorted) through a
+    guide table (Chen & Asau 1974): the count at the lower edge of the key's bucket of
+    ``[lo, hi)`` is a start within a step or two of the answer, which a few vectorised
+    steps (up while ``thresholds[i] <= key``, down while ``thresholds[i - 1] > key``) reach;
+    the keys still off after them are searched. Exact for any keys; about twice as fast as
+    the binary search on a large domain."""
+    buckets = int(min(2**16, max(64, 8 * thresholds.size)))
+    width = (hi - lo) / buckets
+    guide = np.searchsorted(thresholds, lo + width * np.arange(buckets), side="right")
+    scaled = (keys - lo) * (1.0 / width)
+    np.clip(scaled, 0, buckets - 1, out=scaled)  # keys outside [lo, hi) start at an end
+    idx = guide[scaled.astype(np.intp)]
+    last = thresholds.size
+    padded = np.concatenate(([-np.inf], thresholds, [np.inf]))  # padded[i] = thresholds[i - 1]
+
+    def low(i, k):  # the count is too small: thresholds[i] <= key
+        return (i < last) & (padded[i + 1] <= k)
+
+    def high(i, k):  # too large: thresholds[i - 1] > key
+        return padded[i] > k
+
+    off = np.flatnonzero(low(idx, keys) | high(idx, keys))
+    for _ in range(3):
+        if off.size == 0:
+            return idx
+        k, i = keys[off], idx[off]
+        i += low(i, k)
+        i -= high(i, k)
+        idx[off] = i
+        off = off[low(i, k) | high(i, k)]
+    if off.size:
+        idx[off] = np.searchsorted(thresholds, keys[off], side="right")
+    return idx
+
+
+def _search(thresholds: np.ndarray, keys: np.ndarray, lo: float, hi: float) -> np.ndarray:
+    if thresholds.size >= _GUIDE_MIN_VALUES and keys.size >= 4 * thresholds.size:
+        return _count_at_most(thresholds, keys, lo, hi)
+    return np.searchsorted(thresholds, keys, side="right")
+
+
+def _inverse_cdf(prob: np.ndarray, u: np.ndarray) -> np.ndarray:
+    """Codes ``F^{-1}(u)`` of a discrete distribution: P(code = i) = prob[i] (Li 2017 Alg. 3)."""
+    return np.minimum(_search(_cdf(prob), u, 0.0, 1.0), prob.size - 1)
+
+
+def _inverse_cdf_of_normal(prob: np.ndarray, z: np.ndarray) -> np.ndarray:
+    """``F^{-1}(Phi(z))`` for standard normal ``z``: the number of CDF values ``<= Phi(z)``,
+    i.e. of their normal quantiles ``Phi^{-1}(F(i)) <= z`` (Phi is increasing). The quantiles
+    of the ``|A|`` CDF values replace ``Phi`` of every draw."""
+    quantiles = special.ndtri(np.minimum(_cdf(prob), 1.0))  # F = 1: +inf, F = 0: -inf
+    return np.minimum(_search(quantiles, z, -8.0, 8.0), prob.size - 1)
 
 
 def _sample_copula(
     probs: Sequence[np.ndarray], corr: np.ndarray | None, n: int, rng: np.random.Generator
 ) -> np.ndarray:
-    """``n`` coded rows: Z ~ N(0, P), U = Phi(Z), X_j = F~_j^{-1}(U_j) (Li 2017 Alg. 3)."""
+    """``n`` coded rows: Z ~ N(0, P), U = Phi(Z), X_j = F~_j^{-1}(U_j) (Li 2017 Alg. 3).
+
+    The draws are those of Alg. 3 (``standard_normal((n, m))`` times the Cholesky factor; with
+    no dependence ``random((n, m))``), worked on one attribute at a time: ``Z_j = sum_{i<=j}
+    L_ji N_i`` as row operations (a product with a tall, thin matrix spends more CPU in the
+    BLAS threads than in the arithmetic) and ``F_j^{-1}(Phi(Z_j))`` through the normal
+    quantiles of ``F_j`` (:func:`_inverse_cdf_of_normal`). Returns an (n, m) array whose
+    columns are contiguous.
+    """
     m = len(probs)
+    out = np.empty((m, n), dtype=np.int64)
     if corr is None:
-        u = rng.random((n, m))
-    else:
-        chol = _cholesky(corr)
-        u = special.ndtr(rng.standard_normal((n, m)) @ chol.T)
-    out = np.empty((n, m), dtype=np.int64)
+        u = np.ascontiguousarray(rng.random((n, m)).T)
+        for j, p in enumerate(probs):
+            out[j] = _inverse_cdf(p, u[j])
+        return out.T
+    chol = _cholesky(corr)
+    normal = np.ascontiguousarray(rng.standard_normal((n, m)).T)
+    z = np.empty(n)
+    term = np.empty(n)
     for j, p in enumerate(probs):
-        out[:, j] = _inverse_cdf(p, u[:, j])
-    return out
+        np.multiply(normal[0], chol[j, 0], out=z)
+        for i in range(1, j + 1):
+            z += np.multiply(normal[i], chol[j, i], out=term)
+        out[j] = _inverse_cdf_of_normal(p, z)
+    return out.T
 
 
 def _cholesky(corr: np.ndarray) -> np.ndarray:
@@ -706,23 +804,149 @@ def _concordance_sums(codes: np.ndarray) -> np.ndarray:
     return out
 
 
+#: Largest 2-D table (cells) of a column pair whose per-row concordance counts a
+#: :class:`ConcordanceMemo` computes; a pair with larger domains is counted afresh each time.
+CONCORDANCE_MAX_CELLS = 2**22
+
+
+def _row_concordance(x: np.ndarray, y: np.ndarray, size_x: int, size_y: int) -> np.ndarray:
+    """``C_i = sum_{i'} sign(x_i - x_i') sign(y_i - y_i')`` for every row ``i`` of a coded pair.
+
+    From the 2-D cumulative counts of the pair, ``below[a, b] = #{x < a, y < b}``, the four
+    quadrants of every row are lookups: concordant ``#{<, <} + #{>, >}`` minus discordant
+    ``#{<, >} + #{>, <}`` (ties count 0). O(n + size_x size_y); ``sum_i C_i = 2 S``.
+    """
+    n = x.size
+    dtype = np.int32 if n < 2**31 else np.int64
+    cells = np.bincount(x * size_y + y, minlength=size_x * size_y).reshape(size_x, size_y)
+    below = np.zeros((size_x + 1, size_y + 1), dtype=dtype)
+    np.cumsum(np.cumsum(cells, axis=0, dtype=dtype), axis=1, dtype=dtype, out=below[1:, 1:])
+    x1, y1 = x + 1, y + 1
+    before_x, upto_x = below[x, size_y], below[x1, size_y]
+    before_y, upto_y = below[size_x, y], below[size_x, y1]
+    upto_both = below[x1, y1]
+    after_both = n - upto_x - upto_y + upto_both
+    before_x_after_y = before_x - below[x, y1]
+    after_x_before_y = before_y - below[x1, y]
+    return (below[x, y] + after_both - before_x_after_y - after_x_before_y).astype(dtype)
+
+
+class ConcordanceMemo:
+    """Per-row concordance counts of public tables, kept between releases.
+
+    Kendall's tau of DPCopula needs ``S_jk`` of a uniform ``t``-subset of the rows (Li 2017
+    Alg. 5 step 1): ``O(t log t)`` per pair, every release. With the per-row counts ``C`` of
+    the whole table (:func:`_row_concordance`, once per column pair) the sum of any subset is
+    exact and cheap: ``S(sample) = S(all) - sum_{i out} C_i + S(rows out)``, the pairs with
+    one row out removed once and those with both out added back. The draw of the subset is
+    unchanged, so a release with a memo equals one without, bit for bit, for the same
+    generator.
+
+    The counts are statistics of the table: give a memo only for public data (a teaching
+    table, a public stand-in), never for confidential data. Entries are keyed by a digest of
+    each column's codes, so attribute subsets of one table share their pairs; the least
+    recently used go first beyond ``max_bytes``.
+    """
+
+    def __init__(self, max_bytes: int = 2**26) -> None:
+        self.max_bytes = int(max_bytes)
+        self._pairs: OrderedDict[tuple, tuple[np.ndarray, int]] = OrderedDict()
+        self._bytes = 0
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._pairs)
+
+    def clear(self) -> None:
+        """Forget every table."""
+        with self._lock:
+            self._pairs.clear()
+            self._bytes = 0
+
+    @staticmethod
+    def _digest(column: np.ndarray, size: int) -> bytes:
+        compact = column.astype(np.min_scalar_type(max(size - 1, 0)), copy=False)
+        return hashlib.blake2b(np.ascontiguousarray(compact).tobytes(),
+                               digest_size=16, key=str(size).encode()).digest()
+
+    def per_row(self, codes: np.ndarray, sizes: Sequence[int]) -> list | None:
+        """``[(C, S), ...]`` per pair ``j < k`` of ``codes`` (n, m): the per-row counts and
+        their total ``S(all)``; ``None`` if a pair's 2-D table exceeds
+        :data:`CONCORDANCE_MAX_CELLS`."""
+        m = codes.shape[1]
+        rows, cols = _pair_indices(m)
+        if any(sizes[j] * sizes[k] > CONCORDANCE_MAX_CELLS
+               for j, k in zip(rows.tolist(), cols.tolist(), strict=True)):
+            return None
+        digests = [self._digest(codes[:, j], int(sizes[j])) for j in range(m)]
+        out = []
+        for j, k in zip(rows.tolist(), cols.tolist(), strict=True):
+            key = (digests[j], digests[k], codes.shape[0])
+            with self._lock:
+                hit = self._pairs.get(key)
+                if hit is not None:
+                    self._pairs.move_to_end(key)
+            if hit is None:
+                per_row = _row_concordance(codes[:, j], codes[:, k], int(sizes[j]),
+                                           int(sizes[k]))
+                per_row.setflags(write=False)
+                hit = (per_row, int(per_row.sum(dtype=np.int64)) // 2)
+                with self._lock:
+                    self._pairs[key] = hit
+                    self._bytes += per_row.nbytes
+                    while self._bytes > self.max_bytes and len(self._pairs) > 1:
+                        _, (old, _) = self._pairs.popitem(last=False)
+                        self._bytes -= old.nbytes
+            out.append(hit)
+        return out
+
+
+def _sample_concordance(
+    codes: np.ndarray, rows: np.ndarray | None, sizes: Sequence[int] | None,
+    memo: ConcordanceMemo | None,
+) -> np.ndarray:
+    """``S_jk`` of the sample ``codes[rows]`` (``rows`` sorted; ``None``: every row), through
+    ``memo`` where it holds the table and the rows left out are fewer than those kept."""
+    if memo is None or sizes is None:
+        return _concordance_sums(codes if rows is None else codes[rows])
+    n = codes.shape[0]
+    left_out = None
+    if rows is not None:
+        outside = np.ones(n, dtype=bool)
+        outside[rows] = False
+        left_out = np.flatnonzero(outside)
+        if left_out.size > rows.size:  # a small sample: counting it directly is cheaper
+            return _concordance_sums(codes[rows])
+    counts = memo.per_row(codes, sizes)
+    if counts is None:
+        return _concordance_sums(codes if rows is None else codes[rows])
+    total = np.array([s for _, s in counts], dtype=np.int64)
+    if left_out is None or left_out.size == 0:
+        return total.astype(float)
+    out_rows = np.stack([c[left_out] for c, _ in counts], axis=1).sum(axis=0, dtype=np.int64)
+    within = np.rint(_concordance_sums(codes[left_out])).astype(np.int64)
+    return (total - out_rows + within).astype(float)
+
+
 def _dp_kendall(
-    codes: np.ndarray, t: int, eps2: float, rng: np.random.Generator
+    codes: np.ndarray, t: int, eps2: float, rng: np.random.Generator,
+    sizes: Sequence[int] | None = None, memo: ConcordanceMemo | None = None,
 ) -> tuple[np.ndarray, dict[str, Any]]:
     """Noisy Kendall's tau matrix on ``t`` rows (Li 2017 Alg. 5 step 1).
 
     The statistic of a pair is ``S_jk(sample) / C(t, 2)`` where the sample is a uniform
     ``t``-subset of the rows when there are more than ``t``, else all rows; it changes by at
     most ``4/t`` between neighbours (see :func:`dpcopula`, Notes), and each of the C(m,2)
-    pairs gets ``Lap(C(m,2) (4/t) / eps2)``.
+    pairs gets ``Lap(C(m,2) (4/t) / eps2)``. ``memo`` (public tables only, with the domain
+    ``sizes``): the same sums from kept per-row counts (:class:`ConcordanceMemo`).
     """
     n, m = codes.shape
     pairs = m * (m - 1) // 2
     tau = np.eye(m)
     if t < 2:
         return tau, {"sample_size": int(t), "kendall_noise_scale": None}
-    sample = codes if n <= t else codes[np.sort(rng.choice(n, size=t, replace=False))]
-    sums = _concordance_sums(sample)
+    sample = None if n <= t else np.sort(rng.choice(n, size=t, replace=False))
+    sums = _sample_concordance(codes, sample, sizes, memo)
     scale = pairs * (4.0 / t) / eps2
     # Every pair moves by at most 4/t: L1 pairs * 4/t over all pairs (floating-point safe
     # inside floating_point_safe(), Mironov 2012).
@@ -737,10 +961,25 @@ def _midranks_by_block(
     code: np.ndarray, size: int, block: np.ndarray, starts: np.ndarray
 ) -> np.ndarray:
     """Mid-rank of every value inside its block (ties share the average rank)."""
-    key = block * np.int64(size) + code
-    uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
-    before = np.cumsum(counts) - counts - starts[uniq // size]
-    return (before + (counts + 1) / 2.0)[inverse]
+    if code.size == 0 or size > 2**16 or block.size and int(block.max()) >= 2**16:
+        key = block * np.int64(size) + code
+        uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+        before = np.cumsum(counts) - counts - starts[uniq // size]
+        return (before + (counts + 1) / 2.0)[inverse]
+    # The order by (block, code) from a stable sort of two 16-bit keys (numpy radix-sorts
+    # those), then runs of equal (block, code): the same ranks as a sort of the joint key.
+    order = np.lexsort((code.astype(np.uint16), block.astype(np.uint16)))
+    sorted_code, sorted_block = code[order], block[order]
+    first = np.empty(order.size, dtype=bool)
+    first[0] = True
+    np.not_equal(sorted_code[1:], sorted_code[:-1], out=first[1:])
+    first[1:] |= sorted_block[1:] != sorted_block[:-1]
+    run_start = np.flatnonzero(first)
+    lengths = np.diff(np.append(run_start, order.size))
+    before = run_start - starts[sorted_block[run_start]]
+    ranks = np.empty(order.size)
+    ranks[order] = np.repeat(before + (lengths + 1) / 2.0, lengths)
+    return ranks
 
 
 def _dp_mle(
@@ -761,21 +1000,35 @@ def _dp_mle(
     block = rng.integers(0, blocks, size=n)
     bsize = np.bincount(block, minlength=blocks).astype(float)
     starts = np.concatenate(([0.0], np.cumsum(bsize)[:-1]))
-    z = np.empty((n, m))
+    z = np.empty((m, n))  # one contiguous row of normal scores per attribute
+    columns = np.ascontiguousarray(codes.T)
+    below = bsize[block] + 1.0
+    # Phi^{-1}(r / (b + 1)) takes few values: a mid-rank r is a multiple of 1/2 up to the block
+    # size b. With small blocks (the usual l) each value is computed once, then looked up.
+    big = int(bsize.max()) if n else 0
+    scores = None
+    if (2 * big + 1) * (big + 1) <= n:
+        half = np.arange(2 * big + 1)[:, None] / 2.0
+        with np.errstate(all="ignore"):
+            scores = special.ndtri(half / (np.arange(big + 1)[None, :] + 1.0))
+        size_of = bsize[block].astype(np.intp)
     for j in range(m):
-        ranks = _midranks_by_block(codes[:, j], sizes[j], block, starts)
-        z[:, j] = special.ndtri(ranks / (bsize[block] + 1.0))
+        ranks = _midranks_by_block(columns[j], sizes[j], block, starts)
+        if scores is None:
+            z[j] = special.ndtri(ranks / below)
+        else:
+            z[j] = scores[(2.0 * ranks).astype(np.intp), size_of]
     count = np.maximum(bsize, 1.0)
 
     def block_sum(weights: np.ndarray) -> np.ndarray:
         return np.bincount(block, weights=weights, minlength=blocks)
 
-    sums = [block_sum(z[:, j]) for j in range(m)]
-    var = [block_sum(z[:, j] ** 2) - sums[j] ** 2 / count for j in range(m)]
+    sums = [block_sum(z[j]) for j in range(m)]
+    var = [block_sum(z[j] ** 2) - sums[j] ** 2 / count for j in range(m)]
     rows, cols = _pair_indices(m)
     avg = np.zeros(pairs)
     for p, (j, k) in enumerate(zip(rows.tolist(), cols.tolist(), strict=True)):
-        cov = block_sum(z[:, j] * z[:, k]) - sums[j] * sums[k] / count
+        cov = block_sum(z[j] * z[k]) - sums[j] * sums[k] / count
         denom = np.sqrt(np.maximum(var[j], 0.0) * np.maximum(var[k], 0.0))
         ok = (bsize >= 3) & (denom > 1e-12)
         est = np.zeros(blocks)
@@ -994,11 +1247,13 @@ def _copula_release(
     tie_correction: bool = True,
     given: Mapping[int, np.ndarray] | None = None,
     all_rows: bool = False,
+    concordance: ConcordanceMemo | None = None,
 ) -> tuple[np.ndarray, np.ndarray | None, list[np.ndarray], dict[str, Any]]:
     """DPCopula on coded rows: margins, dependence, sampling. Returns (synthetic codes,
     correlation, margins, details). ``given``: DP margins already released (column -> probs);
     ``all_rows``: the default Kendall rule is every row the DP count allows (the copula runs
-    on the whole table), else the floor rule (it runs in a partition)."""
+    on the whole table), else the floor rule (it runs in a partition); ``concordance``: a
+    memo of the (public) table's concordance counts."""
     m = codes.shape[1]
     probs, n_margins = _dp_margins(
         codes, sizes, eps_margin_each, publisher, options, fit, rng, given
@@ -1019,7 +1274,7 @@ def _copula_release(
             else:
                 rule = sample_size
             t = int(min(rule, max(round(n_hat), 0)))
-            tau, info = _dp_kendall(codes, t, eps_dep, rng)
+            tau, info = _dp_kendall(codes, t, eps_dep, rng, sizes, concordance)
             details.update(info, sample_rule=int(rule), noisy_tau=_readonly(tau))
             raw = _correlation_from_tau(tau)
             if tie_correction and info["kendall_noise_scale"] is not None:
@@ -1111,6 +1366,7 @@ def dpcopula(
     publisher_options: Mapping[str, Any] | None = None,
     tie_correction: bool = True,
     rng: np.random.Generator | None = None,
+    concordance: ConcordanceMemo | None = None,
 ) -> SynthResult:
     """Release a DP synthetic copy of ``frame`` with DPCopula (Li 2017 Alg. 1-6).
 
@@ -1217,6 +1473,12 @@ def dpcopula(
         0.41, the calibration 0.6). ``False`` is the text's estimator.
     rng : numpy.random.Generator, optional
         Source of all randomness (default: a fresh unseeded generator).
+    concordance : ConcordanceMemo, optional
+        Kendall only: per-row concordance counts of the table kept between calls, so that
+        tau on a later call costs the rows left out of its sample, not a count of the whole
+        sample (:class:`ConcordanceMemo`; the release is the same for the same generator).
+        For public data only (a teaching table, a stand-in): it holds statistics of the
+        table.
 
     Returns
     -------
@@ -1277,6 +1539,9 @@ def dpcopula(
     """
     epsilon = check_epsilon(epsilon)
     k = check_positive(k, "k")
+    if concordance is not None and not isinstance(concordance, ConcordanceMemo):
+        raise ValueError(f"concordance must be a ConcordanceMemo or None, got "
+                         f"{type(concordance).__name__}")
     if not isinstance(tie_correction, bool | np.bool_):
         raise ValueError(f"tie_correction must be True or False, got {tie_correction!r}")
     if method not in METHODS:
@@ -1319,6 +1584,7 @@ def dpcopula(
         mle_partitions=mle_partitions,
         rng=rng,
         tie_correction=bool(tie_correction),
+        concordance=concordance,
     )
     details: dict[str, Any] = {
         "k": k,

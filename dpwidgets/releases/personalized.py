@@ -127,6 +127,7 @@ class PrivacyVector(str):
 
     array: np.ndarray
     checked: bool = False
+    _order: np.ndarray | None = None
 
     def __new__(cls, budgets) -> PrivacyVector:
         array = np.array(budgets, dtype=float, copy=True)
@@ -135,6 +136,34 @@ class PrivacyVector(str):
         self = super().__new__(cls, f"privacy-vector:{array.size}:{digest}")
         self.array = array
         return self
+
+    @property
+    def order(self) -> np.ndarray:
+        """The stable sort order of the budgets (read-only), sorted once per vector: every plan
+        of every method and cap, and the widget's sorted-budget axis, share it."""
+        if self._order is None:
+            order = _sort(self.array)
+            order.setflags(write=False)
+            self._order = order
+        return self._order
+
+
+def _sort(budgets: np.ndarray) -> np.ndarray:
+    return np.argsort(budgets, kind="stable")
+
+
+def _capped_order(vector: PrivacyVector, cap: float) -> np.ndarray:
+    """The stable sort order of ``min(budgets, cap)`` from the vector's own.
+
+    Capping keeps the order of the budgets below the cap; those at or above it become equal,
+    and a stable sort puts equal budgets in record order: O(n) and a sort of the capped
+    records' indices, not a sort of the budgets.
+    """
+    order = vector.order
+    first = int(np.searchsorted(vector.array[order], cap, side="left"))
+    if first >= order.size:
+        return order
+    return np.concatenate((order[:first], np.sort(order[first:])))
 
 
 def _check_budgets(value, n: int) -> PrivacyVector:
@@ -196,7 +225,8 @@ def _optional_int(p: dict, name: str) -> int | None:
 # --------------------------------------------------------------------------------------------
 # Plans: public, a function of the privacy vector and the parameters; computed once per
 # parameter set (they take up to a few hundred ms for 100,000 continuous budgets) and reused by
-# the cost, the run and later releases with other thresholds of the other methods.
+# the cost, the run and later releases with other thresholds of the other methods. The vector
+# is sorted once (PrivacyVector.order), whatever the method and the cap.
 # --------------------------------------------------------------------------------------------
 _PLANS: OrderedDict[tuple, pdp.ReleasePlan] = OrderedDict()
 _PLANS_SIZE = 24
@@ -222,12 +252,16 @@ def release_plan(p: dict) -> pdp.ReleasePlan:
             _PLANS.move_to_end(key)
             return plan
     n_bins = int(p["bins"].size - 1)
-    budgets = np.minimum(p["budgets"].array, p["epsilon"])
+    vector = p["budgets"]
+    budgets = np.minimum(vector.array, p["epsilon"])
+    order = None
+    if p["method"] in ("privacy_aware", "utility"):  # they sort the (capped) budgets
+        order = _capped_order(vector, p["epsilon"])
     plan = pdp.plan_releases(
         budgets, p["method"], threshold=p["threshold"], rounds=p["rounds"],
         min_size=p["min_size"], max_partitions=p["max_partitions"], max_groups=p["max_groups"],
         utility="count", utility_options={"cell_variance": (1.0 - 1.0 / n_bins) / n_bins},
-        default_threshold="mean",
+        default_threshold="mean", order=order,
     )
     with _PLANS_LOCK:
         _PLANS[key] = plan

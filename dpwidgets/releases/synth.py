@@ -175,10 +175,14 @@ def _canonical_domain(spec, name: str) -> dict:
 
 
 def _engine_domain(canonical: dict):
-    """The form :func:`~dpwidgets.engine.synth.dpcopula` takes."""
+    """The form :func:`~dpwidgets.engine.synth.dpcopula` takes (a listed integer range as
+    ``(min, max)``: the same values, without a list of thousands of Python ints)."""
     if "values" in canonical:
         values = np.asarray(canonical["values"], dtype=float)
         if np.all(values == np.round(values)):
+            lo, hi = int(values[0]), int(values[-1])
+            if hi - lo + 1 == values.size:  # sorted and distinct: every integer in between
+                return (lo, hi)
             return [int(v) for v in values]
         return [float(v) for v in values]
     return (int(canonical["min"]), int(canonical["max"]))
@@ -203,6 +207,8 @@ def clamp_to_domain(values, domain: np.ndarray) -> np.ndarray:
     domain = np.asarray(domain)
     contiguous = domain.dtype.kind in "iu" and int(domain[-1] - domain[0]) + 1 == domain.size
     if contiguous and raw.dtype.kind in "iu":
+        if raw.size and domain[0] <= raw.min() and raw.max() <= domain[-1]:
+            return raw.copy()  # nothing to clamp (two reductions are cheaper than a clip)
         return np.clip(raw, domain[0], domain[-1])
     x = raw.astype(float)
     d = domain.astype(float)
@@ -423,19 +429,54 @@ def _select(frame: pd.DataFrame, p: dict) -> tuple[pd.DataFrame, dict | None]:
         missing = [a for a in attrs if a not in domains]
         if missing:
             raise ValueError(f"domains must declare every attribute; missing {missing}")
-    table = frame.loc[:, attrs].copy()
     if domains is None:
-        return table, None
-    engine_domains = {}
-    for col in attrs:
+        return frame.loc[:, attrs].copy(), None
+    import pandas as pd
+
+    dtypes = [frame[col].dtype for col in attrs]
+    # One numpy dtype (the common case): the clamped columns go straight into one block.
+    block = (np.empty((len(frame), len(attrs)), dtype=dtypes[0], order="F")
+             if all(isinstance(d, np.dtype) and d == dtypes[0] for d in dtypes) else None)
+    clamped, engine_domains = {}, {}
+    for j, (col, dtype) in enumerate(zip(attrs, dtypes, strict=True)):
         values = domain_values(domains[col])
-        dtype = table[col].dtype
         if dtype.kind in "iub" and values.dtype.kind == "f":
             raise ValueError(f"domains[{col!r}] lists non-integer values but the column's dtype "
                              f"is {dtype}")
-        table[col] = clamp_to_domain(table[col].to_numpy(), values).astype(dtype)
+        column = clamp_to_domain(frame[col].to_numpy(), values)
+        if block is not None:
+            block[:, j] = column
+        else:
+            clamped[col] = column.astype(dtype)
         engine_domains[col] = _engine_domain(domains[col])
+    table = (pd.DataFrame(block, columns=attrs, copy=False) if block is not None
+             else pd.DataFrame(clamped, columns=attrs))
     return table, engine_domains
+
+
+#: Concordance counts of the public tables DPCopula ran on (teaching tables, stand-ins), kept
+#: between releases: Kendall's tau then costs the rows left out of its sample, not a count of
+#: the whole sample (the release is the same; see the engine's ConcordanceMemo).
+PUBLIC_CONCORDANCE = None
+
+
+def _public_concordance():
+    """The memo of concordance counts for a run on public data, ``None`` for confidential data.
+
+    The session runs an analyst release on the confidential data inside
+    :func:`~dpwidgets.engine.mechanisms.floating_point_safe`, and nothing else there: a
+    teaching run (public data) and a preview (the public stand-in) run outside it. So a run
+    outside it may use (and fill) the memo; a sealed run neither reads nor writes it, and
+    leaves no statistic of the confidential table behind.
+    """
+    global PUBLIC_CONCORDANCE
+    from ..engine.mechanisms import is_floating_point_safe
+
+    if is_floating_point_safe():
+        return None
+    if PUBLIC_CONCORDANCE is None:
+        PUBLIC_CONCORDANCE = _engine().ConcordanceMemo()
+    return PUBLIC_CONCORDANCE
 
 
 def _run_dpcopula(frame: pd.DataFrame, p: dict, rng: np.random.Generator):
@@ -446,6 +487,7 @@ def _run_dpcopula(frame: pd.DataFrame, p: dict, rng: np.random.Generator):
         sample_size=p["sample_size"], mle_partitions=p["mle_partitions"],
         max_partitions=p["max_partitions"], margin_fit=p["margin_fit"],
         hybrid_min_support=p["hybrid_min_support"], rng=rng,
+        concordance=_public_concordance(),
     )
 
 

@@ -493,7 +493,7 @@ class PersonalizedWidget(ReleaseWidget):
         if hit is None:
             if len(self._derived) > 8:
                 self._derived.clear()
-            order = np.argsort(vector.array, kind="stable")
+            order = vector.order  # sorted once per vector, shared with the plans
             hit = {"order": order, "sorted": vector.array[order],
                    "plot": figures.personalized.vector_plot_data(vector.array)}
             self._derived[str(vector)] = hit

@@ -23,10 +23,19 @@ DPCopula alone, once (a replay is free); a release draws only the synthetic data
 summaries (its margins, the DP margins, its τ, the DP correlation matrix) -- no record, margin,
 correlation or query answer of the confidential table, and no range-query error (it would need
 the confidential table's true answers).
+
+While a control moves (in a kernel) the widget first draws a *live* run whose synthetic tables
+have ``live_rows`` rows (10,000 by default; labelled LIVE, range counts scaled to the DP record
+count), then, once the controls have been still for the debounce, the full tables. Both are
+releases (teaching) or previews (analyst) of the same mechanisms: the number of synthetic rows
+is a public parameter that changes no DP step. The evaluation is lazy: a piece (a margin, a τ
+matrix, the range counts) is computed when a panel or the quality table shows it, once per
+output.
 """
 
 from __future__ import annotations
 
+import asyncio
 import html
 import itertools
 import math
@@ -122,6 +131,76 @@ _METHOD_NAMES = {"dpcopula": "dpcopula", "independent": "independent_synth",
                  "laplace": "laplace_histogram_synth", "peer": "peer_synth"}
 _SHORT = {"dpcopula": "DPCopula", "independent": "independent", "laplace": "Laplace",
           "peer": "AIM/MST"}
+#: Synthetic rows of a live run while the controls move (a public choice).
+LIVE_ROWS = 10_000
+
+
+class _Soon:
+    """Run ``callback`` shortly after the first :meth:`trigger`; triggers before it runs join
+    that run (a throttle: while a slider moves, one live redraw at a time, which reads the
+    controls when it runs). Needs a running event loop (a kernel)."""
+
+    def __init__(self, callback: Callable[[], None], delay: float = 0.02):
+        self.callback = callback
+        self.delay = float(delay)
+        self._handle: asyncio.TimerHandle | None = None
+
+    def trigger(self) -> None:
+        if self._handle is None:
+            self._handle = asyncio.get_running_loop().call_later(self.delay, self._fire)
+
+    def cancel(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        self._handle = None
+        self.callback()
+
+
+def _codes(columns: Sequence[np.ndarray], attrs: tuple[str, ...], domains: dict) -> np.ndarray:
+    """The columns as codes ``0..A-1`` (n, m), in the smallest unsigned type that holds them
+    (a table kept for lazy evaluation takes a quarter of the int64 memory)."""
+    n = len(columns[0]) if columns else 0
+    largest = max(int(np.asarray(domains[a]).size) for a in attrs)
+    codes = np.empty((n, len(attrs)), dtype=np.min_scalar_type(largest))
+    for j, (column, a) in enumerate(zip(columns, attrs, strict=True)):
+        codes[:, j] = encode(column, domains[a])
+    return codes
+
+
+class _Evaluation:
+    """What the widget measures of one table, computed when first asked for (lazy): the share
+    of every code per attribute, Kendall's τ matrix, the range-count answers. ``scale``
+    multiplies the answers (a live table of fewer rows stands for the full one)."""
+
+    def __init__(self, codes: np.ndarray, attrs: tuple[str, ...], domains: dict, queries,
+                 scale: float = 1.0):
+        self.codes, self.attrs, self.domains, self.queries = codes, attrs, domains, queries
+        self.scale = float(scale)
+        self._shares: dict[str, np.ndarray] = {}
+        self._tau: np.ndarray | None = None
+        self._answers: np.ndarray | None = None
+
+    def shares(self, attr: str) -> np.ndarray:
+        if attr not in self._shares:
+            j = self.attrs.index(attr)
+            self._shares[attr] = shares(self.codes[:, j], int(np.asarray(self.domains[attr]).size))
+        return self._shares[attr]
+
+    @property
+    def tau(self) -> np.ndarray:
+        if self._tau is None:
+            self._tau = kendall_matrix(self.codes, tau_rows(self.codes.shape[1]))
+        return self._tau
+
+    @property
+    def answers(self) -> np.ndarray:
+        if self._answers is None:
+            counts = range_counts(self.codes, *self.queries)
+            self._answers = counts * self.scale if self.scale != 1.0 else counts
+        return self._answers
 
 
 class SyntheticDataWidget(ReleaseWidget):
@@ -172,8 +251,13 @@ class SyntheticDataWidget(ReleaseWidget):
         ``s`` of the relative error; default the table's (US: 0.05% of n, Brazil: 10, else 1).
     margin : str, optional
         The attribute whose margin is drawn first.
+    live_rows : int or None
+        Synthetic rows of the live run drawn at once while a control moves in a kernel
+        (:data:`LIVE_ROWS`); the full tables follow after ``debounce`` seconds of quiet.
+        ``None``: always the full tables. Headless (no event loop) a change draws the full
+        tables at once.
     debounce : float
-        Seconds of quiet before recomputing in a kernel (0: at once).
+        Seconds of quiet before the full redraw in a kernel (0: at once, no live run).
 
     Attributes
     ----------
@@ -183,7 +267,8 @@ class SyntheticDataWidget(ReleaseWidget):
     quality_values : dict
         Per method run (``"DPCopula"``, ``"independent"``, ...): ``mean relative error``,
         ``median relative error``, ``mean margin TVD``, ``mean |Δτ|`` -- against the real
-        table (teaching) or the stand-in (preview); empty after an analyst release.
+        table (teaching) or the stand-in (preview); empty after an analyst release. During a
+        live step a baseline's ``mean |Δτ|`` is NaN (measured with the full tables).
     outputs : dict
         The DP outputs drawn last, by method key.
     """
@@ -206,9 +291,12 @@ class SyntheticDataWidget(ReleaseWidget):
         n_queries: int = 300,
         sanity_bound: float | None = None,
         margin: str | None = None,
+        live_rows: int | None = LIVE_ROWS,
         debounce: float = 0.15,
     ):
         one_of("method", method, ("kendall", "mle"))
+        if live_rows is not None and not (isinstance(live_rows, int) and live_rows >= 100):
+            raise ValueError(f"live_rows must be an integer >= 100 or None, got {live_rows!r}")
         if not (isinstance(n_queries, int) and n_queries >= 1):
             raise ValueError(f"n_queries must be an integer >= 1, got {n_queries!r}")
         if sanity_bound is not None and not (
@@ -221,8 +309,13 @@ class SyntheticDataWidget(ReleaseWidget):
         self._facts: dict[str, dict] = {}
         self._ref_cache: dict = {}
         self._query_cache: dict = {}
+        self._eval_cache: dict = {}
+        self._previews: dict = {}
         self._view: dict | None = None
         self._syncing = False
+        self.live_rows = live_rows
+        self._live_run = False  # True during a live step
+        self._live_timer = _Soon(self._live_step)
         self.outputs: dict[str, dict] = {}
 
         if dataset is not None:
@@ -407,16 +500,19 @@ class SyntheticDataWidget(ReleaseWidget):
                 "publisher": self.publisher.value,
                 "hybrid_threshold": 10 if self.hybrid.value else None}
 
-    def params_for(self, key: str) -> dict:
+    def params_for(self, key: str, *, live: bool = False) -> dict:
         """Session parameters of method ``key`` (``"dpcopula"``, ``"independent"``,
-        ``"laplace"``, ``"peer"``)."""
+        ``"laplace"``, ``"peer"``); ``live``: with ``n_rows = live_rows`` (a live run)."""
         if key == "dpcopula":
-            return self.params
-        p = self._base_params()
-        if key == "peer":
-            p["method"] = self.peer_method.value
-        elif key == "independent":
-            p["publisher"] = self.publisher.value
+            p = self.params
+        else:
+            p = self._base_params()
+            if key == "peer":
+                p["method"] = self.peer_method.value
+            elif key == "independent":
+                p["publisher"] = self.publisher.value
+        if live:
+            p["n_rows"] = int(self.live_rows)
         return p
 
     def _laplace_cells(self) -> int | None:
@@ -443,6 +539,17 @@ class SyntheticDataWidget(ReleaseWidget):
         return keys, notes
 
     # -- events ----------------------------------------------------------------------------
+    def _phased(self) -> bool:
+        """Whether a change draws a live run first: in a kernel (a running event loop), with a
+        debounce, and ``live_rows`` fewer than the table's rows."""
+        if self.live_rows is None or self._debouncer.delay <= 0:
+            return False
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return self.live_rows < self.session.size(self.dataset)
+
     def _on_change(self, change=None) -> None:
         if self._quiet(change):
             return
@@ -453,7 +560,32 @@ class SyntheticDataWidget(ReleaseWidget):
                 self._fit_margin()
             finally:
                 self._syncing = False
-        super()._on_change(change)
+        if self._phased():
+            self._live_timer.trigger()  # at once, fewer rows ...
+        super()._on_change(change)  # ... and the full tables after the debounce
+
+    def _rerun(self) -> None:
+        """Teaching Rerun (fresh noise): in a kernel like a control change -- the live run at
+        once, the full tables after the debounce."""
+        if self._phased():
+            self._release = None
+            self._live_timer.trigger()
+            self._debouncer.trigger()
+            return
+        self._recompute()
+
+    def _recompute(self) -> None:
+        if not self._live_run:  # the full tables supersede a live run still to come
+            self._live_timer.cancel()
+        super()._recompute()
+
+    def _live_step(self) -> None:
+        """The redraw while a control moves: every synthetic table with ``live_rows`` rows."""
+        self._live_run = True
+        try:
+            self._recompute()
+        finally:
+            self._live_run = False
 
     def _on_margin(self, change=None) -> None:
         if self._syncing:
@@ -478,7 +610,8 @@ class SyntheticDataWidget(ReleaseWidget):
     def synthetic_data(self):
         """The synthetic table last released as a DataFrame with the dataset's dtypes. Analyst
         mode: the last paid release's only (``None`` before one; never a preview, whatever is on
-        screen). Teaching mode: the live run drawn."""
+        screen). Teaching mode: the live run drawn (while a control moves in a kernel, the
+        ``live_rows`` one)."""
         if not self.session.teaching:
             return (None if self.last_release is None
                     else rsynth.synthetic_frame(self.last_release.output))
@@ -511,7 +644,7 @@ class SyntheticDataWidget(ReleaseWidget):
             return None
         view = self._view
         self._show({**view["outputs"], "peer": output}, view["notes"], view["reference"],
-                   where=view["where"])
+                   where=view["where"], live=view["live"])
         return output
 
     def compute(self) -> tuple[dict, dict, np.ndarray | None, str]:
@@ -520,21 +653,31 @@ class SyntheticDataWidget(ReleaseWidget):
         preview) and where.
 
         Teaching: live releases through the session (charged). Analyst: previews on the
-        stand-in (free).
+        stand-in (free); a method whose parameters did not change keeps its preview, as a
+        teaching release is replayed from the cache. During a live step every table has
+        ``live_rows`` rows.
         """
         ds = self.dataset
         keys, notes = self.comparisons()
         keys = ["dpcopula", *keys]
+        live = self._live_run
         if self.session.teaching:
             releases = {key: self.session.release(ds, _METHOD_NAMES[key], run=self._run,
-                                                  **self.params_for(key)) for key in keys}
+                                                  **self.params_for(key, live=live))
+                        for key in keys}
             self._last_releases = list(releases.values())
             reference = self.session.public_view(ds) if self.show_truth.value else None
             return ({k: r.output for k, r in releases.items()}, notes, reference, "teaching")
         outputs = {}
         for key in keys:
             name = _METHOD_NAMES[key]
-            outputs[key] = self._preview_run(name, **self.params_for(key)).output
+            params = self.params_for(key, live=live)
+            cache_key = self.session.release_key(ds, name, **params)
+            if cache_key not in self._previews:
+                if len(self._previews) > 8:  # a few synthetic tables, not a history of them
+                    self._previews.clear()
+                self._previews[cache_key] = self._preview_run(name, **params).output
+            outputs[key] = self._previews[cache_key]
         return outputs, notes, self.session.stand_in(ds), "preview"
 
     # -- evaluation --------------------------------------------------------------------------
@@ -558,15 +701,7 @@ class SyntheticDataWidget(ReleaseWidget):
             self._query_cache[key] = hit
         return hit
 
-    def _evaluate(self, codes: np.ndarray, attrs, domains, queries) -> dict:
-        return {
-            "shares": {a: shares(codes[:, j], int(np.asarray(domains[a]).size))
-                       for j, a in enumerate(attrs)},
-            "tau": kendall_matrix(codes, tau_rows(codes.shape[1])),
-            "answers": range_counts(codes, *queries),
-        }
-
-    def _reference_eval(self, table: np.ndarray, attrs, domains, queries) -> dict:
+    def _reference_eval(self, table: np.ndarray, attrs, domains, queries) -> _Evaluation:
         """What the widget derives from a reference it may draw (the data in teaching mode,
         the stand-in in a preview), once per array and attribute set."""
         key = (id(table), attrs, self.n_queries)
@@ -575,32 +710,49 @@ class SyntheticDataWidget(ReleaseWidget):
             if len(self._ref_cache) > 8:
                 self._ref_cache.clear()
             idx = [self.columns.index(a) for a in attrs]
-            codes = np.stack([encode(table[:, i], domains[a]) for i, a in zip(idx, attrs,
-                                                                             strict=True)], 1)
-            hit = (table, self._evaluate(codes, attrs, domains, queries))
+            codes = _codes([table[:, i] for i in idx], attrs, domains)
+            hit = (table, _Evaluation(codes, attrs, domains, queries))
             self._ref_cache[key] = hit
         return hit[1]
 
-    def _synthetic_eval(self, output: dict, attrs, domains, queries) -> dict:
-        codes = np.stack([encode(output["data"][a], domains[a]) for a in attrs], 1) \
-            if output["n_rows"] else np.zeros((0, len(attrs)), dtype=np.int64)
-        return self._evaluate(codes, attrs, domains, queries)
+    def _synthetic_eval(self, output: dict, attrs, domains, queries,
+                        live: bool) -> _Evaluation:
+        """The evaluation of a DP output, once per output (a replayed release and a kept
+        preview are the same dict): redrawing for a view or a cached replay measures
+        nothing again. A live output's range counts are scaled to its DP record count."""
+        key = (id(output), attrs, self.n_queries)
+        hit = self._eval_cache.get(key)
+        if hit is None or hit[0] is not output:
+            if len(self._eval_cache) > 8:
+                self._eval_cache.clear()
+            rows = int(output["n_rows"])
+            codes = _codes([output["data"][a] for a in attrs], attrs, domains)
+            scale = 1.0
+            if live and rows:  # post-processing: the DP count of the release, public
+                scale = max(round(float(output["details"]["noisy_n"])), 0) / rows
+            hit = (output, _Evaluation(codes, attrs, domains, queries, scale))
+            self._eval_cache[key] = hit
+        return hit[1]
 
     # -- drawing ---------------------------------------------------------------------------
     def _show(self, outputs: dict, notes: dict, reference: np.ndarray | None, *,
-              where: str) -> None:
+              where: str, live: Sequence[str] | None = None) -> None:
+        """Draw ``outputs`` (by method key) against ``reference`` (``None``: none may be
+        shown). ``live``: the keys drawn from live runs (default: all of them during a live
+        step, none otherwise)."""
+        live = set(outputs if self._live_run else ()) if live is None else set(live)
         main = outputs["dpcopula"]
         attrs = tuple(main["columns"])
         domains = {a: np.asarray(main["domains"][a]) for a in attrs}
         queries = self._queries(attrs, domains)
         ref = (self._reference_eval(reference, attrs, domains, queries)
                if reference is not None else None)
-        evals = {key: self._synthetic_eval(out, attrs, domains, queries)
+        evals = {key: self._synthetic_eval(out, attrs, domains, queries, key in live)
                  for key, out in outputs.items()}
         self.outputs = dict(outputs)
         self._view = {"outputs": dict(outputs), "notes": dict(notes), "reference": reference,
                       "where": where, "attrs": attrs, "domains": domains, "ref": ref,
-                      "evals": evals}
+                      "evals": evals, "live": live}
 
         dp = None
         dp_title = ""
@@ -608,31 +760,35 @@ class SyntheticDataWidget(ReleaseWidget):
             dp, dp_title = self._dp_dependence(main, attrs)
         self.figure.set_attributes(attrs)
         figures.update(self.figure, figures.synth.dependence_plot_data(
-            attrs, synthetic=evals["dpcopula"]["tau"],
-            reference=None if ref is None else ref["tau"], dp=dp))
+            attrs, synthetic=evals["dpcopula"].tau,
+            reference=None if ref is None else ref.tau, dp=dp))
         errors = {}
         if ref is not None:
             s = self.sanity_bound
+            truth = ref.answers
             for key, ev in evals.items():
-                errors[key] = (np.abs(ev["answers"] - ref["answers"])
-                               / np.maximum(ref["answers"], s))
+                errors[key] = np.abs(ev.answers - truth) / np.maximum(truth, s)
         figures.update(self.figure, figures.synth.range_error_plot_data(errors))
         ref_name = {"teaching": "real table", "preview": "public stand-in (preview)",
                     "release": "real table"}[where]
         third = ("Difference: synthetic − " + ("real" if where == "teaching" else "stand-in")
                  if ref is not None else dp_title or "Difference: needs the real table")
+        marks = [w for w in (f"LIVE, {int(main['n_rows']):,} rows" if "dpcopula" in live else "",
+                             "preview" if where == "preview" else "") if w]
+        scaled = (f"; LIVE: counts of {int(main['n_rows']):,} synthetic rows scaled to the DP "
+                  f"record count" if live else "")
         self.figure.set_titles(
             tau_reference=(f"Kendall's τ: {ref_name}" if ref is not None else
                            "τ of the real table: not shown" if where == "release"
                            else "τ of the real table: hidden"),
-            tau_synthetic="Kendall's τ: synthetic table" + (" (preview)" if where == "preview"
+            tau_synthetic="Kendall's τ: synthetic table" + (f" ({', '.join(marks)})" if marks
                                                             else ""),
             tau_third=third,
             errors={"teaching": f"Range-count queries ({len(queries[0])}, all chosen "
                                 f"attributes): relative error against the real table, "
-                                f"s = {_fmt(self.sanity_bound)}",
+                                f"s = {_fmt(self.sanity_bound)}{scaled}",
                     "preview": f"Range-count queries ({len(queries[0])}): relative error "
-                               f"against the public stand-in, the preview's own input",
+                               f"against the public stand-in, the preview's own input{scaled}",
                     "release": "Range-query error: not available in analyst mode (it needs "
                                "the confidential table's true answers)"}[where]
             if ref is not None or where == "release"
@@ -681,8 +837,8 @@ class SyntheticDataWidget(ReleaseWidget):
         main = view["outputs"]["dpcopula"]
         ref = view["ref"]
         figures.update(self.figure, figures.synth.margin_plot_data(
-            view["domains"][attr], synthetic=view["evals"]["dpcopula"]["shares"][attr],
-            reference=None if ref is None else ref["shares"][attr],
+            view["domains"][attr], synthetic=view["evals"]["dpcopula"].shares(attr),
+            reference=None if ref is None else ref.shares(attr),
             dp_margin=main["margins"].get(attr)))
         self.figure.set_margin_axis(attr)
         where = view["where"]
@@ -691,7 +847,8 @@ class SyntheticDataWidget(ReleaseWidget):
                               "preview": f"Public stand-in (preview): {attr}",
                               "release": "Real table: not shown (analyst mode)"}[where]
             if ref is not None or where == "release" else "Real table: hidden",
-            margin_synthetic=(f"Synthetic table ({main['n_rows']:,} rows"
+            margin_synthetic=(f"Synthetic table ({'LIVE, ' if 'dpcopula' in view['live'] else ''}"
+                              f"{main['n_rows']:,} rows"
                               f"{', preview' if where == 'preview' else ''}): {attr}"),
         )
 
@@ -737,17 +894,24 @@ class SyntheticDataWidget(ReleaseWidget):
 
     def _set_quality(self, ref, evals, errors, notes, where: str, *, n_queries: int) -> None:
         values: dict[str, dict[str, float]] = {}
+        live = self._view["live"]
+        later = False  # a τ left to the full tables
         if ref is not None:
             attrs = self._view["attrs"]
             iu = np.triu_indices(len(attrs), k=1)
             for key, ev in evals.items():
-                tvd = [0.5 * float(np.abs(ev["shares"][a] - ref["shares"][a]).sum())
+                tvd = [0.5 * float(np.abs(ev.shares(a) - ref.shares(a)).sum())
                        for a in attrs]
+                # Lazy while the controls move: a baseline's τ is measured with its full table
+                # (DPCopula's is drawn, so it is at hand).
+                skip = key in live and key != "dpcopula"
+                later = later or skip
                 values[_SHORT[key]] = {
                     "mean relative error": float(np.mean(errors[key])),
                     "median relative error": float(np.median(errors[key])),
                     "mean margin TVD": float(np.mean(tvd)),
-                    "mean |Δτ|": float(np.mean(np.abs(ev["tau"] - ref["tau"])[iu])),
+                    "mean |Δτ|": (math.nan if skip
+                                  else float(np.mean(np.abs(ev.tau - ref.tau)[iu]))),
                 }
         self.quality_values = values
         extra = "".join(f"<div class='dpw-note'>{html.escape(t)}</div>" for t in notes.values())
@@ -762,8 +926,14 @@ class SyntheticDataWidget(ReleaseWidget):
                        ("method", *next(iter(values.values()))))
         rows = "".join(
             "<tr><td>" + html.escape(name) + "</td>"
-            + "".join(f"<td>{v:.3f}</td>" for v in vals.values()) + "</tr>"
+            + "".join("<td>…</td>" if math.isnan(v) else f"<td>{v:.3f}</td>"
+                      for v in vals.values()) + "</tr>"
             for name, vals in values.items())
+        if live:
+            extra = ("<div class='dpw-note'>LIVE: measured on the live tables (range counts "
+                     "scaled to the DP record count)"
+                     + ("; the baselines' τ (…) follows with the full tables" if later else "")
+                     + ".</div>" + extra)
         self.quality.value = (
             f"<div class='dpw-quality-values'>Quality {on} (relative error of {n_queries} "
             f"random range-count queries, s = {_fmt(self.sanity_bound)}; margin total variation "
@@ -783,5 +953,23 @@ class SyntheticDataWidget(ReleaseWidget):
         budget = budget_parts(output["epsilon_parts"])
         if extra:  # the details follow the budget, a sentence of their own
             budget += ". " + "; ".join(extra)
-        self._set_stats(where, f"{output['n_rows']:,} synthetic records ({output['method']})",
-                        output["guarantee"], budget)
+        what = f"{output['n_rows']:,} synthetic records ({output['method']})"
+        if self._live_run:
+            what = (f"LIVE while the controls move: {what}, of about "
+                    f"{max(round(float(details['noisy_n'])), 0):,} (the DP record count) in the "
+                    f"full table drawn when they settle")
+        self._set_stats(where, what, output["guarantee"], budget)
+
+    def _live_status(self, releases: list[Release]) -> None:
+        super()._live_status(releases)
+        if self._live_run:
+            self.status.value += self._live_note()
+
+    def _preview_status(self, what: str = "") -> None:
+        super()._preview_status(what)
+        if self._live_run:
+            self.status.value += self._live_note()
+
+    def _live_note(self) -> str:
+        return (f" <span class='dpw-live'>LIVE: {self.live_rows:,} synthetic rows per table "
+                f"while the controls move; the full tables follow when they settle.</span>")

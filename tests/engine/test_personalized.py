@@ -521,3 +521,52 @@ def test_weighted_plans_are_refused_where_they_do_not_apply():
                                          data_norm=1.0, rng=rng,
                                          plan=plan_releases(budgets, "weighted"))
     assert rng.bit_generator.state == before
+
+
+# -- speed (issue 13): a plan given the sort order, bins by arithmetic --------------------------
+def _ties(n: int, seed: int) -> np.ndarray:
+    """Budgets with many ties (rounded to 0.05) and a lump at the top."""
+    rng = np.random.default_rng(seed)
+    b = np.round(rng.uniform(0.01, 1.0, n) / 0.05) * 0.05 + 0.01
+    b[rng.random(n) < 0.2] = 1.0
+    return b
+
+
+@pytest.mark.parametrize(("method", "rounds"), [("privacy_aware", 1), ("utility", 1),
+                                                ("utility", 2), ("privacy_aware", 3)])
+def test_a_plan_given_the_sort_order_is_the_same_plan(method, rounds):
+    capped = np.minimum(_ties(5000, 2), 0.6)
+    given = plan_releases(capped, method, rounds=rounds, max_groups=64,
+                          order=np.argsort(capped, kind="stable"))
+    plain = plan_releases(capped, method, rounds=rounds, max_groups=64)
+    for field in ("labels", "enjoyed", "epsilons", "rounds"):
+        assert np.array_equal(getattr(given, field), getattr(plain, field)), field
+    assert all(np.array_equal(a, c) for a, c in zip(given.partitions, plain.partitions,
+                                                     strict=True))
+    assert np.array_equal(given.partitionings[0].order, plain.partitionings[0].order)
+
+
+def test_a_wrong_sort_order_is_refused():
+    b = _ties(200, 3)
+    good = np.argsort(b, kind="stable")
+    tied = np.flatnonzero(b[good][1:] == b[good][:-1])[0]
+    swapped = good.copy()
+    swapped[[tied, tied + 1]] = swapped[[tied + 1, tied]]  # sorted, but not stable
+    for order, match in ((good[::-1], "stable sort order"), (swapped, "stable sort order"),
+                         (np.zeros(200, dtype=int), "permutation"), (good[:-1], "record")):
+        with pytest.raises(ValueError, match=match):
+            plan_releases(b, "utility", order=order)
+
+
+@pytest.mark.parametrize("edges", [np.arange(2049) - 0.5, np.linspace(-4.0, 4.0, 17),
+                                   np.linspace(0.1, 0.7, 1001), np.array([0.0, 1.0, 5.0, 6.0])])
+def test_bins_by_arithmetic_are_numpy_histograms(edges):
+    from dpwidgets.engine.personalized import _bin_index
+
+    rng = np.random.default_rng(4)
+    values = np.concatenate([rng.uniform(edges[0], edges[-1], 20_000), np.repeat(edges, 3),
+                             np.nextafter(edges, np.inf)[:-1], np.nextafter(edges, -np.inf)[1:]])
+    expected = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, edges.size - 2)
+    assert np.array_equal(_bin_index(values, edges), expected)
+    counts = np.bincount(_bin_index(values, edges), minlength=edges.size - 1)
+    assert np.array_equal(counts, np.histogram(values, bins=edges)[0])

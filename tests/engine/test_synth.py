@@ -1005,3 +1005,189 @@ def test_range_count_error_can_rescale_an_oversampled_table():
     assert np.allclose(scaled.synthetic_answers, queries.answer(big) / 10.0)
     with pytest.raises(ValueError, match="rescale_to"):
         S.range_count_error(real, big, queries, rescale_to=0.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Speed without a change in distribution: kept concordance counts, the inverse CDF, the MLE ranks
+# ---------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_row_concordance_is_each_rows_sum_of_sign_products(seed):
+    rng = np.random.default_rng(seed)
+    x, y = rng.integers(0, 7, 300), rng.integers(0, 30, 300)  # many ties on x
+    brute = (np.sign(x[:, None] - x[None, :]) * np.sign(y[:, None] - y[None, :])).sum(axis=1)
+    per_row = S._row_concordance(x, y, 7, 30)
+    assert np.array_equal(per_row, brute)
+    assert per_row.sum() == 2 * _brute_sums(np.column_stack([x, y]))[0]
+
+
+@pytest.mark.parametrize("t", [2005, 2000, 1999, 1963, 1001, 1000, 700, 10])
+def test_kendall_with_kept_counts_is_the_same_release(t):
+    """The memo changes how S(sample) is counted, not the sample nor the noise: the same
+    generator gives the same noisy tau, bit for bit, whether the sample is every row (t >= n),
+    all but a few (the counts of the rows left out are subtracted) or a small subset (counted
+    directly). n = 2,000 rows with ties; a second call reuses the kept counts."""
+    rng = np.random.default_rng(3)
+    codes = np.column_stack([rng.integers(0, 5, 2000), rng.integers(0, 40, 2000),
+                             rng.integers(0, 300, 2000)])
+    sizes = [5, 40, 300]
+    memo = S.ConcordanceMemo()
+    for _ in range(2):
+        kept, info = S._dp_kendall(codes, t, 0.5, np.random.default_rng(11), sizes, memo)
+        plain, plain_info = S._dp_kendall(codes, t, 0.5, np.random.default_rng(11))
+        assert np.array_equal(kept, plain) and info == plain_info
+    assert len(memo) == (3 if t >= 1000 else 0)  # three pairs kept; a small sample needs none
+
+
+def test_dpcopula_with_a_memo_is_the_same_release(mixed):
+    """End to end, unpartitioned and hybrid (each partition's rows are a table of their own),
+    Kendall and MLE: a memo changes nothing in the output for the same generator."""
+    frame, domains = mixed
+    memo = S.ConcordanceMemo()
+    for kwargs in ({}, {"hybrid_min_support": 0.0}, {"method": "mle"}):
+        for _ in range(2):  # the second call reads the kept counts
+            a = S.dpcopula(frame, 1.0, domains=domains, rng=np.random.default_rng(5),
+                           concordance=memo, **kwargs)
+            b = S.dpcopula(frame, 1.0, domains=domains, rng=np.random.default_rng(5), **kwargs)
+            pd.testing.assert_frame_equal(a.data, b.data)
+            assert dict(a.details)["noisy_n"] == dict(b.details)["noisy_n"]
+    assert len(memo) > 0
+
+
+def test_concordance_memo_keys_by_content_and_stays_within_its_bytes():
+    rng = np.random.default_rng(0)
+    codes = rng.integers(0, 50, size=(1000, 3))
+    memo = S.ConcordanceMemo(max_bytes=2 * 1000 * 4)  # room for two pairs of int32 counts
+    first = memo.per_row(codes, [50, 50, 50])
+    assert len(first) == 3 and len(memo) == 2  # the oldest pair went first
+    other = codes.copy()
+    other[0, 0] = (other[0, 0] + 1) % 50  # one value changed: another table
+    again = memo.per_row(other, [50, 50, 50])
+    assert again[0][1] == _brute_sums(other)[0] and again[0][1] != first[0][1]
+    assert memo.per_row(codes, [2**11, 2**11 + 1, 3]) is None  # a 2-D table too large to keep
+    memo.clear()
+    assert len(memo) == 0
+
+
+@pytest.mark.parametrize("kind", ["uniform", "zipf", "spikes", "zeros"])
+def test_inverse_cdf_guide_table_is_a_binary_search(kind):
+    """The guide table gives exactly np.searchsorted(..., side="right"), keys equal to a
+    threshold, outside [lo, hi) and at +-inf included."""
+    rng = np.random.default_rng(2)
+    size = 1000
+    if kind == "uniform":
+        prob = np.full(size, 1.0 / size)
+    elif kind == "zipf":
+        prob = 1.0 / np.arange(1, size + 1)
+    elif kind == "spikes":
+        prob = np.full(size, 1e-9)
+        prob[[0, 500, 999]] = [0.5, 0.3, 0.2]
+    else:
+        prob = rng.random(size)
+        prob[:100] = 0.0
+        prob[400:600] = 0.0
+    prob /= prob.sum()
+    cdf = S._cdf(prob)
+    u = np.concatenate([rng.random(50_000), cdf[::7], [0.0, 1.0 - 1e-17]])
+    assert np.array_equal(S._count_at_most(cdf, u, 0.0, 1.0),
+                          np.searchsorted(cdf, u, side="right"))
+    quantiles = S.special.ndtri(np.minimum(cdf, 1.0))
+    z = np.concatenate([rng.standard_normal(50_000), quantiles[np.isfinite(quantiles)],
+                        [-40.0, 40.0, -np.inf, np.inf]])
+    assert np.array_equal(S._count_at_most(quantiles, z, -8.0, 8.0),
+                          np.searchsorted(quantiles, z, side="right"))
+
+
+def test_copula_sampling_is_alg_3_draw_for_draw():
+    """Z = N L^T, U = Phi(Z), X = F^{-1}(U) (Li 2017 Alg. 3) as written, against the sampler's
+    row-wise product and normal quantiles: the same codes from the same generator (20,000
+    draws; a draw within an ulp of a CDF value could differ, with probability ~1e-12)."""
+    rng = np.random.default_rng(7)
+    probs = [rng.dirichlet(np.ones(s)) for s in (7, 300, 2, 1000)]
+    probs[1][5] = 0.0
+    probs[1] /= probs[1].sum()
+    corr = np.full((4, 4), 0.4)
+    np.fill_diagonal(corr, 1.0)
+    n = 20_000
+    draws = np.random.default_rng(1).standard_normal((n, 4)) @ S._cholesky(corr).T
+    u = S.special.ndtr(draws)
+    expected = np.column_stack([np.minimum(np.searchsorted(np.cumsum(p), u[:, j], "right"),
+                                           p.size - 1) for j, p in enumerate(probs)])
+    assert np.array_equal(S._sample_copula(probs, corr, n, np.random.default_rng(1)), expected)
+    uniform = np.random.default_rng(2).random((n, 4))
+    expected = np.column_stack([S._inverse_cdf(p, uniform[:, j]) for j, p in enumerate(probs)])
+    assert np.array_equal(S._sample_copula(probs, None, n, np.random.default_rng(2)), expected)
+
+
+def test_mle_midranks_by_radix_order_are_the_sorted_ones():
+    rng = np.random.default_rng(4)
+    n, size, blocks = 5000, 300, 200
+    code, block = rng.integers(0, size, n), rng.integers(0, blocks, n)
+    bsize = np.bincount(block, minlength=blocks).astype(float)
+    starts = np.concatenate(([0.0], np.cumsum(bsize)[:-1]))
+    key = block * size + code
+    uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+    expected = (np.cumsum(counts) - counts - starts[uniq // size] + (counts + 1) / 2.0)[inverse]
+    assert np.array_equal(S._midranks_by_block(code, size, block, starts), expected)
+
+
+def test_prepare_checks_integer_columns_without_overflow():
+    # int8 codes on a domain starting at -128: the offset needs more than int8.
+    frame = pd.DataFrame({"a": np.array([-128, 0, 127], dtype=np.int8),
+                          "b": np.array([1, 2, 3], dtype=np.int64)})
+    table = S._prepare(frame, {"a": (-128, 127), "b": (0, 9)})
+    assert table.codes[:, 0].tolist() == [0, 128, 255]
+    with pytest.raises(ValueError, match="outside its declared domain"):
+        S._prepare(frame, {"a": (-128, 126), "b": (0, 9)})
+    # The decoded frame keeps the dtypes, one block or not.
+    assert table.frame(table.codes).dtypes.tolist() == [np.dtype(np.int8), np.dtype(np.int64)]
+    same = S._prepare(frame.astype(np.int64), {"a": (-128, 127), "b": (0, 9)})
+    pd.testing.assert_frame_equal(same.frame(same.codes), frame.astype(np.int64))
+
+
+def test_dp_mle_is_alg_2_as_written():
+    """The normal scores from mid-ranks sorted by (block, code) and looked up per (mid-rank,
+    block size) are Alg. 2's Phi^{-1}(midrank / (b + 1)) computed record by record: the same
+    noisy correlation from the same generator, bit for bit (n = 3,000, 600 blocks; and a single
+    block of all rows, where the scores are computed directly)."""
+    rng = np.random.default_rng(8)
+    codes = np.column_stack([rng.integers(0, 4, 3000), rng.integers(0, 50, 3000),
+                             rng.integers(0, 700, 3000)])
+    sizes = [4, 50, 700]
+
+    def written(blocks: int) -> np.ndarray:
+        """Alg. 2 record by record; the generator draws the blocks, then the noise."""
+        gen = np.random.default_rng(4)
+        block = gen.integers(0, blocks, size=3000)
+        bsize = np.bincount(block, minlength=blocks).astype(float)
+        starts = np.concatenate(([0.0], np.cumsum(bsize)[:-1]))
+        z = np.empty((3000, 3))
+        for j in range(3):
+            key = block * sizes[j] + codes[:, j]
+            uniq, inverse, counts = np.unique(key, return_inverse=True, return_counts=True)
+            ranks = (np.cumsum(counts) - counts - starts[uniq // sizes[j]]
+                     + (counts + 1) / 2.0)[inverse]
+            z[:, j] = S.special.ndtri(ranks / (bsize[block] + 1.0))
+        count = np.maximum(bsize, 1.0)
+
+        def block_sum(w):
+            return np.bincount(block, weights=w, minlength=blocks)
+
+        sums = [block_sum(z[:, j]) for j in range(3)]
+        var = [block_sum(z[:, j] ** 2) - sums[j] ** 2 / count for j in range(3)]
+        avg = []
+        for j, k in zip(*np.triu_indices(3, 1), strict=True):
+            cov = block_sum(z[:, j] * z[:, k]) - sums[j] * sums[k] / count
+            denom = np.sqrt(np.maximum(var[j], 0.0) * np.maximum(var[k], 0.0))
+            ok = (bsize >= 3) & (denom > 1e-12)
+            est = np.zeros(blocks)
+            est[ok] = np.clip(cov[ok] / denom[ok], -1.0, 1.0)
+            avg.append(est.sum() / blocks)
+        noisy = S.laplace_reals(np.array(avg), 3 * 2.0 / blocks, 1.0, rng=gen,
+                                scale=3 * 2.0 / blocks, max_changed=3)
+        return np.clip(noisy, -1.0, 1.0)
+
+    for blocks in (600, 1):
+        corr, _ = S._dp_mle(codes, sizes, blocks, 1.0, np.random.default_rng(4))
+        assert np.array_equal(corr[np.triu_indices(3, 1)], written(blocks))

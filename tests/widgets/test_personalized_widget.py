@@ -335,3 +335,32 @@ def test_analyst_widget_needs_a_dataset_and_public_bins(analyst):
         PersonalizedWidget(s, "survey")
     with pytest.raises(ValueError, match="method"):
         PersonalizedWidget(s, "survey", bins=EDGES, method="median")
+
+
+# -- speed (issue 13): one sort and one plan per privacy vector ---------------------------------
+def test_a_new_privacy_vector_is_sorted_once_and_planned_once_per_method(teaching, monkeypatch):
+    from dpwidgets.engine import personalized as engine
+    from dpwidgets.releases import personalized as rp
+
+    wd = teaching_widget(teaching, data="census", privacy="custom")
+    sorts, plans = [], []
+    sort, plan = rp._sort, engine.plan_releases
+    monkeypatch.setattr(rp, "_sort", lambda b: sorts.append(1) or sort(b))
+    monkeypatch.setattr(engine, "plan_releases",
+                        lambda b, method, **kw: plans.append(method) or plan(b, method, **kw))
+    wd.group_share[0].value = 0.4  # a new privacy vector: every mechanism reruns
+    assert sorts == [1]
+    assert sorted(plans) == sorted(["minimum", "sampling", "privacy_aware", "utility"])
+    # The one sort draws the sorted-budget axis and cuts every partition of the plans.
+    b = wd.budgets.array
+    ranks = np.asarray(data(wd, "sorted")["rank"])
+    np.testing.assert_array_equal(data(wd, "sorted")["asked"], np.sort(b)[ranks])
+    np.testing.assert_array_equal(
+        data(wd, "sorted")["enjoyed"],
+        np.asarray(wd.plans["utility"].enjoyed)[np.argsort(b, kind="stable")][ranks])
+    sorts.clear()
+    plans.clear()
+    wd.method.value = "privacy_aware"  # a redraw: the plans are kept
+    wd.epsilon.value, wd.no_cap.value = 0.5, False  # a cap: new plans, the same sort
+    assert sorts == [] and sorted(plans) == sorted(["minimum", "sampling", "privacy_aware",
+                                                    "utility"])

@@ -4,6 +4,8 @@ record or statistic of the confidential table reaches a ColumnDataSource or widg
 
 from __future__ import annotations
 
+import asyncio
+import math
 import zlib
 
 import numpy as np
@@ -16,6 +18,7 @@ from dpwidgets.datasets.synth import gaussian_dependence_table
 from dpwidgets.engine import synth as sy
 from dpwidgets.engine.evaluation import encode, kendall_matrix, range_counts, shares
 from dpwidgets.releases import synth as rs
+from dpwidgets.widgets import synth as ws
 from dpwidgets.widgets.figures import synth as fs
 from dpwidgets.widgets.synth import SyntheticDataWidget
 
@@ -339,3 +342,128 @@ def test_gaussian_preset_matches_the_generator(teaching):
     table = gaussian_dependence_table(1000, 4, 1000, "gaussian",
                                       np.random.default_rng(zlib.crc32(b"gaussian_1000")))
     np.testing.assert_array_equal(teaching.public_view(w.dataset), table.frame.to_numpy(float))
+
+
+# -- speed (issue 13): kept τ counts, live runs while a control moves, lazy evaluation ----------
+PLOTTED = ("tau_synthetic", "tau_reference", "margin_synthetic", "margin_dp", "errors_dpcopula")
+
+
+def test_kept_concordance_counts_give_the_same_preview(tmp_path, monkeypatch):
+    """The second preview reads the stand-in's kept concordance counts; with the counts kept or
+    counted afresh, the same seed plots the same data (τ, margins, errors), value for value.
+    n = 3,000 rows, ε = 0.7: unpartitioned, so τ is on t = round(n~) rows, all of them or all
+    but a few (those left out are subtracted)."""
+    plotted = []
+    for keep in (True, False):
+        memo = sy.ConcordanceMemo()
+        monkeypatch.setattr(rs, "_public_concordance", lambda m=memo, k=keep: m if k else None)
+        s = Session(mode="analyst", ledger=tmp_path / f"{keep}.sqlite", seed=5)
+        s.add_dataset("secret", secret_table(), total_epsilon=1.0, stand_in=stand_in())
+        w = SyntheticDataWidget(s, dataset="secret", domains=DOMAINS, epsilon=0.4,
+                                compare=False, debounce=0)
+        w.epsilon.value = 0.7
+        assert "τ on t = " in w.stats.value and len(memo) == (6 if keep else 0)
+        plotted.append({name: {c: np.asarray(v) for c, v in data(w, name).items()}
+                        for name in PLOTTED})
+        s.close()
+    for name in PLOTTED:
+        for column, values in plotted[0][name].items():
+            assert np.array_equal(values, plotted[1][name][column]), (name, column)
+
+
+def test_a_live_step_draws_fewer_rows_and_says_so(teaching):
+    w = SyntheticDataWidget(teaching, data="gaussian", n=4000, live_rows=1000, epsilon=1.0,
+                            debounce=0)
+    full_rows = w.outputs["dpcopula"]["n_rows"]
+    assert full_rows > 3000 and not w._phased()  # headless: the full tables at once
+    spent = teaching.spent(w.dataset)
+    w._syncing = True  # the control moved; in a kernel its live step runs first
+    w.epsilon.value = 0.6
+    w._syncing = False
+    w._live_step()
+    main = w.outputs["dpcopula"]
+    assert main["n_rows"] == 1000 and w.outputs["independent"]["n_rows"] == 1000
+    assert "LIVE" in w.status.value and "LIVE" in w.stats.value
+    assert "LIVE, 1,000 rows" in w.figure.panels["margin_synthetic"].title.text
+    assert "scaled to the DP record count" in w.figure.panels["errors"].title.text
+    # Live runs are releases of the same mechanisms: charged, their rows in the ledger label.
+    assert teaching.spent(w.dataset) == pytest.approx(spent + 1.2)
+    assert "1,000 rows" in teaching.ledger(w.dataset).spends[-1].label
+    # The plotted margin is the live table's; its range counts stand for the full table's.
+    synth = rs.synthetic_frame(main)
+    starts, _ = fs.display_bins(np.arange(1000))
+    np.testing.assert_allclose(data(w, "margin_synthetic")["top"],
+                               fs.binned(np.bincount(synth["x1"], minlength=1000) / 1000, starts))
+    real = teaching.public_view(w.dataset).astype(np.int64)
+    lo, hi = w._queries(tuple(w.columns), w.domains)
+    truth = range_counts(real, lo, hi)
+    scale = round(main["details"]["noisy_n"]) / 1000
+    errors = np.abs(range_counts(synth.to_numpy(), lo, hi) * scale - truth) / np.maximum(
+        truth, w.sanity_bound)
+    assert w.quality_values["DPCopula"]["mean relative error"] == pytest.approx(errors.mean())
+    # Lazy: the baseline's τ (in the quality table only) waits for the full tables.
+    assert math.isnan(w.quality_values["independent"]["mean |Δτ|"])
+    assert "<td>…</td>" in w.quality.value and "follows with the full tables" in w.quality.value
+    w._recompute()  # the debounce has passed: the full tables
+    assert w.outputs["dpcopula"]["n_rows"] == round(w.outputs["dpcopula"]["details"]["noisy_n"])
+    assert "LIVE" not in w.status.value + w.stats.value + w.quality.value
+    assert all(math.isfinite(v) for q in w.quality_values.values() for v in q.values())
+
+
+def test_in_a_kernel_a_change_draws_live_then_full(teaching):
+    w = SyntheticDataWidget(teaching, data="gaussian", n=3000, live_rows=500, compare=False,
+                            debounce=0.05)
+    steps: list[tuple[bool, int]] = []
+    recompute = w._recompute
+
+    def spy() -> None:
+        recompute()
+        steps.append((w._live_run, w.outputs["dpcopula"]["n_rows"]))
+
+    w._recompute = w._debouncer.callback = spy
+
+    async def drive() -> None:
+        assert w._phased()
+        w.epsilon.value = 0.7
+        w.epsilon.value = 0.8  # moved again before the live step ran: it draws the latest
+        await asyncio.sleep(0.4)
+        w.release_button.click()  # Rerun: live, then full, too
+        await asyncio.sleep(0.4)
+        w.k.value = 4.0
+        w._debouncer.flush()  # the full tables at once: the live run still to come is dropped
+        await asyncio.sleep(0.2)
+
+    asyncio.run(drive())
+    assert [live for live, _ in steps] == [True, False, True, False, False]
+    assert [rows == 500 for _, rows in steps] == [True, False, True, False, False]
+    labels = [spend.label for spend in teaching.ledger(w.dataset).spends[-5:]]
+    assert ["500 rows" in label for label in labels] == [True, False, True, False, False]
+    assert w.outputs["dpcopula"]["epsilon"] == pytest.approx(0.8)
+
+    async def phased() -> bool:
+        return w._phased()
+
+    assert asyncio.run(phased())
+    w.live_rows = None  # always the full tables
+    assert not asyncio.run(phased())
+
+
+def test_evaluation_is_lazy_and_kept_per_output(teaching, monkeypatch):
+    calls = {"tau": 0, "ranges": 0}
+
+    def counted(name, fn):
+        def wrapper(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(ws, "kendall_matrix", counted("tau", ws.kendall_matrix))
+    monkeypatch.setattr(ws, "range_counts", counted("ranges", ws.range_counts))
+    w = SyntheticDataWidget(teaching, data="gaussian", n=2000, compare=False, debounce=0)
+    assert calls == {"tau": 2, "ranges": 2}  # the real table's and DPCopula's
+    w.show_truth.value = False  # a cached replay, nothing to measure against
+    w.margin.value = "x3"
+    w.k.value = 4.0  # a new release: only its τ is drawn, no range count without the data
+    assert calls == {"tau": 3, "ranges": 2}
+    w.show_truth.value = True  # the same output again: its τ is kept, its counts made now
+    assert calls == {"tau": 3, "ranges": 3}
