@@ -421,8 +421,7 @@ class PersonalizedWidget(ReleaseWidget):
         self.shape = facts["shape"]
         self.n_records = self.session.shape(self.dataset)[0]
         self._builtin = facts["builtin"]
-        self._syncing = True
-        try:
+        with self._setting():
             if self._builtin:
                 self.privacy.options = [(label, key) for key, label in PRIVACY.items()]
                 self.privacy.value = self._privacy_choice
@@ -431,8 +430,6 @@ class PersonalizedWidget(ReleaseWidget):
                 self.privacy.options = [("the dataset's privacy vector (public)", "dataset")]
                 self.privacy.value = "dataset"
                 self.privacy.disabled = True
-        finally:
-            self._syncing = False
         self.figure.panels["histogram"].xaxis.axis_label = facts["axis"]
 
     # -- the privacy vector ----------------------------------------------------------------
@@ -542,8 +539,7 @@ class PersonalizedWidget(ReleaseWidget):
         lo, hi = float(capped.min()), float(capped.max())
         if hi <= lo:
             hi = lo * (1 + 1e-9) + 1e-12
-        self._syncing = True
-        try:
+        with self._setting():
             slider = self.threshold
             if lo > slider.max:
                 slider.max, slider.min = hi, lo
@@ -554,8 +550,6 @@ class PersonalizedWidget(ReleaseWidget):
                 slider.value = min(max(float(capped.mean()), lo), hi)
             else:
                 slider.value = min(max(float(slider.value), lo), hi)
-        finally:
-            self._syncing = False
 
     def _update_controls(self) -> None:
         custom = self.privacy.value == "custom"
@@ -576,11 +570,8 @@ class PersonalizedWidget(ReleaseWidget):
         if self._quiet(change):
             return
         if self.auto_threshold.value:
-            self._syncing = True
-            try:
+            with self._setting():
                 self.auto_threshold.value = False
-            finally:
-                self._syncing = False
         self._on_change()
 
     # -- actions ---------------------------------------------------------------------------

@@ -462,16 +462,13 @@ class SyntheticDataWidget(ReleaseWidget):
         if unknown:
             raise ValueError(f"attributes {unknown} are not columns of {self.dataset!r}: "
                              f"{self.columns}")
-        self._syncing = True
-        try:
+        with self._setting():
             self.attributes.options = self.columns
             self.attributes.rows = min(max(len(self.columns), 2), 9)
             self.attributes.value = tuple(c for c in self.columns if c in chosen)
             hybrid = init.get("hybrid")
             self.hybrid.value = bool(facts["hybrid"] if hybrid is None else hybrid)
             self._fit_margin(init.get("margin"))
-        finally:
-            self._syncing = False
 
     def _fit_margin(self, wanted: str | None = None) -> None:
         attrs = list(self.attributes.value)
@@ -555,11 +552,8 @@ class SyntheticDataWidget(ReleaseWidget):
             return
         self.message.value = ""
         if change is not None and change.get("owner") is self.attributes:
-            self._syncing = True
-            try:
+            with self._setting():
                 self._fit_margin()
-            finally:
-                self._syncing = False
         if self._phased():
             self._live_timer.trigger()  # at once, fewer rows ...
         super()._on_change(change)  # ... and the full tables after the debounce
