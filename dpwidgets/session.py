@@ -241,7 +241,8 @@ class Session:
         data; views are queried by DuckDB (:mod:`dpwidgets.tables`). Returns the datasets."""
         from .tables import Table, declared_views, view_entries
 
-        src = Table(source, columns, unit=unit, max_rows=max_rows, table=table)
+        src = Table(source, columns, unit=unit, max_rows=max_rows, table=table,
+                    distinct=views.pop("distinct", False))
         src.check_schema()
         entries = view_entries(name, src, declared_views(**views), load=self.teaching,
                                description=description, allowed=allow_mechanisms,

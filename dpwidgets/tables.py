@@ -266,6 +266,11 @@ class Table:
         owner declares (row-level).
     max_rows : int
         The most rows one unit contributes (kept at random inside the query engine).
+    distinct : bool
+        Bound distinct values instead of rows: each unit contributes each value (of the
+        columns a view reads) at most once, and at most ``max_rows`` distinct values. Counts
+        then count people per value ("how many people visited page p"); a unit still changes
+        at most ``max_rows`` cells by one each.
     table : str, optional
         The table's name in a database source.
     engine : {"duckdb", "pyspark"}
@@ -277,6 +282,7 @@ class Table:
     columns: Mapping[str, Any]
     unit: str | None = None
     max_rows: int = 1
+    distinct: bool = False
     table: str | None = None
     engine: str = "duckdb"
     _expr: Any = field(default=None, init=False, repr=False)
@@ -307,7 +313,9 @@ class Table:
             raise ValueError(f"max_rows must be an integer in [1, 10000], got {self.max_rows!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
-        if self.unit is None and self.max_rows != 1:
+        if not isinstance(self.distinct, bool):
+            raise ValueError(f"distinct must be True or False, got {self.distinct!r}")
+        if self.unit is None and (self.max_rows != 1 or self.distinct):
             raise ValueError("max_rows bounds the rows of one unit: declare unit= with it")
 
     # -- what is public ---------------------------------------------------------------------
@@ -338,7 +346,7 @@ class Table:
         src = self.source if isinstance(self.source, str | os.PathLike) else "<in memory>"
         blob = json.dumps({"source": os.fspath(src), "table": self.table, "unit": self.unit,
                            "engine": self.engine,
-                           "max_rows": self.max_rows,
+                           "max_rows": self.max_rows, "distinct": self.distinct,
                            "columns": [c.describe() for c in self.columns.values()]},
                           sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
@@ -386,6 +394,8 @@ class Table:
             return t if columns is None else t.select(*columns)
         if columns is not None:  # the window sorts what it carries: carry only what is read
             t = t.select(self.unit, *columns)
+        if self.distinct:
+            t = t.distinct()  # each (unit, value) once
         keyed = t.mutate(**{_KEY: ibis.random()})
         window = ibis.window(group_by=keyed[self.unit], order_by=keyed[_KEY])
         ranked = keyed.mutate(**{_RANK: ibis.row_number().over(window)})

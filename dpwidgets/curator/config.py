@@ -12,6 +12,7 @@ Example (every path is relative to the file)::
     engine = "duckdb"                  # or "pyspark" (DPWIDGETS_SPARK_MASTER names the cluster)
     unit = "person_id"                 # the privacy unit: the column naming a person
     max_rows = 4                       # the most rows one person contributes
+    distinct = false                   # true: at most 4 distinct values, each counted once
     total_epsilon = 4.0                # the dataset's cap, over every analyst
     mechanisms = ["top_c", "svt", "pegasus", "laplace_stream"]   # default: every private one
     columns.page = { kind = "int", domain = [0, 49] }
@@ -42,7 +43,7 @@ from ..tables import Table, View, generated_stand_in
 __all__ = ["CuratorConfig", "DatasetConfig", "ViewConfig", "load_config"]
 
 _DATASET_KEYS = {"source", "table", "unit", "max_rows", "total_epsilon", "mechanisms",
-                 "columns", "views", "description", "engine"}
+                 "columns", "views", "description", "engine", "distinct"}
 _VIEW_KEYS = {"kind", "columns", "rows", "facts", "stand_in", "description", "outcome"}
 
 
@@ -130,7 +131,7 @@ def _dataset(name: str, spec: Mapping[str, Any], base: Path) -> DatasetConfig:
     table = Table(_relative(base, source) if isinstance(source, str) else source,
                   spec.get("columns") or {}, unit=spec.get("unit"),
                   max_rows=spec.get("max_rows", 1), table=spec.get("table"),
-                  engine=spec.get("engine", "duckdb"))
+                  engine=spec.get("engine", "duckdb"), distinct=spec.get("distinct", False))
     ds = DatasetConfig(name, table, check_epsilon(spec["total_epsilon"], "total_epsilon"),
                        _mechanisms(spec.get("mechanisms")),
                        description=str(spec.get("description", "")))

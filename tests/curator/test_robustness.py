@@ -118,3 +118,16 @@ def test_contribution_bounding_makes_one_person_change_at_most_max_rows_counts()
     # Values outside a declared domain are dropped, never clipped into a cell.
     odd = pd.DataFrame({"person": [1, 2], "page": [PAGES + 5, -1]})
     assert _counts(odd, 0).sum() == 0
+
+
+def test_distinct_bounding_counts_people_per_value():
+    # A person with many rows on few pages counts once per page, on at most MAX_ROWS pages.
+    frame = pd.DataFrame({"person": [1] * 50 + [2] * 5 + [3] * 2,
+                          "page": list(np.arange(50) % 10) + [4] * 5 + [0, 1]})
+    table = Table(frame, {"page": {"kind": "int", "domain": [0, PAGES - 1]}}, unit="person",
+                  max_rows=MAX_ROWS, distinct=True)
+    for _ in range(5):
+        counts = table.read(View("counts", ("page",)))
+        # person 1: MAX_ROWS distinct pages; person 2: page 4 once; person 3: pages 0 and 1.
+        assert counts.sum() == MAX_ROWS + 1 + 2
+        assert counts.max() <= 3  # three people at most on any page
