@@ -3,8 +3,9 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 PORT   ?= 8888
+CURATOR_PORT ?= 8765
 
-.PHONY: demo test venv browser java lint bench clean
+.PHONY: demo test venv browser java curator lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -50,6 +51,11 @@ demo: $(VENV)/.installed-demo
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) \
 	  --ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+
+# A demo curator (a generated table with repeated people, its config and an analyst token, kept
+# in curator-demo/): prints the line that connects a notebook. Your own: see the README.
+curator: $(VENV)/.installed-demo
+	$(BIN)/dpwidgets curator demo --dir curator-demo --port $(CURATOR_PORT)
 
 test: $(VENV)/.installed-test browser java
 	$(BIN)/python -m ruff check dpwidgets tests benchmarks

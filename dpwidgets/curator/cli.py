@@ -28,6 +28,53 @@ def _caps(items: list[str]) -> dict[str, float]:
     return caps
 
 
+DEMO_CONFIG = """\
+[curator]
+ledger = "ledger.sqlite"
+
+[datasets.visits]
+source = "visits.parquet"
+description = "web visits: 3,000 people with 1-20 visits each (generated)"
+unit = "person"
+max_rows = 4
+total_epsilon = 4.0
+mechanisms = ["top_c", "svt", "laplace_stream", "pegasus", "dpcopula"]
+columns.page = { kind = "int", domain = [0, 49] }
+columns.day = { kind = "int", domain = [0, 89] }
+columns.device = { kind = "category", domain = ["phone", "desktop", "tablet"] }
+views.pages = { kind = "counts", columns = ["page"], facts = { monotonic = true } }
+views.daily = { kind = "per_step", columns = ["day"] }
+views.table = { kind = "rows", columns = ["page", "day", "device"], rows = 5000 }
+"""
+
+
+def _write_demo(folder: str):
+    """A generated visits table with repeated people and its curator configuration (kept if
+    they exist: the ledger and the analysts of an earlier demo stay)."""
+    from pathlib import Path
+
+    import numpy as np
+    import pandas as pd
+
+    home = Path(folder).expanduser().resolve()
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "visits.parquet").exists():
+        rng = np.random.default_rng(11)
+        rows = rng.integers(1, 21, 3_000)
+        n = int(rows.sum())
+        popularity = 1.0 / np.arange(1, 51)
+        pd.DataFrame({
+            "person": np.repeat(np.arange(rows.size), rows),
+            "page": rng.choice(50, n, p=popularity / popularity.sum()),
+            "day": rng.integers(0, 90, n),
+            "device": rng.choice(["phone", "desktop", "tablet"], n, p=[0.6, 0.3, 0.1]),
+        }).to_parquet(home / "visits.parquet")
+    config = home / "curator.toml"
+    if not config.exists():
+        config.write_text(DEMO_CONFIG)
+    return config
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="dpwidgets")
     sub = parser.add_subparsers(dest="group", required=True)
@@ -44,6 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("--cap", action="append", default=[], metavar="DATASET=EPSILON",
                      help="the analyst's own cap on a dataset (repeat per dataset)")
     add.add_argument("--owner", action="store_true", help="may export the audit log")
+    demo = cmds.add_parser("demo", help="write a demo table and config, add an analyst, serve")
+    demo.add_argument("--dir", default="curator-demo", help="where (default: ./curator-demo)")
+    demo.add_argument("--host", default="127.0.0.1")
+    demo.add_argument("--port", type=int, default=8765)
     audit = cmds.add_parser("audit", help="export the audit log")
     audit.add_argument("--config", required=True)
     audit.add_argument("--format", choices=("csv", "jsonl"), default="csv")
@@ -51,6 +102,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from .config import load_config
 
+    if args.command == "demo":
+        args.config = str(_write_demo(args.dir))
+        from .door import Analysts
+
+        token = Analysts(load_config(args.config).analysts).add("demo", {"visits": 2.0})
+        print(f"analyst 'demo', cap 2.0 on 'visits'; in a notebook:\n"
+              f"  from dpwidgets import Session\n"
+              f"  session = Session.connect('http://{args.host}:{args.port}', token='{token}')",
+              flush=True)
     config = load_config(args.config)
     if args.command == "add-analyst":
         from .door import Analysts

@@ -188,3 +188,35 @@ def test_the_meter_follows_the_curators_ledger_across_kernels(curator):
     assert meter.budget("visits/pages")["spent"] == pytest.approx(0.05 * MAX_ROWS)
     meter.close()
     assert meter._follow is None
+
+
+def test_the_demo_curator_starts_with_one_command(tmp_path):
+    import re
+    import subprocess
+    import sys
+    import time
+
+    from .conftest import _free_port
+
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "dpwidgets.curator.cli", "curator", "demo", "--dir",
+         str(tmp_path / "demo"), "--port", str(port)],
+        stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    try:
+        printed = "".join(proc.stdout.readline() for _ in range(3))
+        token = re.search(r"token='([^']+)'", printed).group(1)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                session = Session.connect(f"http://127.0.0.1:{port}", token=token)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        assert session.datasets == ["visits/pages", "visits/daily", "visits/table"]
+        assert session.release("visits/pages", "top_c", epsilon=0.05, c=3).charged
+    finally:
+        proc.terminate()
+        proc.wait(10)
