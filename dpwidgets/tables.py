@@ -164,17 +164,17 @@ class View:
         object.__setattr__(self, "columns", cols)
 
 
-def _duckdb(path: str = ":memory:", **kwargs):
+def _duckdb(path: str = ":memory:", memory_limit: str | None = None, **kwargs):
     import ibis
 
     con = ibis.duckdb.connect(path, **kwargs)
     con.raw_sql("SET enable_progress_bar = false")  # a server's output is not a terminal
     # Row order never matters to an aggregate or a DP release; not keeping it saves memory.
     con.raw_sql("SET preserve_insertion_order = false")
-    limit = os.environ.get("DPWIDGETS_DUCKDB_MEMORY", "").strip()
+    limit = (memory_limit or os.environ.get("DPWIDGETS_DUCKDB_MEMORY", "")).strip()
     if limit:
         if not re.fullmatch(r"\d+(\.\d+)?\s*(KB|MB|GB|TB|KiB|MiB|GiB|TiB)", limit):
-            raise ValueError(f"DPWIDGETS_DUCKDB_MEMORY must look like '512MB', got {limit!r}")
+            raise ValueError(f"a DuckDB memory limit looks like '512MB', got {limit!r}")
         con.raw_sql(f"SET memory_limit = '{limit}'")  # beyond it DuckDB spills to disk
     return con
 
@@ -203,8 +203,10 @@ def _spark():
     return _SPARK[0]
 
 
-def connect_source(source, *, table: str | None = None, engine: str = "duckdb"):
-    """An ibis table expression for a source (see :class:`Table`)."""
+def connect_source(source, *, table: str | None = None, engine: str = "duckdb",
+                   memory_limit: str | None = None):
+    """An ibis table expression for a source (see :class:`Table`); ``memory_limit`` caps an
+    embedded DuckDB (it spills to disk beyond; default ``$DPWIDGETS_DUCKDB_MEMORY``)."""
     import ibis
 
     if engine not in ENGINES:
@@ -229,13 +231,13 @@ def connect_source(source, *, table: str | None = None, engine: str = "duckdb"):
         path = text.split("://", 1)[1]
         if not table:
             raise ValueError("a DuckDB source needs table= (the table's name in the database)")
-        return _duckdb(path, read_only=True).table(table)
+        return _duckdb(path, memory_limit, read_only=True).table(table)
     if scheme:
         if not table:
             raise ValueError(f"a {scheme} source needs table= (the table's name)")
         return ibis.connect(text).table(table)
     path = Path(text).expanduser()
-    con = _duckdb()
+    con = _duckdb(memory_limit=memory_limit)
     suffix = path.suffix.lower()
     if suffix in (".parquet", ".pq") or path.is_dir():
         return con.read_parquet(str(path))
@@ -244,7 +246,7 @@ def connect_source(source, *, table: str | None = None, engine: str = "duckdb"):
     if suffix in (".duckdb", ".ddb"):
         if not table:
             raise ValueError("a DuckDB file needs table= (the table's name in the database)")
-        return _duckdb(str(path), read_only=True).table(table)
+        return _duckdb(str(path), memory_limit, read_only=True).table(table)
     raise ValueError(f"cannot tell the kind of source {text!r}: use .parquet, .csv, .duckdb or "
                      f"a URL (duckdb://, postgresql://, sqlite://, ...)")
 
@@ -273,6 +275,9 @@ class Table:
         at most ``max_rows`` cells by one each.
     table : str, optional
         The table's name in a database source.
+    memory_limit : str, optional
+        DuckDB's memory cap ("2GB"): beyond it a bounded query spills to disk instead of
+        growing (default ``$DPWIDGETS_DUCKDB_MEMORY``, else DuckDB's 80% of RAM).
     engine : {"duckdb", "pyspark"}
         The query engine the views run on: DuckDB embedded (default), or Spark through ibis's
         PySpark backend for tables that outgrow one machine (the same expressions).
@@ -285,6 +290,7 @@ class Table:
     distinct: bool = False
     table: str | None = None
     engine: str = "duckdb"
+    memory_limit: str | None = None
     _expr: Any = field(default=None, init=False, repr=False)
     _lock: Any = field(default_factory=threading.RLock, init=False, repr=False)
 
@@ -357,7 +363,8 @@ class Table:
         """The source as an ibis table expression (connected once)."""
         with self._lock:
             if self._expr is None:
-                self._expr = connect_source(self.source, table=self.table, engine=self.engine)
+                self._expr = connect_source(self.source, table=self.table, engine=self.engine,
+                                            memory_limit=self.memory_limit)
             return self._expr
 
     def fingerprint(self) -> str:

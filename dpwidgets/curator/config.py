@@ -6,6 +6,7 @@ Example (every path is relative to the file)::
     ledger = "ledger.sqlite"           # or postgresql://user@host/db for several replicas
     analysts = "analysts.json"         # written by `dpwidgets curator add-analyst`
     audit = "audit.sqlite"
+    memory_limit = "2GB"               # DuckDB spills to disk beyond it (bounded queries)
 
     [datasets.visits]
     source = "visits.parquet"          # .parquet, .csv, .duckdb (+ table=), a database URL
@@ -119,7 +120,8 @@ def _mechanisms(spec) -> frozenset:
     return frozenset(spec)
 
 
-def _dataset(name: str, spec: Mapping[str, Any], base: Path) -> DatasetConfig:
+def _dataset(name: str, spec: Mapping[str, Any], base: Path,
+             memory_limit: str | None = None) -> DatasetConfig:
     unknown = set(spec) - _DATASET_KEYS
     if unknown:
         raise ValueError(f"datasets.{name}: unknown keys {sorted(unknown)}")
@@ -131,7 +133,8 @@ def _dataset(name: str, spec: Mapping[str, Any], base: Path) -> DatasetConfig:
     table = Table(_relative(base, source) if isinstance(source, str) else source,
                   spec.get("columns") or {}, unit=spec.get("unit"),
                   max_rows=spec.get("max_rows", 1), table=spec.get("table"),
-                  engine=spec.get("engine", "duckdb"), distinct=spec.get("distinct", False))
+                  engine=spec.get("engine", "duckdb"), distinct=spec.get("distinct", False),
+                  memory_limit=memory_limit)
     ds = DatasetConfig(name, table, check_epsilon(spec["total_epsilon"], "total_epsilon"),
                        _mechanisms(spec.get("mechanisms")),
                        description=str(spec.get("description", "")))
@@ -158,10 +161,13 @@ def load_config(path: str | os.PathLike) -> CuratorConfig:
         raw = tomllib.load(fh)
     base = path.parent
     cur = raw.get("curator", {})
-    unknown = set(cur) - {"ledger", "analysts", "audit"}
+    unknown = set(cur) - {"ledger", "analysts", "audit", "memory_limit"}
     if unknown:
         raise ValueError(f"[curator]: unknown keys {sorted(unknown)}")
-    datasets = {n: _dataset(n, s, base) for n, s in (raw.get("datasets") or {}).items()}
+    memory = cur.get("memory_limit")
+    if memory is not None and not isinstance(memory, str):
+        raise ValueError(f"[curator] memory_limit is a size like '2GB', got {memory!r}")
+    datasets = {n: _dataset(n, s, base, memory) for n, s in (raw.get("datasets") or {}).items()}
     if not datasets:
         raise ValueError("declare at least one dataset ([datasets.<name>])")
     return CuratorConfig(

@@ -102,3 +102,13 @@ def test_the_unit_is_not_a_public_column_and_bounds_need_a_unit():
         Table("x.parquet", {"person": {"kind": "int", "domain": [0, 9]}}, unit="person")
     with pytest.raises(ValueError, match="unit"):
         Table("x.parquet", {"a": {"kind": "int", "domain": [0, 9]}}, max_rows=3)
+
+
+def test_a_memory_cap_for_duckdb(sources, tmp_path):
+    frame, found = sources
+    path = tmp_path / "v.parquet"
+    frame.to_parquet(path)
+    capped = Table(str(path), COLUMNS, unit="person", max_rows=2, memory_limit="64MB")
+    assert capped.read(VIEWS[0]).sum() > 0
+    with pytest.raises(ValueError, match="memory limit"):
+        Table(str(path), COLUMNS, memory_limit="lots").read(VIEWS[0])
