@@ -67,6 +67,7 @@ class Entry:
     domains: dict | None = None  # declared attribute domains of a table's columns
     budget: str = ""  # the budget it is charged to, if not its own (a view of a table)
     ledger_fingerprint: str | None = None  # the table's content, for the budget's aliases
+    ranges: tuple | None = None  # per column of a table, its declared (low, high) or None
     shape: tuple[int, ...] = ()
 
     def __post_init__(self):

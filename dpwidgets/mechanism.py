@@ -41,11 +41,15 @@ class PublicShape(tuple):
 
     columns: tuple[str, ...] | None
     dtypes: tuple[str, ...] | None
+    #: Per column, the (low, high) range its owner declared (``None`` where none was), or
+    #: ``None`` for a dataset declared without ranges.
+    ranges: tuple | None
 
-    def __new__(cls, shape, columns=None, dtypes=None):
+    def __new__(cls, shape, columns=None, dtypes=None, ranges=None):
         self = super().__new__(cls, (int(k) for k in shape))
         self.columns = None if columns is None else tuple(columns)
         self.dtypes = None if dtypes is None else tuple(dtypes)
+        self.ranges = None if ranges is None else tuple(ranges)
         return self
 
 

@@ -367,7 +367,7 @@ class Session:
             )
         params = catalog.apply_facts(ds, mech, dict(params), teaching=self.teaching)
         try:
-            shape = PublicShape(ds.shape, ds.columns, ds.dtypes)
+            shape = PublicShape(ds.shape, ds.columns, ds.dtypes, ds.ranges)
             p = mech.validate(params, shape if mech.table else shape[0])
             private = bool(mech.private(p))
             cost = float(mech.cost(p)) * ds.unit_rows  # group privacy over a unit's rows

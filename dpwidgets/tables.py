@@ -534,6 +534,8 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
             unit_rows=table.unit_rows, load=(lambda v=view: table.read(v)),
             shape=table.shape(view) if data is None else data.shape,
             domains=_synth_domains(table, view.columns) if rows else None,
+            ranges=tuple(None if table.column(c).kind == "category" else table.column(c).domain
+                         for c in view.columns) if rows else None,
             budget=name, ledger_fingerprint=fingerprint,
         )
         entries.append(held)

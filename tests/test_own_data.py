@@ -55,9 +55,9 @@ def test_one_call_declares_every_familys_view(tmp_path, kind):
     assert r.epsilon == pytest.approx(0.3) and "user-level" in r.guarantee
     s.release("visits/stream", "laplace_stream", epsilon=0.1)
     s.release("visits/synthetic", "dpcopula", epsilon=0.1)
-    fit = s.release("visits/diagnostics", "fit_model", epsilon=0.1, bounds_X=(-3, 3),
-                    bounds_y=(-5, 5))
-    assert fit.charged
+    fit = s.release("visits/diagnostics", "fit_model", epsilon=0.1)  # bounds: the declared ranges
+    assert fit.charged and fit.params["bounds_y"] == [-5.0, 5.0]
+    assert [list(b) for b in fit.params["bounds_X"]] == [[-3.0], [3.0]]
     # One budget for the table.
     assert s.remaining("visits/histograms") == pytest.approx(3.0 - 4 * 0.3)
     with pytest.raises(BudgetExceededError):

@@ -113,6 +113,8 @@ def create_app(curator: Curator):
                 "dtypes": list(held.dtypes) if held.dtypes else None,
                 "unit": held.unit, "unit_rows": held.unit_rows, "facts": held.facts,
                 "domains": held.domains,
+                "ranges": None if held.ranges is None else [
+                    None if r is None else list(r) for r in held.ranges],
                 "description": held.description, "budget": ds.name,
                 "mechanisms": sorted(ds.mechanisms)}
 

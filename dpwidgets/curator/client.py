@@ -108,7 +108,9 @@ class RemoteSession(Session):
                          tuple(d["dtypes"]) if d["dtypes"] else None, d["unit"],
                          dict(d["facts"]), frozenset(d["mechanisms"]),
                          unit_rows=int(d["unit_rows"]), load=_no_data, shape=tuple(d["shape"]),
-                         domains=d.get("domains"), budget=d["budget"])
+                         domains=d.get("domains"), budget=d["budget"],
+                         ranges=None if d.get("ranges") is None else tuple(
+                             None if r is None else tuple(r) for r in d["ranges"]))
             self._hold(held, None)
 
     # -- plumbing ----------------------------------------------------------------------------

@@ -226,6 +226,12 @@ def _fit_validate(params: dict, shape: tuple) -> dict:
     out = _model_validate(p, shape)
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
     if out["kind"] == "ols":
+        ranges = getattr(shape, "ranges", None)
+        if ("bounds_X" not in p and "bounds_y" not in p and out["outcome"] == "y"
+                and ranges is not None and all(r is not None for r in ranges)):
+            # The owner's declared ranges (public) bound the features and the outcome.
+            p["bounds_X"] = ([r[0] for r in ranges[:-1]], [r[1] for r in ranges[:-1]])
+            p["bounds_y"] = tuple(ranges[-1])
         if "bounds_X" not in p or "bounds_y" not in p:
             raise ValueError(
                 "a DP OLS fit needs public bounds_X=(lower, upper) and bounds_y=(lower, upper) "

@@ -220,3 +220,11 @@ def test_the_demo_curator_starts_with_one_command(tmp_path):
     finally:
         proc.terminate()
         proc.wait(10)
+
+
+def test_a_dp_fit_takes_the_declared_ranges(curator):
+    server, tokens = curator
+    s = Session.connect(server.url, token=tokens["alice"])
+    fit = s.release("visits/xy", "fit_model", epsilon=0.1)
+    assert fit.charged and fit.params["bounds_y"] == [-3.0, 3.0]
+    assert fit.epsilon == pytest.approx(0.1 * MAX_ROWS)
