@@ -106,16 +106,14 @@ class Column:
             idx = v - self.domain[0]
             ok = np.isfinite(v) & (idx >= 0) & (idx < self.size) & (v == np.round(v))
             return np.where(ok, idx, -1).astype(np.int64)
-        lookup = {v: i for i, v in enumerate(self.domain)}
-        return np.fromiter((lookup.get(_py(v), -1) for v in values), dtype=np.int64,
-                           count=len(values))
+        import pandas as pd
+
+        # Vectorised over the records (a rows view may hold millions): -1 for other values.
+        codes = pd.Categorical(np.asarray(values, dtype=object), categories=list(self.domain))
+        return np.asarray(codes.codes, dtype=np.int64)
 
     def describe(self) -> dict:
         return {"name": self.name, "kind": self.kind, "domain": list(self.domain)}
-
-
-def _py(v):
-    return v.item() if isinstance(v, np.generic) else v
 
 
 def _is_number(v) -> bool:

@@ -175,8 +175,8 @@ class JointLedger(LedgerView):
 
     def summary(self, recent: int = 0) -> dict:
         out = self.mine.summary(recent)
-        out["remaining"] = min(out["remaining"], self.shared.remaining)
-        out["dataset_remaining"] = self.shared.remaining
+        out["dataset_remaining"] = self.shared.remaining  # one read of the shared ledger
+        out["remaining"] = min(out["remaining"], out["dataset_remaining"])
         return out
 
     def has_key(self, key: str) -> bool:
