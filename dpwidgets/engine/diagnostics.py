@@ -63,7 +63,17 @@ from ._validation import (
     split_budget,
 )
 from .histograms import _check_workload
-from .mechanisms import SMOOTH_MEDIAN_VARIANTS, _noisy_medians_of_runs, laplace, laplace_reals
+from .mechanisms import (
+    MEDIAN_FLOOR_BITS,
+    SMOOTH_MEDIAN_VARIANTS,
+    _grid_medians_of_runs,
+    _noisy_medians_of_runs,
+    _safe_alpha,
+    is_floating_point_safe,
+    laplace,
+    laplace_reals,
+    median_grid,
+)
 from .svt import sparse_vector
 
 __all__ = [
@@ -96,6 +106,7 @@ __all__ = [
     "MAX_DOUBLINGS",
     "MAX_GRID",
     "MAX_LEVELS",
+    "median_budget",
     "MAX_THRESHOLDS",
     "MAX_METRIC_BINS",
 ]
@@ -607,6 +618,22 @@ def _median_cost_factor(variant: str, name: str = "variant") -> float:
     return alpha + beta
 
 
+def median_budget(epsilon1: float, s: int, neighbours: str = "replace-one",
+                  variant: str = "nrs") -> float:
+    """The budget of each median of :func:`s_recursive_medians` (ε1 over ``s`` levels, γ/2 per
+    median under replace-one, γ under add/remove, 8/9 of it for ``"thesis"``).
+
+    Raises ``ValueError`` naming ``epsilon`` when it is too small for the floating-point-safe
+    median (its alpha must exceed ``2 MEDIAN_SLACK`` ≈ 1.2e-7), in either mode, so that the
+    door refuses such a request before it charges anything."""
+    epsilon1 = check_epsilon(epsilon1, "epsilon1")
+    s = check_positive_int(s, "s", maximum=MAX_LEVELS)
+    factor = _check_neighbours(neighbours)  # 2 medians per level may change under replace-one
+    per_median = epsilon1 / s / factor / _median_cost_factor(variant)
+    _safe_alpha(SMOOTH_MEDIAN_VARIANTS[variant][0] * per_median)
+    return per_median
+
+
 def s_recursive_medians(
     values,
     epsilon: float,
@@ -700,11 +727,12 @@ def s_recursive_medians(
     s = check_positive_int(s, "s", maximum=MAX_LEVELS)
     lower, upper = _check_domain((lower, upper), "lower and upper")
     _check_in_domain(x, "values", lower, upper)
-    factor = _check_neighbours(neighbours)  # 2 medians per level may change under replace-one
-    per_median = epsilon / s / factor / _median_cost_factor(variant)
+    per_median = median_budget(epsilon, s, neighbours, variant)
     rng = check_rng(rng)
 
     xs = np.sort(x)
+    if is_floating_point_safe():
+        return _grid_recursive_medians(xs, s, lower, upper, per_median, variant, rng)
     # The partitions of a level: (l, r) and xs[start:stop], the values inside, in order. The
     # medians of a level are independent given the level, so they are released together
     # (same values and same draws as one smooth_sensitivity_median call per partition).
@@ -728,6 +756,39 @@ def s_recursive_medians(
         start = np.column_stack((start, cut_hi)).ravel()
         stop = np.column_stack((cut_lo, stop)).ravel()
     return np.sort(np.asarray(found))
+
+
+def _grid_recursive_medians(xs: np.ndarray, s: int, lower: float, upper: float,
+                            per_median: float, variant: str, rng: np.random.Generator) -> np.ndarray:
+    """:func:`s_recursive_medians` inside :func:`~.mechanisms.floating_point_safe`: the same
+    recursion with every median released on the grid ``lower + k g`` of
+    :func:`~.mechanisms.median_grid` (``smooth_sensitivity_median``'s Notes). A partition is
+    the open interval between two released grid points; one with no grid point strictly
+    inside (``k_hi - k_lo < 2``) has nothing to split and is dropped (public, as under Ties)."""
+    grid = median_grid(lower, upper)
+    floor = (upper - lower) * 2.0**-MEDIAN_FLOOR_BITS
+    k_lo, k_hi = np.zeros(1), np.array([(upper - lower) / grid])
+    lo, hi = np.array([lower]), np.array([upper])
+    start, stop = np.array([0]), np.array([xs.size])
+    found: list[np.ndarray] = []
+    for _level in range(s):
+        keep = k_hi - k_lo >= 2.0
+        if not keep.all():
+            k_lo, k_hi, lo, hi = k_lo[keep], k_hi[keep], lo[keep], hi[keep]
+            start, stop = start[keep], stop[keep]
+            if k_lo.size == 0:
+                break
+        k = _grid_medians_of_runs(xs, start, stop, lo, hi, k_lo, k_hi, lower, grid, floor,
+                                  per_median, variant, rng)
+        med = lower + k * grid
+        found.append(med)
+        cut_lo = np.clip(np.searchsorted(xs, med, side="left"), start, stop)
+        cut_hi = np.clip(np.searchsorted(xs, med, side="right"), start, stop)
+        k_lo, k_hi = np.column_stack((k_lo, k)).ravel(), np.column_stack((k, k_hi)).ravel()
+        lo, hi = np.column_stack((lo, med)).ravel(), np.column_stack((med, hi)).ravel()
+        start = np.column_stack((start, cut_hi)).ravel()
+        stop = np.column_stack((cut_lo, stop)).ravel()
+    return np.sort(np.concatenate(found)) if found else np.empty(0)
 
 
 # ---------------------------------------------------------------------------------------------

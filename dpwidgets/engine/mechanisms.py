@@ -38,15 +38,19 @@ inside :func:`floating_point_safe`. Inside it:
 * Tests whose noisy statistic may as well be released are released on a grid and then
   tested (post-processing): DAWA's partition costs (``histograms.py``), BD/BA's
   dissimilarities (``dynamic.py``).
+* Smooth-sensitivity medians (Cauchy noise: s-RecursiveMedians for PriBRP's bins and PriROC's
+  thresholds with ``defaults="text"``) are released on the grid of :func:`median_grid` from a
+  Cauchy sampler with relative precision in both tails, their implementation error paid out
+  of the budget (:func:`smooth_sensitivity_median`'s Notes).
+* Secret sampling coins (personalized DP's Sample mechanism, Li 2017 Def. 5.1.1) come from
+  :func:`bernoulli_coins`, whose probability is rounded *down* to a multiple of 2**-53, so the
+  amplification argument holds with the probability actually used.
 
 What remains a continuous-probability approximation (future work, not done):
 
 * The stream grouper's deviation tests (PeGaSus, ``streams.py``) draw grid noise through
   :func:`laplace` but compare ``dev + noise < theta + noise`` on doubles of a real deviation;
   :class:`ComparisonGrid` is the tool to make them exact.
-* Smooth-sensitivity medians (Cauchy noise, :func:`smooth_sensitivity_median`, used by
-  PriROC/PriBRP's bins) and Bernoulli sampling with ``rng.random() < p`` (personalized DP)
-  are floating-point computations on doubles; they are not covered by this mode.
 * Teaching runs and previews stay continuous and fast (outside the context).
 """
 
@@ -760,6 +764,35 @@ def smooth_sensitivity_median(
     each partition sees an add/remove change, not a replace-one change; the thesis accounts
     for this by charging two medians per level (Chen 2018 Thm 11) — the caller's concern.
 
+    Floating point. Outside :func:`floating_point_safe` (teaching runs, previews) the release
+    is the double ``median + scale * tan(pi (U - 1/2))``: its set of reachable values depends
+    on the median (Mironov 2012). Inside (every analyst release) it is the grid point
+    ``lower + k g``, ``g`` = :func:`median_grid` (the largest power of two <= (upper - lower) /
+    2**16), ``k = rint(c + (S / alpha') eta / g)`` with ``c = (median - lower) / g``, ``S =
+    max(S*, (upper - lower) 2**-24)`` (the maximum of a beta-smooth bound and a constant is a
+    beta-smooth bound; the floor keeps the noise from vanishing in floating point) and ``alpha' =
+    alpha (1 - 2**-20) - MEDIAN_SLACK``; an index not strictly inside falls back to the grid
+    point ``floor(K/2)`` of the midpoint (``K = (upper - lower) / g``). Rounding to the grid
+    and the fallback are post-processing of the ideal Cauchy release, so what remains is the
+    implementation's error, which ``alpha'`` pays for:
+
+    * ``eta`` comes from :func:`_cauchy_draws`, exact to a relative ``2**-52`` of ``V`` wherever
+      it falls and within a few ulps through ``tan``; a cell ``[k - 1/2, k + 1/2)`` at distance
+      ``D <= W < 2**17 g`` from ``c`` has a width in ``V`` at least ``g / (4 D + 2 g)`` of its
+      ends' ``V``, so every cell (and every union of cells: the fallback's tails are
+      ``V``-intervals ending at 0) is hit with a probability within a relative ``delta <=
+      2**-28`` of its ideal mass; the sum ``c + t eta`` errs by at most ``2**-36`` cells
+      inside the domain, a sliver below a relative ``2**-33`` of any cell;
+    * ``c`` is ``(median - lower) / g`` rounded once (``<= W 2**-53`` in value), a shift below
+      ``2**-28`` of ``S / alpha`` at the floor: the factor ``1 - 2**-20`` on alpha pays it;
+      ``S*`` is computed to a relative ``2**-40`` or so (a dilation far inside the slack).
+
+    So the released index is ``(alpha + beta)``-DP up to ``2 ln((1 + delta) / (1 - delta)) <
+    2**-25.9``, less than ``MEDIAN_SLACK = 2**-24``: the median spends at most its nominal
+    epsilon. Budgets whose alpha is below ``2 MEDIAN_SLACK`` (about 1.2e-7) are refused before
+    anything is drawn. The set of possible outputs is the grid (and the midpoint's grid point)
+    whatever the data: no double's low bits tell neighbours apart.
+
     References
     ----------
     Chen 2018 §4.3.2, Alg. 12, eq. 4.6; Chen et al. 2016 §3.2.1, Alg. 1, eq. 3; Nissim, Raskhodnikova, Smith 2007.
@@ -786,6 +819,23 @@ def smooth_sensitivity_median(
     x = np.sort(values)
     # An empty input: the midpoint with the noise of the global sensitivity (see Notes).
     median = float(x[(n + 1) // 2 - 1]) if n else float("nan")
+    if is_floating_point_safe():  # on the grid lower + k g (Notes, "Floating point")
+        grid = median_grid(lower, upper)
+        top = np.array([(upper - lower) / grid])
+        k = float(_grid_medians_of_runs(
+            x, np.array([0]), np.array([n]), np.array([lower]), np.array([upper]),
+            np.zeros(1), top, lower, grid, (upper - lower) * 2.0**-MEDIAN_FLOOR_BITS, epsilon,
+            variant, rng)[0])
+        s_star = max(_median_smooth_sensitivity_sorted(x, beta, lower, upper),
+                     (upper - lower) * 2.0**-MEDIAN_FLOOR_BITS)
+        inside = 0.0 < k < float(top[0])
+        return SmoothSensitivityMedian(
+            value=lower + k * grid, median=median, smooth_sensitivity=s_star,
+            noise_scale=s_star / _safe_alpha(alpha), alpha=alpha, beta=beta, epsilon=epsilon,
+            epsilon_spent=epsilon_spent, fell_back=not inside, variant=variant, n=int(n),
+            guarantee=f"{guarantee}; floating-point safe: Cauchy noise rounded to the grid "
+                      f"{grid:g}",
+        )
     centre = median if n else midpoint
     s_star = _median_smooth_sensitivity_sorted(x, beta, lower, upper)
     scale = s_star / alpha
@@ -849,6 +899,125 @@ def _noisy_medians_of_runs(
         if lower < noisy < upper:
             out[p] = noisy
     return out
+
+
+# The floating-point-safe median (what smooth_sensitivity_median and s-RecursiveMedians run
+# inside floating_point_safe(); the argument is in smooth_sensitivity_median's Notes).
+
+#: Released floating-point-safe medians lie on ``lower + k g``, ``g`` the largest power of two
+#: ``<= (upper - lower) / 2**MEDIAN_GRID_BITS`` (:func:`median_grid`).
+MEDIAN_GRID_BITS = 16
+#: The most, in log-probability, by which the floating-point-safe median's implementation can
+#: exceed the ideal mechanism (boundary errors of the grid cells, the rounding of the centre
+#: and of ``S*``); paid out of ``alpha`` (smooth_sensitivity_median's Notes).
+MEDIAN_SLACK = 2.0**-24
+#: The smooth sensitivity used inside the context is at least ``(upper - lower) /
+#: 2**MEDIAN_FLOOR_BITS`` (public), so that the noise never vanishes in floating point.
+MEDIAN_FLOOR_BITS = 24
+
+__all__ += ["MEDIAN_GRID_BITS", "MEDIAN_SLACK", "bernoulli_coins", "median_grid"]
+
+# 1, 2, 4, ..., 2**63 as uint64: searchsorted(_POW2_64, w, "right") is the bit length of w.
+_POW2_64 = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
+
+
+def median_grid(lower: float, upper: float) -> float:
+    """The grid of a floating-point-safe median on the public domain ``[lower, upper]``: the
+    largest power of two ``<= (upper - lower) / 2**MEDIAN_GRID_BITS``."""
+    lower, upper = _check_bounds(lower, upper)
+    return math.ldexp(1.0, math.frexp(upper - lower)[1] - 1 - MEDIAN_GRID_BITS)
+
+
+def _safe_alpha(alpha: float) -> float:
+    """The alpha a floating-point-safe median uses for a nominal ``alpha``: shrunk by a
+    relative 2**-20 (the centre's rounding) and by :data:`MEDIAN_SLACK`; checked before any
+    draw."""
+    used = alpha * (1.0 - 2.0**-20) - MEDIAN_SLACK
+    if not used >= MEDIAN_SLACK:
+        raise ValueError(
+            f"epsilon: a floating-point-safe median needs alpha above {2 * MEDIAN_SLACK:.3g} "
+            f"(its budget share), got alpha = {alpha:.3g}; raise epsilon or lower the depth"
+        )
+    return used
+
+
+def bernoulli_coins(probabilities, rng: np.random.Generator) -> np.ndarray:
+    """Independent coins, True with the given probabilities (public, in [0, 1]).
+
+    ``rng.random() < p`` is True with probability ``ceil(p 2**53) / 2**53``, a hair *above* p
+    (numpy's uniforms are multiples of 2**-53). Inside :func:`floating_point_safe` the coins
+    compare the same uniforms with ``floor(p 2**53) / 2**53`` instead, so each coin's
+    probability is exactly that, never above p: privacy amplification by sampling, which
+    charges ``ln(1 + p (e^eps - 1))``, then holds with the probability actually used. Outside
+    the context the textbook comparison is kept (seeded teaching runs stay bit for bit).
+    """
+    p = check_finite_array(probabilities, "probabilities", ndim=None, allow_empty=True)
+    if p.size and not (p.min() >= 0.0 and p.max() <= 1.0):
+        raise ValueError("probabilities must lie in [0, 1]")
+    _check_generator(rng)
+    u = rng.random(p.shape)
+    if is_floating_point_safe():
+        return u < np.floor(p * 2.0**53) * 2.0**-53
+    return u < p
+
+
+def _cauchy_draws(n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` standard Cauchy variates with relative precision everywhere, both tails included.
+
+    ``|eta| = tan(pi V / 2)`` (``|eta| <= 1``) or ``1 / tan(pi V / 2)`` (``|eta| >= 1``), each
+    with probability 1/2, a fair sign, and ``V`` uniform on ``(0, 1/2)`` drawn as a double with
+    full relative precision: its binary exponent from the leading zeros of uniform 64-bit words
+    (``P(Z = z) = 2**-(z+1)``), its 52 mantissa bits uniform. A draw of ``V`` is thus exact to
+    ``2**-52`` of its own size however small, so every interval of ``eta`` is hit with a
+    probability within a relative ``2**-49`` or so of its ideal measure at its ends (``tan``
+    and the divisions err by a few ulps, and the map ``V -> |eta|`` has elasticity at most 1).
+    ``rng.random()`` in ``tan(pi (U - 1/2))`` would instead round ``U`` to ``2**-53`` in
+    absolute terms, which leaves the far tails coarse and data-dependent cells unreachable.
+    """
+    zeros = np.zeros(n, dtype=np.int64)
+    todo = np.arange(n)
+    while todo.size:  # a word of 64 zero bits (probability 2**-64) continues with the next
+        words = rng.integers(0, 2**64, size=todo.size, dtype=np.uint64, endpoint=False)
+        zeros[todo] += 64 - np.searchsorted(_POW2_64, words, side="right")
+        todo = todo[words == 0]
+    bits = rng.integers(0, 2**54, size=n, dtype=np.int64)  # mantissa, far branch, sign
+    v = np.ldexp(1.0 + (bits & (2**52 - 1)) * 2.0**-52, -(zeros + 2))
+    t = np.tan((0.5 * np.pi) * v)
+    magnitude = np.where((bits >> 52) & 1 == 1, 1.0 / t, t)
+    return np.where((bits >> 53) & 1 == 1, -magnitude, magnitude)
+
+
+def _grid_medians_of_runs(
+    xs: np.ndarray, starts: np.ndarray, stops: np.ndarray, lowers: np.ndarray,
+    uppers: np.ndarray, k_lo: np.ndarray, k_hi: np.ndarray, origin: float, grid: float,
+    floor: float, epsilon: float, variant: str, rng: np.random.Generator,
+) -> np.ndarray:
+    """The floating-point-safe form of :func:`_noisy_medians_of_runs`: the grid index ``k`` of
+    every run's released median (``origin + k grid``), as a float array of whole numbers.
+
+    Run p holds ``xs[starts[p]:stops[p]]`` inside ``[lowers[p], uppers[p]] = origin + [k_lo[p],
+    k_hi[p]] grid`` (``k_hi`` may be fractional for the domain's own upper end). The noisy
+    median ``rint(c + (S / alpha') eta / grid)``, with ``c = (median - origin) / grid`` (the
+    midpoint's index for an empty run), ``S = max(S*, floor)`` (``hi - lo`` for an empty run)
+    and ``alpha'`` from :func:`_safe_alpha`, is released when it lies strictly between
+    ``k_lo`` and ``k_hi``, else ``floor((k_lo + k_hi) / 2)`` (the midpoint, on the grid).
+    """
+    alpha_frac, beta_frac = SMOOTH_MEDIAN_VARIANTS[variant]
+    alpha, beta = _safe_alpha(alpha_frac * epsilon), beta_frac * epsilon
+    n = stops - starts
+    busy = np.flatnonzero(n > 0)
+    sens = uppers - lowers  # an empty run: the global sensitivity
+    if busy.size:
+        sens[busy] = _median_smooth_sensitivities(xs, starts[busy], stops[busy], beta,
+                                                  lowers[busy], uppers[busy])
+    sens = np.maximum(sens, floor)
+    centre = 0.5 * (k_lo + k_hi)
+    centre[busy] = (xs[starts[busy] + (n[busy] + 1) // 2 - 1] - origin) / grid
+    eta = _cauchy_draws(n.size, rng)
+    with np.errstate(over="ignore", invalid="ignore"):
+        k = np.rint(centre + (sens / (alpha * grid)) * eta)
+        inside = (k > k_lo) & (k < k_hi)
+    return np.where(inside, k, np.floor(0.5 * (k_lo + k_hi)))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1012,8 +1181,9 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
 
     Time: per draw about 1.6 uniform integers, 3.2 uniforms, 1.6 table look-ups (``exp``
     beyond 2**16) and a few integer passes; 2-3x ``rng.laplace`` (benchmarks/noise_samplers.py).
-    Which batch a draw comes from depends on (scale, number of draws) only, so a seeded call
-    is reproducible bit for bit.
+    Draws are made in passes of 2**16 (small arrays stay in the cache); which pass and batch
+    a draw comes from depends on (scale, number of draws) only, so a seeded call is
+    reproducible bit for bit.
 
     References
     ----------
@@ -1028,8 +1198,26 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
     return draws.reshape(() if shape is None else shape)
 
 
+#: Draws per pass of :func:`_discrete_laplace_draws`: its dozen temporary arrays then stay in
+#: the CPU cache and in memory the allocator reuses (no fresh pages to fault in); 1e6 draws
+#: take about 0.6x the time of one pass over all of them (benchmarks/noise_samplers.py).
+_DRAW_CHUNK = 2**16
+
+
 def _discrete_laplace_draws(b: float, n: int, rng: np.random.Generator) -> np.ndarray:
-    """``n`` draws of the sampler of :func:`discrete_laplace` (arguments already checked)."""
+    """``n`` draws of the sampler of :func:`discrete_laplace` (arguments already checked), in
+    passes of at most :data:`_DRAW_CHUNK` draws (which depend on ``n`` only: reproducible)."""
+    if n <= _DRAW_CHUNK:
+        return _discrete_laplace_pass(b, n, rng)
+    out = np.empty(n, dtype=np.int64)
+    for start in range(0, n, _DRAW_CHUNK):
+        stop = min(start + _DRAW_CHUNK, n)
+        out[start:stop] = _discrete_laplace_pass(b, stop - start, rng)
+    return out
+
+
+def _discrete_laplace_pass(b: float, n: int, rng: np.random.Generator) -> np.ndarray:
+    """One pass of :func:`_discrete_laplace_draws`."""
     out = np.empty(n, dtype=np.int64)
     if n == 0:
         return out

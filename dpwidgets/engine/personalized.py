@@ -87,7 +87,7 @@ from ._validation import (
     check_rng,
 )
 from .histograms import publish
-from .mechanisms import laplace
+from .mechanisms import bernoulli_coins, laplace
 
 #: The smallest budget a record, or a release, may have: twice the engine's
 #: :data:`~._validation.EPSILON_MIN`, because a histogram release runs at half its budget
@@ -345,7 +345,7 @@ def sample_records(budgets, threshold: float, rng: np.random.Generator | None = 
     """
     probabilities = sampling_probabilities(budgets, threshold)
     rng = check_rng(rng)
-    return rng.random(probabilities.size) < probabilities
+    return bernoulli_coins(probabilities, rng)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1243,7 +1243,7 @@ def personalized_histogram(
     if plan.method == "weighted":
         return _weighted_release(cell, n_bins, edges, plan, budgets, rng)
     if plan.method == "sampling":
-        kept = rng.random(n) < plan.probabilities
+        kept = bernoulli_coins(plan.probabilities, rng)
         true_counts = np.bincount(cell[kept], minlength=n_bins)[None, :]
     else:
         true_counts = np.stack([np.bincount(cell[p], minlength=n_bins) for p in plan.partitions]) \
@@ -1629,7 +1629,7 @@ def personalized_logistic_regression(
     seeds = rng.integers(0, 2**31 - 1, size=len(plan.partitions))
     models = []
     if plan.method == "sampling":
-        kept = rng.random(n) < plan.probabilities
+        kept = bernoulli_coins(plan.probabilities, rng)
         Xs = np.where(kept[:, None], X, 0.0)
         ys = np.where(kept, y, np.arange(n) % 2)
         models.append(_fit_dp_logistic(Xs, ys, float(plan.epsilons[0]), data_norm, C, max_iter,

@@ -21,6 +21,7 @@ stated in each engine docstring).
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -313,6 +314,10 @@ def _roc_validate(params: dict, shape: tuple) -> dict:
              if thresholds == "fixed" and not text else None)
     out["s"] = s
     out["publisher"] = _publisher(p.pop("publisher", "dawa" if text else "hb"), 1)
+    if thresholds == "recursive_medians":  # each median's budget, before anything is charged
+        _diagnostics().median_budget(out["rho"] * out["epsilon"],
+                                     s or _diagnostics()._default_s(max(shape[0], 2)),
+                                     out["neighbours"])
     return _finish(p, out, shape, "roc_curve", "a ROC curve")
 
 
@@ -324,6 +329,11 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
     # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3, Fig. 4.15).
     out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
     out["s"] = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
+    n = max(shape[0], 4)  # each median's budget, before anything is charged (PriBRP's depth rule)
+    _diagnostics().median_budget(
+        out["rho"] * out["epsilon"],
+        out["s"] or min(_diagnostics().MAX_LEVELS, max(1, int(math.floor(math.log2(math.sqrt(n)))))),
+        out["neighbours"])
     return _finish(p, out, shape, "binned_residuals", "a binned residual plot", minimum=4)
 
 

@@ -149,6 +149,8 @@ SPECS: dict[str, Spec] = {
         lambda: {"values": _counts(), "sensitivity": 1.0, "epsilon": 1.0},
         eps=("epsilon",), positives=("sensitivity",), ints=("max_changed",),
         any_shape=("values",)),
+    "mechanisms.bernoulli_coins": Spec(
+        lambda: {"probabilities": np.linspace(0.0, 1.0, 5)}, any_shape=("probabilities",)),
     "mechanisms.smooth_sensitivity_median": Spec(
         lambda: {"values": _values(), "epsilon": 1.0, "lower": 0.0, "upper": 1.0},
         eps=("epsilon",), data=("values",), bounded=("values",)),
@@ -324,6 +326,9 @@ PLAIN_SPECS: dict[str, Spec] = {
     # Post-processing of a release: beta is any real threshold (<= 0 prunes nothing).
     "streams.prune_released": Spec(lambda: {"result": _hierarchy_result(), "beta": 2.0}),
     "mechanisms.is_floating_point_safe": Spec(lambda: {}),
+    "mechanisms.median_grid": Spec(lambda: {"lower": 0.0, "upper": 1.0}),
+    "diagnostics.median_budget": Spec(lambda: {"epsilon1": 1.0, "s": 4}, eps=("epsilon1",),
+                                      ints=("s",)),
     "mechanisms.median_smooth_sensitivity": Spec(
         lambda: {"values": _values(), "beta": 0.1, "lower": 0.0, "upper": 1.0},
         positives=("beta",), data=("values",), bounded=("values",)),
