@@ -46,12 +46,14 @@ inside :func:`floating_point_safe`. Inside it:
   :func:`bernoulli_coins`, whose probability is rounded *down* to a multiple of 2**-53, so the
   amplification argument holds with the probability actually used.
 
-What remains a continuous-probability approximation (future work, not done):
+* PeGaSus's Grouper (``streams.py``) computes each deviation exactly (``n1 dev`` in
+  integers, the quotient rounded once, capped at ``DEV_MAX``) and compares it with ``theta
+  + noise - noise`` whose terms are whole steps of one :class:`ComparisonGrid`, so the
+  right-hand side is an exact double; the rounding of the quotient (< a quarter step) is
+  inside the grid's ``K``, and the widened scales pay for it.
 
-* The stream grouper's deviation tests (PeGaSus, ``streams.py``) draw grid noise through
-  :func:`laplace` but compare ``dev + noise < theta + noise`` on doubles of a real deviation;
-  :class:`ComparisonGrid` is the tool to make them exact.
-* Teaching runs and previews stay continuous and fast (outside the context).
+Teaching runs and previews stay continuous and fast (outside the context), and say so in
+their guarantees.
 """
 
 from __future__ import annotations
@@ -1181,7 +1183,7 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
 
     Time: per draw about 1.6 uniform integers, 3.2 uniforms, 1.6 table look-ups (``exp``
     beyond 2**16) and a few integer passes; 2-3x ``rng.laplace`` (benchmarks/noise_samplers.py).
-    Draws are made in passes of 2**16 (small arrays stay in the cache); which pass and batch
+    Draws are made in equal passes of at most 2**14 (small arrays stay in the cache); which pass and batch
     a draw comes from depends on (scale, number of draws) only, so a seeded call is
     reproducible bit for bit.
 
@@ -1198,10 +1200,11 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
     return draws.reshape(() if shape is None else shape)
 
 
-#: Draws per pass of :func:`_discrete_laplace_draws`: its dozen temporary arrays then stay in
-#: the CPU cache and in memory the allocator reuses (no fresh pages to fault in); 1e6 draws
-#: take about 0.6x the time of one pass over all of them (benchmarks/noise_samplers.py).
-_DRAW_CHUNK = 2**16
+#: Draws per pass of :func:`_discrete_laplace_draws` (at most): its dozen temporary arrays
+#: (128 KiB each) stay in the CPU cache and in heap memory the allocator reuses instead of
+#: fresh pages to fault in; 1e6 draws take about 0.6x the time of one pass over all of them,
+#: and 1e5 draws about 2x numpy's Laplace instead of 3x (benchmarks/noise_samplers.py).
+_DRAW_CHUNK = 2**14
 
 
 def _discrete_laplace_draws(b: float, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -1210,8 +1213,10 @@ def _discrete_laplace_draws(b: float, n: int, rng: np.random.Generator) -> np.nd
     if n <= _DRAW_CHUNK:
         return _discrete_laplace_pass(b, n, rng)
     out = np.empty(n, dtype=np.int64)
-    for start in range(0, n, _DRAW_CHUNK):
-        stop = min(start + _DRAW_CHUNK, n)
+    passes = -(-n // _DRAW_CHUNK)
+    size = -(-n // passes)  # passes of equal size
+    for start in range(0, n, size):
+        stop = min(start + size, n)
         out[start:stop] = _discrete_laplace_pass(b, stop - start, rng)
     return out
 

@@ -94,7 +94,7 @@ from ._validation import (
     check_rng,
     split_budget,
 )
-from .mechanisms import laplace
+from .mechanisms import ComparisonGrid, is_floating_point_safe, laplace
 
 __all__ = [
     "NEIGHBOURS",
@@ -262,6 +262,62 @@ def _grouper_scales(epsilon_g: float, threshold_share: float) -> tuple[float, fl
     """Laplace scales of the threshold (Alg. 16 line 8) and of each test (line 11)."""
     return (_SENSITIVITY / (threshold_share * epsilon_g),
             2.0 * _SENSITIVITY / ((1.0 - threshold_share) * epsilon_g))
+
+
+#: Counts below this keep every exact deviation of a short group (at most 32 members, times at
+#: most 64) inside int64; a larger count switches those sums to Python integers.
+_EXACT_INT64 = 2**50
+
+#: The Grouper compares ``min(dev, DEV_MAX)``: a public cap (monotone and 1-Lipschitz, so
+#: Thm 17's argument is unchanged) that bounds the rounding error of a deviation computed in
+#: floating point by 2**-23, a quarter of the comparison grid's step (``_deviations``). It
+#: changes a decision only for thresholds above 2**30, i.e. epsilon_g below about 1e-7.
+DEV_MAX = 2.0**30
+
+
+def _deviations(dev_n: np.ndarray, n1) -> np.ndarray:
+    """``min(dev_n / n1, DEV_MAX)`` for exact integers ``dev_n = n1 dev`` (int64 or Python
+    integers), each quotient correctly rounded as Python's ``int / int`` (what the scalar loop
+    computes): numpy's quotient is that once ``dev_n < 2**53`` (both exact as doubles)."""
+    if dev_n.dtype != object and (dev_n.size == 0 or int(dev_n.max()) < 2**53):
+        return np.minimum(dev_n / n1, DEV_MAX)
+    n1 = np.broadcast_to(n1, dev_n.shape)
+    return np.array([min(int(d) / int(k), DEV_MAX) for d, k in zip(dev_n, n1, strict=True)],
+                    dtype=float)
+
+
+def _grouper_grid(epsilon_g: float, threshold_share: float):
+    """Inside :func:`~.mechanisms.floating_point_safe`: the :class:`~.mechanisms.ComparisonGrid`
+    of the Grouper's tests (sensitivity 2 of a deviation, Thm 17); outside, ``None``."""
+    if not is_floating_point_safe():
+        return None
+    return ComparisonGrid.for_sensitivities(
+        _SENSITIVITY, largest_scale=max(_grouper_scales(epsilon_g, threshold_share)))
+
+
+def _grid_theta(theta: float, grid) -> float:
+    """θ on the comparison grid (a public rounding) inside the context, else θ itself."""
+    return theta if grid is None else float(grid.values(grid.steps(theta)))
+
+
+def _noise_rows(scales: np.ndarray, shape: tuple[int, int], rng: np.random.Generator,
+                grid) -> np.ndarray:
+    """Noise of ``shape`` whose last two columns are the Grouper's (threshold, deviation) and a
+    first one, if any, the Perturber's; ``scales`` broadcasts to ``shape``. Outside the
+    context: ``laplace(scales, shape)``. Inside: the Perturber's column is
+    :func:`~.mechanisms.laplace`'s grid noise (the noisy counts are released) and the
+    Grouper's two are discrete Laplace on the one ``grid`` of its comparisons (scales widened
+    by ``grid.widen``), so that ``thr - zdev`` is an exact double."""
+    if grid is None:
+        return laplace(scales, shape, rng=rng)
+    scales = np.broadcast_to(np.asarray(scales, dtype=float), shape)
+    k, columns = shape
+    rows = np.empty(shape)
+    if columns == 3:
+        rows[:, 0] = laplace(np.ascontiguousarray(scales[:, 0]), k, rng=rng)
+    rows[:, -2] = grid.values(grid.noise(float(scales[0, -2]), k, rng=rng))
+    rows[:, -1] = grid.values(grid.noise(float(scales[0, -1]), k, rng=rng))
+    return rows
 
 
 def _split_pegasus_budget(
@@ -432,13 +488,13 @@ def _run_core(
             # Alg. 16 line 11: dev(C_t[G ∪ {t}]) + Lap(8/eps_g) < theta~ ?
             n1 = n + 1
             s1 = total + c
-            m = s1 / n1
+            floor_m = s1 // n1  # the values <= m = s1/n1 are those <= floor(m)
             if hist is None:
-                dev = abs(c - m)
+                dev_n = abs(n1 * c - s1)  # n1 dev, an exact integer
                 for v in values:
-                    dev += abs(v - m)
+                    dev_n += abs(n1 * v - s1)
             else:
-                q = min(int(m), cap - 1)  # the values <= m are those <= floor(m)
+                q = min(floor_m, cap - 1)
                 while ptr < q:
                     ptr += 1
                     below_n += hist[ptr]
@@ -449,11 +505,11 @@ def _run_core(
                     ptr -= 1
                 below = below_n
                 s = below_s
-                if c <= m:
+                if c <= floor_m:
                     below += 1
                     s += c
-                dev = m * below - s + (s1 - s) - m * (n1 - below)
-            extend = dev + e_dev < thr
+                dev_n = 2 * (s1 * below - n1 * s)  # n1 dev = sum |n1 c_i - s1|, exact
+            extend = min(dev_n / n1, DEV_MAX) < thr - e_dev
         if extend:
             # Alg. 16 line 12: G <- G ∪ {t}, still open.
             values.append(c)
@@ -546,7 +602,8 @@ def _first_failures(
     first, then the members in order.
     """
     n = counts.size
-    real = counts.astype(float)  # exact (counts < 2**53): c - m as the scalar loop has it
+    if n and int(counts.max()) >= _EXACT_INT64:  # (j + 1) dev in Python integers
+        counts, csum = counts.astype(object), csum.astype(object)
     fail = np.zeros(n, dtype=np.int64)
     open_ = np.ones(n, dtype=bool)  # the starts with no failed test yet
     alive = None  # their indices, once few enough to gather rather than slice
@@ -554,16 +611,14 @@ def _first_failures(
     for j in range(1, min(_SHORT_OFFSETS, n - 1) + 1):
         width = n - j  # starts s with s + j a step of this feed
         if alive is None:  # most starts still open: whole-array slices, no gathers
-            if j == 1:  # m = (c_s + c_t)/2, both halves |c - m| exact: dev = |c_t - c_s|
-                dev = np.abs(real[1:] - real[:-1])
-            else:
-                m = (csum[j + 1 :] - csum[:width]) / (j + 1)
-                dev = np.abs(real[j:] - m)
-                term = np.empty_like(dev)
-                for k in range(j):
-                    np.subtract(real[k : k + width], m, out=term)
-                    dev += np.abs(term, out=term)
-            failed = open_[:width] & ~(dev + zdev[j:] < thresholds[:width])
+            total = csum[j + 1 :] - csum[:width]
+            dev_n = np.abs((j + 1) * counts[j:] - total)  # (j + 1) dev, exact integers
+            term = np.empty_like(dev_n)
+            for k in range(j):
+                np.subtract((j + 1) * counts[k : k + width], total, out=term)
+                dev_n += np.abs(term, out=term)
+            dev = _deviations(dev_n, j + 1)
+            failed = open_[:width] & ~(dev < thresholds[:width] - zdev[j:])
             failed = np.flatnonzero(failed)
             open_[failed] = False
             remaining = np.count_nonzero(open_[:width])
@@ -573,13 +628,13 @@ def _first_failures(
             alive = alive[: np.searchsorted(alive, width)]
             if alive.size == 0:
                 break
-            m = (csum[alive + j + 1] - csum[alive]) / (j + 1)
-            dev = np.abs(real[j:][alive] - m)
-            term = np.empty_like(dev)
+            total = csum[alive + j + 1] - csum[alive]
+            dev_n = np.abs((j + 1) * counts[j:][alive] - total)
+            term = np.empty_like(dev_n)
             for k in range(j):
-                np.subtract(real[k:][alive], m, out=term)
-                dev += np.abs(term, out=term)
-            ok = dev + zdev[j:][alive] < thresholds[alive]
+                np.subtract((j + 1) * counts[k:][alive], total, out=term)
+                dev_n += np.abs(term, out=term)
+            ok = _deviations(dev_n, j + 1) < thresholds[alive] - zdev[j:][alive]
             failed = alive[~ok]
             alive = alive[ok]
             remaining = alive.size
@@ -600,13 +655,16 @@ def _direct_tests(counts: np.ndarray, zdev: np.ndarray, pos: int, values: list[i
     new = counts[pos : pos + span]
     members = np.concatenate((np.asarray(values, dtype=np.int64), new[:-1]))
     sizes = np.arange(n0, n0 + span)  # members before each test
-    m = (sum(values) + np.cumsum(new)) / (sizes + 1)
-    rows = np.empty((span, members.size + 1), dtype=np.int64)
+    totals = sum(values) + np.cumsum(new)
+    big = max(values, default=0) >= _EXACT_INT64 or int(new.max(initial=0)) >= _EXACT_INT64
+    rows = np.empty((span, members.size + 1), dtype=object if big else np.int64)
+    if big:
+        totals = totals.astype(object)
     rows[:, 0] = new
     rows[:, 1:] = members
-    terms = np.abs(rows - m[:, None])
-    terms[np.arange(members.size + 1) > sizes[:, None]] = 0.0
-    ok = np.cumsum(terms, axis=1)[:, -1] + zdev[pos : pos + span] < thr
+    terms = np.abs((sizes + 1)[:, None] * rows - totals[:, None])  # n1 |c - m|, exact
+    terms[np.arange(members.size + 1) > sizes[:, None]] = 0
+    ok = _deviations(terms.sum(axis=1), sizes + 1) < thr - zdev[pos : pos + span]
     return (-1 if ok.all() else pos + int(np.argmin(ok))), span
 
 
@@ -669,7 +727,7 @@ def _histogram_tests(new: list[int], zdev: list[float], values: list[int],
     hist: dict[int, int] = {}
     for v in values:
         hist[v] = hist.get(v, 0) + 1
-    ptr = int((total + new[0]) / (n + 1))  # the first test's floor(m): start the pointer there
+    ptr = (total + new[0]) // (n + 1)  # the first test's floor(m): start the pointer there
     below_n = below_s = 0
     for v in values:
         if v <= ptr:
@@ -678,8 +736,7 @@ def _histogram_tests(new: list[int], zdev: list[float], values: list[int],
     for i, (c, e_dev) in enumerate(zip(new, zdev, strict=True)):
         n1 = n + 1
         s1 = total + c
-        m = s1 / n1
-        q = int(m)
+        q = s1 // n1  # floor(m), m = s1 / n1
         if abs(q - ptr) > _POINTER_STEP:
             return -1, i
         while ptr < q:
@@ -694,11 +751,10 @@ def _histogram_tests(new: list[int], zdev: list[float], values: list[int],
             ptr -= 1
         below = below_n
         s = below_s
-        if c <= m:
+        if c <= q:
             below += 1
             s += c
-        dev = m * below - s + (s1 - s) - m * (n1 - below)
-        if not dev + e_dev < thr:
+        if not min(2 * (s1 * below - n1 * s) / n1, DEV_MAX) < thr - e_dev:
             return i, i
         values.append(c)
         n, total = n1, s1
@@ -722,8 +778,7 @@ def _chunk_tests(vals: np.ndarray, zdev: np.ndarray, n: int, total: int, ordered
     b = vals.size
     s1 = total + np.cumsum(vals)
     n1 = np.arange(n + 1, n + 1 + b)
-    m = s1 / n1
-    level = m.astype(np.int64)  # floor(m), m >= 0: the members <= m are those <= level
+    level = s1 // n1  # floor(m), m = s1 / n1: the members <= m are those <= level
     k_before = np.searchsorted(ordered, level, side="right")
     s_before = np.concatenate(([0], np.cumsum(ordered)))[k_before]
     joins = vals <= level
@@ -761,8 +816,12 @@ def _chunk_tests(vals: np.ndarray, zdev: np.ndarray, n: int, total: int, ordered
         np.add.at(ds, at, seen * crossed)
     below = k_before + np.cumsum(dk)
     s = s_before + np.cumsum(ds)
-    dev = m * below - s + (s1 - s) - m * (n1 - below)
-    ok = dev + zdev < thr
+    if int(s1[-1]) * int(n1[-1]) < 2**61:  # n1 dev = 2 (s1 below - n1 s) fits in int64
+        dev_n = 2 * (s1 * below - n1 * s)
+    else:  # exact in Python integers (very large counts)
+        dev_n = np.array([2 * (int(a) * int(k) - int(c) * int(t))
+                          for a, k, c, t in zip(s1, below, n1, s, strict=True)], dtype=object)
+    ok = _deviations(dev_n, n1) < thr - zdev
     return -1 if ok.all() else int(np.argmin(ok))
 
 
@@ -1347,7 +1406,9 @@ class PegasusStream:
         self._rng = check_rng(rng)
         self.epsilon = eps
         self.epsilon_parts = _budget_parts(eps, perturber=eps_p, grouper=eps_g)
-        self.theta = th
+        # Inside floating_point_safe() (decided here, once): the Grouper's comparisons on a grid.
+        self._grid = _grouper_grid(eps_g, share)
+        self.theta = _grid_theta(th, self._grid)
         self._scales = np.array([1.0 / eps_p, *_grouper_scales(eps_g, share)])
         self._tau2 = 2.0 / eps_p**2
         self._adaptive: _AdaptiveState | None = None
@@ -1369,7 +1430,8 @@ class PegasusStream:
     def _take_noise(self, k: int) -> np.ndarray:
         available = self._noise.shape[0] - self._pos
         if available < k:
-            fresh = laplace(self._scales, (max(_CHUNK, k - available), 3), rng=self._rng)
+            fresh = _noise_rows(self._scales, (max(_CHUNK, k - available), 3), self._rng,
+                                self._grid)
             self._noise = np.concatenate([self._noise[self._pos :], fresh])
             self._pos = 0
         rows = self._noise[self._pos : self._pos + k]
@@ -1535,6 +1597,16 @@ def pegasus(
     threshold/test split is public), composed sequentially (Thm 15); θ is public and
     smoothing is post-processing, so neither set of defaults changes the guarantee.
 
+    Floating point. The Grouper computes every deviation exactly (``n1 dev = sum |n1 c_i -
+    s1|`` in integers; the quotient rounded once and capped at :data:`DEV_MAX`, both monotone
+    and 1-Lipschitz) and tests ``dev < θ̃ - noise``. Inside
+    :func:`~.mechanisms.floating_point_safe` (analyst releases) θ is rounded to, and both
+    Grouper noises are discrete Laplace in whole steps of, one
+    :class:`~.mechanisms.ComparisonGrid` for the deviation's sensitivity 2: the right-hand side
+    is an exact double, the quotient's rounding (below a quarter step) stays within the
+    grid's ``K`` steps, and the widened scales pay for it, so every test is exact and the
+    Grouper spends ε_g. The Perturber's noise is :func:`~.mechanisms.laplace`'s grid noise.
+
     Runs :class:`PegasusStream` over the whole stream; identical to pushing the counts one by
     one with the same ``rng``.
 
@@ -1585,11 +1657,10 @@ def deviation_grouper(
     else:
         epsilon_g = check_epsilon(epsilon_g, "epsilon_g")
         rng = check_rng(rng)
-        noise = laplace(
-            np.array(_grouper_scales(epsilon_g, threshold_share)),
-            (counts.size, 2),
-            rng=rng,
-        )
+        grid = _grouper_grid(epsilon_g, threshold_share)
+        theta = _grid_theta(float(theta), grid)
+        noise = _noise_rows(np.array(_grouper_scales(epsilon_g, threshold_share)),
+                            (counts.size, 2), rng, grid)
     starts = _grouper_run(_GroupState(), counts, noise[:, 0], noise[:, 1], float(theta))
     fresh = np.zeros(counts.size, dtype=np.int64)
     fresh[starts] = 1
@@ -2218,6 +2289,8 @@ def _pegasus_rows(
     Grouper and the smoother never see them, Chen 2018 §5.5.2) and released as 0."""
     m, T = counts.shape
     est = np.zeros((m, T))
+    grid = _grouper_grid(epsilon_g, threshold_share)  # the Grouper's comparisons, if safe
+    theta = _grid_theta(theta, grid)
     for node in range(m):
         idx = np.arange(T) if active is None else np.flatnonzero(active[node])
         if idx.size == 0:
@@ -2226,7 +2299,7 @@ def _pegasus_rows(
         scales = np.empty((idx.size, 3))
         scales[:, 0] = 1.0 / np.asarray(eps_p, dtype=float)
         scales[:, 1:] = _grouper_scales(epsilon_g, threshold_share)
-        noise = laplace(scales, scales.shape, rng=rng)
+        noise = _noise_rows(scales, scales.shape, rng, grid)
         tau2 = 2.0 * float(np.mean(scales[:, 0] ** 2))
         out = _pegasus_core(counts[node, idx], noise, theta, tau2,
                             median_only=smoother in ("median", "adaptive"))
