@@ -11,7 +11,8 @@
 - :func:`load_diabetes_data`, :func:`load_breast_cancer_data` — small public data sets that
   scikit-learn ships (no download at run time).
 - :func:`fit_model` — the model under diagnosis: OLS / logistic regression, ordinary or DP
-  (diffprivlib), returning predictions, residuals and the fitting budget.
+  (:mod:`dpwidgets.engine.regression`), returning predictions, residuals and the fitting
+  budget.
 
 ``N(0, v)`` follows Chen 2018, eq. 4.1's ``N(0, σ²)``: the second argument is the *variance* —
 except Table 4.1's M2, whose ``N(0, αx + 1)`` gives the standard deviation (R's convention,
@@ -21,7 +22,6 @@ which reproduces the table; see :func:`discriminatory_scenario`).
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -225,14 +225,14 @@ class FittedModel:
     coef, intercept :
         The fitted coefficients.
     private : bool
-        Whether the fit is differentially private (diffprivlib).
+        Whether the fit is differentially private (:mod:`dpwidgets.engine.regression`).
     epsilon : float
         The fitting budget (0.0 for an ordinary fit). Separate from any diagnostic's epsilon:
         a Session must charge both to the data set.
     spent : tuple of float
-        ``(epsilon, delta)`` as diffprivlib's BudgetAccountant recorded it ((0, 0) if not private).
+        ``(epsilon, delta)`` of the fit ((0, 0) if not private).
     guarantee : str
-        diffprivlib's guarantee, in words, or "not private".
+        The private fit's guarantee, in words, or "not private".
     """
 
     kind: str
@@ -258,6 +258,7 @@ def fit_model(
     bounds_y: tuple | None = None,
     data_norm: float | None = None,
     features: str = "linear",
+    method: str = "output",
 ) -> FittedModel:
     """Fit the model to diagnose: OLS or logistic regression, ordinary or differentially private.
 
@@ -268,22 +269,30 @@ def fit_model(
         Outcome (0/1 labels for ``kind="logistic"``).
     kind : {"ols", "logistic"}
     private : bool
-        Fit with diffprivlib (``LinearRegression`` — the functional mechanism of Zhang et al.
-        2012 — or ``LogisticRegression`` — objective perturbation, Chaudhuri et al. 2011).
+        Fit differentially privately: :func:`~dpwidgets.engine.regression.dp_linear_regression`
+        (the functional mechanism of Zhang et al. 2012, diffprivlib's algorithm with its faults
+        corrected) or :func:`~dpwidgets.engine.regression.dp_logistic_regression` (output
+        perturbation, Chaudhuri et al. 2011 Alg. 1). Both are floating-point safe in analyst
+        releases.
     epsilon : float
         The fitting budget (required when ``private``). It is *not* part of any diagnostic's
         epsilon: the total cost of "fit then diagnose" is the sum.
     rng : numpy.random.Generator, optional
-        diffprivlib takes an integer ``random_state``; one is drawn from ``rng``.
+        The source of the private fit's noise.
     bounds_X, bounds_y : tuple, optional
-        Public data bounds for the private OLS (diffprivlib's ``bounds_X``/``bounds_y``);
-        required when ``private`` — diffprivlib would otherwise read them off the data and
-        leak (its ``PrivacyLeakWarning``).
+        Public data bounds for the private OLS, declared by the data owner; required when
+        ``private`` (reading them off the data would leak).
     data_norm : float, optional
         Public bound on the L2 norm of a row of X for the private logistic fit (required when
         ``private``, same reason).
     features : {"linear"}
         Only the linear term is fitted (as in every scenario of Chen 2018, Ch. 4).
+    method : {"output", "objective"}
+        The private logistic fit: ``"output"`` (default) is output perturbation, floating-point
+        safe (what the door's ``"fit_model"`` runs); ``"objective"`` is diffprivlib's
+        objective perturbation (Chaudhuri et al. 2011, Alg. 2), far more accurate but drawn
+        from continuous noise: not floating-point safe, for teaching runs on public data
+        (:mod:`dpwidgets.engine.regression` explains the trade).
 
     Returns
     -------
@@ -291,15 +300,17 @@ def fit_model(
 
     Notes
     -----
-    Guarantee of a private fit: diffprivlib's, epsilon-DP with respect to the training
-    sample given public bounds (diffprivlib 0.6 documentation; its neighbour notion is its
-    own). Predictions and residuals on the training data are confidential: only a DP
-    diagnostic (PriRP, PriROC, PriBRP) may release a view of them.
+    Guarantee of a private fit: epsilon-DP under replace-one neighbours (n public) given the
+    public bounds (:mod:`dpwidgets.engine.regression`). Predictions and residuals on the
+    training data are confidential: only a DP diagnostic (PriRP, PriROC, PriBRP) may release
+    a view of them.
     """
     if kind not in ("ols", "logistic"):
         raise ValueError(f"kind must be 'ols' or 'logistic', got {kind!r}")
     if features != "linear":
         raise ValueError(f"features must be 'linear', got {features!r}")
+    if method not in ("output", "objective"):
+        raise ValueError(f"method must be 'output' or 'objective', got {method!r}")
     X = np.asarray(X, dtype=float)
     X = X[:, None] if X.ndim == 1 else X
     X = check_finite_array(X, "X", ndim=2)
@@ -327,35 +338,58 @@ def fit_model(
         model.fit(X, y)
         spent, guarantee, eps_fit = (0.0, 0.0), "not private (ordinary fit)", 0.0
     else:
-        from diffprivlib.accountant import BudgetAccountant
-        from diffprivlib.models import LinearRegression, LogisticRegression
+        from ..engine.regression import dp_linear_regression, dp_logistic_regression
 
-        accountant = BudgetAccountant()
-        seed = int(rng.integers(2**31 - 1))
         if kind == "ols":
-            model = LinearRegression(epsilon=epsilon, bounds_X=bounds_X, bounds_y=bounds_y,
-                                     random_state=seed, accountant=accountant)
+            model = dp_linear_regression(X, y, epsilon, bounds_X, bounds_y, rng=rng)
+        elif method == "output":
+            model = dp_logistic_regression(X, y, epsilon, data_norm, rng=rng)
         else:
-            model = LogisticRegression(epsilon=epsilon, data_norm=data_norm, random_state=seed,
-                                       accountant=accountant)
-        with warnings.catch_warnings():
-            # diffprivlib clips out-of-bound rows itself and says so; bounds are public here.
-            warnings.filterwarnings("ignore", message=".*outside the bounds.*")
-            warnings.filterwarnings("ignore", message=".*exceed.*norm.*")
-            warnings.filterwarnings("ignore", category=DeprecationWarning)  # scipy vs diffprivlib
-            model.fit(X, y)
-        eps_spent, delta_spent = accountant.total()
-        spent = (float(eps_spent), float(delta_spent))
-        guarantee = f"{epsilon:g}-DP (diffprivlib {type(model).__name__}, public bounds)"
+            model = _objective_perturbation(X, y, epsilon, data_norm, rng)
+        spent = (float(epsilon), 0.0)
+        guarantee = model.guarantee
         eps_fit = epsilon
 
-    if kind == "ols":
-        predictions = model.predict(X)
+    if private:
+        linear = model.predict(X)
+        predictions = linear if kind == "ols" else 1.0 / (1.0 + np.exp(-linear))
+        coef, intercept = np.ravel(model.coef), float(model.intercept)
     else:
-        predictions = model.predict_proba(X)[:, 1]
-    coef = np.ravel(model.coef_)
-    intercept = float(np.ravel(model.intercept_)[0]) if np.ndim(model.intercept_) else float(model.intercept_)
+        predictions = model.predict(X) if kind == "ols" else model.predict_proba(X)[:, 1]
+        coef = np.ravel(model.coef_)
+        intercept = (float(np.ravel(model.intercept_)[0]) if np.ndim(model.intercept_)
+                     else float(model.intercept_))
     return FittedModel(kind=kind, predictions=np.asarray(predictions, float),
                        residuals=y - predictions, coef=coef, intercept=intercept,
                        private=bool(private), epsilon=float(eps_fit), spent=spent,
                        guarantee=guarantee)
+
+
+def _objective_perturbation(X: np.ndarray, y: np.ndarray, epsilon: float, data_norm: float,
+                            rng: np.random.Generator):
+    """diffprivlib's ``LogisticRegression`` (objective perturbation, Chaudhuri et al. 2011 Alg. 2),
+    seeded from ``rng``, as a :class:`~dpwidgets.engine.regression.DPRegression`. Continuous
+    noise: not floating-point safe (teaching runs only)."""
+    import warnings
+    from types import MappingProxyType
+
+    from diffprivlib.accountant import BudgetAccountant
+    from diffprivlib.models import LogisticRegression
+
+    from ..engine.regression import DPRegression
+
+    model = LogisticRegression(epsilon=epsilon, data_norm=data_norm,
+                               random_state=int(rng.integers(2**31 - 1)),
+                               accountant=BudgetAccountant())
+    with warnings.catch_warnings():
+        # diffprivlib clips rows beyond data_norm and says so; the norm is public here.
+        warnings.filterwarnings("ignore", message=".*exceed.*norm.*")
+        warnings.filterwarnings("ignore", category=DeprecationWarning)  # scipy vs diffprivlib
+        model.fit(X, y)
+    return DPRegression(
+        coef=np.ravel(model.coef_), intercept=float(np.ravel(model.intercept_)[0]),
+        epsilon=epsilon, epsilon_parts=MappingProxyType({"model": epsilon}),
+        details=MappingProxyType({}),
+        guarantee=f"{epsilon:g}-DP (diffprivlib LogisticRegression, objective perturbation; "
+                  f"continuous noise, not floating-point safe)",
+    )

@@ -5,7 +5,7 @@ They run on a *table* dataset -- feature columns, then the outcome -- through
 =======================  ==================================================  ==========
 name                     engine                                              charged
 =======================  ==================================================  ==========
-``"fit_model"``          a DP fit with diffprivlib (its coefficients)        ``epsilon``
+``"fit_model"``          a DP fit (its coefficients; engine.regression)      ``epsilon``
 ``"residual_plot"``      PriRP (Chen 2018, Alg. 9)                           ``epsilon``
 ``"roc_curve"``          PriROC (Chen 2018, Alg. 11-12)                      ``epsilon``
 ``"binned_residuals"``   PriBRP (Chen 2018, Alg. 13-14)                      ``epsilon``
@@ -217,6 +217,10 @@ def _bounds_pair(value, name: str, n_features: int | None = None) -> list:
     hi = np.broadcast_to(check_finite_array(np.atleast_1d(upper), f"{name} upper"), (size,))
     if np.any(lo >= hi):
         raise ValueError(f"{name} must have lower < upper, got {value!r}")
+    from ..engine.regression import MAX_BOUND
+
+    if max(np.abs(lo).max(), np.abs(hi).max()) > MAX_BOUND:
+        raise ValueError(f"{name} must lie within +-{MAX_BOUND:g}")
     if n_features is None:
         return [float(lo[0]), float(hi[0])]
     return [lo.astype(float).copy(), hi.astype(float).copy()]
@@ -236,7 +240,7 @@ def _fit_validate(params: dict, shape: tuple) -> dict:
         if "bounds_X" not in p or "bounds_y" not in p:
             raise ValueError(
                 "a DP OLS fit needs public bounds_X=(lower, upper) and bounds_y=(lower, upper) "
-                "(of the transformed outcome); diffprivlib would otherwise read them off the data"
+                "(of the transformed outcome), declared by the data owner, never read off the data"
             )
         out["bounds_X"] = _bounds_pair(p.pop("bounds_X"), "bounds_X", shape[1] - 1)
         out["bounds_y"] = _bounds_pair(p.pop("bounds_y"), "bounds_y")
@@ -415,7 +419,7 @@ DIAGNOSTIC_MECHANISMS: dict[str, Mechanism] = {
     "fit_model": Mechanism(
         "fit_model", _fit_validate, _fit_run, _fit_outputs, table=True,
         label=lambda p: f"DP {p['kind']} fit of {'log y' if p['outcome'] == 'log' else 'y'} "
-        "(diffprivlib)"),
+        f"({'functional mechanism' if p['kind'] == 'ols' else 'output perturbation'})"),
     "residual_plot": Mechanism(
         "residual_plot", _rp_validate, _rp_run, _rp_outputs, table=True, spent=_spent,
         label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}",

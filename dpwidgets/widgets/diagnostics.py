@@ -7,7 +7,7 @@ Each widget diagnoses a model fitted to a session's table (feature columns, then
   its predictions and residuals -- and, for a logistic model, its scores -- are as confidential
   as the data, and because the fit depends on every record the diagnostic's ε-DP guarantee
   covers the (prediction, residual) records *given* the model, not the raw records);
-  ``model="dp"`` fits it with diffprivlib, which is a release of its own on the session
+  ``model="dp"`` fits it privately (:mod:`dpwidgets.engine.regression`), which is a release of its own on the session
   (``"fit_model"``, labelled, charged once; replays free), after which the diagnostic applies
   the released, public coefficients: end to end the two cost ``fit ε + ε``.
 - *the diagnostic*: ``session.release(dataset, "residual_plot" | "roc_curve" |
@@ -197,7 +197,7 @@ class _DiagnosticWidget(ReleaseWidget):
             needs="a table added with session.add_dataset")
         self.model = w.Dropdown(
             options=[("ordinary fit (confidential)", "ordinary"),
-                     ("DP fit (diffprivlib, charged)", "dp")],
+                     ("DP fit (charged)", "dp")],
             value=model, description="model", style={"description_width": "initial"},
         )
         self.model.add_class("dpw-model")
@@ -486,7 +486,7 @@ class _DiagnosticWidget(ReleaseWidget):
         else:
             fit = float(self.fit_epsilon.value)
             model = (
-                f"Model: a <b>DP fit</b> (diffprivlib, ε fit = {fit:.3g}, charged as its own "
+                f"Model: a <b>DP fit</b> (ε fit = {fit:.3g}, charged as its own "
                 f"release). End to end: ({fit:.3g} + {eps:.3g}) = {fit + eps:.3g}-DP {self.per_unit}."
             )
         self.banner.value = (
@@ -539,7 +539,7 @@ class ResidualPlotWidget(_DiagnosticWidget):
     model : {"ordinary", "dp"}
         The model under diagnosis. An ordinary fit's predictions are themselves
         confidential: they stay in the session, and the plot's guarantee is given the model;
-        a DP fit (diffprivlib) is charged as its own labelled release.
+        a DP fit (:mod:`dpwidgets.engine.regression`) is charged as its own labelled release.
     fit_epsilon : float
         The DP fit's budget.
     fit_bounds : dict, optional

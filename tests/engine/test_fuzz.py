@@ -36,6 +36,7 @@ from dpwidgets.engine import (
     histograms,
     mechanisms,
     personalized,
+    regression,
     streams,
     svt,
     synth,
@@ -43,7 +44,7 @@ from dpwidgets.engine import (
 from dpwidgets.engine._validation import EPSILON_MAX, EPSILON_MIN, check_epsilon
 
 MODULES = (mechanisms, svt, attacks, audit, histograms, diagnostics, streams, dynamic, synth,
-           personalized)
+           personalized, regression)
 
 #: Seconds a refusal may take (they are validations: microseconds to milliseconds).
 TIME_LIMIT = 2.0
@@ -278,6 +279,14 @@ SPECS: dict[str, Spec] = {
     "synth.dependence_comparison": Spec(
         lambda: {"real": _frame(), "synthetic": _frame()}, ints=("max_rows",),
         frames=("real", "synthetic")),
+    "regression.dp_linear_regression": Spec(
+        lambda: {"X": _values(), "y": _values(), "epsilon": 1.0, "bounds_X": (0.0, 1.0),
+                 "bounds_y": (0.0, 1.0)},
+        eps=("epsilon",), data=("y",)),
+    "regression.dp_logistic_regression": Spec(
+        lambda: {"X": _values(), "y": (np.arange(40) % 2).astype(float), "epsilon": 1.0,
+                 "data_norm": 1.0},
+        eps=("epsilon",), positives=("data_norm", "regularization")),
     "personalized.sample_records": Spec(
         lambda: {"budgets": np.linspace(0.1, 1.0, 20), "threshold": 0.5},
         eps=("threshold",), data=("budgets",)),

@@ -82,7 +82,7 @@ def test_session_diagnostics_validate_before_any_spend(analyst):
 def test_session_dp_fit_is_its_own_release_and_outputs_only_dp_values(analyst):
     fit = analyst.release("income", "fit_model", epsilon=0.3, bounds_X=(1, 50),
                           bounds_y=(-20, 110))
-    assert fit.label == "DP ols fit of y (diffprivlib)" and fit.result is None
+    assert fit.label == "DP ols fit of y (functional mechanism)" and fit.result is None
     assert set(fit.output) == {"coef", "intercept", "guarantee"}
     plot = analyst.release("income", "residual_plot", epsilon=0.4, model="public",
                            coef=fit.output["coef"], intercept=fit.output["intercept"])
@@ -147,7 +147,7 @@ def test_residual_plot_dp_fit_is_charged_once_as_its_own_release(teaching):
     rp = ResidualPlotWidget(teaching, scenario="nonlinear", n=2000, epsilon=0.5,
                             fit_epsilon=0.3, model="dp", debounce=0)
     labels = [s.label for s in teaching.ledger(rp.dataset).spends]
-    assert labels[0] == "DP ols fit of y (diffprivlib)" and "DP-fit" in labels[1]
+    assert labels[0] == "DP ols fit of y (functional mechanism)" and "DP-fit" in labels[1]
     rp.epsilon.value = 0.6  # a new plot of the same fitted model: the fit is not charged again
     assert teaching.spent(rp.dataset) == pytest.approx(0.3 + 0.5 + 0.6)
     assert "End to end" in rp.banner.value
