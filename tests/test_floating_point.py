@@ -213,3 +213,31 @@ def test_efpa_and_pribrp_run_inside_the_context():
     assert np.all(np.isfinite(brp.mean_predicted)) and np.all(np.isfinite(brp.mean_residual))
     eps3 = brp.epsilon_parts["averages"]
     assert np.all(_on_grid(brp.noisy_sizes, _gamma(2.0 / (eps3 / 2))))
+
+
+class _NoContinuousNoise(np.random.Generator):
+    """A generator whose continuous noise samplers raise (Laplace; Gumbel, which the textbook
+    exponential mechanism uses). Uniforms, integers and the normal draws of synthetic-data
+    sampling (post-processing) stay available."""
+
+    def laplace(self, *args, **kwargs):
+        raise AssertionError("rng.laplace called in an analyst release")
+
+    def gumbel(self, *args, **kwargs):
+        raise AssertionError("rng.gumbel called in an analyst release")
+
+
+def test_every_analyst_release_draws_only_the_safe_samplers(tmp_path, monkeypatch):
+    # Every built-in mechanism, released in analyst mode with its fuzz base parameters (the
+    # fuzz test's datasets), on a generator whose continuous samplers raise: a mechanism that
+    # drew continuous Laplace or Gumbel noise would fail (ReleaseFailed). The door's fresh
+    # generator is replaced by that one (OS entropy, as the door's own).
+    import dpwidgets.session as door
+    from tests.test_session_fuzz import BASE, session
+
+    monkeypatch.setattr(door.np.random, "default_rng",
+                        lambda *a: _NoContinuousNoise(np.random.PCG64()))
+    s = session(tmp_path / "l.sqlite")
+    for mechanism, (dataset, params) in sorted(BASE.items()):
+        release = s.release(dataset, mechanism, **params)
+        assert release.guarantee, mechanism
