@@ -169,6 +169,8 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
     Returns
     -------
     DPRegression
+        The slope and intercept in the data's units, the split of epsilon between the
+        centring means and the objective, and the objective terms' public noise scales.
 
     Raises
     ------
@@ -284,6 +286,8 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
     Returns
     -------
     DPRegression
+        Coefficients and intercept of the log-odds in the features' own units (the rows'
+        scaling undone), with the regularisation and the noise scale used.
 
     Raises
     ------

@@ -1483,6 +1483,8 @@ def dpcopula(
     Returns
     -------
     SynthResult
+        The synthetic table with the DP margins and the repaired DP correlation matrix it
+        was sampled from; ``epsilon_parts`` splits epsilon into margins and dependence.
 
     Raises
     ------
@@ -1861,6 +1863,8 @@ def laplace_histogram_synth(
     Returns
     -------
     SynthResult
+        ``correlation`` is ``None`` (the joint histogram holds every dependence);
+        ``epsilon_parts`` are the publisher's (all of epsilon on the one histogram).
 
     Raises
     ------
