@@ -1,5 +1,9 @@
 """Released DP outputs, persisted next to the ledger so that a replay is free across processes.
 
+The store lives where the ledger lives: in the ledger's SQLite file, or, for a PostgreSQL
+ledger (curator replicas on several machines), in the same database, so that every replica
+replays what any of them released, under one keyed-hash secret.
+
 Only DP outputs are stored (never the data, never an engine result with its secret state). An
 output is stored as a JSON skeleton and, for its numeric arrays, one binary blob of ``.npy``
 segments (dtype and shape kept, read back with ``allow_pickle=False``: a tampered file cannot
@@ -115,7 +119,8 @@ def canonical(params: dict) -> str:
 
 
 class ReleaseStore:
-    """Released DP outputs, persisted in a ``releases`` table of the ledger's SQLite file."""
+    """Released DP outputs, persisted in a ``releases`` table of the ledger's database: its
+    SQLite file, or its PostgreSQL database for a ``postgresql://`` ledger URL."""
 
     _SCHEMA = """
     CREATE TABLE IF NOT EXISTS releases (
@@ -124,15 +129,15 @@ class ReleaseStore:
         mechanism TEXT NOT NULL,
         label TEXT NOT NULL,
         params TEXT NOT NULL,
-        epsilon REAL NOT NULL,
+        epsilon {real} NOT NULL,
         output TEXT NOT NULL,
-        created REAL NOT NULL,
-        arrays BLOB,
+        created {real} NOT NULL,
+        arrays {blob},
         PRIMARY KEY (dataset, key)
     );
     CREATE TABLE IF NOT EXISTS store_secret (
         id INTEGER PRIMARY KEY CHECK (id = 1),
-        value BLOB NOT NULL
+        value {blob} NOT NULL
     );
     """
 
@@ -144,24 +149,41 @@ class ReleaseStore:
     def __init__(self, path: str):
         self._memory: OrderedDict[tuple[str, str], dict] = OrderedDict()
         self._lock = threading.RLock()
-        self._conn: sqlite3.Connection | None = None
+        self._conn = None  # a sqlite3 connection, or the ledger's PostgreSQL backend
+        self._ignore = "INSERT OR IGNORE INTO"
+        self._suffix = ""
         self.secret = secrets.token_bytes(32)
-        if path != ":memory:":
+        if "://" in path:
+            self._open_postgres(path)
+        elif path != ":memory:":
             self._conn = sqlite3.connect(
                 path, timeout=60.0, isolation_level=None, check_same_thread=False
             )
             self._conn.execute("PRAGMA busy_timeout = 60000")
-            self._conn.executescript(self._SCHEMA)
+            self._conn.executescript(self._SCHEMA.format(real="REAL", blob="BLOB"))
             columns = {r[1] for r in self._conn.execute("PRAGMA table_info(releases)")}
             if "arrays" not in columns:  # a file written before arrays were stored binary
                 self._conn.execute("ALTER TABLE releases ADD COLUMN arrays BLOB")
-            # One secret per ledger file, shared by every process: release keys are keyed
-            # hashes of it, so a key seen through the API is no fingerprint of the data that an
-            # analyst could match against guesses.
-            self._conn.execute("INSERT OR IGNORE INTO store_secret (id, value) VALUES (1, ?)",
-                               (self.secret,))
+        if self._conn is not None:
+            # One secret per ledger, shared by every process (and every replica): release keys
+            # are keyed hashes of it, so a key seen through the API is no fingerprint of the
+            # data that an analyst could match against guesses.
+            self._conn.execute(f"{self._ignore} store_secret (id, value) VALUES (1, ?)"
+                               f"{self._suffix}", (self.secret,))
             self.secret = bytes(self._conn.execute(
                 "SELECT value FROM store_secret WHERE id = 1").fetchone()[0])
+
+    def _open_postgres(self, url: str) -> None:
+        """The store in the ledger's PostgreSQL database (its schema, its connection rules)."""
+        from .engine.budget import _PG_SCHEMA, _Postgres
+
+        backend = _Postgres(url, timeout=60.0)
+        backend.execute(f"CREATE SCHEMA IF NOT EXISTS {_PG_SCHEMA}")
+        for statement in self._SCHEMA.format(real="DOUBLE PRECISION", blob="BYTEA").split(";"):
+            if statement.strip():
+                backend.execute(statement)
+        self._conn = backend
+        self._ignore, self._suffix = "INSERT INTO", " ON CONFLICT DO NOTHING"
 
     def key(self, blob: str) -> str:
         """The cache key of a release description (a keyed hash: see ``secret``)."""
@@ -187,7 +209,7 @@ class ReleaseStore:
             "label": got[1],
             "params": _from_jsonable(json.loads(got[2])),
             "epsilon": got[3],
-            "output": decode_output(got[4], got[6]),
+            "output": decode_output(got[4], None if got[6] is None else bytes(got[6])),
             "time": got[5],
         }
 
@@ -200,14 +222,16 @@ class ReleaseStore:
             if self._conn is not None:
                 skeleton, arrays = encode_output(row["output"])
                 self._conn.execute(
-                    "INSERT OR IGNORE INTO releases "
+                    f"{self._ignore} releases "
                     "(dataset, key, mechanism, label, params, epsilon, output, created, arrays) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?){self._suffix}",
                     (dataset, key, row["mechanism"], row["label"], canonical(row["params"]),
                      row["epsilon"], skeleton, row["time"], arrays),
                 )
 
     def close(self) -> None:
-        if self._conn is not None:
+        if isinstance(self._conn, sqlite3.Connection):
             self._conn.close()
+        elif self._conn is not None:
+            self._conn.conn.close()
 

@@ -239,9 +239,9 @@ class Curator:
         self.config = config
         self.analysts = Analysts(config.analysts)
         self.audit = AuditLog(config.audit)
-        store = config.ledger if "://" not in config.ledger else str(
-            config.path.parent / "releases.sqlite")
-        self.store = ReleaseStore(store)
+        # Next to the ledger: in its SQLite file, or in its PostgreSQL database, where every
+        # replica replays what any of them released.
+        self.store = ReleaseStore(config.ledger)
         self._doors: dict[str, AnalystDoor] = {}
         self._ledgers: dict[tuple[str, str], JointLedger] = {}
         self._lock = threading.RLock()

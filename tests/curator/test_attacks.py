@@ -139,3 +139,49 @@ def test_replicas_on_one_postgresql_ledger_never_overspend(tmp_path):
     finally:
         with psycopg.connect(url, autocommit=True) as admin:
             admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
+def test_replicas_on_two_machines_replay_each_others_releases(tmp_path):
+    # Two replicas with no working directory in common (config and analysts file copied, as
+    # on two machines; the data at one declared location, as a shared mount or database would
+    # be) share one PostgreSQL ledger. A release made through the first is replayed by the
+    # second for free, with the same numbers: the release store and its keyed-hash secret
+    # live in the ledger's database, not in a per-host file.
+    import shutil
+
+    url = os.environ.get("DPW_POSTGRES_URL")
+    if not url:
+        pytest.skip("DPW_POSTGRES_URL is unset (make test starts PostgreSQL and sets it)")
+    import psycopg
+
+    name = f"curator_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    db_url = url.rsplit("/", 1)[0] + f"/{name}"
+    try:
+        one, two = tmp_path / "one", tmp_path / "two"
+        one.mkdir()
+        path, tokens = write_curator(one)
+        path.write_text(path.read_text()
+                        .replace('ledger = "ledger.sqlite"', f'ledger = "{db_url}"')
+                        .replace('source = "visits.parquet"',
+                                 f'source = "{(one / "visits.parquet").as_posix()}"'))
+        shutil.copytree(one, two, ignore=shutil.ignore_patterns("*.parquet"))
+        replicas = [Server(one / "curator.toml").start(), Server(two / "curator.toml").start()]
+        try:
+            body = {"dataset": "visits/daily", "mechanism": "laplace_stream",
+                    "params": {"epsilon": 0.05}}
+            first, second = (httpx.post(f"{s.url}/v1/releases", json=body, timeout=120,
+                                        headers=bearer(tokens["alice"])) for s in replicas)
+            assert first.status_code == second.status_code == 200, second.text
+            assert second.json()["output"] == first.json()["output"]
+            ledger = PrivacyLedger(db_url, dataset="visits")
+            assert ledger.count == 1 and ledger.spent == pytest.approx(0.05 * MAX_ROWS)
+            ledger.close()
+            assert not (two / "releases.sqlite").exists()
+        finally:
+            for server in replicas:
+                server.stop()
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
