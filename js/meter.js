@@ -6,12 +6,23 @@ function fmt(x) {
   return Number(x).toPrecision(3).replace(/\.?0+$/, "");
 }
 
-function renderBudget(b, warnFraction, active) {
-  const row = document.createElement("div");
-  row.className = "dpw-meter-row" + (b.dataset === active ? " dpw-meter-active" : "");
-  row.dataset.dataset = b.dataset;
+// With more than FOLD_AFTER datasets, every dataset but the active one is folded to its
+// one-line summary (a <details> the reader can open; what is open stays open across redraws).
+const FOLD_AFTER = 2;
 
-  const head = document.createElement("div");
+function renderBudget(b, warnFraction, active, folded, opened) {
+  const row = document.createElement(folded ? "details" : "div");
+  row.className = "dpw-meter-row" + (b.dataset === active ? " dpw-meter-active" : "") +
+    (folded ? " dpw-meter-folded" : "");
+  row.dataset.dataset = b.dataset;
+  if (folded) {
+    row.open = opened.has(b.dataset);
+    row.addEventListener("toggle", () => {
+      if (row.open) opened.add(b.dataset); else opened.delete(b.dataset);
+    });
+  }
+
+  const head = document.createElement(folded ? "summary" : "div");
   head.className = "dpw-meter-head";
   head.textContent =
     `${b.dataset}: spent ε = ${fmt(b.spent)} of ${fmt(b.total)}, remaining ε = ${fmt(b.remaining)}` +
@@ -76,6 +87,7 @@ function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "dpw-meter";
   el.appendChild(root);
+  const opened = new Set();
 
   function draw() {
     root.replaceChildren();
@@ -91,8 +103,14 @@ function render({ model, el }) {
       empty.textContent = "No dataset yet.";
       root.appendChild(empty);
     }
-    for (const b of budgets) {
-      root.appendChild(renderBudget(b, model.get("warn_fraction"), model.get("active")));
+    // The active dataset (the latest release's) first, the others in the session's order.
+    const active = model.get("active") || (budgets[0] && budgets[0].dataset);
+    const ordered = budgets.filter((b) => b.dataset === active)
+      .concat(budgets.filter((b) => b.dataset !== active));
+    const fold = ordered.length > FOLD_AFTER;
+    for (const b of ordered) {
+      root.appendChild(renderBudget(b, model.get("warn_fraction"), model.get("active"),
+                                    fold && b.dataset !== active, opened));
     }
     const message = model.get("message");
     if (message) {

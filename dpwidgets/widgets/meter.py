@@ -228,12 +228,16 @@ class BudgetMeter(anywidget.AnyWidget):
     def refresh(self) -> None:
         """Re-read every ledger (O(1) in its number of spends) and push the result."""
         budgets = []
+        latest: tuple[float, str] | None = None  # (time, dataset) of the newest spend
         teaching = self._session.mode == "teaching"
         for name in self._session.datasets:
             ledger = self._session.ledger(name)
             # One snapshot: the count, the total and the latest spends agree even while
             # another process spends.
             summary = ledger.summary(recent=self.LATEST)
+            if summary["recent"]:
+                newest = max(float(s.time) for s in summary["recent"])
+                latest = max(latest or (newest, name), (newest, name))
             total, spent = summary["total_epsilon"], summary["spent"]
             segments = _segments(
                 summary["recent"],
@@ -271,5 +275,6 @@ class BudgetMeter(anywidget.AnyWidget):
                 }
             )
         if not self.active and budgets:
-            self.active = budgets[0]["dataset"]
+            # A meter shown after the releases: the dataset released last is the active one.
+            self.active = latest[1] if latest else budgets[0]["dataset"]
         self.budgets = budgets

@@ -12,101 +12,12 @@ On failure the report gets the server log and the screenshot folder.
 
 from __future__ import annotations
 
-import json
-import os
-import secrets
-import shutil
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
-import urllib.request
-from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
 from .lab import PageLog
-
-REPO = Path(__file__).resolve().parents[2]
-CHROMIUM = Path(os.environ.get("DPW_CHROMIUM", "/usr/bin/chromium"))
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    # Offline on purpose: any host other than the test server fails to resolve.
-    "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-]
-SERVER_START_TIMEOUT = 90.0
-
-LAB_SETTINGS = {
-    "@jupyterlab/notebook-extension/tracker.jupyterlab-settings": {"windowingMode": "none"},
-    "@jupyterlab/apputils-extension/notification.jupyterlab-settings": {
-        "fetchNews": "false",
-        "checkForUpdates": False,
-    },
-}
-
-
-@dataclass
-class LabServer:
-    """A running JupyterLab server; ``root`` is its ``root_dir``."""
-
-    base_url: str
-    token: str
-    root: Path
-    log_path: Path
-    screenshots: Path
-    process: subprocess.Popen = field(repr=False)
-
-    def url(self, path: str, **query: str) -> str:
-        params = "&".join([*(f"{k}={v}" if v else k for k, v in query.items()),
-                           f"token={self.token}"])
-        return f"{self.base_url}/{path.lstrip('/')}?{params}"
-
-    def lab(self, notebook: str) -> str:
-        # ``reset`` starts from an empty workspace: no tab restored from an earlier test.
-        return self.url(f"lab/tree/{notebook}", reset="")
-
-    def voila(self, notebook: str) -> str:
-        return self.url(f"voila/render/{notebook}")
-
-    def api(self, path: str, method: str = "GET"):
-        req = urllib.request.Request(
-            f"{self.base_url}/api/{path}",
-            method=method,
-            headers={"Authorization": f"token {self.token}"},
-        )
-        with urllib.request.urlopen(req, timeout=10) as resp:
-            body = resp.read()
-        return json.loads(body) if body else None
-
-    def log_tail(self, n: int = 80) -> str:
-        try:
-            lines = self.log_path.read_text(errors="replace").splitlines()
-        except OSError as exc:
-            return f"(no server log: {exc})"
-        return "\n".join(lines[-n:])
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _write_settings(folder: Path) -> None:
-    for rel, value in LAB_SETTINGS.items():
-        path = folder / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(value))
-
+from .server import CHROMIUM, LabServer, LabStartError, launch_chromium, start_lab, stop_lab
 
 _SERVER: LabServer | None = None
 
@@ -115,64 +26,15 @@ _SERVER: LabServer | None = None
 def lab_server(tmp_path_factory) -> LabServer:
     """A JupyterLab server on a temp copy of ``notebooks/``, killed at the end of the session."""
     global _SERVER
-    base = tmp_path_factory.mktemp("lab")
-    root = base / "root"
-    shutil.copytree(REPO / "notebooks", root / "notebooks",
-                    ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    (root / "scratch").mkdir()
-    settings = base / "settings"
-    _write_settings(settings)
-    for sub in ("config", "runtime", "workspaces", "screenshots"):
-        (base / sub).mkdir()
-    token = secrets.token_hex(16)
-    port = _free_port()
-    env = dict(os.environ)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(base / "config"),
-        JUPYTER_RUNTIME_DIR=str(base / "runtime"),
-        # Analyst-mode notebooks must never touch the user's real ledger.
-        DPWIDGETS_LEDGER=str(base / "ledger.sqlite"),
-        PYTHONUNBUFFERED="1",
-    )
-    cmd = [
-        sys.executable, "-m", "jupyter", "lab",
-        "--no-browser", "--allow-root",
-        "--ServerApp.ip=127.0.0.1",
-        f"--ServerApp.port={port}",
-        "--ServerApp.port_retries=0",
-        f"--IdentityProvider.token={token}",
-        f"--ServerApp.root_dir={root}",
-        f"--LabApp.user_settings_dir={settings}",
-        f"--LabApp.workspaces_dir={base / 'workspaces'}",
-    ]
-    log_path = base / "server.log"
-    log = log_path.open("w")
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
-    server = LabServer(f"http://127.0.0.1:{port}", token, root, log_path,
-                       base / "screenshots", proc)
-    _SERVER = server
-    deadline = time.monotonic() + SERVER_START_TIMEOUT
     try:
-        while True:
-            if proc.poll() is not None:
-                pytest.fail(f"jupyter lab exited with {proc.returncode}:\n{server.log_tail()}")
-            try:
-                server.api("status")
-                break
-            except (urllib.error.URLError, ConnectionError, TimeoutError):
-                if time.monotonic() > deadline:
-                    pytest.fail(f"jupyter lab did not answer within {SERVER_START_TIMEOUT}s:\n"
-                                f"{server.log_tail()}")
-                time.sleep(0.25)  # polling the server's readiness, not synchronising a test
+        server = start_lab(tmp_path_factory.mktemp("lab"))
+    except LabStartError as exc:
+        pytest.fail(str(exc))
+    _SERVER = server
+    try:
         yield server
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
-        log.close()
+        stop_lab(server)
         _SERVER = None
 
 
@@ -193,14 +55,7 @@ def playwright_driver():
 @pytest.fixture
 def page(playwright_driver, lab_server, tmp_path):
     """A fresh Chromium profile and page; console errors and off-host requests recorded."""
-    context = playwright_driver.chromium.launch_persistent_context(
-        str(tmp_path / "chromium-profile"),
-        executable_path=str(CHROMIUM),
-        headless=True,
-        args=CHROMIUM_ARGS,
-        viewport={"width": 1400, "height": 1000},
-    )
-    context.set_default_timeout(30_000)
+    context = launch_chromium(playwright_driver, tmp_path / "chromium-profile")
     pg = context.pages[0] if context.pages else context.new_page()
     pg.dpw_log = PageLog.attach(pg, allowed_host="127.0.0.1")
     try:
