@@ -5,8 +5,8 @@ document patches. What a user waits for is the screen: the patches cross the web
 BokehJS applies them and repaints. Here each widget (teaching mode, the sizes of its redraw
 benchmark and of the lessons) runs in a fresh notebook of a hermetic JupyterLab server driven
 by Debian's headless Chromium (the browser tests' ``tests/ui/server.py``). The ε slider's handle
-gets one ArrowRight key press (the widget's own debounce included, as a user gets it), and a
-sampler inside the page redraws every Bokeh canvas of the widget into a 48 x 48 thumbnail at
+gets one arrow key press, alternately left and right (the widget's own debounce included, as a
+user gets it), and a sampler inside the page redraws every Bokeh canvas of the widget into a 96 x 96 thumbnail at
 each animation frame and records when any thumbnail changes:
 
 * first change: the first frame that differs, in ms after the key event;
@@ -58,15 +58,18 @@ WIDGETS = [
     ("SVTExplorer", "Zipf items (lesson 01), c = 25", "", "SVTExplorer(s, epsilon=0.5, c=25)"),
     ("StreamWidget", "High_5, 57,901 steps", "",
      'StreamWidget(s, stream="High_5", epsilon=0.1)'),
-    ("HierarchyWidget", "128 states x 20,000 steps", "",
-     "HierarchyWidget(s, n_states=128, length=20_000, epsilon=0.1)"),
+    ("HierarchyWidget", "16 states x 2,000 steps (lesson 03), PHS-PGS, HS-PGS and HS-LM", "",
+     "HierarchyWidget(s, n_states=16, length=2000, epsilon=0.1)"),
+    ("HierarchyWidget (PHS-PGS only)", "128 states x 20,000 steps", "",
+     "HierarchyWidget(s, n_states=128, length=20_000, epsilon=0.1, compare=False)"),
     ("DynamicHistogramWidget", "census-like, 500 x 3,456, n = 100,000", CENSUS,
      'DynamicHistogramWidget(s, "census", shape=census.shape, attributes=census.attributes, '
      "epsilon=1.0)"),
     ("SyntheticDataWidget", "Gaussian copula, 20,000 rows", "",
      'SyntheticDataWidget(s, data="gaussian", n=20_000, epsilon=1.0)'),
-    ("PersonalizedWidget", "census, 100,000 records", "",
-     'PersonalizedWidget(s, data="census", n=100_000, privacy="normal")'),
+    # The ε slider of this widget is a cap on the records' budgets, off by default: set it.
+    ("PersonalizedWidget", "census, 100,000 records, cap ε = 0.5", "",
+     'PersonalizedWidget(s, data="census", n=100_000, privacy="normal", epsilon=0.5)'),
     ("RocWidget", "M2, 20,000 rows", "", 'RocWidget(s, scenario="M2", n=20_000, epsilon=0.5)'),
     ("BinnedResidualWidget", "M1, 50,000 rows", "",
      'BinnedResidualWidget(s, scenario="M1", n=50_000, epsilon=1.0)'),
@@ -75,7 +78,7 @@ WIDGETS = [
 ]
 
 # Installs window.__dpwSampler on the output area ``root``: every canvas under it (through
-# BokehJS's shadow roots) is drawn into a 48 x 48 thumbnail at each animation frame; a change
+# BokehJS's shadow roots) is drawn into a 96 x 96 thumbnail at each animation frame; a change
 # of any thumbnail is a repaint. The time origin is the next keydown in the page.
 SAMPLER_JS = """
 ([root, quietMs, maxMs]) => {
@@ -87,13 +90,13 @@ SAMPLER_JS = """
   };
   walk(root);
   const thumb = document.createElement('canvas');
-  thumb.width = 48; thumb.height = 48;
+  thumb.width = 96; thumb.height = 96;
   const ctx = thumb.getContext('2d', { willReadFrequently: true });
   const signature = () => canvases.map((c) => {
     if (!c.width || !c.height) return '0';
-    ctx.clearRect(0, 0, 48, 48);
-    ctx.drawImage(c, 0, 0, 48, 48);
-    const d = ctx.getImageData(0, 0, 48, 48).data;
+    ctx.clearRect(0, 0, 96, 96);
+    ctx.drawImage(c, 0, 0, 96, 96);
+    const d = ctx.getImageData(0, 0, 96, 96).data;
     let h = 0;
     for (let i = 0; i < d.length; i += 1) h = (h * 31 + d[i]) | 0;
     return h;
@@ -134,11 +137,11 @@ def _notebook(path: Path, extra: str, expression: str) -> None:
     nbformat.write(nb, str(path))
 
 
-def _press(page, output, handle) -> tuple[float | None, float | None]:
-    """One ArrowRight on the slider handle: (first change, settled) in ms, None if nothing
+def _press(page, output, handle, key: str) -> tuple[float | None, float | None]:
+    """One key press on the slider handle: (first change, settled) in ms, None if nothing
     changed within MAX_WAIT_MS."""
     page.evaluate(SAMPLER_JS, [output, QUIET_MS, MAX_WAIT_MS])
-    handle.press("ArrowRight")
+    handle.press(key)
     page.wait_for_function("() => window.__dpwSampler && window.__dpwSampler.done",
                            timeout=MAX_WAIT_MS + QUIET_MS + 10_000, polling=100)
     changes = page.evaluate("() => window.__dpwSampler.changes")
@@ -148,7 +151,7 @@ def _press(page, output, handle) -> tuple[float | None, float | None]:
 def _measure(page, server, label: str, extra: str, expression: str, presses: int) -> dict:
     from tests.ui.lab import open_notebook, run_all_cells, wait_for_bokeh
 
-    name = f"bench_{label}.ipynb"
+    name = f"bench_{label.split()[0]}_{len(expression)}.ipynb"
     _notebook(server.root / "scratch" / name, extra, expression)
     notebook = open_notebook(page, server.lab(f"scratch/{name}"))
     run_all_cells(page, timeout_ms=300_000)
@@ -159,10 +162,14 @@ def _measure(page, server, label: str, extra: str, expression: str, presses: int
         has=page.locator(".dpw-epsilon")).first.element_handle()
     handle = slider.locator(".noUi-handle").first
     handle.focus()
-    _press(page, output, handle)  # warm-up
+    # Alternate the direction (starting away from the end the slider sits at), so that every
+    # press moves the value: a slider at its maximum ignores ArrowRight.
+    at_max = handle.get_attribute("aria-valuenow") == handle.get_attribute("aria-valuemax")
+    keys = ["ArrowLeft", "ArrowRight"] if at_max else ["ArrowRight", "ArrowLeft"]
+    _press(page, output, handle, keys[0])  # warm-up
     firsts, settled, missed = [], [], 0
-    for _ in range(presses):
-        first, last = _press(page, output, handle)
+    for i in range(presses):
+        first, last = _press(page, output, handle, keys[(i + 1) % 2])
         if first is None:
             missed += 1
         else:
@@ -223,9 +230,9 @@ def main(argv: list[str] | None = None) -> str:
         f"{elapsed:.0f} s. Machine: {platform.machine()}, {os.cpu_count()} cores, load average "
         f"at the end {load:.1f}, Python {platform.python_version()}, Chromium headless without a "
         f"GPU. Each widget runs in a fresh notebook (teaching mode, its widget defaults "
-        f"including its debounce); one ArrowRight key press on the ε slider's handle per "
-        f"sample, after one warm-up press. A sampler in the page draws every Bokeh canvas of "
-        f"the widget into a 48 x 48 thumbnail at each animation frame: *first change* is the "
+        f"including its debounce); one arrow key press on the ε slider's handle per sample, "
+        f"alternately left and right, after one warm-up press. A sampler in the page draws every Bokeh canvas of "
+        f"the widget into a 96 x 96 thumbnail at each animation frame: *first change* is the "
         f"first frame that differs after the key event, *settled* the last change before "
         f"{QUIET_MS / 1000:g} s without one. Times in ms.",
         "",

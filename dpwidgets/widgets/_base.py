@@ -28,7 +28,7 @@ import numpy as np
 from ..engine.budget import BudgetExceededError
 from ..engine.errors import DPWidgetsError
 from ..session import Release, Session
-from ._bokeh import OfflineBokehMixin
+from ._bokeh import OfflineBokehMixin, one_patch
 from .controls import (
     Debouncer,
     SliderText,
@@ -36,6 +36,18 @@ from .controls import (
     control_problem,
     epsilon_guardrail,
 )
+
+
+def _in_one_patch(fn: Callable) -> Callable:
+    """``fn`` with the figure changes it makes sent to the browser as one patch per figure."""
+
+    def run(*args, **kwargs):
+        with one_patch():
+            return fn(*args, **kwargs)
+
+    run.__wrapped__ = fn
+    return run
+
 
 __all__ = ["PublicSource", "ReleaseWidget", "budget_parts", "fmt", "g3", "is_echo", "one_of"]
 
@@ -196,7 +208,7 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
         self.code_box.add_class("dpw-code")
         self._code_panel = w.Accordion(children=[self.code_box], selected_index=None,
                                        titles=("Code: this release from the Session API",))
-        self._debouncer = Debouncer(callback or self._recompute, debounce)
+        self._debouncer = Debouncer(_in_one_patch(callback or self._recompute), debounce)
 
     def _data_dropdown(self, dataset: str | None, choice: str | None, sources: dict, *,
                        needs: str, what: str = "data", width: str = "700px") -> w.Dropdown:
@@ -330,7 +342,9 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
             self._syncing = False
 
     def _watch(self, handler, *controls) -> None:
-        """Call ``handler(change)`` whenever one of ``controls`` changes value."""
+        """Call ``handler(change)`` whenever one of ``controls`` changes value (its figure
+        changes reach the browser as one patch: :func:`~._bokeh.one_patch`)."""
+        handler = _in_one_patch(handler)
         for control in controls:
             control.observe(handler, names="value")
 
@@ -352,11 +366,12 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
         self._on_change()
 
     def _on_release_clicked(self, _button=None) -> None:
-        if self.session.teaching:
-            self._run += 1
-            self._rerun()
-        else:
-            self.release()
+        with one_patch():
+            if self.session.teaching:
+                self._run += 1
+                self._rerun()
+            else:
+                self.release()
 
     def _rerun(self) -> None:
         self._recompute()

@@ -96,7 +96,9 @@ def test_streams_in_jupyterlab(page, lab_server):
                                                            timeout=WIDGET_TIMEOUT_MS)
     assert _meter_text(analyst) == meter_before
     _release_changes_meter(analyst)
-    expect(analyst.locator(".dpw-message .dpw-ok")).to_contain_text(
+    # The message holds two notes once the release is drawn ("Released ... charged" and
+    # "moving ... spends nothing more"): the first one says what was charged.
+    expect(analyst.locator(".dpw-message .dpw-ok").first).to_contain_text(
         "charged ε = 0.302", timeout=WIDGET_TIMEOUT_MS)
     screenshot(page, shots, "streams-lab-released")
     assert_no_widget_errors(notebook)

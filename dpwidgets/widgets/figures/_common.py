@@ -49,14 +49,36 @@ class FigureHandle:
     sources: dict[str, ColumnDataSource] = field(default_factory=dict)
 
 
+def _unchanged(current: Mapping, columns: Mapping) -> bool:
+    """Whether a source already holds exactly ``columns`` (same names, same values)."""
+    if current.keys() != columns.keys():
+        return False
+    for key, new in columns.items():
+        old = current[key]
+        if old is new:  # the same object, perhaps changed in place: resend it
+            return False
+        a, b = np.asarray(old), np.asarray(new)
+        if a.shape != b.shape or a.dtype.kind != b.dtype.kind:
+            return False
+        if a.dtype.kind in "fc" and not np.array_equal(a, b, equal_nan=True):
+            return False
+        if a.dtype.kind not in "fc" and not np.array_equal(a, b):
+            return False
+    return True
+
+
 def update(handle: FigureHandle, data: Mapping[str, Mapping[str, Sequence]]) -> None:
-    """Replace the data of the named sources (one document patch per source).
+    """Replace the data of the named sources (one document patch per source that changed:
+    a source already holding the same columns is left alone, so a redraw does not resend,
+    e.g., 57,901 unchanged true answers to the browser).
 
     A legend entry whose glyphs all draw from sources left empty is hidden (e.g. "answers" and
     "true top-c" after an analyst release), so the legend never lists what is not on screen.
     """
     for name, columns in data.items():
-        handle.sources[name].data = dict(columns)
+        source = handle.sources[name]
+        if not _unchanged(source.data, columns):
+            source.data = dict(columns)
     _sync_legends(handle)
 
 

@@ -1,0 +1,100 @@
+"""What a control change sends to the browser: one document patch per figure, and nothing for
+a source whose data did not change (``benchmarks/results/browser_redraw.md`` measures the
+effect on the screen)."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from dpwidgets import Session
+from dpwidgets.widgets import StreamWidget, SVTExplorer
+from dpwidgets.widgets._bokeh import BatchedBokehModel, bokeh_widget, one_patch
+from dpwidgets.widgets.figures._common import FigureHandle, update
+
+
+@pytest.fixture
+def frames(monkeypatch):
+    """Every frame a BokehModel sends: (content, buffers)."""
+    sent = []
+    monkeypatch.setattr(BatchedBokehModel, "send",
+                        lambda self, content, buffers=None: sent.append((content, buffers)))
+    return sent
+
+
+def _patch_docs(frames) -> list[dict]:
+    """The PATCH-DOC messages among the frames (their headers), in order."""
+    out = []
+    for content, _ in frames:
+        payload = content.get("payload")
+        if isinstance(payload, str) and '"msgtype"' in payload:
+            header = json.loads(payload)
+            if header.get("msgtype") == "PATCH-DOC":
+                out.append(header)
+    return out
+
+
+def test_an_epsilon_change_reaches_the_browser_as_one_patch(frames):
+    # StreamWidget on High_5 (57,901 steps), teaching, seed 0: moving ε redraws a dozen
+    # sources; they go as one PATCH-DOC carrying all their arrays.
+    s = Session("teaching", seed=0)
+    w = StreamWidget(s, stream="High_5", epsilon=0.1, debounce=0)
+    frames.clear()
+    w.epsilon.value = 0.2
+    patches = _patch_docs(frames)
+    assert len(patches) == 1
+    assert patches[0]["num_buffers"] >= 10
+    w.close()
+
+
+def test_unchanged_sources_are_not_resent(frames):
+    # SVTExplorer's 57,901 true answers do not change with ε: no array of that length is sent.
+    s = Session("teaching", seed=0)
+    w = SVTExplorer(s, epsilon=0.5, c=25)
+    frames.clear()
+    w.epsilon.value = 0.6
+    sizes = [len(b) for _, buffers in frames for b in (buffers or [])]
+    assert len(_patch_docs(frames)) == 1
+    assert max(sizes, default=0) < 57_901 * 8
+    w.close()
+
+
+def test_update_skips_equal_columns_and_one_patch_flushes_on_error(frames):
+    from bokeh.models import ColumnDataSource
+    from bokeh.plotting import figure
+
+    p = figure()
+    source = ColumnDataSource({"x": np.arange(3.0), "y": np.array([1.0, np.nan, 2.0])})
+    p.line("x", "y", source=source)
+    handle = FigureHandle(p, {"line": source})
+    bokeh_widget(p)
+    update(handle, {"line": {"x": np.arange(3.0), "y": np.array([1.0, np.nan, 2.0])}})
+    assert _patch_docs(frames) == []  # equal values (NaN included): nothing sent
+    with pytest.raises(RuntimeError), one_patch():
+        update(handle, {"line": {"x": np.arange(3.0), "y": np.zeros(3)}})
+        assert _patch_docs(frames) == []  # held until the block ends
+        raise RuntimeError("a redraw that fails half way")
+    assert len(_patch_docs(frames)) == 1  # the kernel's change still reaches the browser
+
+
+def test_a_debounced_redraw_in_a_running_loop_is_sent(frames):
+    # In a kernel the redraw runs later, from the event loop (Debouncer.call_later), in a copy
+    # of the context of the slider's handler, itself inside a patch block: the redraw must
+    # still send its own patch when it ends (it did not while the block lived in a ContextVar).
+    import asyncio
+
+    s = Session("teaching", seed=0)
+
+    async def move() -> int:
+        w = StreamWidget(s, stream="High_5", length=3000, epsilon=0.1, debounce=0.05)
+        await asyncio.sleep(0.2)  # the first draw, debounced too
+        frames.clear()
+        w.epsilon.value = 0.2
+        assert _patch_docs(frames) == []  # nothing yet: the redraw waits for the debounce
+        await asyncio.sleep(0.5)
+        w.close()
+        return len(_patch_docs(frames))
+
+    assert asyncio.run(move()) == 1
