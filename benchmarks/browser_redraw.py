@@ -16,7 +16,7 @@ One warm-up press, then ``PRESSES`` counted; medians and maxima per widget. Goal
 issue's): every widget settled within 500 ms of a slider move on this machine. Headless
 Chromium paints without a GPU, like the browser tests.
 
-Run: ``python -m benchmarks browser_redraw [--quick]`` (needs the ``test`` extra and Chromium:
+Run: ``python -m benchmarks browser_redraw [--quick] [--only=StreamWidget,...]`` (needs the ``test`` extra and Chromium:
 ``make browser``; writes ``benchmarks/results/browser_redraw.md``).
 """
 
@@ -183,6 +183,9 @@ def _measure(page, server, label: str, extra: str, expression: str, presses: int
 def main(argv: list[str] | None = None) -> str:
     quick = "--quick" in (argv or [])
     presses = 2 if quick else PRESSES
+    # --only=Label[,Label]: a subset of the widgets (the report then covers only them).
+    only = [a.split("=", 1)[1].split(",") for a in (argv or []) if a.startswith("--only=")]
+    chosen = [w for w in WIDGETS if not only or w[0].split()[0] in only[0]]
     sys.path.insert(0, str(REPO))
     from playwright.sync_api import sync_playwright
 
@@ -199,7 +202,7 @@ def main(argv: list[str] | None = None) -> str:
                 context = launch_chromium(p, Path(tmp) / "profile")
                 try:
                     page = context.pages[0] if context.pages else context.new_page()
-                    for label, _size, extra, expression in WIDGETS:
+                    for label, _size, extra, expression in chosen:
                         results[label] = _measure(page, server, label, extra, expression,
                                                   presses)
                 finally:
@@ -208,7 +211,7 @@ def main(argv: list[str] | None = None) -> str:
             stop_lab(server)
     elapsed = time.perf_counter() - start
     rows, slow = [], []
-    for label, size, _, _ in WIDGETS:
+    for label, size, _, _ in chosen:
         r = results[label]
         if r["settled"]:
             first_med = statistics.median(r["first"])
@@ -245,7 +248,8 @@ def main(argv: list[str] | None = None) -> str:
         + ("met." if not slow else f"NOT met for {', '.join(slow)}."),
         "",
     ])
-    RESULTS.write_text(report)
+    if not only:  # a subset is a probe, not the results
+        RESULTS.write_text(report)
     print(report)
     return report
 

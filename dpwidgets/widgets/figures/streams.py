@@ -46,8 +46,10 @@ __all__ = [
     "windows_data",
 ]
 
-#: Most points per line sent to the browser by the whole-stream panels (min/max envelope).
-MAX_LINE_POINTS = 6_000
+#: Most points per line sent to the browser by the whole-stream panels (min/max envelope):
+#: about two per pixel column of the widest panel (820 px), all a screen can show. 6,000 made
+#: the browser settle 200 ms later after an ε move (benchmarks/results/browser_redraw.md).
+MAX_LINE_POINTS = 2_000
 #: Most event markers drawn per series (a uniform, fixed-seed sample beyond that).
 MAX_MARKERS = 3_000
 #: The two alternating fills of the Grouper's groups.
