@@ -49,7 +49,11 @@ from ._base import g3 as _fmt
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, FloatSlider, IntSlider, epsilon_guardrail
 
-__all__ = ["HierarchyWidget", "StreamSource", "STREAMS", "StreamWidget"]
+__all__ = ["COMPARE_MAX_CELLS", "HierarchyWidget", "StreamSource", "STREAMS", "StreamWidget"]
+
+#: The largest hierarchy (states × steps) on which :class:`HierarchyWidget` compares HS-PGS and
+#: HS-LM by default.
+COMPARE_MAX_CELLS = 200_000
 
 #: Milliseconds between two ticks of the play control (20 ticks per second).
 TICK_MS = 50
@@ -754,10 +758,13 @@ class HierarchyWidget(ReleaseWidget):
         Pruning threshold β; ``None``: 2h/ε_pr (``auto_beta`` checked).
     smoother : {"adaptive", "median", "average", "james_stein"}
         Default "adaptive" (the engine's new default; the text's is "median").
-    compare : bool
+    compare : bool, optional
         Also run HS-PGS and HS-LM with the same ε and draw the error per level: in teaching
         mode each is a release of its own (charged); in an analyst preview they run on the
-        stand-in (free); an analyst release is PHS-PGS only.
+        stand-in (free); an analyst release is PHS-PGS only. Default: on up to
+        :data:`COMPARE_MAX_CELLS` states × steps (the lesson's 16 × 2,000), off beyond, where
+        the two extra runs over every node take seconds per ε move (about 9 s at 128 ×
+        20,000 on a 2-core machine); the checkbox turns it on.
     node : int
         The node whose streams are drawn (0: the root in the default tree).
     debounce : float
@@ -793,7 +800,7 @@ class HierarchyWidget(ReleaseWidget):
         pruning_share: float = 0.1,
         beta: float | None = None,
         smoother: str = "adaptive",
-        compare: bool = True,
+        compare: bool | None = None,
         node: int = 0,
         start: int | None = None,
         debounce: float = 0.15,
@@ -835,6 +842,8 @@ class HierarchyWidget(ReleaseWidget):
                                               ("James-Stein", "james_stein")], value=smoother,
                                      description="smoother", style=_STYLE)
         self.smoother.add_class("dpw-smoother")
+        if compare is None:
+            compare = shape[0] * shape[1] <= COMPARE_MAX_CELLS
         self.compare = ipw.Checkbox(
             value=bool(compare), style=_STYLE,
             description=("compare HS-PGS and HS-LM (each its own release)" if session.teaching

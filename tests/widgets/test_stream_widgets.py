@@ -386,6 +386,22 @@ def test_hierarchy_teaching_tree_pruning_and_comparison(teaching):
     assert data(hw, "nodes")["status"][1:].tolist() == ["pruned"] * 30
 
 
+def test_hierarchy_compares_by_default_only_on_small_hierarchies(teaching):
+    # 16 x 600 (under COMPARE_MAX_CELLS): PHS-PGS, HS-PGS and HS-LM, three releases. 32 x
+    # 8,000 = 256,000 cells: PHS-PGS only by default (one release); compare=True still runs all.
+    from dpwidgets.widgets.streams import COMPARE_MAX_CELLS
+
+    small = HierarchyWidget(teaching, n_states=16, length=600, epsilon=0.1, debounce=0)
+    assert small.compare.value and spends(teaching, small.dataset) == 3
+    assert 32 * 8000 > COMPARE_MAX_CELLS
+    big = HierarchyWidget(teaching, n_states=32, length=8000, epsilon=0.1, debounce=0)
+    assert not big.compare.value and spends(teaching, big.dataset) == 1
+    assert np.isnan(data(big, "levels")["hs"]).all()
+    forced = HierarchyWidget(teaching, n_states=32, length=8000, epsilon=0.2, compare=True,
+                             debounce=0)
+    assert forced.compare.value and spends(teaching, forced.dataset) == 4
+
+
 def test_hierarchy_analyst_preview_release_and_no_leak(tmp_path):
     rng = np.random.default_rng(8)
     secret = (rng.integers(1_000_000, 2_000_000, size=(8, 300))).astype(float)
