@@ -14,6 +14,9 @@ from dpwidgets.widgets import StreamWidget, SVTExplorer
 from dpwidgets.widgets._bokeh import BatchedBokehModel, bokeh_widget, one_patch
 from dpwidgets.widgets.figures._common import FigureHandle, update
 
+# The leak checks of later tests serialize every live widget: close the ones made here.
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
+
 
 @pytest.fixture
 def frames(monkeypatch):
