@@ -5,8 +5,9 @@ from __future__ import annotations
 import math
 import statistics
 import time
+from collections.abc import Callable
 
-__all__ = ["Clock", "stats"]
+__all__ = ["Clock", "stats", "timed"]
 
 
 class Clock:
@@ -20,6 +21,21 @@ class Clock:
     def __exit__(self, *exc):
         self.wall = (time.perf_counter() - self.wall0) * 1e3
         self.cpu = (time.process_time() - self.cpu0) * 1e3
+
+
+def timed(action: Callable[[int], object], repeats: int,
+          warmup: bool = True) -> tuple[list[float], list[float]]:
+    """CPU and wall ms of ``repeats`` calls ``action(i)``, after one warm-up call
+    ``action(-1)`` (first-call imports and caches are not what a slider move costs)."""
+    if warmup:
+        action(-1)
+    cpu, wall = [], []
+    for i in range(repeats):
+        with Clock() as c:
+            action(i)
+        cpu.append(c.cpu)
+        wall.append(c.wall)
+    return cpu, wall
 
 
 def stats(ms: list[float]) -> tuple[float, float, float]:

@@ -20,12 +20,11 @@ import os
 import platform
 import sys
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks._timing import Clock, stats
+from benchmarks._timing import stats, timed
 from dpwidgets import Session
 from dpwidgets.datasets import logistic_scenario, residual_scenario
 from dpwidgets.engine.diagnostics import (
@@ -41,17 +40,7 @@ BUDGET_MS = 100.0
 RESULTS = Path(__file__).resolve().parent / "results" / "diagnostics_redraw.md"
 
 
-def _time(action: Callable[[int], object], repeats: int) -> tuple[list[float], list[float]]:
-    """CPU and wall ms of ``repeats`` calls, after one warm-up call (first-call imports and
-    caches are not what a slider move costs)."""
-    action(-1)
-    cpu, wall = [], []
-    for i in range(repeats):
-        with Clock() as c:
-            action(i)
-        cpu.append(c.cpu)
-        wall.append(c.wall)
-    return cpu, wall
+_time = timed
 
 
 def _row(name: str, times: tuple[list[float], list[float]]) -> str:

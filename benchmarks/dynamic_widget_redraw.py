@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._timing import Clock, stats
+from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
 from dpwidgets.engine import dynamic as dyn
 from dpwidgets.engine._validation import check_counts
@@ -42,13 +42,7 @@ RESULTS = Path(__file__).resolve().parent / "results" / "dynamic_widget_redraw.m
 
 
 def _engine_row(name: str, action: Callable[[int], object], repeats: int) -> str:
-    action(-1)  # warm-up
-    wall, cpu = [], []
-    for i in range(repeats):
-        with Clock() as c:
-            action(i)
-        wall.append(c.wall)
-        cpu.append(c.cpu)
+    cpu, wall = timed(action, repeats)
     w_med, w_p95, w_max = stats(wall)
     c_med, c_p95, c_max = stats(cpu)
     return (f"| {name} | {c_med:.1f} | {c_p95:.1f} | {c_max:.1f} | {w_med:.1f} | {w_p95:.1f} | "

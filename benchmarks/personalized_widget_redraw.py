@@ -30,7 +30,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._timing import Clock, stats
+from benchmarks._timing import stats, timed
 from dpwidgets import Session
 from dpwidgets.datasets.personalized import count_task, make_budgets
 from dpwidgets.engine.personalized import (
@@ -59,13 +59,7 @@ class Rows:
     def time(self, name: str, action: Callable[[int], object], repeats: int | None = None,
              *, verdict: bool = True) -> None:
         """CPU and wall ms of ``repeats`` calls of ``action`` after a warm-up call."""
-        action(-1)  # warm-up: first-call imports and caches are not what a slider move costs
-        wall, cpu = [], []
-        for i in range(repeats or self.repeats):
-            with Clock() as c:
-                action(i)
-            wall.append(c.wall)
-            cpu.append(c.cpu)
+        cpu, wall = timed(action, repeats or self.repeats)
         c_med, c_p95, c_max = stats(cpu)
         w_med, w_p95, w_max = stats(wall)
         self.numbers[name] = [c_med, c_p95, c_max]

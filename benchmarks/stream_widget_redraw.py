@@ -26,12 +26,11 @@ import argparse
 import os
 import platform
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from benchmarks._timing import Clock, stats
+from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
 from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
 from dpwidgets.engine.streams import pegasus
@@ -42,18 +41,7 @@ SEED = 20180501
 GOAL_MS = 100.0  # the ε control, CPU p95
 
 
-def _time(action: Callable[[int], object], repeats: int,
-          warmup: bool = True) -> tuple[list[float], list[float]]:
-    """CPU and wall ms of ``repeats`` calls ``action(i)`` (after ``action(-1)``)."""
-    if warmup:
-        action(-1)
-    cpu, wall = [], []
-    for i in range(repeats):
-        with Clock() as c:
-            action(i)
-        cpu.append(c.cpu)
-        wall.append(c.wall)
-    return cpu, wall
+_time = timed
 
 
 _POST: list[float] = []

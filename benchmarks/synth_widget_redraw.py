@@ -32,7 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._timing import Clock, stats
+from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
 from dpwidgets.datasets.synth import gaussian_dependence_table, us_census_like
 from dpwidgets.engine import synth as sy
@@ -82,13 +82,7 @@ class Rows:
         return "" if hit is None else f"{hit['move'][1]:.0f}"
 
     def engine(self, section: str, name: str, action: Callable[[int], object]) -> None:
-        action(-1)  # warm-up: first-call imports and caches are not what a slider move costs
-        wall, cpu = [], []
-        for i in range(self.repeats):
-            with Clock() as c:
-                action(i)
-            wall.append(c.wall)
-            cpu.append(c.cpu)
+        cpu, wall = timed(action, self.repeats)
         c_med, c_p95, c_max = stats(cpu)
         w_med, w_p95, _ = stats(wall)
         self.numbers[name] = {"move": [c_med, c_p95, c_max]}

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks._timing import Clock, stats
+from benchmarks._timing import stats, timed
 from dpwidgets import Session
 from dpwidgets.datasets import zipf_item_scores
 from dpwidgets.engine.svt import sparse_vector
@@ -33,14 +33,8 @@ def _scores() -> np.ndarray:
 
 
 def _time(action, repeats: int | None = None) -> tuple[list[float], list[float]]:
-    """(CPU ms, wall ms) of ``repeats`` control changes."""
-    cpu, wall = [], []
-    for i in range(REPEATS if repeats is None else repeats):
-        with Clock() as clock:
-            action(i)
-        cpu.append(clock.cpu)
-        wall.append(clock.wall)
-    return cpu, wall
+    """(CPU ms, wall ms) of ``repeats`` control changes (no warm-up call)."""
+    return timed(action, REPEATS if repeats is None else repeats, warmup=False)
 
 
 def _row(name: str, times: tuple[list[float], list[float]]) -> str:
