@@ -140,3 +140,24 @@ def curator(tmp_path):
 
 def bearer(token: str) -> dict:
     return {"Authorization": f"Bearer {token}"}
+
+
+@pytest.fixture
+def curator_database():
+    """The URL of a new, empty database on the test PostgreSQL (``$DPW_POSTGRES_URL``, which
+    ``make test`` sets), dropped after the test; skipped without a server."""
+    url = os.environ.get("DPW_POSTGRES_URL")
+    if not url:
+        pytest.skip("DPW_POSTGRES_URL is unset (make test starts PostgreSQL and sets it)")
+    import uuid
+
+    import psycopg
+
+    name = f"curator_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield url.rsplit("/", 1)[0] + f"/{name}"
+    finally:
+        with psycopg.connect(url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -4,8 +4,6 @@ several curator replicas on one PostgreSQL ledger never overspend."""
 
 from __future__ import annotations
 
-import os
-import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import httpx
@@ -99,49 +97,37 @@ def test_previews_stay_seeded_and_free(curator):
     assert a.spent("visits/daily") == 0
 
 
-def test_replicas_on_one_postgresql_ledger_never_overspend(tmp_path):
-    url = os.environ.get("DPW_POSTGRES_URL")
-    if not url:
-        pytest.skip("DPW_POSTGRES_URL is unset (make test starts PostgreSQL and sets it)")
-    import psycopg
-
-    name = f"curator_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    db_url = url.rsplit("/", 1)[0] + f"/{name}"
+def test_replicas_on_one_postgresql_ledger_never_overspend(tmp_path, curator_database):
+    db_url = curator_database
+    path, tokens = write_curator(tmp_path)
+    text = path.read_text().replace('ledger = "ledger.sqlite"', f'ledger = "{db_url}"')
+    path.write_text(text)
+    replicas = [Server(path).start(), Server(path).start()]
     try:
-        path, tokens = write_curator(tmp_path)
-        text = path.read_text().replace('ledger = "ledger.sqlite"', f'ledger = "{db_url}"')
-        path.write_text(text)
-        replicas = [Server(path).start(), Server(path).start()]
-        try:
-            def one(i):
-                server = replicas[i % 2]
-                body = {"dataset": "visits/daily", "mechanism": "laplace_stream",
-                        "params": {"epsilon": 0.02}, "run": i}
-                token = tokens["alice"] if i % 3 else tokens["bob"]
-                return httpx.post(f"{server.url}/v1/releases", json=body, timeout=120,
-                                  headers=bearer(token)).status_code
+        def one(i):
+            server = replicas[i % 2]
+            body = {"dataset": "visits/daily", "mechanism": "laplace_stream",
+                    "params": {"epsilon": 0.02}, "run": i}
+            token = tokens["alice"] if i % 3 else tokens["bob"]
+            return httpx.post(f"{server.url}/v1/releases", json=body, timeout=120,
+                              headers=bearer(token)).status_code
 
-            with ThreadPoolExecutor(12) as pool:
-                codes = list(pool.map(one, range(90)))
-            assert set(codes) <= {200, 409}
-            ledger = PrivacyLedger(db_url, dataset="visits")
-            # alice and bob have 2.0 each, the dataset 3.0: exactly 3.0 / (0.02 x 3) releases.
-            assert codes.count(200) == round(3.0 / (0.02 * MAX_ROWS)) == ledger.count
-            assert ledger.spent <= 3.0 * (1 + 1e-12)
-            for who in ("alice", "bob"):
-                assert PrivacyLedger(db_url, dataset=f"visits@{who}").spent <= 2.0 + 1e-9
-            ledger.close()
-        finally:
-            for server in replicas:
-                server.stop()
+        with ThreadPoolExecutor(12) as pool:
+            codes = list(pool.map(one, range(90)))
+        assert set(codes) <= {200, 409}
+        ledger = PrivacyLedger(db_url, dataset="visits")
+        # alice and bob have 2.0 each, the dataset 3.0: exactly 3.0 / (0.02 x 3) releases.
+        assert codes.count(200) == round(3.0 / (0.02 * MAX_ROWS)) == ledger.count
+        assert ledger.spent <= 3.0 * (1 + 1e-12)
+        for who in ("alice", "bob"):
+            assert PrivacyLedger(db_url, dataset=f"visits@{who}").spent <= 2.0 + 1e-9
+        ledger.close()
     finally:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for server in replicas:
+            server.stop()
 
 
-def test_replicas_on_two_machines_replay_each_others_releases(tmp_path):
+def test_replicas_on_two_machines_replay_each_others_releases(tmp_path, curator_database):
     # Two replicas with no working directory in common (config and analysts file copied, as
     # on two machines; the data at one declared location, as a shared mount or database would
     # be) share one PostgreSQL ledger. A release made through the first is replayed by the
@@ -149,39 +135,27 @@ def test_replicas_on_two_machines_replay_each_others_releases(tmp_path):
     # live in the ledger's database, not in a per-host file.
     import shutil
 
-    url = os.environ.get("DPW_POSTGRES_URL")
-    if not url:
-        pytest.skip("DPW_POSTGRES_URL is unset (make test starts PostgreSQL and sets it)")
-    import psycopg
-
-    name = f"curator_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(url, autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
-    db_url = url.rsplit("/", 1)[0] + f"/{name}"
+    db_url = curator_database
+    one, two = tmp_path / "one", tmp_path / "two"
+    one.mkdir()
+    path, tokens = write_curator(one)
+    path.write_text(path.read_text()
+                    .replace('ledger = "ledger.sqlite"', f'ledger = "{db_url}"')
+                    .replace('source = "visits.parquet"',
+                             f'source = "{(one / "visits.parquet").as_posix()}"'))
+    shutil.copytree(one, two, ignore=shutil.ignore_patterns("*.parquet"))
+    replicas = [Server(one / "curator.toml").start(), Server(two / "curator.toml").start()]
     try:
-        one, two = tmp_path / "one", tmp_path / "two"
-        one.mkdir()
-        path, tokens = write_curator(one)
-        path.write_text(path.read_text()
-                        .replace('ledger = "ledger.sqlite"', f'ledger = "{db_url}"')
-                        .replace('source = "visits.parquet"',
-                                 f'source = "{(one / "visits.parquet").as_posix()}"'))
-        shutil.copytree(one, two, ignore=shutil.ignore_patterns("*.parquet"))
-        replicas = [Server(one / "curator.toml").start(), Server(two / "curator.toml").start()]
-        try:
-            body = {"dataset": "visits/daily", "mechanism": "laplace_stream",
-                    "params": {"epsilon": 0.05}}
-            first, second = (httpx.post(f"{s.url}/v1/releases", json=body, timeout=120,
-                                        headers=bearer(tokens["alice"])) for s in replicas)
-            assert first.status_code == second.status_code == 200, second.text
-            assert second.json()["output"] == first.json()["output"]
-            ledger = PrivacyLedger(db_url, dataset="visits")
-            assert ledger.count == 1 and ledger.spent == pytest.approx(0.05 * MAX_ROWS)
-            ledger.close()
-            assert not (two / "releases.sqlite").exists()
-        finally:
-            for server in replicas:
-                server.stop()
+        body = {"dataset": "visits/daily", "mechanism": "laplace_stream",
+                "params": {"epsilon": 0.05}}
+        first, second = (httpx.post(f"{s.url}/v1/releases", json=body, timeout=120,
+                                    headers=bearer(tokens["alice"])) for s in replicas)
+        assert first.status_code == second.status_code == 200, second.text
+        assert second.json()["output"] == first.json()["output"]
+        ledger = PrivacyLedger(db_url, dataset="visits")
+        assert ledger.count == 1 and ledger.spent == pytest.approx(0.05 * MAX_ROWS)
+        ledger.close()
+        assert not (two / "releases.sqlite").exists()
     finally:
-        with psycopg.connect(url, autocommit=True) as admin:
-            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        for server in replicas:
+            server.stop()
