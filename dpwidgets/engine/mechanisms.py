@@ -824,12 +824,12 @@ def smooth_sensitivity_median(
     if is_floating_point_safe():  # on the grid lower + k g (Notes, "Floating point")
         grid = median_grid(lower, upper)
         top = np.array([(upper - lower) / grid])
+        floor = (upper - lower) * 2.0**-MEDIAN_FLOOR_BITS
+        s_star = max(_median_smooth_sensitivity_sorted(x, beta, lower, upper), floor)
         k = float(_grid_medians_of_runs(
             x, np.array([0]), np.array([n]), np.array([lower]), np.array([upper]),
-            np.zeros(1), top, lower, grid, (upper - lower) * 2.0**-MEDIAN_FLOOR_BITS, epsilon,
-            variant, rng)[0])
-        s_star = max(_median_smooth_sensitivity_sorted(x, beta, lower, upper),
-                     (upper - lower) * 2.0**-MEDIAN_FLOOR_BITS)
+            np.zeros(1), top, lower, grid, floor, epsilon, variant, rng,
+            sens=np.array([s_star]))[0])
         inside = 0.0 < k < float(top[0])
         return SmoothSensitivityMedian(
             value=lower + k * grid, median=median, smooth_sensitivity=s_star,
@@ -993,6 +993,7 @@ def _grid_medians_of_runs(
     xs: np.ndarray, starts: np.ndarray, stops: np.ndarray, lowers: np.ndarray,
     uppers: np.ndarray, k_lo: np.ndarray, k_hi: np.ndarray, origin: float, grid: float,
     floor: float, epsilon: float, variant: str, rng: np.random.Generator,
+    sens: np.ndarray | None = None,
 ) -> np.ndarray:
     """The floating-point-safe form of :func:`_noisy_medians_of_runs`: the grid index ``k`` of
     every run's released median (``origin + k grid``), as a float array of whole numbers.
@@ -1003,16 +1004,18 @@ def _grid_medians_of_runs(
     midpoint's index for an empty run), ``S = max(S*, floor)`` (``hi - lo`` for an empty run)
     and ``alpha'`` from :func:`_safe_alpha`, is released when it lies strictly between
     ``k_lo`` and ``k_hi``, else ``floor((k_lo + k_hi) / 2)`` (the midpoint, on the grid).
+    ``sens``: the runs' ``S`` if the caller has it already (it is computed here otherwise).
     """
     alpha_frac, beta_frac = SMOOTH_MEDIAN_VARIANTS[variant]
     alpha, beta = _safe_alpha(alpha_frac * epsilon), beta_frac * epsilon
     n = stops - starts
     busy = np.flatnonzero(n > 0)
-    sens = uppers - lowers  # an empty run: the global sensitivity
-    if busy.size:
-        sens[busy] = _median_smooth_sensitivities(xs, starts[busy], stops[busy], beta,
-                                                  lowers[busy], uppers[busy])
-    sens = np.maximum(sens, floor)
+    if sens is None:
+        sens = uppers - lowers  # an empty run: the global sensitivity
+        if busy.size:
+            sens[busy] = _median_smooth_sensitivities(xs, starts[busy], stops[busy], beta,
+                                                      lowers[busy], uppers[busy])
+        sens = np.maximum(sens, floor)
     centre = 0.5 * (k_lo + k_hi)
     centre[busy] = (xs[starts[busy] + (n[busy] + 1) // 2 - 1] - origin) / grid
     eta = _cauchy_draws(n.size, rng)
