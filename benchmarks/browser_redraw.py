@@ -148,10 +148,10 @@ def _press(page, output, handle, key: str) -> tuple[float | None, float | None]:
     return (changes[0], changes[-1]) if changes else (None, None)
 
 
-def _measure(page, server, label: str, extra: str, expression: str, presses: int) -> dict:
+def _measure(page, server, index: int, extra: str, expression: str, presses: int) -> dict:
     from tests.ui.lab import open_notebook, run_all_cells, wait_for_bokeh
 
-    name = f"bench_{label.split()[0]}_{len(expression)}.ipynb"
+    name = f"bench_{index:02d}.ipynb"
     _notebook(server.root / "scratch" / name, extra, expression)
     notebook = open_notebook(page, server.lab(f"scratch/{name}"))
     run_all_cells(page, timeout_ms=300_000)
@@ -202,8 +202,8 @@ def main(argv: list[str] | None = None) -> str:
                 context = launch_chromium(p, Path(tmp) / "profile")
                 try:
                     page = context.pages[0] if context.pages else context.new_page()
-                    for label, _size, extra, expression in chosen:
-                        results[label] = _measure(page, server, label, extra, expression,
+                    for index, (label, _size, extra, expression) in enumerate(chosen):
+                        results[label] = _measure(page, server, index, extra, expression,
                                                   presses)
                 finally:
                     context.close()

@@ -58,6 +58,7 @@ class LabServer:
     log_path: Path
     screenshots: Path
     process: subprocess.Popen = field(repr=False)
+    log_file: object = field(default=None, repr=False)  # the open server log (start_lab)
 
     def url(self, path: str, **query: str) -> str:
         params = "&".join([*(f"{k}={v}" if v else k for k, v in query.items()),
@@ -144,7 +145,7 @@ def start_lab(base: Path) -> LabServer:
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env, cwd=root)
     server = LabServer(f"http://127.0.0.1:{port}", token, root, log_path,
                        base / "screenshots", proc)
-    server._log = log
+    server.log_file = log
     deadline = time.monotonic() + SERVER_START_TIMEOUT
     while True:
         if proc.poll() is not None:
@@ -170,9 +171,8 @@ def stop_lab(server: LabServer) -> None:
     except subprocess.TimeoutExpired:
         server.process.kill()
         server.process.wait(timeout=10)
-    log = getattr(server, "_log", None)
-    if log is not None:
-        log.close()
+    if server.log_file is not None:
+        server.log_file.close()
 
 
 def launch_chromium(playwright, profile: Path):
