@@ -145,9 +145,10 @@ _EIGEN_FLOOR = 1.0
 
 def _centring_share(d: int) -> float:
     """The part of epsilon spent on the d + 1 means that centre the data: ``min(0.2, 1 / (d +
-    2))``. Measured on 5,000 rows (one feature in [1, 50]): the slope's median error is half
-    that of diffprivlib's split 2 / (d + 2) at epsilon 0.1 and 1 (tests/engine/test_regression.py
-    states the comparison it checks)."""
+    2))``. Measured with this fit on 5,000 rows (one feature in [1, 50], 200 seeds), changing
+    the split only: the slope's median error is 0.040 (epsilon 0.1) and 0.0041 (epsilon 1),
+    against 0.095 and 0.0095 with diffprivlib's 2 / (d + 2). (tests/engine/test_regression.py
+    checks the fit against diffprivlib's own, not this split.)"""
     return min(0.2, 1.0 / (d + 2))
 
 
