@@ -69,6 +69,7 @@ class Entry:
     ledger_fingerprint: str | None = None  # the table's content, for the budget's aliases
     ranges: tuple | None = None  # per column of a table, its declared (low, high) or None
     shape: tuple[int, ...] = ()
+    query: Callable[[], Any] | None = None  # a rows view left in its query engine (pushdown)
 
     def __post_init__(self):
         if not self.shape:
@@ -77,6 +78,14 @@ class Entry:
     def values(self) -> np.ndarray:
         """The confidential data (running the owner's query for data that lives elsewhere)."""
         return self.data if self.data is not None else self.load()
+
+    def input_for(self, mech: Mechanism):
+        """What ``mech.run`` reads on the data: for a :attr:`Mechanism.pushdown` mechanism on
+        data that lives elsewhere, the query itself (it asks for aggregates, never the rows);
+        otherwise :meth:`values_for` the data."""
+        if self.data is None and self.query is not None and mech.pushdown:
+            return self.query()
+        return self.values_for(mech, self.values())
 
     def frame(self, values: np.ndarray):
         """``values`` (the data or its stand-in) as a DataFrame with the public schema."""

@@ -149,6 +149,10 @@ class Mechanism:
         ``precheck(data, p)``: checks that read only what the spec declares *public* in the
         data (a personalized-DP table's privacy-vector column); run before the charge, so a
         request it refuses is refused uncharged. It must read no confidential value.
+    pushdown : bool
+        ``run`` also accepts a :class:`dpwidgets.tables.RowsQuery` (a table's rows view that
+        still lives in its query engine) in place of the array, and asks the engine for the
+        aggregates it needs instead of loading the rows (the diagnostics).
     """
 
     name: str
@@ -165,6 +169,7 @@ class Mechanism:
     guarantee: Callable[[dict], str] | None = None
     spent: Callable[[Any, dict], float] | None = None
     precheck: Callable[[Any, dict], None] | None = None
+    pushdown: bool = False
 
 
 @dataclass(frozen=True)

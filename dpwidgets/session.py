@@ -547,7 +547,7 @@ class Session:
         with warnings.catch_warnings(), np.errstate(all="ignore"), floating_point_safe():
             warnings.simplefilter("ignore")
             try:
-                values = ds.values_for(mech, ds.values())
+                values = ds.input_for(mech)
                 result = mech.run(values, p, np.random.default_rng())
                 output = mech.outputs(result, p)
                 if mech.spent is not None and not math.isclose(
@@ -565,7 +565,7 @@ class Session:
     def _run_teaching(self, ds: Entry, mech: Mechanism, p: dict, epsilon: float, label: str,
                       key: str):
         """Teaching mode: the data is public, so run first, then record (overdraft allowed)."""
-        values = ds.values_for(mech, ds.values())
+        values = ds.input_for(mech)
         try:
             result = mech.run(values, p, self.rng)
         except (ValueError, TypeError) as exc:

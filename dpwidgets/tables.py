@@ -11,7 +11,9 @@ histogram, counts per time step, one histogram per snapshot, the rows of a few c
 :class:`View` of the table. A view is compiled to one ibis expression and pushed down to the
 query engine (DuckDB embedded by default; a cluster engine through ibis's PySpark backend), so a
 table that is only counted is never loaded: what comes back is the aggregate, whose size is
-fixed by the declared domains.
+fixed by the declared domains. The regression diagnostics read a ``"rows"`` view through a
+:class:`RowsQuery` instead: the model's predictions become an expression over the columns and
+each count they need one query (:mod:`dpwidgets.scored`), so their rows stay in the engine too.
 
 Contribution bounding
 ---------------------
@@ -33,6 +35,7 @@ import math
 import os
 import re
 import threading
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,7 +43,7 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Column", "Table", "View", "connect_source", "declared_views", "generated_stand_in",
+__all__ = ["Column", "RowsQuery", "Table", "View", "connect_source", "declared_views", "generated_stand_in",
            "view_entries"]
 
 KINDS = ("int", "category", "float")
@@ -109,8 +112,8 @@ class Column:
         import pandas as pd
 
         # Vectorised over the records (a rows view may hold millions): -1 for other values.
-        codes = pd.Categorical(np.asarray(values, dtype=object), categories=list(self.domain))
-        return np.asarray(codes.codes, dtype=np.int64)
+        codes = pd.Index(list(self.domain)).get_indexer(np.asarray(values, dtype=object))
+        return np.asarray(codes, dtype=np.int64)
 
     def describe(self) -> dict:
         return {"name": self.name, "kind": self.kind, "domain": list(self.domain)}
@@ -421,6 +424,34 @@ class Table:
         kept = t.filter(pred)
         return kept.group_by([c.name for c in cols]).aggregate(__dpw_n=kept.count())
 
+    def rows_expression(self, view: View):
+        """A ``"rows"`` view as an ibis expression of float columns ``c0, c1, ...`` cleaned as
+        :meth:`read` cleans them (categories as codes, rows with a value outside an int or
+        category domain or not finite dropped, floats clipped), for mechanisms that ask the
+        engine for aggregates of the rows instead of the rows (:class:`RowsQuery`)."""
+        if view.kind != "rows":
+            raise ValueError(f"rows_expression needs a 'rows' view, got {view.kind!r}")
+        t = self.expression(view)
+        out, keep = {}, []
+        for j, c in enumerate(self.column(name) for name in view.columns):
+            v = t[c.name]
+            if c.kind == "category":
+                code = v.substitute({value: i for i, value in enumerate(c.domain)}, else_=-1)
+                keep.append(v.notnull() & (code >= 0))
+                out[f"c{j}"] = code.cast("float64")
+                continue
+            f = v.cast("float64")
+            keep.append(f.notnull() & ~f.isnan() & ~f.isinf())
+            if c.kind == "float":
+                f = f.clip(lower=float(c.domain[0]), upper=float(c.domain[1]))
+            else:
+                keep.append(f.between(float(c.domain[0]), float(c.domain[1])))
+            out[f"c{j}"] = f
+        pred = keep[0]
+        for k in keep[1:]:
+            pred = pred & k
+        return t.filter(pred).select(**out)
+
     def read(self, view: View) -> np.ndarray:
         """Run a view on the data: the aggregate array, or the rows as floats (clipped)."""
         cols = [self.column(c) for c in view.columns]
@@ -449,6 +480,68 @@ class Table:
         result = np.zeros(self.shape(view), dtype=np.int64)
         np.add.at(result, tuple(i[ok] for i in idx), counts[ok])
         return result.astype(float)
+
+
+def _materialise(expr):
+    """``expr`` computed once into a temporary table of its engine (dropped with the returned
+    expression). DuckDB's is made here: ibis 12's ``cache()`` cannot drop it again on DuckDB 2."""
+    import weakref
+
+    backend = expr._find_backend()
+    if backend.name != "duckdb":
+        return expr.cache()
+    import ibis
+
+    name = f"__dpw_rows_{uuid.uuid4().hex}"
+    backend.raw_sql(f'CREATE TEMP TABLE "{name}" AS {ibis.to_sql(expr, dialect="duckdb")}')
+    table = backend.table(name)
+    weakref.finalize(table, _drop_quietly, backend, name)
+    return table
+
+
+def _drop_quietly(backend, name: str) -> None:
+    try:
+        backend.raw_sql(f'DROP TABLE IF EXISTS "{name}"')
+    except Exception:  # noqa: BLE001,S110 -- a closed connection has dropped it already
+        pass
+
+
+@dataclass(frozen=True)
+class RowsQuery:
+    """A table's ``"rows"`` view left where it lives: what a pushdown mechanism
+    (:attr:`dpwidgets.mechanism.Mechanism.pushdown`) gets instead of the rows. It asks the
+    query engine for the aggregates it needs (:mod:`dpwidgets.scored`).
+
+    A table with a privacy unit bounds each unit's rows at random inside the engine; a
+    mechanism that asks several queries must ask them of one bounded sample, so
+    :meth:`rows` materialises the bounded, cleaned rows once, as a temporary table in the
+    engine (never in Python), and every query of this object reads it.
+    """
+
+    table: Table
+    view: View
+    _rows: list = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The view's public shape (the declared row count, not the true one)."""
+        return self.table.shape(self.view)
+
+    def rows(self):
+        """The cleaned rows (float columns ``c0, c1, ...``; the last is the outcome of a
+        diagnostics view) as an ibis expression."""
+        if not self._rows:
+            expr = self.table.rows_expression(self.view)
+            if self.table.unit is not None:  # one bounded sample for every query of this run
+                with self.table._lock:
+                    expr = _materialise(expr)
+            self._rows.append(expr)
+        return self._rows[0]
+
+    def run(self, expr):
+        """Run an aggregate expression of :meth:`rows` and return it as a pyarrow table."""
+        with self.table._lock:  # one connection per table: its queries run one at a time
+            return expr.to_pyarrow()
 
 
 # -- what a door holds for a table's views --------------------------------------------------------
@@ -530,6 +623,7 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
             tuple(_DTYPES[table.column(c).kind] for c in view.columns) if rows else None,
             "person" if table.unit else "row", dict(spec.get("facts") or {}), frozenset(allowed),
             unit_rows=table.unit_rows, load=(lambda v=view: table.read(v)),
+            query=(lambda v=view: RowsQuery(table, v)) if rows and data is None else None,
             shape=table.shape(view) if data is None else data.shape,
             domains=_synth_domains(table, view.columns) if rows else None,
             ranges=tuple(None if table.column(c).kind == "category" else table.column(c).domain

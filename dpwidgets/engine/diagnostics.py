@@ -77,6 +77,8 @@ from .mechanisms import (
 from .svt import sparse_vector
 
 __all__ = [
+    "Records",
+    "ArrayRecords",
     "NEIGHBOURS",
     "PrivateBounds",
     "PrivateResidualPlot",
@@ -231,8 +233,114 @@ def _check_scored(labels, scores, name: str = "scores", bounds=(0.0, 1.0)
     return y, p, lower, upper
 
 
+def _scored_records(labels, scores, name: str, bounds=(0.0, 1.0)
+                    ) -> tuple[Records, float, float]:
+    """:func:`_check_scored` for arrays (wrapped as :class:`ArrayRecords`), or ``labels`` a
+    :class:`Records` (``scores`` None), checked against ``bounds`` when it is read."""
+    if isinstance(labels, Records) and scores is None:
+        return (labels, *_check_domain(bounds))
+    y, p, lower, upper = _check_scored(labels, scores, name, bounds)
+    return ArrayRecords(p, label=y), lower, upper
+
+
 def _check_fraction(value: float, name: str) -> float:
     return check_probability(value, name, open_interval=True)
+
+
+# ---------------------------------------------------------------------------------------------
+# The data-touching step: the records a diagnostic reads, as the few aggregates it needs
+# ---------------------------------------------------------------------------------------------
+
+
+def _first_doubling(dist: np.ndarray, mu: float, max_doublings: int) -> np.ndarray:
+    """The smallest ``i`` in ``[0, max_doublings]`` with ``dist <= mu 2^i`` for each distance
+    (``max_doublings + 1``: in no interval). Exact at powers of two (a boundary is inside)."""
+    with np.errstate(divide="ignore"):
+        first = np.ceil(np.log2(dist / mu))
+    first = np.clip(np.nan_to_num(first, neginf=0.0), 0, max_doublings + 1)
+    # Exact correction of log2's rounding at powers of two (a boundary value is inside).
+    first = np.where((first > 0) & (dist <= mu * np.exp2(first - 1)), first - 1, first)
+    first = np.where(dist > mu * np.exp2(first), first + 1, first)
+    return np.clip(first, 0, max_doublings + 1).astype(np.int64)
+
+
+class Records:
+    """The records a diagnostic reads, seen only through the aggregates its mechanism needs.
+
+    A diagnostic's data-touching step is a handful of counts: how many predictions or
+    residuals lie within each doubling interval (:func:`private_bounds`), the 2-D histogram of
+    (prediction, residual) on a grid (PriRP), the positives and negatives per score interval
+    (PriROC with fixed thresholds). Only order statistics (the s-RecursiveMedians of PriROC's
+    text variant and of PriBRP) need the scores themselves. :class:`ArrayRecords` computes
+    these in memory; ``dpwidgets.scored.TableRecords`` asks a query engine for them, so a
+    curator never loads a table that a diagnostic only counts. Every engine function here
+    accepts a :class:`Records` in place of its arrays (its first argument, the second ``None``).
+
+    Columns are named ``"predicted"``, ``"residual"`` and ``"label"`` (the outcome; 0/1 for
+    the classifiers' diagnostics, whose scores are the ``"predicted"`` probabilities).
+    """
+
+    n: int
+
+    def check_scored(self, lower: float, upper: float) -> None:
+        """Raise ``ValueError`` unless every label is 0 or 1 and every score lies in
+        ``[lower, upper]`` (the messages of the in-memory checks)."""
+        raise NotImplementedError
+
+    def doubling_counts(self, column: str, center: float, mu: float,
+                        max_doublings: int) -> np.ndarray:
+        """Counts per :func:`_first_doubling` index of ``|column - center|`` (length
+        ``max_doublings + 2``; the last entry: in no interval)."""
+        raise NotImplementedError
+
+    def grid_counts(self, edges_predicted: np.ndarray, edges_residual: np.ndarray) -> np.ndarray:
+        """The ``(m, m)`` histogram of the (prediction, residual) pairs inside both ranges, on
+        the bins of :func:`_uniform_bin` for these equal-width ``edges``."""
+        raise NotImplementedError
+
+    def interval_counts(self, thresholds_desc: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Positives and negatives per interval ``(θ_{k+1}, θ_k]`` of equal-width decreasing
+        thresholds (:func:`_fixed_interval_index`): two float arrays of ``len - 1`` counts."""
+        raise NotImplementedError
+
+    def scored(self) -> tuple[np.ndarray, np.ndarray]:
+        """The labels (int8) and scores themselves, for the mechanisms that need order
+        statistics."""
+        raise NotImplementedError
+
+
+class ArrayRecords(Records):
+    """:class:`Records` held in memory (the arrays an engine function was given)."""
+
+    def __init__(self, predicted: np.ndarray, residual: np.ndarray | None = None,
+                 label: np.ndarray | None = None):
+        self.columns = {"predicted": predicted, "residual": residual, "label": label}
+        self.n = int(predicted.size)
+
+    def check_scored(self, lower: float, upper: float) -> None:
+        pass  # the engine functions check their arrays before they wrap them
+
+    def doubling_counts(self, column, center, mu, max_doublings):
+        dist = np.abs(self.columns[column] - center)
+        return np.bincount(_first_doubling(dist, mu, max_doublings), minlength=max_doublings + 2)
+
+    def grid_counts(self, edges_predicted, edges_residual):
+        x, r = self.columns["predicted"], self.columns["residual"]
+        m = edges_predicted.size - 1
+        inside = ((x >= edges_predicted[0]) & (x <= edges_predicted[-1])
+                  & (r >= edges_residual[0]) & (r <= edges_residual[-1]))
+        cell = _uniform_bin(x[inside], edges_predicted) * m + _uniform_bin(r[inside], edges_residual)
+        return np.bincount(cell, minlength=m * m).reshape(m, m).astype(float)
+
+    def interval_counts(self, thresholds_desc):
+        y, p = self.columns["label"], self.columns["predicted"]
+        k = _fixed_interval_index(p, thresholds_desc)
+        cells = thresholds_desc.size - 1
+        return (np.bincount(k[y == 1], minlength=cells).astype(float),
+                np.bincount(k[y == 0], minlength=cells).astype(float))
+
+    def scored(self):
+        return self.columns["label"], self.columns["predicted"]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -368,19 +476,19 @@ def private_bounds(
     if not isinstance(monotonic, bool | np.bool_):
         raise ValueError(f"monotonic must be True or False, got {monotonic!r}")
     rng = check_rng(rng)
-    n = x.size
+    return _bounds_of(ArrayRecords(x), "predicted", epsilon, mu=mu, theta=theta,
+                      max_doublings=max_doublings, center=center, rng=rng, monotonic=monotonic)
 
+
+def _bounds_of(records: Records, column: str, epsilon: float, *, mu: float, theta: float,
+               max_doublings: int, center: float, rng: np.random.Generator,
+               monotonic: bool) -> PrivateBounds:
+    """:func:`private_bounds` on one column of checked records (parameters checked too)."""
+    n = records.n
     # q_i for every i at once: the smallest i with |x - c| <= mu 2^i (max_doublings + 1 means
     # "in no interval"), then a cumulative count.
-    dist = np.abs(x - center)
-    with np.errstate(divide="ignore"):
-        first = np.ceil(np.log2(dist / mu))
-    first = np.clip(np.nan_to_num(first, neginf=0.0), 0, max_doublings + 1)
-    # Exact correction of log2's rounding at powers of two (a boundary value is inside).
-    first = np.where((first > 0) & (dist <= mu * np.exp2(first - 1)), first - 1, first)
-    first = np.where(dist > mu * np.exp2(first), first + 1, first)
-    first = np.clip(first, 0, max_doublings + 1).astype(np.int64)
-    q = np.cumsum(np.bincount(first, minlength=max_doublings + 2)[: max_doublings + 1])
+    first = records.doubling_counts(column, center, mu, max_doublings)
+    q = np.cumsum(np.asarray(first)[: max_doublings + 1])
 
     run = sparse_vector(q.astype(float), theta * n, epsilon, variant="standard", c=1,
                         sensitivity=1.0, monotonic=bool(monotonic), ratio=1.0, rng=rng)
@@ -539,8 +647,11 @@ def private_residual_plot(
     ----------
     Chen 2018 §4.2.2, Alg. 9-10, Thm 9-10; Chen et al. 2016 §4.2; Li, Hay, Miklau, Wang 2014 (DAWA).
     """
-    x, r = _check_pair(predicted, residuals, "predicted", "residuals")
-    n = x.size
+    if isinstance(predicted, Records) and residuals is None:
+        records = predicted
+    else:
+        records = ArrayRecords(*_check_pair(predicted, residuals, "predicted", "residuals"))
+    n = records.n
     if n < 2:
         raise ValueError(f"predicted must hold at least 2 records, got {n}")
     epsilon = check_epsilon(epsilon)
@@ -569,18 +680,16 @@ def private_residual_plot(
     epsilon2 = parts["histogram"]
     common = dict(theta=theta, max_doublings=max_doublings, rng=rng,
                   monotonic=bool(monotonic_bounds))
-    bp = private_bounds(x, parts["bounds_predicted"], mu=mu_predicted, center=center_predicted,
-                        **common)
-    br = private_bounds(r, parts["bounds_residual"], mu=mu_residual, center=center_residual,
-                        **common)
+    bp = _bounds_of(records, "predicted", parts["bounds_predicted"], mu=mu_predicted,
+                    center=center_predicted, **common)
+    br = _bounds_of(records, "residual", parts["bounds_residual"], mu=mu_residual,
+                    center=center_residual, **common)
 
     n0 = theta**2 * n  # erratum: θ²·n, not θ²/n
     m = grid if grid is not None else min(MAX_GRID, max(1, int(round(math.sqrt(n0 * epsilon2 / 10.0)))))
     ex = np.linspace(bp.lower, bp.upper, m + 1)
     er = np.linspace(br.lower, br.upper, m + 1)
-    inside = (x >= bp.lower) & (x <= bp.upper) & (r >= br.lower) & (r <= br.upper)
-    cell = _uniform_bin(x[inside], ex) * m + _uniform_bin(r[inside], er)
-    hist = np.bincount(cell, minlength=m * m).reshape(m, m).astype(float)
+    hist = np.asarray(records.grid_counts(ex, er), dtype=float)
 
     release = _publish(hist, epsilon2 / factor, publisher, rng, workload)
     counts = release.nonnegative(rounded=True)
@@ -1027,8 +1136,8 @@ def private_roc_curve(
     ----------
     Chen 2018 §4.3.2, Alg. 11-12, Thm 11-12; Chen et al. 2016 §3.2.
     """
-    y, p, lower, upper = _check_scored(labels, scores, "scores", bounds)
-    n = y.size
+    records, lower, upper = _scored_records(labels, scores, "scores", bounds)
+    n = records.n
     if n < 2:
         raise ValueError(f"labels must hold at least 2 records, got {n}")
     epsilon = check_epsilon(epsilon)
@@ -1060,19 +1169,21 @@ def private_roc_curve(
     else:  # add/remove: parallel composition over positives and negatives
         parts = _parts(epsilon, thresholds=eps1, tp_fp=eps2)
         eps_tp = eps_fp = parts["tp_fp"]
-    if thresholds == "recursive_medians":
+    records.check_scored(lower, upper)
+    if thresholds == "recursive_medians":  # order statistics: the scores themselves
+        y, p = records.scored()
         inner = s_recursive_medians(p, parts["thresholds"], s, lower, upper, rng=rng,
                                     variant=median_variant, neighbours=neighbours)
         theta = np.concatenate(([upper], inner[::-1], [lower]))
         k = _interval_index(p, theta)
+        cells = theta.size - 1
+        tp_cells = np.bincount(k[y == 1], minlength=cells).astype(float)
+        fp_cells = np.bincount(k[y == 0], minlength=cells).astype(float)
     else:
         theta = np.linspace(upper, lower, 2**s + 1)
         # Equal widths: index arithmetic instead of a binary search per score (the same
-        # intervals (θ_{k+1}, θ_k], the last one closed, as _interval_index).
-        k = _fixed_interval_index(p, theta)
-    cells = theta.size - 1
-    tp_cells = np.bincount(k[y == 1], minlength=cells).astype(float)
-    fp_cells = np.bincount(k[y == 0], minlength=cells).astype(float)
+        # intervals (θ_{k+1}, θ_k], the last one closed, as _interval_index); two counts.
+        tp_cells, fp_cells = (np.asarray(c, dtype=float) for c in records.interval_counts(theta))
     noisy_tp = np.asarray(_publish(tp_cells, eps_tp, publisher, rng, workload).counts)
     noisy_fp = np.asarray(_publish(fp_cells, eps_fp, publisher, rng, workload).counts)
     tpr = _monotone_rates(noisy_tp)
@@ -1299,8 +1410,8 @@ def private_binned_residual_plot(
     ----------
     Chen 2018 §4.4.2, Alg. 12-14, eq. 4.8-4.12, Thm 13-14.
     """
-    y, p, _, _ = _check_scored(labels, probabilities, "probabilities")
-    n = y.size
+    records, _, _ = _scored_records(labels, probabilities, "probabilities")
+    n = records.n
     if n < 4:
         raise ValueError(f"labels must hold at least 4 records (2 bins), got {n}")
     epsilon = check_epsilon(epsilon)
@@ -1319,6 +1430,8 @@ def private_binned_residual_plot(
     parts = _parts(epsilon, bins=fractions[0] * epsilon, adjust=fractions[1] * epsilon,
                    averages=fractions[2] * epsilon)
     eps1, eps2, eps3 = parts["bins"], parts["adjust"], parts["averages"]
+    records.check_scored(0.0, 1.0)
+    y, p = records.scored()  # s-RecursiveMedians needs the order statistics of p
 
     # Step 1 (Alg. 12): 2^s initial bins.
     inner = s_recursive_medians(p, eps1, s, 0.0, 1.0, rng=rng, variant=median_variant,

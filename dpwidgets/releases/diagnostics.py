@@ -343,15 +343,23 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
 
 def _on_model(engine_function: str, inputs: tuple[str, ...], options: Callable[[dict], dict]):
     """A diagnostic's ``run``: the diagnosed model's predictions, residuals and outcome on the
-    table (inside the door), then the engine's ``engine_function`` on the named ``inputs``."""
+    table (inside the door), then the engine's ``engine_function`` on the named ``inputs``.
+    On a table left in its query engine (a :class:`~dpwidgets.tables.RowsQuery`) the model
+    and the counts are computed there (:mod:`dpwidgets.scored`): the rows are not loaded."""
 
-    def run(table: np.ndarray, p: dict, rng: np.random.Generator):
+    def run(table, p: dict, rng: np.random.Generator):
         from ..engine import diagnostics
+        from ..tables import RowsQuery
 
-        predicted, residuals, outcome = model_predictions(table, **_model_of(p))
-        named = {"predicted": predicted, "residuals": residuals, "outcome": outcome}
-        return getattr(diagnostics, engine_function)(
-            *(named[i] for i in inputs), p["epsilon"], rng, **options(p))
+        if isinstance(table, RowsQuery):
+            from ..scored import table_records
+
+            args = (table_records(table, **_model_of(p)), None)
+        else:
+            predicted, residuals, outcome = model_predictions(table, **_model_of(p))
+            named = {"predicted": predicted, "residuals": residuals, "outcome": outcome}
+            args = tuple(named[i] for i in inputs)
+        return getattr(diagnostics, engine_function)(*args, p["epsilon"], rng, **options(p))
 
     return run
 
@@ -421,17 +429,17 @@ DIAGNOSTIC_MECHANISMS: dict[str, Mechanism] = {
         label=lambda p: f"DP {p['kind']} fit of {'log y' if p['outcome'] == 'log' else 'y'} "
         f"({'functional mechanism' if p['kind'] == 'ols' else 'output perturbation'})"),
     "residual_plot": Mechanism(
-        "residual_plot", _rp_validate, _rp_run, _rp_outputs, table=True, spent=_spent,
+        "residual_plot", _rp_validate, _rp_run, _rp_outputs, table=True, spent=_spent, pushdown=True,
         label=lambda p: f"PriRP ({p['publisher']}) — {_model_label(p)}",
         private=_publisher_private,
         neighbours=_relation),
     "roc_curve": Mechanism(
-        "roc_curve", _roc_validate, _roc_run, _roc_outputs, table=True, spent=_spent,
+        "roc_curve", _roc_validate, _roc_run, _roc_outputs, table=True, spent=_spent, pushdown=True,
         label=lambda p: f"PriROC ({p['publisher']}) — {_model_label(p)}",
         private=_publisher_private,
         neighbours=_relation),
     "binned_residuals": Mechanism(
-        "binned_residuals", _brp_validate, _brp_run, _brp_outputs, table=True, spent=_spent,
+        "binned_residuals", _brp_validate, _brp_run, _brp_outputs, table=True, spent=_spent, pushdown=True,
         label=lambda p: f"PriBRP — {_model_label(p)}",
         neighbours=_relation),
 }
