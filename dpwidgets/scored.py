@@ -9,7 +9,9 @@ each count one ``GROUP BY``, and an ordinary fit is made from sums (the normal e
 least squares, one Newton step per pass for the logistic model), so the rows never leave the
 engine. Only order statistics -- the s-RecursiveMedians of PriBRP and of PriROC's text
 variant -- need the scores themselves; then two columns (score, label) are read, never the
-features.
+features. The door's DP fits read sums too: the functional mechanism's clipped means and
+centred products (:class:`TableMoments`), the logistic objective's value, gradient and
+Hessian for a damped Newton's method (:class:`TableLogisticSums`).
 
 The bins are those of the in-memory functions, computed with the same arithmetic and the same
 exact corrections against the edges, so a record lands in the same cell on either path (a
@@ -25,18 +27,24 @@ import math
 import numpy as np
 
 from .engine.diagnostics import Records
+from .engine.regression import LogisticSums, Moments, damped_newton
 from .tables import RowsQuery
 
-__all__ = ["TableRecords", "table_records"]
+__all__ = ["TableLogisticSums", "TableMoments", "TableRecords", "table_fit", "table_records"]
 
-#: Newton's method for the ordinary logistic fit stops when a step moves no coefficient by
-#: more than this (relative to the coefficients' size), or after :data:`NEWTON_STEPS` passes.
-NEWTON_TOL = 1e-10
-NEWTON_STEPS = 60
+#: The gradient norm at which the ordinary logistic fit's Newton's method stops.
+NEWTON_TOL = 1e-8
 
 
 def _sigmoid(eta):
     return 1.0 / (1.0 + (-eta).exp())
+
+
+def _indicator(condition):
+    """1 where ``condition`` holds, else 0 (PostgreSQL casts no boolean to an integer)."""
+    import ibis
+
+    return ibis.ifelse(condition, 1, 0)
 
 
 def _dot(columns, coef, intercept: float):
@@ -78,36 +86,44 @@ def _ordinary_ols(query: RowsQuery, X: list, y) -> tuple[np.ndarray, float]:
 
 def _ordinary_logistic(query: RowsQuery, X: list, y) -> tuple[np.ndarray, float]:
     """The L2-regularised logistic regression of :class:`sklearn.linear_model.LogisticRegression`
-    (C = 1, the intercept unpenalised) by Newton's method, one pass of sums per step: its
-    exact minimiser (scikit-learn's solver stops at a gradient tolerance of 1e-4)."""
+    (C = 1, the intercept unpenalised) by damped Newton, one pass of sums per step: its exact
+    minimiser, to a gradient norm of :data:`NEWTON_TOL` (scikit-learn's solver stops at a
+    gradient tolerance of 1e-4)."""
+    import ibis
+
     t = query.rows()
     d = len(X)
-    z = [*X, None]  # the intercept's column is 1
-    theta = np.zeros(d + 1)
-    for _ in range(NEWTON_STEPS):
-        p = _sigmoid(_dot(X, theta[:d], theta[d]))
-        w = p * (1.0 - p)
-        sums = {f"g{j}": ((p - y) * (x if x is not None else 1.0)).sum()
-                for j, x in enumerate(z)}
-        for j in range(d + 1):
-            for k in range(j, d + 1):
-                term = w
-                for col in (z[j], z[k]):
-                    if col is not None:
-                        term = term * col
-                sums[f"h{j}_{k}"] = term.sum()
-        s = _aggregate(query, t, **sums)
-        grad = np.array([s[f"g{j}"] for j in range(d + 1)])
-        grad[:d] += theta[:d]
+    u = t.select(y=y, **{f"x{j}": x for j, x in enumerate(X)})
+    col = [*(u[f"x{j}"] for j in range(d)), None]  # None: the intercept's column of ones
+
+    def times(v, j):
+        return v if col[j] is None else v * col[j]
+
+    def evaluate(theta):
+        eta = ibis.literal(float(theta[d]))
+        for j in range(d):
+            eta = eta + u[f"x{j}"] * float(theta[j])
+        v = u.mutate(eta=eta)
+        # log(1 + exp(eta)) - y eta, and the probability, stable for either sign of eta.
+        v = v.mutate(loss=ibis.greatest(v.eta, 0.0) + (1.0 + (-v.eta.abs()).exp()).ln()
+                     - v.y * v.eta,
+                     p=1.0 / (1.0 + (-v.eta).clip(lower=-700.0, upper=700.0).exp()))
+        v = v.mutate(r=v.p - v.y, c=v.p * (1.0 - v.p))
+        sums = {"loss": v.loss.sum()}
+        sums.update({f"g{j}": times(v.r, j).sum() for j in range(d + 1)})
+        sums.update({f"h{j}_{k}": times(times(v.c, j), k).sum()
+                     for j in range(d + 1) for k in range(j, d + 1)})
+        s = _aggregate(query, v, **sums)
+        penalty = np.append(theta[:d], 0.0)
+        grad = np.array([s[f"g{j}"] for j in range(d + 1)]) + penalty
         hess = np.empty((d + 1, d + 1))
         for j in range(d + 1):
             for k in range(j, d + 1):
                 hess[j, k] = hess[k, j] = s[f"h{j}_{k}"]
         hess[np.arange(d), np.arange(d)] += 1.0
-        step = np.linalg.solve(hess, grad)
-        theta -= step
-        if np.max(np.abs(step)) <= NEWTON_TOL * max(1.0, float(np.max(np.abs(theta)))):
-            break
+        return s["loss"] + 0.5 * float(theta[:d] @ theta[:d]), grad, hess
+
+    theta, _ = damped_newton(evaluate, d + 1, NEWTON_TOL)
     return theta[:d], float(theta[d])
 
 
@@ -131,7 +147,7 @@ class TableRecords(Records):
         names = [c for c in t.columns]
         X, y = [t[c] for c in names[:-1]], t[names[-1]]
         if outcome == "log":
-            if _aggregate(query, t, bad=(y <= 0).cast("int64").sum())["bad"] > 0:
+            if _aggregate(query, t, bad=_indicator(y <= 0).sum())["bad"] > 0:
                 raise ValueError("outcome='log' needs a positive outcome; this dataset has "
                                  "values <= 0 (choose outcome='y')")
             y = y.ln()
@@ -149,8 +165,8 @@ class TableRecords(Records):
     def check_scored(self, lower: float, upper: float) -> None:
         r = self.rows
         bad = _aggregate(self.query, r,
-                         labels=((r.label != 0.0) & (r.label != 1.0)).cast("int64").sum(),
-                         scores=((r.predicted < lower) | (r.predicted > upper)).cast("int64").sum())
+                         labels=_indicator((r.label != 0.0) & (r.label != 1.0)).sum(),
+                         scores=_indicator((r.predicted < lower) | (r.predicted > upper)).sum())
         if bad["labels"] > 0:
             raise ValueError("labels must be 0 or 1; some values are not")
         if bad["scores"] > 0:
@@ -190,9 +206,10 @@ class TableRecords(Records):
         m = edges.size - 1
         scale = m / (edges[-1] - edges[0])
         e = ibis.literal([float(v) for v in edges], type="array<float64>")
-        guess = ((value - float(edges[0])) * scale).floor().clip(lower=0, upper=m - 1).cast("int64")
-        guess = guess - (value < e[guess]).cast("int64")
-        return guess + ((value >= e[guess + 1]) & (guess < m - 1)).cast("int64")
+        # int32: Spark indexes arrays by INT (m is at most MAX_GRID or 2^MAX_LEVELS).
+        guess = ((value - float(edges[0])) * scale).floor().clip(lower=0, upper=m - 1).cast("int32")
+        guess = guess - _indicator(value < e[guess])
+        return guess + _indicator((value >= e[guess + 1]) & (guess < m - 1))
 
     def grid_counts(self, edges_predicted, edges_residual):
         m = edges_predicted.size - 1
@@ -228,3 +245,130 @@ def table_records(query: RowsQuery, **model) -> TableRecords:
     """:class:`TableRecords` of the model ``model`` (``kind``, ``outcome``, ``model``,
     ``coef``, ``intercept``) on ``query``."""
     return TableRecords(query, **model)
+
+
+# -- the DP fits (the door's "fit_model"): their sums, inside the engine ---------------------------
+
+
+def _columns(query: RowsQuery, outcome: str = "y"):
+    """The features and the (transformed) outcome of a diagnostics view as expressions."""
+    t = query.rows()
+    names = list(t.columns)
+    X, y = [t[c] for c in names[:-1]], t[names[-1]]
+    if outcome == "log":
+        if _aggregate(query, t, bad=_indicator(y <= 0).sum())["bad"] > 0:
+            raise ValueError("outcome='log' needs a positive outcome; this dataset has values "
+                             "<= 0 (choose outcome='y')")
+        y = y.ln()
+    return t, X, y
+
+
+class TableMoments(Moments):
+    """:class:`~dpwidgets.engine.regression.Moments` of a diagnostics view in its engine: the
+    clipped means in one pass, the centred products in another."""
+
+    def __init__(self, query: RowsQuery, outcome: str = "y"):
+        self.query = query
+        self.t, X, y = _columns(query, outcome)
+        self.cols = [*X, y]
+        self.d = len(X)
+        self.n = int(_aggregate(query, self.t, n=self.t.count())["n"])
+
+    def _clipped(self, lo, hi):
+        return [c.clip(lower=float(a), upper=float(b))
+                for c, a, b in zip(self.cols, lo, hi, strict=True)]
+
+    def means(self, lo, hi):
+        got = _aggregate(self.query, self.t,
+                         **{f"m{j}": c.mean() for j, c in enumerate(self._clipped(lo, hi))})
+        return np.array([got[f"m{j}"] for j in range(self.d + 1)])
+
+    def products(self, lo, hi, centre):
+        c = [v - float(m) for v, m in zip(self._clipped(lo, hi), centre, strict=True)]
+        d = self.d
+        sums = {f"xy{j}": (c[j] * c[d]).sum() for j in range(d)}
+        sums.update({f"xx{j}_{k}": (c[j] * c[k]).sum() for j in range(d) for k in range(j, d)})
+        got = _aggregate(self.query, self.t, **sums)
+        gram = np.empty((d, d))
+        for j in range(d):
+            for k in range(j, d):
+                gram[j, k] = gram[k, j] = got[f"xx{j}_{k}"]
+        return np.array([got[f"xy{j}"] for j in range(d)]), gram
+
+
+class TableLogisticSums(LogisticSums):
+    """:class:`~dpwidgets.engine.regression.LogisticSums` of a diagnostics view in its engine:
+    the objective of :func:`~dpwidgets.engine.regression.dp_logistic_regression`, its gradient
+    and Hessian at ``theta``, in one pass."""
+
+    def __init__(self, query: RowsQuery):
+        self.query = query
+        self.t, self.X, y = _columns(query)
+        bad = _aggregate(query, self.t, bad=_indicator((y != 0.0) & (y != 1.0)).sum())
+        if bad["bad"] > 0:
+            raise ValueError("y must hold 0/1 labels")
+        self.sign = y * 2.0 - 1.0
+        self.d = len(self.X)
+        self.n = int(_aggregate(query, self.t, n=self.t.count())["n"])
+
+    def _scaled(self, data_norm: float):
+        """The rows scaled into the ball of ``data_norm`` and divided by sqrt(2) (columns
+        ``z0 ... z{d-1}``) with the label's sign ``s``: one expression per ``data_norm``."""
+        import ibis
+
+        if getattr(self, "_scaled_for", None) != data_norm:
+            root2 = math.sqrt(2.0)
+            norm = sum((x * x for x in self.X[1:]), self.X[0] * self.X[0]).sqrt()
+            scale = ibis.ifelse(norm > float(data_norm), float(data_norm) / norm, 1.0)
+            self._z = self.t.select(s=self.sign, **{
+                f"z{j}": x * scale / float(data_norm) / root2 for j, x in enumerate(self.X)})
+            self._scaled_for = data_norm
+        return self._z
+
+    def evaluate(self, theta, data_norm, lam):
+        import ibis
+
+        z = self._scaled(data_norm)
+        d = self.d
+        root2 = math.sqrt(2.0)
+        eta = ibis.literal(float(theta[-1]) / root2)
+        for j in range(d):
+            eta = eta + z[f"z{j}"] * float(theta[j])
+        u = z.mutate(m=z.s * eta)
+        # log(1 + exp(-m)) and sigmoid(-m), stable for either sign of m.
+        u = u.mutate(loss=ibis.greatest(-u.m, 0.0) + (1.0 + (-u.m.abs()).exp()).ln(),
+                     sig=1.0 / (1.0 + u.m.clip(lower=-700.0, upper=700.0).exp()))
+        u = u.mutate(w=-u.s * u.sig, c=u.sig * (1.0 - u.sig))
+        col = [*(u[f"z{j}"] for j in range(d)), None]  # None: the intercept's 1/sqrt(2)
+
+        def times(v, j):
+            return v / root2 if col[j] is None else v * col[j]
+
+        sums = {"loss": u.loss.sum()}
+        sums.update({f"g{j}": times(u.w, j).sum() for j in range(d + 1)})
+        sums.update({f"h{j}_{k}": times(times(u.c, j), k).sum()
+                     for j in range(d + 1) for k in range(j, d + 1)})
+        got = _aggregate(self.query, u, **sums)
+        n = self.n
+        theta = np.asarray(theta, dtype=float)
+        grad = np.array([got[f"g{j}"] for j in range(d + 1)]) / n + lam * theta
+        hess = np.empty((d + 1, d + 1))
+        for j in range(d + 1):
+            for k in range(j, d + 1):
+                hess[j, k] = hess[k, j] = got[f"h{j}_{k}"] / n
+        hess += lam * np.eye(d + 1)
+        return got["loss"] / n + 0.5 * lam * float(theta @ theta), grad, hess
+
+
+def table_fit(query: RowsQuery, p: dict, rng: np.random.Generator):
+    """The door's DP fit (``"fit_model"``) on a table in its engine: the engine's
+    :func:`~dpwidgets.engine.regression.dp_linear_regression` or
+    :func:`~dpwidgets.engine.regression.dp_logistic_regression` on the view's sums."""
+    from .engine.regression import dp_linear_regression, dp_logistic_regression
+
+    if p["kind"] == "ols":
+        return dp_linear_regression(TableMoments(query, p["outcome"]), None, p["epsilon"],
+                                    (p["bounds_X"][0], p["bounds_X"][1]),
+                                    tuple(p["bounds_y"]), rng=rng)
+    return dp_logistic_regression(TableLogisticSums(query), None, p["epsilon"],
+                                  p["data_norm"], rng=rng)

@@ -483,25 +483,25 @@ class Table:
 
 
 def _materialise(expr):
-    """``expr`` computed once into a temporary table of its engine (dropped with the returned
-    expression). DuckDB's is made here: ibis 12's ``cache()`` cannot drop it again on DuckDB 2."""
+    """``expr`` computed once into a temporary table of its engine, dropped with the returned
+    expression (Spark: persisted). The drop is written here: ibis 12's own (``cache()``,
+    ``drop_table``) emits a statement without the table's name under this sqlglot."""
     import weakref
 
-    backend = expr._find_backend()
-    if backend.name != "duckdb":
+    backend = expr._find_backend(use_default=True)  # a DataFrame's: the default DuckDB
+    if backend.name == "pyspark":
         return expr.cache()
-    import ibis
-
     name = f"__dpw_rows_{uuid.uuid4().hex}"
-    backend.raw_sql(f'CREATE TEMP TABLE "{name}" AS {ibis.to_sql(expr, dialect="duckdb")}')
-    table = backend.table(name)
+    table = backend.create_table(name, expr, temp=True)
     weakref.finalize(table, _drop_quietly, backend, name)
     return table
 
 
 def _drop_quietly(backend, name: str) -> None:
     try:
-        backend.raw_sql(f'DROP TABLE IF EXISTS "{name}"')
+        result = backend.raw_sql(f'DROP TABLE IF EXISTS "{name}"')
+        if result is not None and result is not getattr(backend, "con", None):
+            result.close()  # a cursor (DuckDB returns its connection: that stays open)
     except Exception:  # noqa: BLE001,S110 -- a closed connection has dropped it already
         pass
 

@@ -2,8 +2,9 @@
 
 On a table that lives in DuckDB (a Parquet file here), PriRP, PriROC and PriBRP ask the engine
 for counts instead of loading the rows. Each aggregate equals the in-memory one on the same
-rows, so with the same seed the whole release is identical; through the door, an analyst's
-diagnostics never run the rows view's read.
+rows, so with the same seed the whole release is identical; the door's DP fits read sums
+(means and products, the logistic objective's derivatives) there too. Through the door, an
+analyst's diagnostics and fits never run the rows view's read.
 """
 
 from __future__ import annotations
@@ -194,11 +195,40 @@ def test_an_analysts_diagnostics_never_load_the_rows(tmp_path, monkeypatch):
     brp = s.release("t/diagnostics", "binned_residuals", epsilon=1.0, kind="logistic",
                     model="public", coef=[1.0, 0.5], intercept=0.0)
     assert brp.charged and brp.output["bins"][0] == 0.0
-    assert s.remaining("t/diagnostics") == pytest.approx(3.0)
-    # The DP fit is not pushed down: it still reads the rows view (and says so by failing).
-    with pytest.raises(Exception):  # noqa: B017, PT011 -- the door hides the engine's error
-        s.release("t/diagnostics", "fit_model", epsilon=0.5, kind="logistic", data_norm=5.0)
+    fit = s.release("t/diagnostics", "fit_model", epsilon=0.5, kind="logistic", data_norm=5.0)
+    assert fit.charged and np.all(np.isfinite(fit.output["coef"]))
+    assert s.remaining("t/diagnostics") == pytest.approx(2.5)
     s.close()
+
+
+def test_the_dp_fits_read_sums_in_the_engine_and_release_the_same_model(tmp_path):
+    from dpwidgets.engine.regression import dp_linear_regression, dp_logistic_regression
+    from dpwidgets.scored import TableLogisticSums, TableMoments
+
+    _, t, view, rows = _declared("ols", tmp_path)
+    moments = TableMoments(RowsQuery(t, view))
+    assert (moments.n, moments.d) == (rows.shape[0], 2)
+    bounds = ([-4.0, 0.0], [4.0, 9.0]), (-30.0, 30.0)
+    a = dp_linear_regression(moments, None, 1.0, *bounds, rng=np.random.default_rng(4))
+    b = dp_linear_regression(rows[:, :-1], rows[:, -1], 1.0, *bounds,
+                             rng=np.random.default_rng(4))
+    # Sums in another order round otherwise in the last bits; the noise is the same draw.
+    np.testing.assert_allclose(a.coef, b.coef, rtol=1e-9)
+    assert a.intercept == pytest.approx(b.intercept, rel=1e-9)
+    assert a.epsilon_parts == b.epsilon_parts
+
+    _, t, view, rows = _declared("logistic", tmp_path)
+    sums = TableLogisticSums(RowsQuery(t, view))
+    a = dp_logistic_regression(sums, None, 1.0, 3.0, rng=np.random.default_rng(6))
+    b = dp_logistic_regression(rows[:, :-1], rows[:, -1], 1.0, 3.0,
+                               rng=np.random.default_rng(6))
+    # Both minimisers are certified to a gradient norm of 1e-9, so they lie within
+    # 2e-9 / lambda of each other; the noise is the same draw.
+    lam = a.details["regularization"]
+    np.testing.assert_allclose(a.coef, b.coef, atol=4e-9 / lam * 3.0)
+    assert a.details == b.details
+    with pytest.raises(ValueError, match="0/1 labels"):
+        TableLogisticSums(RowsQuery(*_declared("ols", tmp_path)[1:3]))
 
 
 def test_a_unit_bounded_table_is_sampled_once_per_release(tmp_path):

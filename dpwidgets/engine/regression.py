@@ -46,11 +46,15 @@ from ._validation import check_epsilon, check_finite_array, check_positive, chec
 from .mechanisms import laplace_reals
 
 __all__ = [
+    "ArrayMoments",
     "DPRegression",
+    "LogisticSums",
+    "Moments",
     "LOGISTIC_GRADIENT_TOLERANCE",
     "MAX_BOUND",
     "NEIGHBOURS",
     "dp_linear_regression",
+    "damped_newton",
     "dp_logistic_regression",
 ]
 
@@ -122,6 +126,59 @@ def _check_range(bounds, d: int, name: str) -> tuple[np.ndarray, np.ndarray]:
     if max(np.abs(lo).max(), np.abs(hi).max()) > MAX_BOUND:
         raise ValueError(f"{name} must lie within +-{MAX_BOUND:g} (MAX_BOUND)")
     return lo, hi
+
+
+class Moments:
+    """What the functional mechanism reads of the data: the means of the clipped columns, then
+    the sums of products of the clipped, centred columns. :class:`ArrayMoments` computes them
+    in memory; ``dpwidgets.scored`` asks a query engine for them (two passes), so a curator
+    never loads a table to fit a model. :func:`dp_linear_regression` accepts one in place of
+    ``X`` (``y`` None).
+    """
+
+    n: int
+    d: int
+
+    def means(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The ``d + 1`` means of the columns (features, then the outcome) clipped to
+        ``[lo, hi]``."""
+        raise NotImplementedError
+
+    def products(self, lo: np.ndarray, hi: np.ndarray, centre: np.ndarray
+                 ) -> tuple[np.ndarray, np.ndarray]:
+        """``X'y`` (d) and ``X'X`` (d x d) of the clipped columns minus ``centre``."""
+        raise NotImplementedError
+
+
+class ArrayMoments(Moments):
+    """:class:`Moments` of arrays held in memory."""
+
+    def __init__(self, X: np.ndarray, y: np.ndarray):
+        self.table = np.column_stack((X, y))
+        self.n, self.d = X.shape
+
+    def means(self, lo, hi):
+        return np.clip(self.table, lo, hi).mean(axis=0)
+
+    def products(self, lo, hi, centre):
+        c = np.clip(self.table, lo, hi) - centre
+        Xc, yc = c[:, : self.d], c[:, self.d]
+        return Xc.T @ yc, Xc.T @ Xc
+
+
+class LogisticSums:
+    """What the logistic fit reads of the data: at ``theta``, the regularised objective of
+    :func:`dp_logistic_regression` (rows scaled into the ball of ``data_norm``), its gradient
+    and its Hessian, in one pass. ``dpwidgets.scored`` computes them in a query engine;
+    :func:`dp_logistic_regression` accepts one in place of ``X`` (``y`` None)."""
+
+    n: int
+    d: int
+
+    def evaluate(self, theta: np.ndarray, data_norm: float, lam: float
+                 ) -> tuple[float, np.ndarray, np.ndarray]:
+        """The objective, its gradient and its Hessian at ``theta``."""
+        raise NotImplementedError
 
 
 def _square_width(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
@@ -206,8 +263,8 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
     Zhang, Zhang, Xiao, Yang & Winslett, "Functional mechanism: regression analysis under
     differential privacy", PVLDB 2012; diffprivlib 0.6 ``LinearRegression``.
     """
-    X, y = _check_xy(X, y)
-    n, d = X.shape
+    moments = X if isinstance(X, Moments) and y is None else ArrayMoments(*_check_xy(X, y))
+    n, d = moments.n, moments.d
     epsilon = check_epsilon(epsilon)
     lo_x, hi_x = _check_range(bounds_X, d, "bounds_X")
     lo_y, hi_y = _check_range(bounds_y, 1, "bounds_y")
@@ -215,21 +272,17 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
     eps_means = epsilon * _centring_share(d)
     eps_objective = epsilon - eps_means
 
-    Xc = np.clip(X, lo_x, hi_x)
-    yc = np.clip(y, lo_y[0], hi_y[0])
     lo = np.concatenate((lo_x, lo_y))
     hi = np.concatenate((hi_x, hi_y))
-    means = laplace_reals(np.concatenate((Xc.mean(axis=0), [yc.mean()])), d + 1, eps_means,
+    means = laplace_reals(np.asarray(moments.means(lo, hi), dtype=float), d + 1, eps_means,
                           rng=rng, unit=(hi - lo) / n, max_changed=d + 1)
     means = np.clip(means, lo, hi)
     mx, my = means[:d], float(means[d])
-    Xc = Xc - mx
-    yc = yc - my
     clo_x, chi_x, clo_y, chi_y = lo_x - mx, hi_x - mx, lo_y[0] - my, hi_y[0] - my
 
     iu, ju = np.triu_indices(d)
-    xy = Xc.T @ yc
-    xx = (Xc.T @ Xc)[iu, ju]
+    xy, gram = moments.products(lo, hi, means)
+    xx = np.asarray(gram, dtype=float)[iu, ju]
     width_xy = _product_width(clo_x, chi_x, clo_y, chi_y)
     width_xx = np.where(iu == ju, _square_width(clo_x[iu], chi_x[iu]),
                         _product_width(clo_x[iu], chi_x[iu], clo_x[ju], chi_x[ju]))
@@ -317,27 +370,34 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
     Chaudhuri, Monteleoni & Sarwate, "Differentially private empirical risk minimization",
     JMLR 2011, Alg. 1, Cor. 8.
     """
-    X, y = _check_xy(X, y)
-    n, d = X.shape
-    if not np.all((y == 0) | (y == 1)):
-        raise ValueError("y must hold 0/1 labels")
+    sums = X if isinstance(X, LogisticSums) and y is None else None
+    if sums is None:
+        X, y = _check_xy(X, y)
+        if not np.all((y == 0) | (y == 1)):
+            raise ValueError("y must hold 0/1 labels")
+    n, d = (sums.n, sums.d) if sums is not None else X.shape
     epsilon = check_epsilon(epsilon)
     data_norm = check_positive(data_norm, "data_norm")
     lam = (math.sqrt(2.0 * math.sqrt(d + 1) / (n * epsilon)) / 8.0 if regularization is None
            else check_positive(regularization, "regularization"))
     rng = check_rng(rng)
-
-    norms = np.linalg.norm(X, axis=1)
-    scale = np.where(norms > data_norm, data_norm / np.maximum(norms, 1e-300), 1.0)
-    Z = np.column_stack((X * scale[:, None] / data_norm, np.ones(n))) / math.sqrt(2.0)
-    s = 2.0 * y - 1.0
-    fit = optimize.minimize(_logistic_objective, np.zeros(d + 1), args=(Z, s, lam), jac=True,
-                            method="L-BFGS-B", options={"gtol": 1e-12, "ftol": 0.0,
-                                                        "maxiter": 10_000})
-    theta = fit.x
-    if not np.linalg.norm(_logistic_objective(theta, Z, s, lam)[1]) <= LOGISTIC_GRADIENT_TOLERANCE:
-        theta = _newton(theta, Z, s, lam)
-    if not np.linalg.norm(_logistic_objective(theta, Z, s, lam)[1]) <= LOGISTIC_GRADIENT_TOLERANCE:
+    if sums is not None:  # in a query engine: damped Newton, one pass per evaluation
+        theta, grad = damped_newton(lambda th: sums.evaluate(th, data_norm, lam), d + 1,
+                                    LOGISTIC_GRADIENT_TOLERANCE / 4)
+    else:
+        norms = np.linalg.norm(X, axis=1)
+        scale = np.where(norms > data_norm, data_norm / np.maximum(norms, 1e-300), 1.0)
+        Z = np.column_stack((X * scale[:, None] / data_norm, np.ones(n))) / math.sqrt(2.0)
+        s = 2.0 * y - 1.0
+        fit = optimize.minimize(_logistic_objective, np.zeros(d + 1), args=(Z, s, lam),
+                                jac=True, method="L-BFGS-B",
+                                options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 10_000})
+        theta = fit.x
+        if not np.linalg.norm(_logistic_objective(theta, Z, s, lam)[1]) <= (
+                LOGISTIC_GRADIENT_TOLERANCE):
+            theta = _newton(theta, Z, s, lam)
+        grad = _logistic_objective(theta, Z, s, lam)[1]
+    if not np.linalg.norm(grad) <= LOGISTIC_GRADIENT_TOLERANCE:
         raise ValueError("the logistic minimiser could not be certified (gradient norm above "
                          "LOGISTIC_GRADIENT_TOLERANCE); only a certified minimiser is released")
     l2 = 2.0 / (n * lam) + 2.0 * LOGISTIC_GRADIENT_TOLERANCE / lam
@@ -352,6 +412,28 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
         guarantee=f"{epsilon:g}-DP (replace-one; output perturbation, Chaudhuri et al. 2011 "
                   f"Alg. 1, rows scaled to the declared norm {data_norm:g})",
     )
+
+
+def damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Newton's method from zero on a smooth, strongly convex objective, ``evaluate(theta) ->
+    (value, gradient, Hessian)``: a step that raises both the objective and the gradient's
+    norm is halved (near the minimiser the objective no longer changes in floating point; the
+    gradient still shrinks). Stops once the gradient's norm is at most ``tolerance``; returns
+    the point and its gradient (the caller certifies it)."""
+    theta = np.zeros(size)
+    loss, grad, hessian = evaluate(theta)
+    for _ in range(steps):
+        if np.linalg.norm(grad) <= tolerance:
+            break
+        step = np.linalg.solve(hessian, grad)
+        for _halving in range(60):
+            t_loss, t_grad, t_hessian = evaluate(theta - step)
+            if t_loss < loss or np.linalg.norm(t_grad) < np.linalg.norm(grad):
+                break
+            step = step / 2.0
+        theta, loss, grad, hessian = theta - step, t_loss, t_grad, t_hessian
+    return theta, grad
 
 
 def _newton(theta: np.ndarray, Z: np.ndarray, s: np.ndarray, lam: float) -> np.ndarray:

@@ -252,8 +252,14 @@ def _fit_validate(params: dict, shape: tuple) -> dict:
     return out
 
 
-def _fit_run(table: np.ndarray, p: dict, rng: np.random.Generator):
+def _fit_run(table, p: dict, rng: np.random.Generator):
     from ..datasets.regression import fit_model
+    from ..tables import RowsQuery
+
+    if isinstance(table, RowsQuery):  # a table in its query engine: the fit reads sums
+        from ..scored import table_fit
+
+        return table_fit(table, p, rng)
 
     X, y = table[:, :-1], _transform_outcome(table[:, -1], p["outcome"])
     extra = (
@@ -425,7 +431,7 @@ def _spent(result, p: dict) -> float:
 DIAGNOSTIC_MECHANISMS: dict[str, Mechanism] = {
     # Fitting a DP model on the data is a release of its own (its coefficients), charged once.
     "fit_model": Mechanism(
-        "fit_model", _fit_validate, _fit_run, _fit_outputs, table=True,
+        "fit_model", _fit_validate, _fit_run, _fit_outputs, table=True, pushdown=True,
         label=lambda p: f"DP {p['kind']} fit of {'log y' if p['outcome'] == 'log' else 'y'} "
         f"({'functional mechanism' if p['kind'] == 'ols' else 'output perturbation'})"),
     "residual_plot": Mechanism(

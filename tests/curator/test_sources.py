@@ -80,9 +80,39 @@ def test_a_postgresql_table(sources):
         total = bounded.read(VIEWS[0]).sum()
         kept = frame[frame.page < PAGES].groupby("person").size()
         assert total <= kept.clip(upper=2).sum() and total >= 0
+        # The diagnostics' counts run in PostgreSQL as they do in DuckDB.
+        _same_diagnostic_counts(table, found["parquet"])
+        _same_diagnostic_counts(bounded, found["parquet"], bounded=True)
     finally:
         with psycopg.connect(url, autocommit=True) as con:
             con.execute(f"DROP TABLE {name}")
+
+
+def _same_diagnostic_counts(table, reference, bounded: bool = False) -> None:
+    """PriRP's and PriROC's counts (dpwidgets.scored) on ``table`` equal those on
+    ``reference`` (or, for a unit-bounded ``table``, are consistent across its queries)."""
+    from dpwidgets.scored import TableRecords
+    from dpwidgets.tables import RowsQuery
+
+    view = VIEWS[4]  # features page and device, outcome x
+    model = {"kind": "ols", "model": "public", "coef": [0.05, -0.4], "intercept": -0.5}
+    got = TableRecords(RowsQuery(table, view), **model)
+    edges = np.linspace(-2.0, 2.0, 9)
+    if bounded:  # one bounded sample per query object: the counts add up to its n
+        assert got.doubling_counts("residual", 0.0, 0.25, 8).sum() == got.n
+        assert got.grid_counts(edges, edges).sum() <= got.n
+        return
+    want = TableRecords(RowsQuery(reference, view), **model)
+    assert got.n == want.n
+    np.testing.assert_array_equal(got.doubling_counts("residual", 0.0, 0.25, 8),
+                                  want.doubling_counts("residual", 0.0, 0.25, 8))
+    np.testing.assert_array_equal(got.grid_counts(edges, edges), want.grid_counts(edges, edges))
+
+
+def test_the_diagnostics_counts_are_the_same_from_every_source(sources):
+    _, found = sources
+    for name in ("frame", "csv", "duckdb"):
+        _same_diagnostic_counts(found[name], found["parquet"])
 
 
 @pytest.mark.parametrize("bad, match", [
