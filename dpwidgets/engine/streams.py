@@ -211,9 +211,9 @@ _CROSS_CELLS = 1 << 13
 # unless floor(mean) jumps by more than _POINTER_STEP (the pointer would walk too far).
 _SCALAR_STEPS = 128
 _POINTER_STEP = 64
-# The adaptive smoother sorts every window of up to this many steps; longer ones use SciPy's
-# rank filter.
-_SORTED_WINDOWS = 32
+# The adaptive smoother sorts every window of up to this many steps; longer ones use
+# Bottleneck's moving median (two heaps).
+_SORTED_WINDOWS = 4
 # ... and filters only the steps that use a window when they are fewer than this share.
 _SPARSE_WINDOWS = 0.7
 # Welford's sums of squares: the first steps of all groups at once, up to this offset.
@@ -1095,8 +1095,7 @@ def _trailing_medians(values: np.ndarray, w: int, first: int) -> np.ndarray:
 
     Exact order statistics, so any method gives the same numbers: the element in the middle,
     or (lower + upper) / 2 of the two (as pandas' rolling median). Short windows sort every
-    window; long ones take the two ranks from SciPy's rank filter (a trailing window: origin
-    (w - 1) // 2).
+    window; long ones run Bottleneck's moving median.
     """
     if w == 1:
         return values[first:].copy()
@@ -1112,14 +1111,11 @@ def _trailing_medians(values: np.ndarray, w: int, first: int) -> np.ndarray:
         rows = np.sort(sliding_window_view(values, w)[first - w + 1 :], axis=1)
         upper = rows[:, w // 2]
         return upper if w % 2 else (rows[:, w // 2 - 1] + upper) / 2.0
-    from scipy.ndimage import rank_filter
+    import bottleneck
 
-    origin = (w - 1) // 2
-    upper = rank_filter(values, w // 2, size=w, origin=origin, mode="nearest")[first:]
-    if w % 2:
-        return upper
-    lower = rank_filter(values, w // 2 - 1, size=w, origin=origin, mode="nearest")[first:]
-    return (lower + upper) / 2.0
+    # Two heaps over the trailing window (O(log w) a step): the same order statistics, the
+    # mean of the middle two of an even window as (lower + upper) / 2.
+    return bottleneck.move_median(np.asarray(values, dtype=float), w)[first:]
 
 
 def _adaptive_chunk(noisy, sizes, group_median, tau2, state, opts: Mapping, last=False):
