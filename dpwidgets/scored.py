@@ -173,64 +173,69 @@ class TableRecords(Records):
             raise ValueError(f"scores must lie in [{lower}, {upper}]; some values fall outside "
                              "(give the public bounds of the scores, or clip them first)")
 
-    def _grouped(self, keys: dict, where=None) -> tuple[list[np.ndarray], np.ndarray]:
-        r = self.rows if where is None else self.rows.filter(where(self.rows))
-        keyed = r.mutate(**{k: f(r) for k, f in keys.items()})
-        out = self.query.run(keyed.group_by(list(keys)).aggregate(__n=keyed.count()))
+    def _counted(self, table, keys: list[str]) -> tuple[list[np.ndarray], np.ndarray]:
+        """``GROUP BY keys`` of ``table`` with the count of each group."""
+        out = self.query.run(table.group_by(keys).aggregate(__n=table.count()))
         cols = [np.asarray(out.column(k).to_numpy(), dtype=np.int64) for k in keys]
         return cols, np.asarray(out.column("__n").to_numpy(), dtype=np.int64)
 
     def doubling_counts(self, column, center, mu, max_doublings):
         import ibis
 
-        top = max_doublings + 1
+        top = float(max_doublings + 1)
+        two = ibis.literal(2.0)
+        # One step per projection: each names its result, so no expression is repeated in
+        # the SQL the engine runs.
+        r = self.rows.select(__d=(self.rows[column] - float(center)).abs())
+        r = r.mutate(__f=ibis.cases((r["__d"] == 0.0, 0.0),
+                                    else_=(r["__d"] / float(mu)).log2().ceil()))
+        r = r.mutate(__f=ibis.greatest(0.0, ibis.least(top, r["__f"])))
+        # Exact corrections of log2's rounding at powers of two (a boundary is inside).
+        r = r.mutate(__f=ibis.ifelse((r["__f"] > 0) & (r["__d"] <= float(mu) * two ** (r["__f"] - 1)),
+                                     r["__f"] - 1, r["__f"]))
+        r = r.mutate(__f=ibis.ifelse(r["__d"] > float(mu) * two ** r["__f"], r["__f"] + 1, r["__f"]))
+        r = r.mutate(__k=ibis.greatest(0.0, ibis.least(top, r["__f"])).cast("int64"))
+        (idx,), n = self._counted(r, ["__k"])
+        return np.bincount(idx, weights=n, minlength=max_doublings + 2).astype(np.int64)
 
-        def first(r):
-            dist = (r[column] - float(center)).abs()
-            guess = ibis.cases((dist == 0.0, 0.0), else_=(dist / float(mu)).log2().ceil())
-            f = guess.clip(lower=0.0, upper=float(top))
-            # Exact corrections of log2's rounding at powers of two (a boundary is inside).
-            f = ibis.ifelse((f > 0) & (dist <= float(mu) * (ibis.literal(2.0) ** (f - 1))),
-                            f - 1, f)
-            f = ibis.ifelse(dist > float(mu) * (ibis.literal(2.0) ** f), f + 1, f)
-            return f.clip(lower=0.0, upper=float(top)).cast("int64")
-
-        (idx,), n = self._grouped({"__k": first})
-        return np.bincount(idx, weights=n, minlength=top + 1).astype(np.int64)
-
-    def _uniform_bin(self, value, edges: np.ndarray):
-        """The engine's :func:`~dpwidgets.engine.diagnostics._uniform_bin`: index
-        arithmetic, then one exact comparison each way against the edges themselves."""
+    @staticmethod
+    def _binned(table, value: str, edges: np.ndarray, out: str):
+        """``table`` with the bin of column ``value`` as column ``out``: the engine's
+        :func:`~dpwidgets.engine.diagnostics._uniform_bin` -- index arithmetic, then one
+        exact comparison each way against the edges themselves."""
         import ibis
 
         m = edges.size - 1
         scale = m / (edges[-1] - edges[0])
         e = ibis.literal([float(v) for v in edges], type="array<float64>")
+        v = table[value]
+        t = table.mutate(__g=((v - float(edges[0])) * scale).floor())
         # int32: Spark indexes arrays by INT (m is at most MAX_GRID or 2^MAX_LEVELS).
-        guess = ((value - float(edges[0])) * scale).floor().clip(lower=0, upper=m - 1).cast("int32")
-        guess = guess - _indicator(value < e[guess])
-        return guess + _indicator((value >= e[guess + 1]) & (guess < m - 1))
+        t = t.mutate(__g=ibis.greatest(0.0, ibis.least(float(m - 1), t["__g"])).cast("int32"))
+        t = t.mutate(__g=t["__g"] - _indicator(t[value] < e[t["__g"]]))
+        t = t.mutate(**{out: t["__g"] + _indicator((t[value] >= e[t["__g"] + 1]) & (t["__g"] < m - 1))})
+        return t.drop("__g")
 
     def grid_counts(self, edges_predicted, edges_residual):
         m = edges_predicted.size - 1
         ex, er = np.asarray(edges_predicted, float), np.asarray(edges_residual, float)
-        (i, j), n = self._grouped(
-            {"__i": lambda r: self._uniform_bin(r.predicted, ex),
-             "__j": lambda r: self._uniform_bin(r.residual, er)},
-            where=lambda r: (r.predicted.between(float(ex[0]), float(ex[-1]))
-                             & r.residual.between(float(er[0]), float(er[-1]))))
+        r = self.rows
+        r = r.filter(r.predicted.between(float(ex[0]), float(ex[-1]))
+                     & r.residual.between(float(er[0]), float(er[-1])))
+        r = self._binned(self._binned(r, "predicted", ex, "__i"), "residual", er, "__j")
+        (i, j), n = self._counted(r, ["__i", "__j"])
         hist = np.zeros(m * m)
         np.add.at(hist, i * m + j, n)
         return hist.reshape(m, m)
 
     def interval_counts(self, thresholds_desc):
         cells = thresholds_desc.size - 1
+        r = self.rows.select(__y=self.rows.label.cast("int64"), __s=-self.rows.predicted)
         if cells == 1:
-            (label,), n = self._grouped({"__y": lambda r: r.label.cast("int64")})
+            (label,), n = self._counted(r, ["__y"])
             return (np.array([float(n[label == 1].sum())]), np.array([float(n[label == 0].sum())]))
-        neg = -np.asarray(thresholds_desc, dtype=float)
-        (k, label), n = self._grouped({"__k": lambda r: self._uniform_bin(-r.predicted, neg),
-                                       "__y": lambda r: r.label.cast("int64")})
+        r = self._binned(r, "__s", -np.asarray(thresholds_desc, dtype=float), "__k")
+        (k, label), n = self._counted(r, ["__k", "__y"])
         tp = np.bincount(k[label == 1], weights=n[label == 1], minlength=cells)
         fp = np.bincount(k[label == 0], weights=n[label == 0], minlength=cells)
         return tp.astype(float), fp.astype(float)

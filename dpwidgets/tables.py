@@ -429,6 +429,8 @@ class Table:
         :meth:`read` cleans them (categories as codes, rows with a value outside an int or
         category domain or not finite dropped, floats clipped), for mechanisms that ask the
         engine for aggregates of the rows instead of the rows (:class:`RowsQuery`)."""
+        import ibis
+
         if view.kind != "rows":
             raise ValueError(f"rows_expression needs a 'rows' view, got {view.kind!r}")
         t = self.expression(view)
@@ -442,8 +444,8 @@ class Table:
                 continue
             f = v.cast("float64")
             keep.append(f.notnull() & ~f.isnan() & ~f.isinf())
-            if c.kind == "float":
-                f = f.clip(lower=float(c.domain[0]), upper=float(c.domain[1]))
+            if c.kind == "float":  # (nulls are dropped below: GREATEST/LEAST suffice)
+                f = ibis.greatest(float(c.domain[0]), ibis.least(float(c.domain[1]), f))
             else:
                 keep.append(f.between(float(c.domain[0]), float(c.domain[1])))
             out[f"c{j}"] = f
