@@ -31,8 +31,6 @@ import tempfile
 import time
 from pathlib import Path
 
-from dpwidgets._progress import progress
-
 RESULTS = Path(__file__).parent / "results" / "curator_diagnostics.md"
 COEF, INTERCEPT = (1.2, -0.7), -0.3  # the public model of the ROC
 
@@ -138,7 +136,7 @@ def main(argv: list[str]) -> None:
     started = time.perf_counter()
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for n in progress(sizes, desc="curator_diagnostics sizes"):
+        for n in sizes:
             path = Path(tmp) / f"diag_{n}.parquet"
             _generate(path, n)
             row = {"rows": n, "MiB": path.stat().st_size / 2**20}
