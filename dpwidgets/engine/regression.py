@@ -54,7 +54,6 @@ __all__ = [
     "MAX_BOUND",
     "NEIGHBOURS",
     "dp_linear_regression",
-    "damped_newton",
     "dp_logistic_regression",
 ]
 
@@ -382,7 +381,7 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
            else check_positive(regularization, "regularization"))
     rng = check_rng(rng)
     if sums is not None:  # in a query engine: damped Newton, one pass per evaluation
-        theta, grad = damped_newton(lambda th: sums.evaluate(th, data_norm, lam), d + 1,
+        theta, grad = _damped_newton(lambda th: sums.evaluate(th, data_norm, lam), d + 1,
                                     LOGISTIC_GRADIENT_TOLERANCE / 4)
     else:
         norms = np.linalg.norm(X, axis=1)
@@ -414,7 +413,7 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
     )
 
 
-def damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
+def _damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Newton's method from zero on a smooth, strongly convex objective, ``evaluate(theta) ->
     (value, gradient, Hessian)``: a step that raises both the objective and the gradient's
