@@ -19,7 +19,7 @@ privacy vector and fresh noise; the 1,000 queries are fixed per country.
 
 Run from the repository root::
 
-    python -m benchmarks.personalized_counts            # ~1-2 min
+    python -m benchmarks.personalized_counts            # ~1 min
     python -m benchmarks.personalized_counts --quick    # smoke run (< 30 s)
 
 Writes ``benchmarks/results/personalized_counts.{csv,md,html}``.
@@ -48,6 +48,7 @@ from benchmarks.personalized_common import (
     summarise,
     thresholds,
 )
+from dpwidgets._progress import progress
 from dpwidgets.datasets.personalized import count_task, make_budgets
 from dpwidgets.engine.dynamic import random_range_queries
 from dpwidgets.engine.personalized import (
@@ -69,7 +70,7 @@ THRESHOLD_POINTS = 9
 
 def run(datasets, setups, trials: int, seed: int) -> pd.DataFrame:
     rows = []
-    for dataset in datasets:
+    for dataset in progress(datasets, desc="personalized_counts"):
         task = count_task(dataset, N_RECORDS, np.random.default_rng(DATA_SEED))
         truth = task.histogram()
         queries = random_range_queries(task.shape, N_QUERIES, rng_for(seed, dataset, "queries"))

@@ -32,7 +32,7 @@ partitions; sanity bound 10, as the text) at epsilon 0.05, 0.1 and 1, one settin
 
 Run from the repository root::
 
-    python -m benchmarks.synth_hybrid            # ~2 min on 2 cores
+    python -m benchmarks.synth_hybrid            # ~9 min on 2 cores at load 6-9
     python -m benchmarks.synth_hybrid --quick    # smoke run
 
 Writes ``benchmarks/results/synth_hybrid.{csv,md,html}``.
@@ -62,6 +62,7 @@ from benchmarks.synth_common import (
     verdict,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.datasets.synth import CodedTable
 from dpwidgets.engine import synth as S
 
@@ -123,7 +124,7 @@ def run(runs: int, n_queries: int, seed: int, epsilons) -> pd.DataFrame:
     table = survey_table()
     s = 0.001 * table.n
     rows = []
-    for r in range(runs):
+    for r in progress(range(runs), desc="synth_hybrid small domains"):
         qs = QuerySet.draw(table, n_queries, rng_for(seed, "hybrid", "queries", r))
         for eps in epsilons:
             for key, (_, function, options) in METHODS.items():
@@ -143,7 +144,7 @@ def run_brazil(runs: int, n_queries: int, seed: int, epsilons) -> pd.DataFrame:
     table = census_table("brazil")
     s = census_sanity_bound("brazil", table)
     rows = []
-    for r in range(runs):
+    for r in progress(range(runs), desc="synth_hybrid Brazil"):
         qs = QuerySet.draw(table, n_queries, rng_for(seed, "brazil", "queries", r))
         for eps in epsilons:
             for key, (_, options) in BRAZIL_METHODS.items():

@@ -1,5 +1,6 @@
-"""Tables for DPCopula (Li 2017, Ch. 3): Gaussian-dependence synthetic tables, census-shaped tables
-and one small real table shipped offline by ``statsmodels``.
+"""Tables for DPCopula (Li 2017, Ch. 3): Gaussian-dependence synthetic tables, census-shaped tables,
+two real tables shipped offline by ``statsmodels`` and a made-up table whose dependence a
+Gaussian copula cannot hold.
 
 - :func:`gaussian_dependence_table` -- Li 2017, §3.3.1/§3.3.4's synthetic data: ``n = 50,000``
   records, ``m = 2..8`` attributes of domain 1000, Gaussian dependence (a Gaussian copula)
@@ -11,6 +12,15 @@ and one small real table shipped offline by ``statsmodels``.
 - :func:`load_fair_table` -- the ``fair`` (extramarital affairs) survey of Fair 1978 as
   shipped by ``statsmodels`` (6,366 records, 9 attributes), integer-coded with its
   published codebook.
+- :func:`interaction_table` -- dependence a Gaussian copula cannot hold: structural zeros
+  (an inequality, a nested code list) and a three-way XOR between attributes that are
+  pairwise independent.
+- :func:`load_randhie_table` -- the RAND Health Insurance Experiment visits data that
+  ``statsmodels`` ships (20,190 records, 10 attributes), a real table with combinations the
+  experiment's design rules out.
+
+Tables that declare structural zeros list them in ``details["structural_zeros"]``: rules
+``(columns, allowed)`` that :func:`impossible_rows` checks.
 
 Every generator returns a :class:`CodedTable`: an integer-coded DataFrame (codes
 ``0..A-1``), its public domains in the form :func:`dpwidgets.engine.synth.dpcopula` takes
@@ -42,6 +52,11 @@ __all__ = [
     "us_census_like",
     "brazil_census_like",
     "load_fair_table",
+    "INTERACTION_DOMAINS",
+    "RANDHIE_DOMAINS",
+    "interaction_table",
+    "load_randhie_table",
+    "impossible_rows",
 ]
 
 #: The margins of Li 2017, Fig. 3.8.
@@ -58,6 +73,19 @@ US_CENSUS_DOMAINS: Mapping[str, int] = MappingProxyType(
 BRAZIL_CENSUS_DOMAINS: Mapping[str, int] = MappingProxyType(
     {"age": 95, "gender": 2, "disability": 2, "nativity": 2, "years_residing": 31,
      "education": 140, "hours_worked": 95, "income": 586}
+)
+
+
+#: The attributes of :func:`interaction_table`.
+INTERACTION_DOMAINS: Mapping[str, int] = MappingProxyType(
+    {"age": 80, "tenure": 50, "income": 100, "region": 8, "district": 40, "night": 2,
+     "weekend": 2, "overtime": 2}
+)
+
+#: The attributes of :func:`load_randhie_table` (codes on public grids, see there).
+RANDHIE_DOMAINS: Mapping[str, int] = MappingProxyType(
+    {"mdvis": 100, "coinsurance": 5, "idp": 2, "lpi": 32, "fmde": 36, "physlm": 2,
+     "disea": 60, "hlthg": 2, "hlthf": 2, "hlthp": 2}
 )
 
 
@@ -403,4 +431,213 @@ def load_fair_table() -> CodedTable:
         ),
         codebook=codebook,
         details={"source": "statsmodels.datasets.fair"},
+    )
+
+
+def impossible_rows(frame: pd.DataFrame, rules) -> np.ndarray:
+    """Which rows of ``frame`` fall in a combination a structural-zero rule declares impossible.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        Integer codes ``0..A-1`` (a real or a synthetic table).
+    rules : sequence of (tuple of str, numpy.ndarray)
+        ``(columns, allowed)``: ``allowed`` is a boolean array over the joint domain of
+        ``columns`` (shape ``(A_1, ..., A_k)``), False where the combination cannot occur --
+        as a table's ``details["structural_zeros"]``.
+
+    Returns
+    -------
+    numpy.ndarray
+        Boolean, one entry per row: True if some rule forbids the row's combination.
+
+    Raises
+    ------
+    ValueError
+        If a rule names a column ``frame`` lacks or ``frame`` holds a code outside the rule's
+        array.
+    """
+    out = np.zeros(len(frame), dtype=bool)
+    for columns, allowed in rules:
+        allowed = np.asarray(allowed, dtype=bool)
+        missing = [c for c in columns if c not in frame.columns]
+        if missing or allowed.ndim != len(columns):
+            raise ValueError(
+                f"a structural-zero rule over {list(columns)} needs those columns and an "
+                f"array of {len(columns)} dimensions (missing {missing}, got {allowed.ndim})"
+            )
+        codes = tuple(frame[c].to_numpy() for c in columns)
+        for c, size, values in zip(columns, allowed.shape, codes, strict=True):
+            if values.size and (values.min() < 0 or values.max() >= size):
+                raise ValueError(f"column {c!r} holds codes outside 0..{size - 1}")
+        out |= ~allowed[codes]
+    return out
+
+
+def interaction_table(
+    n: int = 50_000, rng: np.random.Generator | None = None, *, flip: float = 0.05
+) -> CodedTable:
+    """A table whose dependence a Gaussian copula cannot hold: structural zeros, a nested code
+    list, a non-monotone relation and a three-way XOR.
+
+    Eight attributes (:data:`INTERACTION_DOMAINS`), made up:
+
+    - ``age`` (80 values, ages 16-95) from the population pyramid of the census tables;
+      ``tenure`` (50: years in the current job) ``= floor(U^2 min(age + 1, 50))``, so
+      ``tenure <= age`` (no one has worked longer than since 16): 1,225 of the 4,000
+      ``(age, tenure)`` cells are structural zeros;
+    - ``income`` (100 bins): an inverted U in age (peak at code 30, i.e. age 46) plus 12 bins
+      with overtime and Gaussian noise (s.d. 10), top- and bottom-coded: a dependence
+      Kendall's tau barely sees;
+    - ``region`` (8, unequal sizes) and ``district`` (40): five districts per region, the
+      district codes a fixed random permutation (drawn from ``rng``; the map is
+      ``details["district_region"]``): a deterministic nominal nesting with 280 of the 320
+      ``(region, district)`` cells structurally zero and little rank correlation;
+    - ``night`` (night shift), ``weekend`` (fair coins) and ``overtime = night XOR
+      weekend``, flipped with probability ``flip``: the three are pairwise independent, so
+      every pairwise statistic (Kendall's tau, a 2-way marginal) says "independent", yet
+      ``overtime`` is a function of the other two.
+
+    Parameters
+    ----------
+    n : int
+        Records.
+    rng : numpy.random.Generator, optional
+    flip : float
+        Probability in [0, 0.5] that ``overtime`` differs from ``night XOR weekend``.
+
+    Returns
+    -------
+    CodedTable
+        ``details["structural_zeros"]`` holds the rules ``(("age", "tenure"), allowed)`` and
+        ``(("region", "district"), allowed)`` for :func:`impossible_rows`;
+        ``details["interaction"] = ("night", "weekend", "overtime")``, ``details["flip"]``.
+    """
+    n = check_positive_int(n, "n")
+    if isinstance(flip, bool) or not isinstance(flip, Real) or not 0.0 <= flip <= 0.5:
+        raise ValueError(f"flip must be a number in [0, 0.5], got {flip!r}")
+    rng = check_rng(rng)
+    sizes = INTERACTION_DOMAINS
+    age = _inverse_cdf(_age_pmf(96)[16:], rng.random(n))
+    tenure = np.floor(rng.random(n) ** 2 * np.minimum(age + 1, sizes["tenure"]))
+    tenure = tenure.astype(np.int64)
+    night = (rng.random(n) < 0.5).astype(np.int64)
+    weekend = (rng.random(n) < 0.5).astype(np.int64)
+    overtime = night ^ weekend ^ (rng.random(n) < flip).astype(np.int64)
+    peak = 30.0 + 30.0 * np.exp(-(((age - 30.0) / 14.0) ** 2))
+    income = np.clip(np.round(peak + 12.0 * overtime + 10.0 * rng.standard_normal(n)), 0, 99)
+    region_pmf = np.array([8.0, 6, 5, 4, 3, 2, 2, 1])
+    region = _inverse_cdf(region_pmf, rng.random(n))
+    per_region = sizes["district"] // sizes["region"]
+    permutation = rng.permutation(sizes["district"])
+    district = permutation[per_region * region + rng.integers(0, per_region, n)]
+    district_region = np.empty(sizes["district"], dtype=np.int64)
+    district_region[permutation] = np.arange(sizes["district"]) // per_region
+    ages, tenures = np.arange(sizes["age"]), np.arange(sizes["tenure"])
+    rules = (
+        (("age", "tenure"), tenures[None, :] <= ages[:, None]),
+        (("region", "district"), district_region[None, :] == np.arange(sizes["region"])[:, None]),
+    )
+    return _census_table(
+        sizes,
+        {"age": age, "tenure": tenure, "income": income, "region": region,
+         "district": district, "night": night, "weekend": weekend, "overtime": overtime},
+        name="interaction",
+        description=(
+            f"{n} records, 8 attributes (domains 80, 50, 100, 8, 40, 2, 2, 2) with structural "
+            f"zeros, a nested code list, a non-monotone relation and a three-way XOR (made up)"
+        ),
+        codebook={"age": np.arange(16, 96)},
+        details={"structural_zeros": rules, "interaction": ("night", "weekend", "overtime"),
+                 "flip": float(flip), "district_region": district_region},
+    )
+
+
+#: RAND HIE coinsurance rates (percent) of the five plans' ``lncoins = ln(rate + 1)`` values.
+_RANDHIE_COINSURANCE = (0, 25, 50, 95, 100)
+#: Width of the public bins of ``lpi`` and ``fmde`` (logs; 0 stays in the first bin).
+_RANDHIE_LOG_BIN = 0.25
+
+
+def load_randhie_table() -> CodedTable:
+    """The RAND Health Insurance Experiment data that ``statsmodels`` ships (20,190 person-years,
+    10 attributes), coded on public grids.
+
+    Read offline from ``statsmodels.datasets.randhie``. Codes (domains in
+    :data:`RANDHIE_DOMAINS`): ``mdvis`` (outpatient visits) as is, domain 0-99;
+    ``coinsurance`` the plan's rate 0, 25, 50, 95 or 100 % (``lncoins = ln(rate + 1)``);
+    ``idp`` (individual deductible plan), ``hlthg``, ``hlthf``, ``hlthp`` (self-rated health
+    good / fair / poor; excellent is all three 0) as is; ``lpi`` and ``fmde`` (logs of the
+    participation incentive and of the maximum dollar expenditure) in bins of 0.25 from 0
+    (``lpi`` < 8, ``fmde`` < 9); ``physlm`` (physical limitation; a few imputed fractions)
+    rounded to 0/1; ``disea`` (chronic disease index) floored, domain 0-59.
+
+    Structural zeros (``details["structural_zeros"]``, each with zero count in the file):
+    at most one of ``hlthg``, ``hlthf``, ``hlthp`` is 1 (one self-rating); the plans tie
+    ``idp`` to the coinsurance rate (the individual deductible plan has rate 0 or 100 %, the
+    others never 100 %); a 100 % rate has ``fmde`` 0.
+
+    Returns
+    -------
+    CodedTable
+
+    Raises
+    ------
+    ImportError
+        Without ``statsmodels``.
+    """
+    try:
+        from statsmodels.datasets import randhie
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            "load_randhie_table needs statsmodels: pip install 'dpwidgets[demo]' (or "
+            "statsmodels)"
+        ) from exc
+    raw = randhie.load_pandas().data
+    sizes = RANDHIE_DOMAINS
+    rates = np.asarray(_RANDHIE_COINSURANCE, dtype=float)
+    coinsurance = np.abs(raw["lncoins"].to_numpy()[:, None] - np.log(rates + 1)).argmin(axis=1)
+    if not np.allclose(np.log(rates[coinsurance] + 1), raw["lncoins"], atol=1e-5):
+        raise ValueError("randhie.lncoins has values outside the five plans")  # pragma: no cover
+
+    def grid(values, size: int) -> np.ndarray:
+        return np.minimum(np.floor(np.asarray(values) / _RANDHIE_LOG_BIN), size - 1)
+
+    columns = {
+        "mdvis": np.minimum(raw["mdvis"].to_numpy(), sizes["mdvis"] - 1),
+        "coinsurance": coinsurance,
+        "idp": raw["idp"].to_numpy(),
+        "lpi": grid(raw["lpi"], sizes["lpi"]),
+        "fmde": grid(raw["fmde"], sizes["fmde"]),
+        "physlm": np.round(raw["physlm"].to_numpy()),
+        "disea": np.minimum(np.floor(raw["disea"].to_numpy()), sizes["disea"] - 1),
+        "hlthg": raw["hlthg"].to_numpy(),
+        "hlthf": raw["hlthf"].to_numpy(),
+        "hlthp": raw["hlthp"].to_numpy(),
+    }
+    health = np.ones((2, 2, 2), dtype=bool)
+    health[1, 1, :] = health[1, :, 1] = health[:, 1, 1] = False
+    plan = np.array([[True, True, True, True, False], [True, False, False, False, True]])
+    full_rate = np.ones((5, sizes["fmde"]), dtype=bool)
+    full_rate[4, 1:] = False
+    rules = (
+        (("hlthg", "hlthf", "hlthp"), health),
+        (("idp", "coinsurance"), plan),
+        (("coinsurance", "fmde"), full_rate),
+    )
+    edges = np.arange(max(sizes["lpi"], sizes["fmde"]) + 1) * _RANDHIE_LOG_BIN
+    return _census_table(
+        sizes,
+        columns,
+        name="randhie",
+        description=(
+            "RAND Health Insurance Experiment (statsmodels.datasets.randhie), 20,190 records, "
+            "10 attributes coded on public grids"
+        ),
+        codebook={
+            "coinsurance": rates,
+            "lpi": edges[: sizes["lpi"]],
+            "fmde": edges[: sizes["fmde"]],
+        },
+        details={"source": "statsmodels.datasets.randhie", "structural_zeros": rules},
     )

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpwidgets.datasets.synth import gaussian_dependence_table
+from dpwidgets.datasets.synth import gaussian_dependence_table, interaction_table
 from dpwidgets.engine import synth as S
 from dpwidgets.engine.histograms import PUBLISHERS, publish
 
@@ -987,6 +987,31 @@ def test_peer_synth_runs_when_opendp_mbi_is_installed(method):
     assert list(res.data.dtypes) == list(table.frame.dtypes)
     assert res.data.isin(range(8)).all().all()
     assert abs(res.n_rows - 3000) < 300
+
+
+def test_copula_cannot_hold_a_three_way_xor_the_hybrid_can():
+    """The interaction table's (night, weekend, overtime) are pairwise independent with
+    overtime = night XOR weekend (flip 0.05): every pairwise tau is ~0, so the copula alone
+    releases them independent, 0.125 in each of the 8 cells where the table has 0.2375 in the
+    4 cells XOR allows and 0.0125 in the other 4: TVD 0.45. Partitioning by the three
+    binaries (the hybrid, 8 partitions; eps n / P = 10 x 20,000 / 8 >= 2,500) keeps it: TVD
+    within the sampling noise of 20,000 rows on 8 cells (< 0.05). Seed 0; tolerances far
+    from both values."""
+    t = interaction_table(n=20_000, rng=np.random.default_rng(0))
+    triple = list(t.details["interaction"])
+
+    def tvd(res: S.SynthResult) -> float:
+        p = t.frame[triple].value_counts(normalize=True)
+        q = res.data[triple].value_counts(normalize=True)
+        p, q = p.align(q, fill_value=0.0)
+        return 0.5 * float(np.abs(p - q).sum())
+
+    hybrid = S.dpcopula(t.frame, 10.0, domains=t.domains, rng=np.random.default_rng(0))
+    copula = S.dpcopula(t.frame, 10.0, domains=t.domains, hybrid_threshold=None,
+                        rng=np.random.default_rng(0))
+    assert hybrid.details["n_partitions"] == 8
+    assert tvd(hybrid) < 0.05
+    assert tvd(copula) > 0.35
 
 
 def test_range_count_error_can_rescale_an_oversampled_table():
