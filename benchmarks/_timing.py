@@ -7,6 +7,8 @@ import statistics
 import time
 from collections.abc import Callable
 
+from dpwidgets._progress import progress
+
 __all__ = ["Clock", "stats", "timed"]
 
 
@@ -30,7 +32,8 @@ def timed(action: Callable[[int], object], repeats: int,
     if warmup:
         action(-1)
     cpu, wall = [], []
-    for i in range(repeats):
+    # The bar moves between timed blocks, never inside one.
+    for i in progress(range(repeats), leave=False, unit="repeat"):
         with Clock() as c:
             action(i)
         cpu.append(c.cpu)

@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpwidgets._progress import progress
 from dpwidgets.datasets import RECONSTRUCTION_SHAPES, histogram_profile, reconstruction_histogram
 from dpwidgets.engine.attacks import attack_success, reconstruct_histogram
 
@@ -58,7 +59,8 @@ PUBLISHED_SMALL = {
 def run(repetitions: int = REPETITIONS, data_seed: int = 0, attack_seed: int = 2018) -> pd.DataFrame:
     """One row per (data set, epsilon): our mean success rates beside the published ones."""
     rows = []
-    for d_index, name in enumerate(DATASETS):
+    for d_index, name in progress(enumerate(DATASETS),
+                                  total=len(DATASETS), desc="attack_reconstruction"):
         shape = RECONSTRUCTION_SHAPES[name]
         counts = reconstruction_histogram(name, np.random.default_rng(data_seed))
         profile = histogram_profile(counts)

@@ -30,6 +30,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from dpwidgets._progress import progress
+
 RESULTS = Path(__file__).resolve().parent / "results" / "browser_redraw.md"
 REPO = Path(__file__).resolve().parents[1]
 PRESSES = 5
@@ -202,7 +204,8 @@ def main(argv: list[str] | None = None) -> str:
                 context = launch_chromium(p, Path(tmp) / "profile")
                 try:
                     page = context.pages[0] if context.pages else context.new_page()
-                    for index, (label, _size, extra, expression) in enumerate(chosen):
+                    for index, (label, _size, extra, expression) in progress(
+                            enumerate(chosen), total=len(chosen), desc="browser_redraw"):
                         results[label] = _measure(page, server, index, extra, expression,
                                                   presses)
                 finally:

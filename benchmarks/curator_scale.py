@@ -29,6 +29,8 @@ import textwrap
 import time
 from pathlib import Path
 
+from dpwidgets._progress import progress
+
 RESULTS = Path(__file__).parent / "results" / "curator_scale.md"
 DOMAIN_A, DOMAIN_B, PEOPLE_PER_ROW = 1000, 100, 0.05
 
@@ -219,7 +221,7 @@ def main(argv: list[str]) -> None:
     trip = _round_trip(20 if quick else 50)
     print(json.dumps(trip))
     with tempfile.TemporaryDirectory(prefix="dpw-scale-") as tmp:
-        for rows in sizes:
+        for rows in progress(sizes, desc="curator_scale"):
             path = Path(tmp) / f"rows_{rows}.parquet"
             _generate(path, rows)
             mib = path.stat().st_size / 2**20

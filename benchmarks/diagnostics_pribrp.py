@@ -225,12 +225,15 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     for spec, seed in zip(specs, np.random.SeedSequence(args.seed).spawn(len(specs)), strict=True):
         spec["seed"] = seed
 
+    from dpwidgets._progress import progress
+
     start = time.perf_counter()
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
-            results = list(pool.map(_task, specs, chunksize=1))
+            results = list(progress(pool.map(_task, specs, chunksize=1), total=len(specs),
+                                    desc="diagnostics_pribrp"))
     else:
-        results = [_task(s) for s in specs]
+        results = [_task(s) for s in progress(specs, desc="diagnostics_pribrp")]
     elapsed = time.perf_counter() - start
     table = pd.DataFrame(results)
     t45 = separations(table[table.kind == "nonprivate"], ["n"])

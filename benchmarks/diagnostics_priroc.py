@@ -420,12 +420,15 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     for spec, seed in zip(specs, seeds, strict=True):
         spec["seed"] = seed
 
+    from dpwidgets._progress import progress
+
     start = time.perf_counter()
     if args.workers > 1:
         with ProcessPoolExecutor(args.workers) as pool:
-            results = list(pool.map(_task, specs, chunksize=1))
+            results = list(progress(pool.map(_task, specs, chunksize=1), total=len(specs),
+                                    desc="diagnostics_priroc"))
     else:
-        results = [_task(s) for s in specs]
+        results = [_task(s) for s in progress(specs, desc="diagnostics_priroc")]
     elapsed = time.perf_counter() - start
     table = pd.DataFrame(results)
     methods = table[table.kind == "methods"]

@@ -51,6 +51,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpwidgets._progress import progress
 from dpwidgets.datasets.regression import (
     discriminatory_scenario,
     fit_model,
@@ -115,7 +116,7 @@ def _prirp(points: np.ndarray, epsilon: float, rng, mode: str, publisher: str = 
 
 def run_separation(runs: int, sizes, products, rng) -> pd.DataFrame:
     rows = []
-    for n in sizes:
+    for n in progress(sizes, desc="diagnostics_prirp separation"):
         plots = {s: _plot(residual_scenario(s, n, rng)) for s in SCENARIOS}
         truth = plots["ideal"]
         for product in products:
@@ -164,7 +165,7 @@ def _stat(mode, model, value, n, rng, reference, lo, hi, mean_t1, reading="text"
 
 def run_table41(runs: int, products, rng) -> pd.DataFrame:
     rows = []
-    for reading in READINGS:
+    for reading in progress(READINGS, desc="diagnostics_prirp Table 4.1"):
         for n in products:
             reference = _model_plot("M1", n, rng, 0.0, reading)
             lo, hi = reference.min(axis=0) - 0.1, reference.max(axis=0) + 0.1
@@ -211,7 +212,7 @@ def run_table42(trials: int, epsilons, rng) -> pd.DataFrame:
     # One generator per (relation, scenario, ε, publisher): a change in one publisher's use of
     # randomness does not reshuffle the noise of the others.
     base = int(rng.integers(2**63))
-    for mode in MODES:
+    for mode in progress(MODES, desc="diagnostics_prirp Table 4.2"):
         for s in SCENARIOS:
             for eps in epsilons:
                 for pub in PUBLISHERS_2D:

@@ -24,6 +24,7 @@ import time
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 from dpwidgets.engine.dynamic import dsft_k, paced_k
 
 K_VALUES = (0.001, 0.003, 0.01, 0.03, 0.0532, 0.1, 0.2, 0.334, 0.6)
@@ -35,7 +36,7 @@ DRIFTS = (0.0, 0.5)
 
 def run(k_values, runs: int, n_queries: int, seed: int) -> pd.DataFrame:
     rows = []
-    for drift in DRIFTS:
+    for drift in progress(DRIFTS, desc="dynamic_budget_split"):
         series = dc.census(drift)
         data = f"census, drift {drift:g}"
         for k in k_values:

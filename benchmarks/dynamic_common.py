@@ -39,6 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpwidgets._progress import progress
 from dpwidgets.datasets.dynamic import census_like_series, moving_object_series
 from dpwidgets.engine import dynamic as dyn
 
@@ -99,7 +100,7 @@ def measure(series, method: Method, epsilon: float, runs: int, seed: int, key: t
             n_queries: int, *, with_true: bool = False) -> list[dict]:
     """Run ``method`` ``runs`` times; one row per run with the error, releases and time."""
     rows = []
-    for run in range(runs):
+    for run in progress(range(runs), leave=False):
         start = time.perf_counter()
         result = method(series.histograms, epsilon, rng_for(seed, *key, run))
         seconds = time.perf_counter() - start

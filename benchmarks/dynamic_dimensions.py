@@ -58,6 +58,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 from dpwidgets.datasets.dynamic import CENSUS_DOMAINS, DynamicSeries, census_like_series
 
 EPSILON = 1.0
@@ -173,7 +174,7 @@ def errors(approx: np.ndarray, truth: np.ndarray) -> tuple[float, float]:
 
 def run(dims, sizes, runs: int, n_queries: int, seed: int) -> pd.DataFrame:
     rows = []
-    for drift in DRIFTS:
+    for drift in progress(DRIFTS, desc="dynamic_dimensions"):
         data = f"census, drift {drift:g}"
         joint = census_joint(drift)
         for d in dims:

@@ -37,6 +37,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 from dpwidgets.datasets.dynamic import census_like_series, moving_object_series
 
 EPSILONS = (0.2, 1.0)
@@ -206,7 +207,7 @@ def run(families, series_per_family: int, runs: int, n_queries: int, seed: int) 
     from dpwidgets.engine.dynamic import random_range_queries, range_query_error
 
     rows = []
-    for fam in families:
+    for fam in progress(families, desc="dynamic_dsat_design"):
         build = FAMILIES[fam][0]
         for s in range(series_per_family):
             h, shape = build(np.random.default_rng(DATA_SEED0 + s))

@@ -30,6 +30,7 @@ import time
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 
 EPSILONS = (0.1, 0.2, 0.5, 1.0, 2.0)
 QUICK_EPSILONS = (0.2, 1.0, 2.0)
@@ -51,7 +52,7 @@ def datasets():
 
 def run(epsilons, runs: int, n_queries: int, seed: int) -> pd.DataFrame:
     rows = []
-    for data, series in datasets().items():
+    for data, series in progress(datasets().items(), desc="dynamic_epsilon"):
         for eps in epsilons:
             for name, method in METHODS.items():
                 with_true = name != "baseline"

@@ -29,6 +29,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import dynamic_common as common
+from dpwidgets._progress import progress
 from dpwidgets.engine import dynamic as dyn
 
 NAME = "dynamic_publishers"
@@ -65,7 +66,7 @@ def main(argv: list[str] | None = None) -> pd.DataFrame:
     runs = 1 if args.quick else args.runs
     n_queries = 500 if args.quick else args.queries
     rows = []
-    for setting, series in _settings(args.quick).items():
+    for setting, series in progress(_settings(args.quick).items(), desc="dynamic_publishers"):
         for cutoff in CUTOFFS:
             for publisher in PUBLISHERS:
                 for run in range(runs):

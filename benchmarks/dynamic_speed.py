@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 from dpwidgets.datasets.dynamic import CENSUS_ATTRIBUTES, census_like_series
 from dpwidgets.engine import dynamic as dyn
 
@@ -56,7 +57,7 @@ def _steps(h: np.ndarray, seed: int) -> dict:
 
 def run(shapes, repeats: int, seed: int) -> pd.DataFrame:
     rows = []
-    for label, attributes in shapes.items():
+    for label, attributes in progress(shapes.items(), desc="dynamic_speed"):
         gen, series = _time(lambda a=attributes: census_like_series(
             dc.N_TIMES, dc.N_RECORDS, attributes=a, rng=np.random.default_rng(dc.DATA_SEED)),
             1)

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 
 THRESHOLDS = (0.005, 0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1.0)
 QUICK_THRESHOLDS = (0.01, 0.05, 0.2, 0.5, 1.0)
@@ -36,7 +37,7 @@ DRIFTS = (0.0, 0.5)
 
 def run(thresholds, runs: int, n_queries: int, seed: int) -> pd.DataFrame:
     rows = []
-    for drift in DRIFTS:
+    for drift in progress(DRIFTS, desc="dynamic_threshold"):
         series = dc.census(drift)
         data = f"census, drift {drift:g}"
         methods = {}

@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 from dpwidgets.engine.dynamic import empirical_update_rate
 
 RATES = (0.1, 0.25, 0.5, 1.0, 1.5)
@@ -37,7 +38,7 @@ METHODS = {"DSAT paced": dc.dsat_paced(), "DSAT text": dc.dsat_text(), "fixed": 
 
 def run(rates, runs: int, n_queries: int, seed: int) -> pd.DataFrame:
     rows = []
-    for drift in DRIFTS:
+    for drift in progress(DRIFTS, desc="dynamic_update_rate"):
         data = f"census, drift {drift:g}"
         for r in rates:
             series = dc.census(drift, r)

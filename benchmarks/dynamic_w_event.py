@@ -28,6 +28,7 @@ import time
 import pandas as pd
 
 from benchmarks import dynamic_common as dc
+from dpwidgets._progress import progress
 from dpwidgets.engine import dynamic as dyn
 
 W_VALUES = (50, 100, 200, 400, 800)
@@ -53,7 +54,7 @@ def run(n_times: int, w_values, epsilons, w_for_eps: int, runs: int, n_queries: 
     rows = []
     settings = [("vs w", w, EPSILON) for w in w_values]
     settings += [("vs eps", w_for_eps, eps) for eps in epsilons]
-    for panel, w, eps in settings:
+    for panel, w, eps in progress(settings, desc="dynamic_w_event"):
         for name, method in methods(w).items():
             for row in dc.measure(series, method, eps, runs, seed, (panel, name, w, eps),
                                   n_queries):

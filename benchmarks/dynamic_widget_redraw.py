@@ -31,6 +31,7 @@ import numpy as np
 
 from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
+from dpwidgets._progress import progress
 from dpwidgets.engine import dynamic as dyn
 from dpwidgets.engine._validation import check_counts
 from dpwidgets.engine.mechanisms import laplace
@@ -92,7 +93,7 @@ def _widget_row(name: str, widget: DynamicHistogramWidget, change: Callable[[int
     change(-1)  # warm-up
     timer.engine.clear()
     wall, cpu = [], []
-    for i in range(repeats):
+    for i in progress(range(repeats), leave=False, unit="repeat"):
         with Clock() as c:
             change(i)
         wall.append(c.wall)

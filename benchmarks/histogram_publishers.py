@@ -29,6 +29,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpwidgets._progress import progress
 from dpwidgets.engine.histograms import PUBLISHERS, publish
 
 EPSILONS = (0.01, 0.1, 1.0)
@@ -83,7 +84,7 @@ def _prefix(err: np.ndarray) -> np.ndarray:
 def run(reps: int) -> pd.DataFrame:
     methods = sorted({p.name for p in PUBLISHERS.values()})
     rows = []
-    for shape_name, x in shapes().items():
+    for shape_name, x in progress(shapes().items(), desc="histogram_publishers"):
         for method in methods:
             pub = PUBLISHERS[method]
             if x.ndim not in pub.dims:

@@ -30,6 +30,8 @@ import time
 import uuid
 from pathlib import Path
 
+from dpwidgets._progress import progress
+
 RESULTS = Path(__file__).resolve().parent / "results" / "ledger_throughput.md"
 SIZES = (10, 20_000)
 PROCESSES = (1, 8)
@@ -222,7 +224,7 @@ def _redraws(templates: dict, directory: Path, repeats: int) -> tuple[dict, dict
     refresh: dict[int, list[float]] = {size: [] for size in templates}
     release: dict[int, list[float]] = {size: [] for size in templates}
     release_note = ""
-    for i in range(repeats):
+    for i in progress(range(repeats), desc="ledger_throughput redraws"):
         for size, (meter, session, _) in meters.items():
             t0 = time.perf_counter()
             meter.refresh()

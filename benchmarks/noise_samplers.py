@@ -48,6 +48,7 @@ import numpy as np
 
 from benchmarks.streams_common import stream
 from dpwidgets import Session
+from dpwidgets._progress import progress
 from dpwidgets.engine import mechanisms
 from dpwidgets.engine.mechanisms import (
     GRID_BITS,
@@ -102,7 +103,7 @@ def _selection_times(rounds: int, order: random.Random, rng: np.random.Generator
                      ) -> dict[tuple[int, int, str], list[float]]:
     """Seconds per selection of k among n candidates, base-2 (safe) and Gumbel (teaching)."""
     times: dict[tuple[int, int, str], list[float]] = {}
-    for n in CANDIDATES:
+    for n in progress(CANDIDATES, desc="noise_samplers selection"):
         counts = np.random.default_rng(SEED + n).poisson(100, n).astype(float)
         for k in ROUNDS_K:
             samplers = {
@@ -164,7 +165,7 @@ def main(argv: list[str] | None = None) -> str:
     rng = np.random.default_rng(SEED)
     times: dict[tuple[int, float, str], list[float]] = {}
     start = time.perf_counter()
-    for n in SIZES:
+    for n in progress(SIZES, desc="noise_samplers Laplace"):
         for scale in SCALES:
             samplers = _samplers(scale, n)
             for fn in samplers.values():  # warm-up (allocations, first-touch of pages)

@@ -44,6 +44,7 @@ from benchmarks.personalized_common import (
     summarise,
     thresholds,
 )
+from dpwidgets._progress import progress
 from dpwidgets.datasets.personalized import load_fair_logistic, logistic_task, make_budgets
 from dpwidgets.engine.personalized import (
     misclassification_rate,
@@ -72,7 +73,7 @@ def _non_private(X, y, Xte, yte) -> float:
 
 def run(datasets, setups, repeats: dict[str, int], seed: int) -> pd.DataFrame:
     rows = []
-    for dataset in datasets:
+    for dataset in progress(datasets, desc="personalized_logistic"):
         task = _task(dataset)
         for setup in setups:
             for rep in range(repeats[dataset]):

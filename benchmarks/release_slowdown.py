@@ -41,6 +41,7 @@ from benchmarks.streams_common import multi5, stream
 from benchmarks.svt_selection import zipf_scores
 from benchmarks.synth_common import census_table
 from dpwidgets import Session
+from dpwidgets._progress import progress
 from dpwidgets.datasets.personalized import make_budgets
 from dpwidgets.engine.mechanisms import floating_point_safe
 from dpwidgets.mechanism import MECHANISMS
@@ -181,7 +182,7 @@ def main(argv: list[str] | None = None) -> str:
         for cell in cells:  # warm-up (imports, caches, first touch)
             run(cell, True, SEED)
             run(cell, False, SEED)
-        for r in range(rounds):
+        for r in progress(range(rounds), desc="release_slowdown"):
             jobs = [(cell, inside) for cell in cells for inside in (True, False)]
             for cell, inside in order.sample(jobs, len(jobs)):
                 times.setdefault((cell[0], inside), []).append(run(cell, inside, SEED + r))

@@ -32,6 +32,7 @@ import numpy as np
 
 from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
+from dpwidgets._progress import progress
 from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
 from dpwidgets.engine.streams import pegasus
 from dpwidgets.widgets.streams import TICK_MS, HierarchyWidget, StreamWidget
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> str:
 
     # 1. Play ticks at every offered speed (steps per tick = speed · 50 ms).
     verdict = {}
-    for speed in (288, 1000, 2016, 5000):
+    for speed in progress((288, 1000, 2016, 5000), desc="stream_widget_redraw ticks"):
         batch = max(1, speed * TICK_MS // 1000)
         times = _ticks(sw, batch, n_ticks)
         verdict[speed] = stats(times[1])[:2]
@@ -160,7 +161,8 @@ def main(argv: list[str] | None = None) -> str:
     tick_rows.append(_tick_row("1,000, analyst release (no truth line)", 50, analyst_ticks))
 
     # 3. Hierarchies: Multi_5-like, small default and the text's size.
-    for n_states, length, compare in ((16, 2000, True), (128, 20_000, False)):
+    for n_states, length, compare in progress(((16, 2000, True), (128, 20_000, False)),
+                                              desc="stream_widget_redraw hierarchies"):
         total = int(round(646_254 * n_states / 128 * length / 20_000))
         data = multi_state_streams(np.random.default_rng(SEED), n_states=n_states,
                                    length=length, total=total)

@@ -40,6 +40,7 @@ from benchmarks.streams_common import (
     stream,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.engine.streams import (
     backward_smoothing,
     binary_tree_window_sums,
@@ -65,7 +66,7 @@ def _curve(roc) -> np.ndarray:
 def run_trials(trials: int, seed: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     c = stream(STREAM)
     rows, curves = [], []
-    for eps in EPSILONS:
+    for eps in progress(EPSILONS, desc="streams_events"):
         for i in range(trials):
             rng = rng_for(seed, "events", int(eps * 1e4), i)
             pgs = pegasus(c, eps, rng=rng, defaults="text")  # the text's, pinned

@@ -47,6 +47,7 @@ from benchmarks.streams_common import (
     rng_for,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.engine.streams import Hierarchy, average_l1, hs_laplace, hs_pegasus, phs_pegasus
 
 NAME = "streams_hierarchy"
@@ -68,7 +69,7 @@ def run(trials: int, seed: int, extras: bool) -> tuple[pd.DataFrame, pd.DataFram
     truth = tree.aggregate(leaves)
     h = tree.height
     rows, per_trial = [], []
-    for eps in EPSILONS:
+    for eps in progress(EPSILONS, desc="streams_hierarchy"):
         zero = np.zeros_like(truth, dtype=float)
         rows.append({"epsilon": eps, "method": "all zeros", "trials": 1,
                      "avg_l1": average_l1(truth, zero), "avg_l1_sd": 0.0, "seconds": 0.0,

@@ -42,6 +42,7 @@ from benchmarks.streams_common import (
     stream,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.engine.mechanisms import laplace
 from dpwidgets.engine.streams import (
     DEFAULTS,
@@ -189,7 +190,7 @@ def run(quick: bool, seed: int) -> pd.DataFrame:
          lambda: hs_laplace(leaves, tree, EPSILON, rng)),
     ]
     rows = []
-    for task, data, size, target, runs, fn in jobs:
+    for task, data, size, target, runs, fn in progress(jobs, desc="streams_speed"):
         times, cpu = _time(fn, runs)
         median = statistics.median(times)
         rows.append({"task": task, "data": data, "size": size, "runs": runs,

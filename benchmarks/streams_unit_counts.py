@@ -46,6 +46,7 @@ from benchmarks.streams_common import (
     summarise,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.engine.streams import backward_smoothing, laplace_stream, pegasus, scaled_total_l1
 
 NAME = "streams_unit_counts"
@@ -63,7 +64,7 @@ CONSTANT_LENGTH = 200_000
 
 def run_trials(trials: int, seed: int) -> pd.DataFrame:
     rows = []
-    for name in STREAMS:
+    for name in progress(STREAMS, desc="streams_unit_counts"):
         c = stream(name)
         for eps in EPSILONS:
             for i in range(trials):

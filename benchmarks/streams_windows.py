@@ -43,6 +43,7 @@ from benchmarks.streams_common import (
     theta_alt,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.engine.streams import (
     average_l1,
     binary_tree_window_sums,
@@ -61,7 +62,7 @@ TEXT_METHODS = METHODS[:4]
 
 def run_trials(trials: int, exponents, seed: int) -> pd.DataFrame:
     rows = []
-    for name in STREAMS:
+    for name in progress(STREAMS, desc="streams_windows"):
         c = stream(name)
         for eps in EPSILONS:
             for i in range(trials):

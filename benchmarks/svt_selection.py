@@ -32,6 +32,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from dpwidgets._progress import progress
 from dpwidgets.engine.svt import false_negative_rate, score_error_rate, sparse_vector, top_c
 
 C_VALUES = (25, 50, 75, 100, 150, 200, 250, 300)
@@ -77,7 +78,7 @@ def run(runs: int, c_values=C_VALUES, seed: int = 2017) -> pd.DataFrame:
     ranked = np.sort(scores)[::-1]
     rng = np.random.default_rng(seed)
     rows = []
-    for c in c_values:
+    for c in progress(c_values, desc="svt_selection"):
         threshold = (ranked[c - 1] + ranked[c]) / 2
         ser = {m: [] for m in METHODS}
         fnr = {m: [] for m in METHODS}

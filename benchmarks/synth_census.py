@@ -53,6 +53,7 @@ from benchmarks.synth_common import (
     verdict,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.engine.synth import dependence_comparison
 
 NAME = "synth_census"
@@ -68,7 +69,7 @@ VALUES = ["relative_error", "median_relative_error", "absolute_error", "kendall_
 
 def run(runs: int, n_queries: int, seed: int, epsilons, tables) -> pd.DataFrame:
     rows = []
-    for name in tables:
+    for name in progress(tables, desc="synth_census"):
         table = census_table(name)
         s = census_sanity_bound(name, table)
         for r in range(runs):

@@ -51,6 +51,7 @@ from benchmarks.synth_common import (
     timed,
     write_outputs,
 )
+from dpwidgets._progress import progress
 from dpwidgets.engine.synth import dependence_comparison, dpcopula
 
 NAME = "synth_margin_publishers"
@@ -76,7 +77,7 @@ def label(publisher: str, fit: str, hybrid: bool) -> str:
 
 def run(runs: int, n_queries: int, seed: int, epsilons, tables) -> pd.DataFrame:
     rows = []
-    for name in tables:
+    for name in progress(tables, desc="synth_margin_publishers"):
         table = census_table(name)
         s = census_sanity_bound(name, table)
         m = table.frame.shape[1]

@@ -52,6 +52,7 @@ from benchmarks.synth_common import (
     verdict,
     write_outputs,
 )
+from dpwidgets._progress import progress
 
 NAME = "synth_parameters"
 K_VALUES = (0.1, 0.25, 0.5, 1.0, 2.0, 4.0, 8.0, 16.0)
@@ -71,7 +72,7 @@ VALUES = ["relative_error", "median_relative_error", "absolute_error", "correlat
 def run_k(runs: int, n_queries: int, seed: int, k_values, epsilons) -> pd.DataFrame:
     table = gaussian_table(2)
     rows = []
-    for r in range(runs):
+    for r in progress(range(runs), desc="synth_parameters k"):
         qs = QuerySet.draw(table, n_queries, rng_for(seed, "fig3.4", "queries", r))
         for eps in epsilons:
             for method in K_METHODS:
@@ -89,7 +90,7 @@ def run_k(runs: int, n_queries: int, seed: int, k_values, epsilons) -> pd.DataFr
 
 def run_mle(runs: int, n_queries: int, seed: int, dims, n: int) -> pd.DataFrame:
     rows = []
-    for m in dims:
+    for m in progress(dims, desc="synth_parameters MLE"):
         table = gaussian_table(m, n=n)
         for r in range(runs):
             qs = QuerySet.draw(table, n_queries, rng_for(seed, "fig3.5", m, "queries", r))

@@ -48,6 +48,7 @@ from benchmarks.synth_common import (
     verdict,
     write_outputs,
 )
+from dpwidgets._progress import progress
 
 NAME = "synth_scalability"
 REPEATS = 5
@@ -63,7 +64,7 @@ EPSILON = 1.0
 
 def _time(part: str, table, method: str, repeats: int, seed: int, **extra) -> list[dict]:
     rows = []
-    for r in range(repeats):
+    for r in progress(range(repeats), leave=False):
         rng = rng_for(seed, part, table.name, table.n, method, r)
         res, seconds = timed(release, method, table, EPSILON, rng)
         rows.append({"part": part, "table": table.name, "n": table.n,
@@ -75,11 +76,11 @@ def _time(part: str, table, method: str, repeats: int, seed: int, **extra) -> li
 
 def run(repeats: int, seed: int, n_values, m_values, target_n: int) -> pd.DataFrame:
     rows = []
-    for n in n_values:
+    for n in progress(n_values, desc="synth_scalability n"):
         table = census_table("us", n)
         for method in N_METHODS:
             rows += _time("3.10a", table, method, repeats, seed)
-    for m in m_values:
+    for m in progress(m_values, desc="synth_scalability m"):
         table = gaussian_table(m)
         for method in M_METHODS:
             rows += _time("3.10b", table, method, repeats, seed)

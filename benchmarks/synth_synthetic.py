@@ -64,6 +64,7 @@ from benchmarks.synth_common import (
     verdict,
     write_outputs,
 )
+from dpwidgets._progress import progress
 
 NAME = "synth_synthetic"
 RANGE_EPSILON = 0.1
@@ -93,7 +94,7 @@ def run_range(runs: int, n_queries: int, seed: int, widths) -> pd.DataFrame:
     table = gaussian_table(2)
     domain = table.domain_sizes["x1"]
     rows = []
-    for r in range(runs):
+    for r in progress(range(runs), desc="synth_synthetic ranges"):
         sets = {w: QuerySet.draw(table, n_queries, rng_for(seed, "fig3.7", w, r),
                                  width=w / domain) for w in widths}
         for method in RANGE_METHODS:
@@ -107,7 +108,7 @@ def run_range(runs: int, n_queries: int, seed: int, widths) -> pd.DataFrame:
 
 def run_margins(runs: int, n_queries: int, seed: int, epsilons, m: int = 8) -> pd.DataFrame:
     rows = []
-    for margins in MARGINS:
+    for margins in progress(MARGINS, desc="synth_synthetic margins"):
         table = gaussian_table(m, margins)
         for r in range(runs):
             qs = QuerySet.draw(table, n_queries, rng_for(seed, "fig3.8", margins, "queries", r))
@@ -127,7 +128,7 @@ def run_margins(runs: int, n_queries: int, seed: int, epsilons, m: int = 8) -> p
 
 def run_dims(runs: int, n_queries: int, seed: int, dims) -> pd.DataFrame:
     rows = []
-    for m in dims:
+    for m in progress(dims, desc="synth_synthetic dimensions"):
         table = gaussian_table(m)
         for r in range(runs):
             qs = QuerySet.draw(table, n_queries, rng_for(seed, "fig3.9", m, "queries", r))

@@ -34,6 +34,7 @@ import numpy as np
 
 from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
+from dpwidgets._progress import progress
 from dpwidgets.datasets.synth import gaussian_dependence_table, us_census_like
 from dpwidgets.engine import synth as sy
 from dpwidgets.releases.synth import synth_stand_in
@@ -117,7 +118,7 @@ class Rows:
                     settle_wall.append(full.wall)
 
         once(-1, False)  # warm-up
-        for i in range(self.repeats):
+        for i in progress(range(self.repeats), leave=False):
             once(i, True)
         m_med, m_p95, m_max = stats(move_cpu)
         w_med, w_p95, _ = stats(move_wall)

@@ -83,6 +83,30 @@ function renderBudget(b, warnFraction, active, folded, opened) {
   return row;
 }
 
+// Ask the kernel to re-read the ledgers: another notebook (or kernel) on the same ledger may
+// have spent since. Asked when drawn, when the meter comes into sight, when the pointer enters
+// it, and every `refresh_seconds` while it is on screen and the page is visible.
+function keepFresh(model, root) {
+  let inSight = false;
+  const ask = () => model.send({ kind: "refresh" });
+  const observer = new IntersectionObserver((entries) => {
+    const now = entries.some((e) => e.isIntersecting);
+    if (now && !inSight) ask();
+    inSight = now;
+  });
+  observer.observe(root);
+  root.addEventListener("pointerenter", ask);
+  const timer = setInterval(() => {
+    if (inSight && document.visibilityState === "visible") ask();
+  }, 1000 * Math.max(1, model.get("refresh_seconds") || 5));
+  ask();
+  return () => {
+    observer.disconnect();
+    clearInterval(timer);
+    root.removeEventListener("pointerenter", ask);
+  };
+}
+
 function render({ model, el }) {
   const root = document.createElement("div");
   root.className = "dpw-meter";
@@ -119,14 +143,24 @@ function render({ model, el }) {
       msg.textContent = message;
       root.appendChild(msg);
     }
+    const notice = model.get("notice");
+    if (notice) {
+      const note = document.createElement("div");
+      note.className = "dpw-meter-notice";
+      note.textContent = notice;
+      root.appendChild(note);
+    }
   }
 
   draw();
-  for (const name of ["budgets", "active", "message", "mode", "warn_fraction"]) {
+  const traits = ["budgets", "active", "message", "notice", "mode", "warn_fraction"];
+  for (const name of traits) {
     model.on(`change:${name}`, draw);
   }
+  const stopRefreshing = keepFresh(model, root);
   return () => {
-    for (const name of ["budgets", "active", "message", "mode", "warn_fraction"]) {
+    stopRefreshing();
+    for (const name of traits) {
       model.off(`change:${name}`, draw);
     }
   };

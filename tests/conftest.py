@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+# No progress bars in test logs, nor in the notebooks the tests execute (their kernels inherit
+# this environment); tests/test_progress.py sets it as it needs.
+os.environ.setdefault("DPWIDGETS_PROGRESS", "0")
 
 
 @pytest.fixture

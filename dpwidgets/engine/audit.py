@@ -35,6 +35,7 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
+from .._progress import Progress
 from ._validation import (
     check_epsilon,
     check_positive_int,
@@ -62,6 +63,9 @@ MAX_TRIALS = 10**8
 Mechanism = Callable[[Any, int, np.random.Generator], Any]
 #: An output event: ``event(outputs)`` -> bool array of shape ``(trials,)``.
 Event = Callable[[Any], np.ndarray]
+#: What an audit's ``progress`` may be: ``None`` (a bar when someone watches), a bool (a bar
+#: or none), or ``callback(batches_done, batches_total)`` (e.g. a widget's own bar).
+ProgressArg = bool | Callable[[int, int | None], None] | None
 
 # The four likelihood ratios checked, by the index pairs of the one-sided bounds they use
 # (see AuditResult.from_counts). Written once, so that the names and the arithmetic agree.
@@ -307,8 +311,10 @@ def _count_hits(
     trials: int,
     batch_size: int,
     rng: np.random.Generator,
+    bar: Progress | None = None,
 ) -> np.ndarray:
-    """Hits of each event in ``trials`` runs of ``mechanism(data)``, drawn in batches."""
+    """Hits of each event in ``trials`` runs of ``mechanism(data)``, drawn in batches (one
+    step of ``bar`` per batch)."""
     hits = np.zeros(len(events), dtype=np.int64)
     done = 0
     while done < trials:
@@ -317,7 +323,22 @@ def _count_hits(
         for j, event in enumerate(events):
             hits[j] += np.count_nonzero(_event_mask(event, outputs, size))
         done += size
+        if bar is not None:
+            bar.update()
     return hits
+
+
+def _audit_bar(progress: ProgressArg, total: int, label: str) -> Progress:
+    """The bar of an audit of ``total`` batches: see ``audit_privacy_loss(progress=)``."""
+    if progress is not None and not isinstance(progress, bool) and not callable(progress):
+        raise TypeError(f"progress must be None, a bool or callable(done, total), got {progress!r}")
+    if callable(progress):
+        return Progress(total=total, disable=True, callback=progress)
+    # What is audited, without its source in parentheses: one short line before the bar.
+    desc = f"audit: {label.split(' (')[0]}" if label else "audit"
+    # leave=False: a lesson auditing several variants in a loop keeps no finished bars.
+    return Progress(total=total, desc=desc[:60], disable=None if progress is None else not progress,
+                    leave=False, unit="batch")
 
 
 def audit_privacy_loss(
@@ -333,6 +354,7 @@ def audit_privacy_loss(
     batch_size: int | None = None,
     pilot_trials: int | None = None,
     label: str = "",
+    progress: ProgressArg = None,
 ) -> AuditResult:
     """Audit a mechanism's privacy loss on two neighbouring inputs and an output event.
 
@@ -367,6 +389,12 @@ def audit_privacy_loss(
         ``max(1, trials // 4)``); must not be given for a single event.
     label : str
         What is audited, stored in the result.
+    progress : bool or callable, optional
+        Progress over the batches (pilot and main, both inputs): ``None`` (default) draws a
+        bar when someone watches (a terminal, a notebook; see :mod:`dpwidgets._progress`),
+        ``True`` / ``False`` always / never; a callable is called as
+        ``progress(batches_done, batches_total)`` after every batch instead (e.g. to feed a
+        widget's own bar). The batches, hence the result, are the same either way.
 
     Returns
     -------
@@ -379,7 +407,8 @@ def audit_privacy_loss(
         outside (0, 1); ``claimed_epsilon`` negative or not finite; no event; ``pilot_trials``
         with a single event; an event that does not return a bool array of shape (trials,).
     TypeError
-        ``mechanism`` or an event not callable; ``rng`` not a ``numpy.random.Generator``.
+        ``mechanism`` or an event not callable; ``rng`` not a ``numpy.random.Generator``;
+        ``progress`` neither None, a bool nor callable.
 
     Notes
     -----
@@ -416,11 +445,23 @@ def audit_privacy_loss(
             else check_positive_int(pilot_trials, "pilot_trials", maximum=MAX_TRIALS)
         )
     rng = check_rng(rng)
+    batches = 2 * math.ceil(trials / batch_size)
+    if len(events) > 1:
+        batches += 2 * math.ceil(pilot_trials / batch_size)
+    bar = _audit_bar(progress, batches, label)
 
+    with bar:
+        return _audit(mechanism, data, neighbour, events, trials, confidence, claimed_epsilon,
+                      rng, batch_size, pilot_trials, label, bar)
+
+
+def _audit(mechanism, data, neighbour, events, trials, confidence, claimed_epsilon, rng,
+           batch_size, pilot_trials, label, bar) -> AuditResult:
+    """The sampling of :func:`audit_privacy_loss`, its arguments checked."""
     chosen, used_pilot = 0, 0
     if len(events) > 1:
-        pilot = _count_hits(mechanism, data, events, pilot_trials, batch_size, rng)
-        pilot2 = _count_hits(mechanism, neighbour, events, pilot_trials, batch_size, rng)
+        pilot = _count_hits(mechanism, data, events, pilot_trials, batch_size, rng, bar)
+        pilot2 = _count_hits(mechanism, neighbour, events, pilot_trials, batch_size, rng, bar)
         scores = [
             AuditResult.from_counts(int(a), int(b), pilot_trials, confidence=confidence)
             for a, b in zip(pilot, pilot2, strict=True)
@@ -430,8 +471,10 @@ def audit_privacy_loss(
         )
         used_pilot = pilot_trials
 
-    hits = _count_hits(mechanism, data, events[chosen : chosen + 1], trials, batch_size, rng)
-    hits2 = _count_hits(mechanism, neighbour, events[chosen : chosen + 1], trials, batch_size, rng)
+    hits = _count_hits(mechanism, data, events[chosen : chosen + 1], trials, batch_size, rng,
+                       bar)
+    hits2 = _count_hits(mechanism, neighbour, events[chosen : chosen + 1], trials, batch_size,
+                        rng, bar)
     return AuditResult.from_counts(
         int(hits[0]),
         int(hits2[0]),
@@ -845,6 +888,7 @@ def audit_svt(
     min_agree: int | str | None = None,
     pilot_trials: int | None = None,
     batch_size: int | None = None,
+    progress: ProgressArg = None,
 ) -> AuditResult:
     """Run an SVT variant on a counterexample and audit its privacy loss against ``epsilon``.
 
@@ -879,6 +923,8 @@ def audit_svt(
     batch_size : int, optional
         Runs per call of the simulator (default: as many as keep about 4 million query slots
         in memory).
+    progress : bool or callable, optional
+        A bar over the simulator's batches, as in :func:`audit_privacy_loss`.
 
     Returns
     -------
@@ -993,4 +1039,5 @@ def audit_svt(
         batch_size=batch_size,
         pilot_trials=pilot_trials,
         label=f"{variant} on the {ex.name} counterexample ({ex.source})",
+        progress=progress,
     )

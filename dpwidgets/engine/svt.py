@@ -1179,7 +1179,11 @@ def top_c(
     on an adaptively chosen, repeating query stream (only ⊤ cost budget), hence epsilon-DP.
     Inside :func:`~.mechanisms.floating_point_safe` (analyst releases) ``"em"`` is the base-2
     exponential mechanism (:func:`~.mechanisms.exponential_mechanism`) and ``"svt_retr"``
-    compares on a :class:`~.mechanisms.ComparisonGrid`; both spend at most epsilon, exactly.
+    compares on a :class:`~.mechanisms.ComparisonGrid` pass by pass; both spend at most
+    epsilon, exactly. Outside it, ``"svt_retr"`` draws for each item the pass in which its
+    noisy score first reaches the noisy threshold (a geometric variable, given rho) instead of
+    fresh noise for every item in every pass: the same output distribution, in one draw per
+    item (a high increment can need thousands of passes).
     Neighbours: any relation under which each score has sensitivity Δ (monotonic: all scores
     move the same way, e.g. counts under add/remove-one record).
 
@@ -1220,19 +1224,13 @@ def top_c(
     raised = units.of(thresholds + increment * math.sqrt(2.0) * noise.query_scale)
     scores_u = units.of(scores)
     rho = units.noise(noise.threshold_scale, rng=rng)
-    chosen = np.zeros(scores.size, dtype=bool)
-    selected: list[np.ndarray] = []
-    need = c
-    for _ in range(max_passes):
-        remaining = np.flatnonzero(~chosen)
-        noisy = scores_u[remaining] + units.noise(noise.query_scale, remaining.size, rng=rng)
-        hits = remaining[noisy >= raised[remaining] + rho][:need]
-        chosen[hits] = True
-        selected.append(hits)
-        need -= hits.size
-        if need == 0:
-            break
+    if units.grid is None:
+        selected, need = _first_hits(raised + rho - scores_u, noise.query_scale, c, max_passes,
+                                     rng)
     else:
+        selected, need = _retraversals(scores_u, raised + rho, noise.query_scale, c,
+                                       max_passes, units, rng)
+    if need:
         warnings.warn(
             f"SVT-ReTr selected only {c - need} of c={c} items in max_passes={max_passes} "
             f"passes; lower the threshold or increment, or raise max_passes",
@@ -1240,6 +1238,50 @@ def top_c(
             stacklevel=2,
         )
     return np.concatenate(selected).astype(np.int64)
+
+
+def _retraversals(scores_u, bars, query_scale: float, c: int, max_passes: int, units: _Units,
+                  rng: np.random.Generator) -> tuple[list[np.ndarray], int]:
+    """SVT-ReTr pass by pass: fresh query noise for every unselected item in each pass, the
+    first ``c`` items whose noisy score reaches its bar (raised threshold + rho) selected.
+    Returns the hits of each pass and how many of the ``c`` are still missing."""
+    chosen = np.zeros(scores_u.size, dtype=bool)
+    selected: list[np.ndarray] = []
+    need = c
+    for _ in range(max_passes):
+        remaining = np.flatnonzero(~chosen)
+        noisy = scores_u[remaining] + units.noise(query_scale, remaining.size, rng=rng)
+        hits = remaining[noisy >= bars[remaining]][:need]
+        chosen[hits] = True
+        selected.append(hits)
+        need -= hits.size
+        if need == 0:
+            break
+    return selected, need
+
+
+def _first_hits(gaps: np.ndarray, scale: float, c: int, max_passes: int,
+                rng: np.random.Generator) -> tuple[list[np.ndarray], int]:
+    """SVT-ReTr (continuous noise) from the pass in which each item first reaches its bar; the
+    output of :func:`_retraversals`, with the same distribution, in one draw per item.
+
+    Item i reaches its bar in a pass when its fresh query noise Lap(``scale``) is at least
+    ``gaps[i]`` (bar minus score), with probability p_i = P(Lap(scale) >= gaps[i]),
+    independently of every other item and pass (rho is fixed for the whole run). So its first
+    such pass is Geometric(p_i), drawn here by inversion from one uniform (``inf`` when p_i
+    underflows to 0). Before pass t the loop has selected exactly the items whose first pass
+    is earlier, and in pass t it takes, in examination order, those whose first pass is t: the
+    first c items by (first pass, index), among the passes up to ``max_passes``.
+    """
+    with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+        p = np.where(gaps >= 0, 0.5 * np.exp(-gaps / scale), -0.5 * np.expm1(gaps / scale) + 0.5)
+        u = 1.0 - rng.random(gaps.shape)  # in (0, 1]
+        passes = np.floor(np.log(u) / np.log1p(-p)) + 1.0
+    passes[p >= 1.0] = 1.0
+    passes[p <= 0.0] = np.inf
+    order = np.argsort(passes, kind="stable")  # by pass, then in examination order
+    selected = order[passes[order] <= max_passes][:c]
+    return [selected], c - selected.size
 
 
 def _check_selection(selected, scores, c) -> tuple[np.ndarray, np.ndarray, int]:

@@ -19,7 +19,8 @@ from __future__ import annotations
 import contextlib
 import html
 import math
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import ipywidgets as w
@@ -29,6 +30,7 @@ from ..engine.budget import BudgetExceededError
 from ..engine.errors import DPWidgetsError
 from ..session import Release, Session
 from ._bokeh import OfflineBokehMixin, one_patch
+from .accuracy import AccuracyMixin
 from .controls import (
     Debouncer,
     SliderText,
@@ -49,7 +51,8 @@ def _in_one_patch(fn: Callable) -> Callable:
     return run
 
 
-__all__ = ["PublicSource", "ReleaseWidget", "budget_parts", "fmt", "g3", "is_echo", "one_of"]
+__all__ = ["PublicSource", "ReleaseWidget", "budget_parts", "fmt", "fold", "g3", "is_echo",
+           "one_of", "round_decimals", "visible_text"]
 
 #: What a widget catches around a session call: every refusal or failure of the door, plus the
 #: ``ValueError`` / ``TypeError`` of its own control validation. The widget shows the message
@@ -62,12 +65,46 @@ _NOT_SHOWN = frozenset({"coef", "intercept", "queries", "groups", "budgets", "at
 
 
 def fmt(x: float) -> str:
-    """A number for a label: 3 significant digits, thousands separated, ∞ for infinity."""
+    """A number for a label: 3 significant digits, thousands separated, ∞ for infinity.
+
+    Integers are printed whole; a float from 1,000 to 10^9 is rounded to 3 significant digits
+    and printed in plain digits (2,330, not 2.33e+03).
+    """
     if isinstance(x, float) and math.isinf(x):
         return "∞"
     if isinstance(x, int | np.integer) and not isinstance(x, bool):
         return f"{int(x):,}"
-    return f"{x:,.3g}" if abs(x) >= 1000 else f"{x:.3g}"
+    rounded = float(f"{x:.3g}")
+    if 1000 <= abs(rounded) < 1e9:
+        return f"{rounded:,.0f}"
+    return f"{x:.3g}"
+
+
+_DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
+
+
+def round_decimals(text: str) -> str:
+    """A text with its decimal numbers to 3 significant digits ("0.4426-DP" -> "0.443-DP"),
+    as every ε a user sees; section numbers such as "§4.2.2" or "Def. 4.1.1" are left alone."""
+    return _DECIMAL.sub(lambda m: f"{float(m.group()):.3g}", text)
+
+
+def fold(summary: str, details: str = "") -> str:
+    """A text shown as one line, the rest folded: ``summary`` (HTML) stays visible, ``details``
+    (HTML) sit in a ``<details>`` element the reader opens. Without details, the summary alone.
+    """
+    if not details:
+        return f"<div class='dpw-summary'>{summary}</div>"
+    return (f"<details class='dpw-fold'><summary class='dpw-summary'>{summary}</summary>"
+            f"<div class='dpw-fold-body'>{details}</div></details>")
+
+
+def visible_text(value: str) -> str:
+    """The text of an HTML value as it shows before any ``<details>`` is opened: tags dropped,
+    a details element reduced to its summary (what :func:`fold` keeps visible)."""
+    value = re.sub(r"(?s)<details[^>]*>.*?<summary[^>]*>(.*?)</summary>.*?</details>", r"\1",
+                   value)
+    return html.unescape(re.sub(r"<[^>]+>", "", value)).strip()
 
 
 def g3(x: float) -> str:
@@ -141,7 +178,9 @@ def _literal(value) -> str:
     return repr(value)
 
 
-def _param_text(params: dict) -> str:
+def _param_text(params: dict, title: str = "") -> str:
+    """The parameters a button states: numbers to 3 significant digits; a choice the title
+    already names (``variant=standard`` beside "SVT standard") is not repeated."""
     parts = []
     for key, value in params.items():
         if key in _NOT_SHOWN or value is None:
@@ -149,13 +188,54 @@ def _param_text(params: dict) -> str:
         if isinstance(value, bool):
             parts.append(f"{key}={'yes' if value else 'no'}")
         elif isinstance(value, int | float | np.integer | np.floating):
-            parts.append(f"{key}={value:g}" if key == "epsilon" else f"{key}={fmt(value)}")
-        elif isinstance(value, str) and len(value) <= 24:
+            parts.append(f"{key}={fmt(value)}")
+        elif isinstance(value, str) and len(value) <= 24 and value not in title:
             parts.append(f"{key}={value}")
     return ", ".join(p.replace("epsilon=", "ε=") for p in parts)
 
 
-class ReleaseWidget(OfflineBokehMixin, w.VBox):
+# A citation in a title, "(Li 2017, Alg. 8)": the banner gives it; a button need not.
+_CITATION = re.compile(r"\s*\([^()]*\b(?:19|20)\d\d\b[^()]*\)")
+
+
+#: The few CSS rules ipywidgets' own style has no trait for, scoped to dpwidgets' widgets: a
+#: button or checkbox label too long for the row wraps onto a second line instead of being cut
+#: with an ellipsis, and a folded text (:func:`fold`) shows that it opens.
+_STYLE = """<style>
+.dpw-widget .jupyter-button { white-space: normal; height: auto; text-align: left;
+  min-height: var(--jp-widgets-inline-height); line-height: 1.35; padding: 3px 10px; }
+.dpw-widget .widget-checkbox, .dpw-widget .jupyter-widget-checkbox { height: auto; }
+.dpw-widget .widget-checkbox .widget-label-basic,
+.dpw-widget .jupyter-widget-checkbox .jupyter-widget-label-basic { white-space: normal;
+  line-height: 1.35; }
+.dpw-widget details.dpw-fold > summary { cursor: pointer; }
+</style>"""
+
+
+def _descendants(widget) -> Iterator:
+    """A widget and every widget inside it (children of boxes, depth first)."""
+    yield widget
+    for child in getattr(widget, "children", ()) or ():
+        yield from _descendants(child)
+
+
+def _legible_layout(root) -> None:
+    """Buttons and checkboxes show their whole label: each is as wide as its label, a row
+    holding one moves it to the next line rather than squeezing it, and a label wider than
+    the whole row wraps (:data:`_STYLE`); ipywidgets' own style cuts it with an ellipsis."""
+    for widget in _descendants(root):
+        if isinstance(widget, w.Button | w.Checkbox):
+            if widget.layout.width in (None, "auto"):
+                # As wide as the label; on a row too narrow for it, the label wraps (_STYLE).
+                widget.layout.width = "auto"
+                widget.layout.flex = "0 1 auto"
+                widget.layout.max_width = "100%"
+        elif isinstance(widget, w.HBox) and any(
+                isinstance(child, w.Button | w.Checkbox) for child in widget.children):
+            widget.layout.flex_flow = "row wrap"
+
+
+class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
     """Base of every dpwidgets widget: a session, controls, a figure and one Release button.
 
     Attributes
@@ -202,6 +282,8 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
             layout=w.Layout(width="auto"),  # the default 148 px cut the label
         )
         self.release_button.add_class("dpw-release")
+        # Beside the button, the status takes the rest of the row (its own line if too narrow).
+        self.status.layout.flex = "1 1 260px"
         self.release_button.on_click(self._on_release_clicked)
         # "Copy the code": the Session API lines of the release the button would make.
         self.code_box = w.Textarea(layout=w.Layout(width="100%", height="8em"))
@@ -241,7 +323,12 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
             coded = bool(self.mechanism)
         except Exception:  # noqa: BLE001 -- a mechanism chosen by a control not set yet
             coded = False
-        super().__init__([*children, self._code_panel] if coded else children)
+        style = w.HTML(_STYLE, layout=w.Layout(display="none"))
+        accuracy = self._accuracy_panel()  # analyst mode, where the widget gives its values
+        children = [*children, accuracy] if accuracy is not None else list(children)
+        super().__init__([*children, self._code_panel, style] if coded else [*children, style])
+        _legible_layout(self)
+        self.add_class("dpw-widget")
         for name in css:
             self.add_class(name)
         self.add_class(f"dpw-mode-{self.session.mode}")
@@ -381,6 +468,7 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
         """Redraw from the controls: a live release (teaching) or a free preview (analyst).
         A bad control value is refused with a message; nothing runs then."""
         self._update_banner()
+        self._accuracy_stale()
         problem = self.problem()
         if problem:
             self._refuse(problem)
@@ -407,19 +495,30 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
         if problem:
             self._refuse(problem)
             return None
+        # A release can take seconds (it runs on the whole table): say so while it runs, and
+        # let nobody click again meanwhile.
+        self.release_button.disabled = True
+        before = self.status.value
+        self.status.value = ("<span class='dpw-busy'>Releasing… (the mechanism runs on the "
+                             "data; nothing is shown until it is done)</span>")
         try:
             release = self._make_release()
         except CAUGHT as exc:
             self._show_error(exc)
+            self.status.value = before  # still what is on screen
             return None
+        finally:
+            self.release_button.disabled = False
         self._release = self.last_release = release
         what = (f"charged ε = {fmt(release.epsilon)}" if release.charged
-                else "replayed a cached release, nothing spent")
+                else "replayed a cached release: free, nothing spent")
         self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
                               f"{what}.</div>")
         self._draw_release(release)
-        self.status.value = ("<span class='dpw-released'>Showing the released DP output "
-                             f"({html.escape(self._guarantee_of(release))}).</span>")
+        self.status.value = fold(
+            "<span class='dpw-released'>Showing the released DP output "
+            f"(ε = {fmt(release.epsilon)}-DP {html.escape(self.per_unit)}).</span>",
+            f"Guarantee: {html.escape(self._guarantee_of(release))}.")
         self._update_button()
         return release
 
@@ -445,7 +544,7 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
     def _guarantee_of(self, release: Release) -> str:
         guarantee = getattr(release, "guarantee", None) or release.output.get("guarantee")
         if guarantee:
-            text = str(guarantee)
+            text = round_decimals(str(guarantee))
             return text if " per " in text else f"{text}, {self.per_unit}"
         return f"ε = {fmt(release.epsilon)}-DP {self.per_unit}"
 
@@ -464,8 +563,19 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
             self.release_button.description = f"{verb}: fix the parameters first"
             return
         title = self.title or self.mechanism
-        self.release_button.description = (
-            f"{verb}: {title}, {_param_text(self.params)} (costs ε={cost:g})")
+        params = self.params
+        try:
+            free = (not self.session.teaching
+                    and self.session.is_cached(self.dataset, self.mechanism, **params))
+        except CAUGHT:  # a widget whose release adds parameters of its own (a model)
+            free = False
+        price = "free: already released" if free else f"costs ε={fmt(cost)}"
+        short = _CITATION.sub("", title)
+        self.release_button.description = f"{verb}: {short}, {_param_text(params, short)} ({price})"
+        # The whole of it, exact, on hover.
+        self.release_button.tooltip = (
+            f"{verb}: {title}, {_param_text(params)}; charges ε = {cost!r}"
+            + (" (already released: a replay is free)" if free else ""))
         self.code_box.value = self.code()
 
     def code(self) -> str:
@@ -502,9 +612,10 @@ class ReleaseWidget(OfflineBokehMixin, w.VBox):
     def _set_stats(self, where: str, what: str, guarantee: str, budget: str = "") -> None:
         """The stats line: where the numbers come from (``"teaching"``, ``"preview"`` or
         ``"release"``), what is shown, what was spent (``budget``) and the guarantee."""
-        text = (f"{_SHOWN[where]}: {what}." + (f" Budget: {budget}." if budget else "")
-                + f" Guarantee: {guarantee}.")
-        self.stats.value = f"<div>{html.escape(text)}</div>"
+        text = f"{_SHOWN[where]}: {what}." + (f" Budget: {budget}." if budget else "")
+        # The guarantee in full is folded: the banner above states it in one line.
+        self.stats.value = fold(html.escape(text),
+                                f"Guarantee: {html.escape(round_decimals(guarantee))}.")
 
     def _live_status(self, releases: list[Release]) -> None:
         """Teaching: say which run is shown and what it charged."""

@@ -4,15 +4,19 @@ jupyter_bokeh's front end (``BokehModel``) does not bundle BokehJS: it calls the
 ``window.Bokeh`` that ``bokeh.io.output_notebook()`` puts on the page -- and that loads
 BokehJS from cdn.bokeh.org by default. Offline (air-gapped enclaves, the CI machines) the CDN
 is unreachable and every BokehModel shows "Click to show javascript error". So before the first
-figure is displayed in a kernel we publish the loader with ``resources=INLINE``: the BokehJS
-bundles are read from the installed ``bokeh`` package and sent in the output itself (a few MB,
-once per kernel). Nothing reaches for a CDN.
+figure is displayed in a kernel we publish the loader with inline resources: the BokehJS
+bundles are read from the installed ``bokeh`` package and sent in the output itself (once per
+kernel; only the bundles the widgets draw with, :data:`BOKEHJS_COMPONENTS`). Nothing reaches
+for a CDN. A kernel of a Jupyter server that serves the bundles itself (the
+:mod:`dpwidgets.bokehjs_server` extension, installed with the package) publishes a loader of
+about 1 KB instead, so a saved notebook does not carry them and the browser loads them once.
 """
 
 from __future__ import annotations
 
 import json
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import contextmanager
 
@@ -20,8 +24,17 @@ from bokeh.models import LayoutDOM
 from bokeh.protocol import Protocol
 from jupyter_bokeh import BokehModel
 
-__all__ = ["BatchedBokehModel", "bokeh_widget", "ensure_bokehjs", "one_patch",
-           "redraw_when_displayed"]
+from .figures._common import fit_to_page
+
+__all__ = ["BOKEHJS_COMPONENTS", "BatchedBokehModel", "bokeh_widget", "ensure_bokehjs",
+           "one_patch", "redraw_when_displayed"]
+
+#: The BokehJS bundles the loader sends: the core (plots, glyphs, tools, legends) and its WebGL
+#: glyphs (the diagnostics scatter plots). The widgets draw no Bokeh widget, table or TeX label,
+#: so ``bokeh-widgets``, ``bokeh-tables`` and ``bokeh-mathjax`` (2.5 of bokeh's 3.9 MB of
+#: JavaScript; the loader's output holds it twice: 8 MB with every bundle, 3 MB with these) are
+#: left out. A figure that needs one of them must add it here.
+BOKEHJS_COMPONENTS = ("bokeh", "bokeh-gl")
 
 # The document events held by :func:`one_patch`, by model: {id(model): (model, [events])}.
 # Per thread, not a ContextVar: asyncio runs a ``call_later`` callback (a debounced redraw) in
@@ -44,13 +57,18 @@ def _in_kernel() -> bool:
     return shell is not None and getattr(shell, "kernel", None) is not None
 
 
-def ensure_bokehjs(force: bool = False) -> bool:
+def ensure_bokehjs(force: bool = False, inline: bool = False) -> bool:
     """Publish the inline BokehJS loader once per kernel (no-op outside a kernel).
 
     Parameters
     ----------
     force : bool
         Publish it again (e.g. after the page was reloaded and the loader output cleared).
+    inline : bool
+        Send the bundles inline even when the Jupyter server serves them (see
+        :mod:`dpwidgets.bokehjs_server`: a kernel of that server otherwise publishes a loader
+        of about 1 KB that fetches them from the server, so a saved notebook does not carry
+        them).
 
     Returns
     -------
@@ -60,10 +78,21 @@ def ensure_bokehjs(force: bool = False) -> bool:
     global _LOADED
     if (_LOADED and not force) or not _in_kernel():
         return False
-    from bokeh.io import output_notebook
-    from bokeh.resources import INLINE
+    from ..bokehjs_server import served_loader
 
-    output_notebook(resources=INLINE, hide_banner=True)
+    loader = None if inline else served_loader(BOKEHJS_COMPONENTS)
+    if loader is not None:
+        from IPython.display import publish_display_data
+
+        publish_display_data({"application/javascript": loader,
+                              "application/vnd.bokehjs_load.v0+json": loader})
+        _LOADED = True
+        return True
+    from bokeh.io import output_notebook
+    from bokeh.resources import Resources
+
+    output_notebook(resources=Resources(mode="inline", components=list(BOKEHJS_COMPONENTS)),
+                    hide_banner=True)
     _LOADED = True
     return True
 
@@ -79,7 +108,10 @@ def redraw_when_displayed(plot: BokehModel) -> None:
 
     def on_views(change) -> None:
         if (change["new"] or 0) > (change["old"] or 0):
-            plot.render_bundle = BokehModel._model_to_traits(plot._model)
+            # A BatchedBokehModel knows whether its bundle is still the document; a new view
+            # of an unchanged document needs nothing resent.
+            if getattr(plot, "bundle_is_stale", lambda: True)():
+                plot.render_bundle = BokehModel._model_to_traits(plot._model)
 
     plot._view_count = 0
     plot.observe(on_views, names="_view_count")
@@ -94,9 +126,54 @@ class BatchedBokehModel(BokehModel):
     slider move showed a dozen intermediate frames over a second or more in the browser
     (``benchmarks/results/browser_redraw.md``). Held and sent together, the changes are
     applied in one go and painted once. Outside :func:`one_patch` it behaves as its parent.
+
+    In a kernel, the render bundle (the whole document, serialised: a few hundred ms for a
+    widget's figures) is made once, when it is needed, not also at construction: a widget
+    draws right after wrapping its layout, so the construction-time bundle was always stale,
+    serialised for nothing and drawn by the browser before the current one replaced it. Until
+    then the bundle is a blank placeholder; it is replaced before the widget is displayed
+    directly (:class:`OfflineBokehMixin`), else at the end of the cell that made it (for a
+    widget shown inside another container), else when a view appears
+    (:func:`redraw_when_displayed`, which resends only a stale bundle).
     """
 
+    #: Document changes so far, and how many of them the render bundle holds (-1: placeholder).
+    _changes = 0
+    _bundled = -1
+
+    def update_from_model(self, model) -> None:
+        if not _in_kernel():  # no front end to wait for: jupyter_bokeh's eager bundle
+            super().update_from_model(model)
+            self._bundled = self._changes
+            return
+        from bokeh.document import Document
+        from bokeh.models import Spacer
+
+        self._model = model
+        if model.document is None:
+            Document().add_root(model)
+        self._document.on_change_dispatch_to(self)
+        if getattr(self, "_view_count", None):  # a new model for views already shown
+            self._bundled = -1
+            self.refresh_bundle()
+            return
+        self.render_bundle = BokehModel._model_to_traits(Spacer(width=0, height=0))
+        self._bundled = -1
+        _placeholders_until_cell_ends(self)
+
+    def bundle_is_stale(self) -> bool:
+        """Whether the render bundle misses document changes (or is the placeholder)."""
+        return self._bundled != self._changes
+
+    def refresh_bundle(self) -> None:
+        """Make the render bundle the current document, if it is not already."""
+        if self.bundle_is_stale():
+            self._bundled = self._changes
+            self.render_bundle = BokehModel._model_to_traits(self._model)
+
     def _document_patched(self, event) -> None:
+        if event.setter is not self:  # the browser's own changes are in its view already
+            self._changes += 1
         held = _held()
         if held is None or event.setter is self:
             super()._document_patched(event)
@@ -133,12 +210,13 @@ def one_patch() -> Iterator[None]:
 
 
 def bokeh_widget(layout: LayoutDOM) -> BokehModel:
-    """Wrap a Bokeh layout in a :class:`BatchedBokehModel` (updates sync as patches).
+    """Wrap a Bokeh layout in a :class:`BatchedBokehModel` (updates sync as patches), sized
+    to the page (:func:`~.figures._common.fit_to_page`).
 
     Every view displayed later gets the document as it is then (:func:`redraw_when_displayed`),
     so what a widget drew before being shown is not lost.
     """
-    model = BatchedBokehModel(layout)
+    model = BatchedBokehModel(fit_to_page(layout))
     model.add_class("dpw-bokeh")
     redraw_when_displayed(model)
     return model
@@ -150,4 +228,39 @@ class OfflineBokehMixin:
 
     def _repr_mimebundle_(self, **kwargs):
         ensure_bokehjs()
+        for model in _bokeh_models(self):
+            if model._bundled == -1:  # still the placeholder: the view gets the document
+                model.refresh_bundle()
         return super()._repr_mimebundle_(**kwargs)
+
+
+def _bokeh_models(widget) -> Iterator[BatchedBokehModel]:
+    """The :class:`BatchedBokehModel` s in an ipywidgets tree."""
+    if isinstance(widget, BatchedBokehModel):
+        yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _bokeh_models(child)
+
+
+# The models of the cell running now that still hold the placeholder bundle; refreshed when
+# the cell ends (IPython's post_run_cell), so that a widget displayed inside another container
+# (e.g. ``VBox([session.meter, widget])``) reaches the browser drawn, in one bundle.
+_PENDING: weakref.WeakSet = weakref.WeakSet()
+_HOOKED = False
+
+
+def _placeholders_until_cell_ends(model: BatchedBokehModel) -> None:
+    global _HOOKED
+    _PENDING.add(model)
+    if not _HOOKED:
+        from IPython import get_ipython
+
+        get_ipython().events.register("post_run_cell", _refresh_pending)
+        _HOOKED = True
+
+
+def _refresh_pending(*_) -> None:
+    for model in list(_PENDING):
+        _PENDING.discard(model)
+        if model.comm is not None and model._bundled == -1:
+            model.refresh_bundle()

@@ -15,7 +15,7 @@ import numpy as np
 
 from ..session import Release, Session
 from . import figures
-from ._base import ReleaseWidget
+from ._base import ReleaseWidget, fold
 from ._base import is_echo as _is_echo
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, IntRangeSlider, IntSlider
@@ -134,10 +134,13 @@ class AttackDemo(ReleaseWidget):
     def _update_banner(self) -> None:
         self.banner.value = (
             "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
-            "padding:6px;border-radius:3px'><b>NOT PRIVATE — GPTT</b> (Chen 2018, Alg. 5; "
-            "Lyu, Su & Li 2017, §3.3, §9): no query noise on the difference queries, so the "
-            "threshold tests reveal the order of the counts. Compared with standard SVT at the "
-            f"same ε (ε-DP {self.per_unit}).</div>"
+            "padding:6px;border-radius:3px'>"
+            + fold("<b>NOT PRIVATE — GPTT</b>: the threshold tests reveal the order of the "
+                   "counts",
+                   "(Chen 2018, Alg. 5; Lyu, Su & Li 2017, §3.3, §9): no query noise on the "
+                   "difference queries, so the threshold tests reveal the order of the counts. "
+                   f"Compared with standard SVT at the same ε (ε-DP {self.per_unit}).")
+            + "</div>"
         )
 
     def _on_change(self, change=None) -> None:

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import html
 import math
-import re
 import zlib
 from dataclasses import dataclass, field
 
@@ -37,8 +36,9 @@ from ..engine import diagnostics as dx
 from ..engine.histograms import PUBLISHERS
 from ..session import Release, Session, model_predictions
 from . import figures
-from ._base import PublicSource, ReleaseWidget, budget_parts, one_of
+from ._base import PublicSource, ReleaseWidget, budget_parts, fmt, fold, one_of
 from ._base import g3 as _fmt
+from ._base import round_decimals as _round_floats
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, FloatSlider, IntSlider
 
@@ -136,13 +136,26 @@ def _publisher_options(ndim: int) -> list[tuple[str, str]]:
     return [(label, name) for name, label in seen.items()]
 
 
-_DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
+#: Analyst defaults: one release spends at most this share of what is left of the budget.
+ANALYST_DEFAULT_SHARE = 0.25
 
 
-def _round_floats(text: str) -> str:
-    """The engine's guarantee text with its decimals to 3 significant digits ("0.123456-DP"
-    -> "0.123-DP"); section numbers such as "§4.2.2" are left alone."""
-    return _DECIMAL.sub(lambda m: f"{float(m.group()):.3g}", text)
+def _one_digit_down(x: float) -> float:
+    """``x`` rounded down to one significant digit (0.3125 -> 0.3), so a default ε is a round
+    number that never exceeds the share it stands for."""
+    if not x > 0:
+        return x
+    scale = 10.0 ** math.floor(math.log10(x))
+    return math.floor(x / scale * (1 + 1e-12)) * scale
+
+
+def analyst_defaults(remaining: float, dp_fit: bool) -> tuple[float, float]:
+    """The ``(epsilon, fit_epsilon)`` an analyst's diagnostic starts with when none is given:
+    together at most :data:`ANALYST_DEFAULT_SHARE` of the ``remaining`` budget (split evenly
+    with a DP fit), each rounded down to one significant digit."""
+    share = ANALYST_DEFAULT_SHARE * remaining
+    each = _one_digit_down(share / 2 if dp_fit else share)
+    return each, each
 
 
 def _grid_slider(s: int | None, maximum: int, what: str) -> IntSlider:
@@ -172,15 +185,28 @@ class _DiagnosticWidget(ReleaseWidget):
         *,
         scenario: str | None = None,
         n: int = 5000,
-        epsilon: float = 1.0,
+        epsilon: float | None = None,
         rho: float | None = None,
         publisher: str | None = None,
-        model: str = "ordinary",
-        fit_epsilon: float = 0.5,
+        model: str | None = None,
+        fit_epsilon: float | None = None,
         fit_bounds: dict | None = None,
         debounce: float = 0.15,
     ):
+        if model is None:
+            # Analyst: the end-to-end guarantee (a DP fit) whenever its public bounds are known.
+            model = "dp" if not session.teaching and fit_bounds is not None else "ordinary"
         one_of("model", model, ("ordinary", "dp"))
+        if session.teaching:
+            epsilon = 1.0 if epsilon is None else epsilon
+            fit_epsilon = 0.5 if fit_epsilon is None else fit_epsilon
+        elif epsilon is None or fit_epsilon is None:
+            if dataset is None:
+                raise ValueError("an analyst session needs dataset= (a table added with "
+                                 "session.add_dataset)")
+            plot_eps, fit_eps = analyst_defaults(session.remaining(dataset), model == "dp")
+            epsilon = plot_eps if epsilon is None else epsilon
+            fit_epsilon = fit_eps if fit_epsilon is None else fit_epsilon
         self._setup(session, debounce=debounce)
         self.n = int(n)
         self._scenarios = self._scenario_table()
@@ -476,21 +502,28 @@ class _DiagnosticWidget(ReleaseWidget):
             return
         eps = float(self.epsilon.value)
         if self.model.value == "ordinary":
+            summary = (f"ε = {fmt(eps)}-DP {self.per_unit} <i>given</i> an ordinary fit "
+                       "(not end to end)")
+            bounds = ("" if self.session.teaching or self._fit_bounds_given is not None else
+                      " Its public bounds are not declared: pass <code>fit_bounds=</code> to "
+                      "the widget to offer it.")
             model = (
                 "Model: an <b>ordinary fit</b> on the data. Its predictions and residuals are "
                 "themselves confidential and never leave the session; the plot is "
-                f"ε = {eps:.3g}-DP {self.per_unit} for the (prediction, residual) records <i>given</i> the "
+                f"ε = {fmt(eps)}-DP {self.per_unit} for the (prediction, residual) records <i>given</i> the "
                 "model. The fit depends on every record, so that is not an end-to-end "
-                "guarantee on the raw records: choose the DP fit for one."
+                f"guarantee on the raw records: choose the DP fit for one.{bounds}"
             )
         else:
             fit = float(self.fit_epsilon.value)
+            summary = f"{fmt(fit + eps)}-DP {self.per_unit} end to end, with a DP fit"
             model = (
-                f"Model: a <b>DP fit</b> (ε fit = {fit:.3g}, charged as its own "
-                f"release). End to end: ({fit:.3g} + {eps:.3g}) = {fit + eps:.3g}-DP {self.per_unit}."
+                f"Model: a <b>DP fit</b> (ε fit = {fmt(fit)}, charged as its own "
+                f"release). End to end: ({fmt(fit)} + {fmt(eps)}) = {fmt(fit + eps)}-DP {self.per_unit}."
             )
         self.banner.value = (
-            f"<div class='dpw-banner-ok'><b>{html.escape(self.source)}</b>. {model}</div>"
+            "<div class='dpw-banner-ok'>"
+            + fold(f"<b>{html.escape(self.source)}</b>: {summary}", model) + "</div>"
         )
 
     def _set_quality(self, values: dict[str, float], where: str) -> None:
@@ -525,8 +558,10 @@ class ResidualPlotWidget(_DiagnosticWidget):
         data for the real-data lesson of Chen 2018, Fig. 4.5).
     n : int
         Size of the synthetic scenarios (Chen 2018 uses 500-5000).
-    epsilon : float
-        The plot's budget.
+    epsilon : float, optional
+        The plot's budget. Default: 1 in teaching mode; in analyst mode a quarter of what is
+        left of the dataset's budget (half of that with a DP fit, which gets the other half),
+        rounded down to one digit -- never the whole budget in one click.
     rho : float, optional
         ε1/ε, the share of the bounds (Alg. 10). ``None``: the text's
         ``ε1 = min(0.3 ε, 470/n)`` (``auto_rho`` checked).
@@ -536,12 +571,14 @@ class ResidualPlotWidget(_DiagnosticWidget):
         m of the m × m grid; ``None``/0: ``sqrt(θ² n ε2 / 10)`` (Chen 2018, §4.2.2).
     outcome : {"y", "log"}
         Public transformation of the outcome (Chen 2018, Fig. 4.5: log income).
-    model : {"ordinary", "dp"}
+    model : {"ordinary", "dp"}, optional
         The model under diagnosis. An ordinary fit's predictions are themselves
         confidential: they stay in the session, and the plot's guarantee is given the model;
         a DP fit (:mod:`dpwidgets.engine.regression`) is charged as its own labelled release.
-    fit_epsilon : float
-        The DP fit's budget.
+        Default: ``"dp"`` in analyst mode when ``fit_bounds`` are given (the end-to-end
+        guarantee), else ``"ordinary"``.
+    fit_epsilon : float, optional
+        The DP fit's budget (default: 0.5 in teaching mode; see ``epsilon`` in analyst mode).
     fit_bounds : dict, optional
         Public ``bounds_X`` and ``bounds_y`` (recorded units) for the DP fit (scenarios bring
         their own).
@@ -685,6 +722,8 @@ class ResidualPlotWidget(_DiagnosticWidget):
                   "release": "Confidential plot: not shown (analyst mode)"}
         self.figure.set_titles(truth=titles[where], private=(
             "Private residual plot (PriRP)" + (" — preview" if where == "preview" else "")))
+        # No reference to draw (after a release, or unticked): the panel goes, not left empty.
+        figures.show_panels(self.figure.panels, truth=truth is not None)
         values = {}
         if truth is not None and where != "release":
             values["Sim"] = dx.residual_plot_similarity(

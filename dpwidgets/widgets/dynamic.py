@@ -37,7 +37,7 @@ import numpy as np
 from ..releases.dynamic import W_EVENT, dynamic_stand_in, expand_releases, user_level_factor
 from ..session import Release, Session
 from . import figures
-from ._base import ReleaseWidget, budget_parts, one_of
+from ._base import ReleaseWidget, budget_parts, fold, one_of
 from ._base import g3 as _fmt
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, FloatSlider, IntSlider, slider
@@ -493,6 +493,15 @@ class DynamicHistogramWidget(ReleaseWidget):
             outputs.append(self._preview_run(m, **self.params_for(m)).output)
         return outputs[0], outputs[1:], self.session.stand_in(ds), "preview"
 
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = "the error per time step (against the stand-in, as the error panel plots it)"
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """The error per time step of a preview against the stand-in it ran on (public)."""
+        ref = self._reference(self.session.stand_in(self.dataset))
+        return figures.dynamic.error_per_time(release.output["histograms"],
+                                              release.output["release_points"], ref["f32"])
+
     # -- drawing ---------------------------------------------------------------------------
     def _reference(self, series: np.ndarray) -> dict:
         """What the widget derives from a reference it may draw (the data in teaching mode, the
@@ -585,6 +594,10 @@ class DynamicHistogramWidget(ReleaseWidget):
                    "preview": "Mean |error| per bin over time, on the public stand-in",
                    "release": "Error: not shown (it needs the confidential data)"}[where],
         )
+        # After a release the data and the error (which needs the data) have nothing to show:
+        # their panels go rather than stand empty.
+        figures.show_panels(self.figure.panels, truth_heat=truth_marg is not None,
+                            error=bool(errors))
         self._view = {"release": release_marg, "truth": truth_marg, "positions": positions,
                       "width": width}
         self._draw_time()
@@ -609,17 +622,22 @@ class DynamicHistogramWidget(ReleaseWidget):
         eps = float(self.epsilon.value)
         if method in W_EVENT:
             factor = user_level_factor(self.n_times, int(self.w.value))
+            summary = (f"ε = {_fmt(eps)}-DP {self.per_unit} per window of w = {self.w.value} "
+                       f"snapshots; charged {_fmt(factor * eps)}")
             guarantee = (f"ε = {_fmt(eps)}-DP {self.per_unit} for every window of w = {self.w.value} snapshots "
                          f"(w-event privacy, Li 2017, Def. 4.1.3); at user level (a person's records "
                          f"in all N = {self.n_times} snapshots) that is ⌈N/w⌉·ε = "
                          f"{_fmt(factor * eps)}, which is what the ledger is charged")
         else:
+            summary = f"ε = {_fmt(eps)}-DP {self.per_unit} over all {self.n_times} snapshots"
             guarantee = (f"ε = {_fmt(eps)}-DP {self.per_unit} at user level: a person's records in all "
                          f"N = {self.n_times} snapshots are protected together (Li 2017, Def. 4.1.1)")
         about = _BANNERS[method] + (f" {_VARIANTS[self.variant.value]}" if method == "dsat" else "")
         self.banner.value = (
-            f"<div class='dpw-banner-ok'><b>{html.escape(METHODS[method][0])}</b>. "
-            f"{html.escape(about)} Guarantee: {html.escape(guarantee)}.</div>")
+            "<div class='dpw-banner-ok'>"
+            + fold(f"<b>{html.escape(METHODS[method][0])}</b>: {html.escape(summary)}",
+                   f"{html.escape(about)} Guarantee: {html.escape(guarantee)}.")
+            + "</div>")
 
     def _set_quality(self, values: dict[str, float], where: str) -> None:
         self.quality_values = values

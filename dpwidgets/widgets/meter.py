@@ -9,6 +9,12 @@ epsilons and times of releases are public ledger information.
 A refresh reads each ledger through its bounded API (one
 :meth:`~dpwidgets.engine.budget.PrivacyLedger.summary` snapshot: totals and the latest
 :attr:`BudgetMeter.LATEST` spends), so its cost does not grow with the number of spends.
+
+The meter refreshes after every release attempt of its session, and also whenever its view
+asks: when it is drawn, when it comes into sight, when the pointer enters it, and every
+:data:`REFRESH_SECONDS` while it is on screen. So two notebooks on one ledger file (or two
+kernels on one curator) agree as soon as either meter is looked at, without a thread of ours
+polling the ledger. A replay (a release already paid for, asked again) is said to be free.
 """
 
 from __future__ import annotations
@@ -27,7 +33,10 @@ from ._static import static_path
 if TYPE_CHECKING:
     from ..session import Session
 
-__all__ = ["BudgetMeter", "odds_sentence"]
+__all__ = ["REFRESH_SECONDS", "BudgetMeter", "odds_sentence"]
+
+#: While a meter is on screen, its view asks for a refresh this often (seconds).
+REFRESH_SECONDS = 5
 
 
 def odds_sentence(epsilon: float, unit: str = "row") -> str:
@@ -122,6 +131,11 @@ class BudgetMeter(anywidget.AnyWidget):
         The dataset of the latest release (highlighted).
     message : str
         The latest refusal (over budget, not private), or "".
+    notice : str
+        What the latest release cost when it cost nothing: a replay of a release already
+        paid for ("... replayed: free, nothing charged"), or "".
+    refresh_seconds : int
+        How often the view asks for a refresh while it is on screen.
     """
 
     #: Releases drawn one by one; earlier ones share one segment, so a redraw costs the same
@@ -135,7 +149,9 @@ class BudgetMeter(anywidget.AnyWidget):
     budgets = traitlets.List(traitlets.Dict()).tag(sync=True)
     active = traitlets.Unicode("").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
+    notice = traitlets.Unicode("").tag(sync=True)
     warn_fraction = traitlets.Float(0.8).tag(sync=True)
+    refresh_seconds = traitlets.Int(REFRESH_SECONDS).tag(sync=True)
 
     def __init__(self, session: Session, **kwargs):
         super().__init__(
@@ -147,7 +163,16 @@ class BudgetMeter(anywidget.AnyWidget):
         self._session = session
         self._follow: threading.Event | None = None
         session.observe(self._on_event)
+        self.on_msg(self._on_view_message)
         self.refresh()
+
+    def _on_view_message(self, _widget, content, _buffers) -> None:
+        """The view asks for a refresh (drawn, in sight, hovered, or its timer)."""
+        if isinstance(content, dict) and content.get("kind") == "refresh":
+            try:
+                self.refresh()
+            except Exception:  # noqa: BLE001 -- a closed ledger or a curator away: next time
+                pass
 
     def history(self, dataset: str | None = None):
         """Every spend recorded on a dataset's budget (default: the active one), oldest first,
@@ -200,8 +225,13 @@ class BudgetMeter(anywidget.AnyWidget):
     def _on_event(self, session: Session, event: dict) -> None:
         if event.get("kind") == "refused":
             self.message = event.get("message", "")
+            self.notice = ""
         elif event.get("kind") == "release":
             self.message = ""
+            release = event.get("release")
+            replay = release is not None and not getattr(release, "charged", True)
+            self.notice = (f"{release.label}: replayed a release already paid for — free, "
+                           f"nothing charged." if replay else "")
         if event.get("dataset"):
             self.active = event["dataset"]
         self.refresh()

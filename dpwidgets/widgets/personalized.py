@@ -52,7 +52,7 @@ from ..releases.personalized import (
 )
 from ..session import Release, Session
 from . import figures
-from ._base import CAUGHT, PublicSource, ReleaseWidget, one_of
+from ._base import CAUGHT, PublicSource, ReleaseWidget, fold, one_of
 from ._base import g3 as _fmt
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, FloatRangeSlider, FloatSlider, IntSlider, slider
@@ -713,11 +713,13 @@ class PersonalizedWidget(ReleaseWidget):
             enjoyed=f"Asked vs enjoyed ({label}), records sorted by budget",
             histogram={"teaching": f"Histogram: data (public, teaching) vs {label}",
                        "preview": f"Histogram: public stand-in vs {label} (preview)",
-                       "release": f"Histogram: {label}, released (data not shown)"}[where],
+                       "release": f"Histogram: {label}, released (DP estimate only)"}[where],
             accuracy={"teaching": "Relative frequency error vs ε_T (against the data)",
                       "preview": "Relative frequency error vs ε_T (on the stand-in)",
                       "release": "Error: not shown (it needs the confidential data)"}[where],
         )
+        # The error needs the data: after a release its panel goes rather than stand empty.
+        figures.show_panels(self.figure.panels, accuracy=where != "release")
         self._set_quality(values, plans, where)
         self._stats(outputs[selected], plans[selected], where)
 
@@ -738,11 +740,15 @@ class PersonalizedWidget(ReleaseWidget):
     def _update_banner(self) -> None:
         method = self.method.value
         self.banner.value = (
-            f"<div class='dpw-banner-ok'><b>{html.escape(METHODS[method])}</b>. "
-            f"{html.escape(_BANNERS[method])} Guarantee: personalized DP {self.per_unit} — record "
-            "j's privacy loss is at most the budget it enjoys, never more than it asked for (replace-one "
-            "neighbours; the privacy vector is public). The session's ledger keeps one ε for "
-            "everybody, so a release is charged its <b>largest</b> per-record loss.</div>")
+            "<div class='dpw-banner-ok'>"
+            + fold(f"<b>{html.escape(METHODS[method])}</b>: personalized DP {self.per_unit}, "
+                   "charged its largest per-record loss",
+                   f"{html.escape(_BANNERS[method])} Guarantee: personalized DP {self.per_unit} "
+                   "— record j's privacy loss is at most the budget it enjoys, never more than "
+                   "it asked for (replace-one neighbours; the privacy vector is public). The "
+                   "session's ledger keeps one ε for everybody, so a release is charged its "
+                   "<b>largest</b> per-record loss.")
+            + "</div>")
 
     def _set_quality(self, values: dict[str, float], plans: dict, where: str) -> None:
         self.quality_values = values

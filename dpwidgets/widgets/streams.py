@@ -44,8 +44,8 @@ from ..engine.evaluation import detect_events, detection_rates
 from ..releases import streams as rs
 from ..session import Release, Session
 from . import figures
-from ._base import CAUGHT, ReleaseWidget, budget_parts, one_of
-from ._base import g3 as _fmt
+from ._base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of
+from ._base import fmt as _fmt
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, FloatSlider, IntSlider, epsilon_guardrail
 
@@ -472,6 +472,7 @@ class StreamWidget(ReleaseWidget):
 
     def _compute(self) -> None:
         self._version += 1
+        self._accuracy_stale()
         params = self.params
         remaining = None
         if not self.session.teaching and not self.session.is_cached(
@@ -508,6 +509,17 @@ class StreamWidget(ReleaseWidget):
                 "<span class='dpw-preview'>PREVIEW on the public stand-in (same length) — "
                 f"nothing spent. Release would charge {cost}.</span>")
         self._banner()
+
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = "the estimates per step"
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """The plotted estimates of a preview (the chosen smoother's)."""
+        return rs.estimates(release.output, self.smoother.value)
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The stand-in's own counts (public)."""
+        return np.asarray(self.session.stand_in(self.dataset), dtype=float)
 
     # -- drawing ---------------------------------------------------------------------------
     def _truth_shown(self) -> np.ndarray | None:
@@ -678,15 +690,15 @@ class StreamWidget(ReleaseWidget):
     def _banner(self) -> None:
         p = self.params
         eps, share = p["epsilon"], p["perturber_share"]
-        self.banner.value = (
-            "<div class='dpw-banner-ok'><b>PeGaSus — Perturb, Group, Smooth (Chen 2018, Alg. 15)</b>: "
-            f"{_fmt(eps)}-DP {self.per_unit} for event-level neighbours (one tuple (user, state, "
-            "time) added or "
-            f"removed). Perturber: Laplace with ε_p = {_fmt(share * eps)}; Grouper (Alg. 16, "
-            f"sparse vector): ε_g = {_fmt((1 - share) * eps)}, θ = {_fmt(p['theta'])}. The "
-            "smoother, the window sums and the event monitors are post-processing of this one "
-            "release: moving them spends nothing. Each estimate at step t uses only c_1..c_t, "
-            "so the stream is released once and revealed step by step.</div>")
+        self.banner.value = "<div class='dpw-banner-ok'>" + fold(
+            "<b>PeGaSus — Perturb, Group, Smooth (Chen 2018, Alg. 15)</b>: "
+            f"{_fmt(eps)}-DP {self.per_unit}, event-level",
+            "Neighbours: one tuple (user, state, time) added or removed. Perturber: Laplace "
+            f"with ε_p = {_fmt(share * eps)}; Grouper (Alg. 16, sparse vector): ε_g = "
+            f"{_fmt((1 - share) * eps)}, θ = {_fmt(p['theta'])}. The smoother, the window sums "
+            "and the event monitors are post-processing of this one release: moving them "
+            "spends nothing. Each estimate at step t uses only c_1..c_t, so the stream is "
+            "released once and revealed step by step.") + "</div>"
 
     def _titles(self, truth) -> None:
         where = self._where
@@ -1096,15 +1108,15 @@ class HierarchyWidget(ReleaseWidget):
         p = self.params
         h = self.hierarchy
         rest = p["epsilon"] - p["epsilon_pr"]
-        self.banner.value = (
-            "<div class='dpw-banner-ok'><b>PHS-PGS — hierarchical PeGaSus with pruning (Chen 2018, "
-            f"Alg. 18)</b>: {_fmt(p['epsilon'])}-DP {self.per_unit} for event-level neighbours. {h.n_nodes} "
-            f"aggregated streams, height h = {h.height}. Every step, PRUNE compares each "
+        self.banner.value = "<div class='dpw-banner-ok'>" + fold(
+            "<b>PHS-PGS — hierarchical PeGaSus with pruning (Chen 2018, Alg. 18)</b>: "
+            f"{_fmt(p['epsilon'])}-DP {self.per_unit}, event-level",
+            f"{h.n_nodes} aggregated streams, height h = {h.height}. Every step, PRUNE compares each "
             f"unpruned node's count + Lap(h/ε_pr) with β = {_fmt(p['beta'])} (ε_pr = "
             f"{_fmt(p['epsilon_pr'])}, Laplace per level — the text's SVT reading does not go "
             "through, see dpwidgets.engine.streams); the children of a small node are pruned "
             f"(released as 0) and their budget goes to it. PeGaSus gets {_fmt(rest)} split "
-            "over the levels.</div>")
+            "over the levels.") + "</div>"
 
     def _stats(self) -> None:
         out = self._outputs["phs"]

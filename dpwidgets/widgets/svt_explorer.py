@@ -3,7 +3,8 @@
 Controls (public attributes): ``variant``, ``epsilon``, ``c``, ``split`` (ε1:ε2),
 ``threshold`` (+ ``auto_threshold``), ``monotonic``, ``show_truth`` (teaching),
 ``release_button``. Outputs: ``figure`` (a :class:`~.figures.FigureHandle` whose ``sources``
-are the ColumnDataSources drawn), ``banner``, ``message``, ``stats``.
+are the ColumnDataSources drawn), ``banner``, ``audit_progress`` (how far the audit the banner
+waits for is), ``message``, ``stats``.
 
 Teaching mode reruns the chosen variant on every control change through
 ``session.release`` (charged to the teaching ledger so the meter shows what live use costs),
@@ -11,7 +12,8 @@ draws the true answers, the noisy threshold and the true top-c, and offers the b
 under a "not private" banner with their audited privacy loss. The audits (up to 0.8 s each) run
 in one background thread, started when the widget is built for every broken variant at the
 current ε grid point, so switching variants never runs one on the redraw path: the banner shows
-the audit's result once it is in (and says "running" until then). Analyst mode draws a free
+the audit's result once it is in (and says "running" until then, with a progress bar over the
+audit's batches). Analyst mode draws a free
 preview on the dataset's public stand-in; only the Release button spends budget, and then only
 the DP output (which queries were ⊤, where the run stopped) is drawn.
 """
@@ -19,7 +21,6 @@ the DP output (which queries were ⊤, where the run stopped) is drawn.
 from __future__ import annotations
 
 import collections
-import functools
 import html
 import math
 import threading
@@ -35,7 +36,7 @@ from ..engine.evaluation import top_c_rates
 from ..engine.svt import VARIANTS
 from ..session import PrivacyPolicyError, Release, Session
 from . import figures
-from ._base import ReleaseWidget, fmt, is_echo
+from ._base import ReleaseWidget, fmt, fold, is_echo
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import (
     EpsilonSlider,
@@ -49,8 +50,8 @@ from .controls import (
 #: The most simulations the top-c panel averages per redraw (each reruns EM and SVT-ReTr).
 MAX_TOPC_RUNS = 100
 
-__all__ = ["MAX_TOPC_RUNS", "SVTExplorer", "audit_epsilon", "audit_future", "audited_loss",
-           "default_threshold"]
+__all__ = ["MAX_TOPC_RUNS", "AuditJob", "SVTExplorer", "audit_epsilon", "audit_future",
+           "audited_loss", "default_threshold"]
 
 DEFAULT_DATASET = "zipf_items"
 
@@ -66,8 +67,10 @@ def default_threshold(scores: np.ndarray, c: int) -> float:
     return float((top[c - 1] + top[c]) / 2.0)
 
 
-@functools.lru_cache(maxsize=512)
-def audited_loss(variant: str, epsilon: float) -> float | None:
+_LOSSES: dict[tuple[str, float], float | None] = {}
+
+
+def audited_loss(variant: str, epsilon: float, *, progress=None) -> float | None:
     """Empirical lower bound on the privacy loss of a variant, cached per (variant, ε).
 
     The audit (:func:`dpwidgets.engine.audit.audit_svt`) runs on the variant's public
@@ -77,16 +80,30 @@ def audited_loss(variant: str, epsilon: float) -> float | None:
     (0.01-2 s) per new grid value, not per pixel. A value <= ε means no violation was found
     at that size, not that the variant is private. ``None`` if the variant has no
     counterexample of its own or the audit module is missing.
+
+    ``progress(batches_done, batches_total)`` is called after every batch of the audit (and
+    once, done, for a cached value); no bar is drawn otherwise.
     """
+    key = (str(variant), float(epsilon))
+    if key in _LOSSES:
+        if progress is not None:
+            progress(1, 1)
+        return _LOSSES[key]
     try:
         from ..engine.audit import audit_svt
     except ImportError:
         return None
     try:
-        result = audit_svt(variant, epsilon=epsilon, rng=np.random.default_rng(20170801))
+        result = audit_svt(variant, epsilon=epsilon, rng=np.random.default_rng(20170801),
+                           progress=progress if progress is not None else False)
     except ValueError:  # no counterexample for this variant
-        return None
-    return float(result.epsilon_lower)
+        loss = None
+    else:
+        loss = float(result.epsilon_lower)
+    if len(_LOSSES) >= 512:  # a bounded cache: the ε grid has few points per decade
+        _LOSSES.pop(next(iter(_LOSSES)))
+    _LOSSES[key] = loss
+    return loss
 
 
 def audit_epsilon(epsilon: float) -> float:
@@ -94,10 +111,38 @@ def audit_epsilon(epsilon: float) -> float:
     return float(f"{epsilon:.0e}")
 
 
+class AuditJob(Future):
+    """The Future of one background audit, which also reports how far it is.
+
+    ``steps`` is ``(batches_done, batches_total)`` of the running audit (``(0, None)`` before
+    it starts); :meth:`on_progress` registers ``callback(done, total)``, called from the
+    worker thread after every batch (and at once with the current steps).
+    """
+
+    def __init__(self):
+        super().__init__()
+        self.steps: tuple[int, int | None] = (0, None)
+        self._listeners: list = []
+        self._steps_lock = threading.Lock()
+
+    def on_progress(self, callback) -> None:
+        with self._steps_lock:
+            self._listeners.append(callback)
+            steps = self.steps
+        callback(*steps)
+
+    def report(self, done: int, total: int | None) -> None:
+        with self._steps_lock:
+            self.steps = (done, total)
+            listeners = list(self._listeners)
+        for callback in listeners:
+            callback(done, total)
+
+
 # One background worker runs the audits, one at a time (they are numpy-heavy and the cores
 # are shared with the kernel), in the order asked; the key the banner is waiting for jumps
 # the queue. Each (variant, ε grid point) is audited once per process: its Future is kept.
-_AUDITS: dict[tuple[str, float], Future] = {}
+_AUDITS: dict[tuple[str, float], AuditJob] = {}
 _AUDIT_QUEUE: collections.deque[tuple[str, float]] = collections.deque()
 _AUDIT_LOCK = threading.Condition()
 _AUDIT_WORKER: threading.Thread | None = None
@@ -115,16 +160,17 @@ def _audit_worker() -> None:
         if future is None or not future.set_running_or_notify_cancel():
             continue
         try:
-            future.set_result(audited_loss(*key))
+            future.set_result(audited_loss(*key, progress=future.report))
         except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the Future
             future.set_exception(exc)
 
 
-def audit_future(variant: str, epsilon: float, *, urgent: bool = False) -> Future:
+def audit_future(variant: str, epsilon: float, *, urgent: bool = False) -> AuditJob:
     """The :func:`audited_loss` of ``(variant, epsilon)``, computed in the background.
 
-    Returns a :class:`concurrent.futures.Future` of exactly that audit's result (the same
-    function, arguments and seed; ``epsilon`` should be on the :func:`audit_epsilon` grid).
+    Returns an :class:`AuditJob` (a :class:`concurrent.futures.Future` that also reports its
+    progress) of exactly that audit's result (the same function, arguments and seed;
+    ``epsilon`` should be on the :func:`audit_epsilon` grid).
     The first call for a key queues it for the module's single daemon worker thread; later
     calls return the same Future. ``urgent`` puts a key that has not started yet at the front.
     """
@@ -133,7 +179,7 @@ def audit_future(variant: str, epsilon: float, *, urgent: bool = False) -> Futur
     with _AUDIT_LOCK:
         future = _AUDITS.get(key)
         if future is None:
-            future = _AUDITS[key] = Future()
+            future = _AUDITS[key] = AuditJob()
             _AUDIT_QUEUE.appendleft(key) if urgent else _AUDIT_QUEUE.append(key)
         elif urgent and not future.running() and not future.done() and key in _AUDIT_QUEUE:
             _AUDIT_QUEUE.remove(key)
@@ -314,8 +360,14 @@ class SVTExplorer(ReleaseWidget):
             ]
         )
         controls.add_class("dpw-controls")
-        self._assemble([self.banner, controls, self.message, self.plot, self.stats],
-                       "dpw-svt-explorer")
+        # How far the audit the banner waits for is (teaching, broken variants only): its
+        # batches of simulated runs on the public counterexample, nothing about the data.
+        self.audit_progress = w.FloatProgress(
+            value=0.0, min=0.0, max=1.0, description="audit", bar_style="info",
+            layout=w.Layout(display="none", width="420px"))
+        self.audit_progress.add_class("dpw-audit-progress")
+        self._assemble([self.banner, self.audit_progress, controls, self.message, self.plot,
+                        self.stats], "dpw-svt-explorer")
 
         self._batching = False
         # The broken variants (teaching only) and their audits at the starting ε grid point,
@@ -323,6 +375,8 @@ class SVTExplorer(ReleaseWidget):
         self._broken = sorted((v for v in allowed if not VARIANTS[v].private),
                               key=lambda v: v != variant)
         self._audit_waits: set[tuple[str, float]] = set()
+        self._audit_watched: set[tuple[str, float]] = set()
+        self._banner_key: tuple[str, float] | None = None  # the audit the banner shows
         if self._broken and control_problem(self.epsilon) is None:
             self._queue_audits(audit_epsilon(float(self.epsilon.value)))
         self._watch(self._on_change, self.variant, self.epsilon, self.split.share,
@@ -432,6 +486,16 @@ class SVTExplorer(ReleaseWidget):
             return False
         return True
 
+    def _audit_step(self, key: tuple[str, float], done: int, total: int | None) -> None:
+        """Progress callback of an audit (worker thread): move the bar if the banner waits
+        for this audit."""
+        if key != self._banner_key or not total:
+            return
+        bar = self.audit_progress
+        with bar.hold_sync():
+            bar.max = float(total)
+            bar.value = float(min(done, total))
+
     def _audit_arrived(self, key: tuple[str, float]) -> None:
         """Done-callback of an audit the banner was waiting for (runs in the worker thread)."""
         self._audit_waits.discard(key)
@@ -443,16 +507,25 @@ class SVTExplorer(ReleaseWidget):
     def _update_banner(self) -> None:
         spec = VARIANTS[self.variant.value]
         eps, c = self.epsilon.value, self.c.value
+        if spec.private or control_problem(self.epsilon) or control_problem(self.c):
+            self._banner_key = None
+            self.audit_progress.layout.display = "none"
         if spec.private:
+            claim = (f": ε = {fmt(float(eps))}-DP {self.per_unit}"
+                     if control_problem(self.epsilon) is None else "")
             self.banner.value = (
-                f"<div class='dpw-banner-ok'><b>{html.escape(spec.title)}</b>: "
-                f"{html.escape(spec.guarantee)} {self.per_unit} — {html.escape(spec.source)}</div>"
-            )
+                "<div class='dpw-banner-ok'>"
+                + fold(f"<b>{html.escape(spec.title)}</b>{claim}",
+                       f"{html.escape(spec.guarantee)} {self.per_unit} — "
+                       f"{html.escape(spec.source)}")
+                + "</div>")
             return
         if control_problem(self.epsilon) or control_problem(self.c):
             self.banner.value = (
-                f"<div class='dpw-banner-broken'><b>NOT PRIVATE — {html.escape(spec.title)}</b> "
-                f"({html.escape(spec.source)}). {html.escape(spec.note)}</div>")
+                "<div class='dpw-banner-broken'>"
+                + fold(f"<b>NOT PRIVATE — {html.escape(spec.title)}</b>",
+                       f"({html.escape(spec.source)}). {html.escape(spec.note)}")
+                + "</div>")
             return
         eps, c = float(eps), int(c)
         eps_audit = audit_epsilon(eps)
@@ -461,9 +534,13 @@ class SVTExplorer(ReleaseWidget):
         future = audit_future(spec.name, eps_audit, urgent=True)
         self._queue_audits(eps_audit)  # the other broken variants at this ε, behind it
         key = (spec.name, eps_audit)
+        self._banner_key = key
         if not future.done() and key not in self._audit_waits:
             self._audit_waits.add(key)
             future.add_done_callback(lambda _f, key=key: self._audit_arrived(key))
+        if key not in self._audit_watched:
+            self._audit_watched.add(key)
+            future.on_progress(lambda done, total, key=key: self._audit_step(key, done, total))
         # Decided and written under the lock the done-callback's redraw also takes, so a
         # "running" text can never overwrite the result that arrived meanwhile.
         with _BANNER_LOCK:
@@ -473,29 +550,36 @@ class SVTExplorer(ReleaseWidget):
                              future: Future) -> None:
         loss = spec.privacy_loss(eps, c, bool(self.monotonic.value))
         pending = not future.done()
+        # The bar shows while the audit runs; its last step (value == max) stays set.
+        self.audit_progress.layout.display = None if pending else "none"
         audited = None if pending or future.exception() is not None else future.result()
         if pending:
             audit_txt = (f"privacy-loss audit at ε = {eps_audit:g} on the source's "
                          f"counterexample running…")
+            audit_short = "audit running…"
         elif audited is None:
-            audit_txt = "audit unavailable"
+            audit_txt = audit_short = "audit unavailable"
         elif audited > eps_audit:
             audit_txt = (
                 f"audited privacy loss ≥ {fmt(audited)} at ε = {eps_audit:g} on the source's "
                 f"counterexample (public inputs, not your data)"
             )
+            audit_short = f"audited ≥ {fmt(audited)}"
         else:  # the audit found nothing at this size; the variant is still not private
             audit_txt = (
                 f"the audit on the source's counterexample found no violation at ε = "
                 f"{eps_audit:g} with its feasible size (an audit can refute a claim, never "
                 f"establish it; the proof above still applies)"
             )
+            audit_short = "no violation found by the audit at its size"
         self.banner.value = (
             "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
             "padding:6px;border-radius:3px'>"
-            f"<b>NOT PRIVATE — {html.escape(spec.title)}</b> ({html.escape(spec.source)}). "
-            f"Claimed ε = {eps:.3g} {self.per_unit}; actual bound: {fmt(loss)}; {audit_txt}. "
-            f"{html.escape(spec.note)}</div>"
+            + fold(f"<b>NOT PRIVATE — {html.escape(spec.title)}</b>: claimed ε = {fmt(eps)}, "
+                   f"actual bound {fmt(loss)}, {audit_short}",
+                   f"({html.escape(spec.source)}). Claimed ε = {fmt(eps)} {self.per_unit}; "
+                   f"actual bound: {fmt(loss)}; {audit_txt}. {html.escape(spec.note)}")
+            + "</div>"
         )
 
     def _topc_rates(self, scores: np.ndarray, selected_svt: np.ndarray, *,
@@ -561,7 +645,8 @@ class SVTExplorer(ReleaseWidget):
         figures.update(self.figure, figures.topc_plot_data(
             self._topc_rates(answers, result.positives, on_data=on_data)))
         self._topc_plot.title.text = (
-            self._topc_title if on_data else f"{self._topc_title} — PREVIEW on the stand-in")
+            self._topc_title if on_data else f"{self._topc_title} (PREVIEW)")
+        figures.show_panels({"topc": self._topc_plot}, topc=True)
 
     def _live(self) -> None:
         release = self._live_release()
@@ -593,6 +678,8 @@ class SVTExplorer(ReleaseWidget):
         figures.update(self.figure, data)
         figures.update(self.figure, figures.topc_plot_data({}))
         self._topc_plot.title.text = "Top-c selection: not shown after a release"
+        # It compares methods on the scores: nothing to show after a release, so it goes.
+        figures.show_panels({"topc": self._topc_plot}, topc=False)
         self.stats.value = (
             f"<div>Released (DP output only): examined {out['n_examined']:,} of "
             f"{self.n_queries:,} queries, {len(out['above'])} ⊤ at positions "

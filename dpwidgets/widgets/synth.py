@@ -51,7 +51,7 @@ from ..engine.histograms import PUBLISHERS
 from ..releases import synth as rsynth
 from ..session import Release, Session
 from . import figures
-from ._base import CAUGHT, PublicSource, ReleaseWidget, budget_parts, one_of
+from ._base import CAUGHT, PublicSource, ReleaseWidget, budget_parts, fold, one_of
 from ._base import g3 as _fmt
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider
@@ -366,8 +366,10 @@ class SyntheticDataWidget(ReleaseWidget):
                                       layout=ipw.Layout(width="300px"))
         self.publisher.add_class("dpw-publisher")
         self.hybrid = ipw.Checkbox(value=True, description="hybrid: partition by attributes "
-                                   "with < 10 values where the released partition sizes "
-                                   "support it (Li 2017, Alg. 6)",
+                                   "with < 10 values (Li 2017, Alg. 6)",
+                                   tooltip="Partition by the attributes with fewer than 10 "
+                                   "values where the released partition sizes support it "
+                                   "(Li 2017, Alg. 6)",
                                    style=style,
                                    layout=ipw.Layout(width="auto"))
         self.hybrid.add_class("dpw-hybrid")
@@ -788,6 +790,10 @@ class SyntheticDataWidget(ReleaseWidget):
             if ref is not None or where == "release"
             else "Range-query error: needs the real table (show the real table)",
         )
+        # Without a reference table (after a release, or unticked) its τ and the errors against
+        # it have nothing to show: those panels go rather than stand empty.
+        figures.show_panels(self.figure.panels, tau_reference=ref is not None,
+                            errors=ref is not None)
         self._draw_margin()
         self._set_quality(ref, evals, errors, notes, where, n_queries=len(queries[0]))
         self._stats(main, where)
@@ -845,6 +851,7 @@ class SyntheticDataWidget(ReleaseWidget):
                               f"{main['n_rows']:,} rows"
                               f"{', preview' if where == 'preview' else ''}): {attr}"),
         )
+        figures.show_panels(self.figure.panels, margin_reference=ref is not None)
 
     # -- text ------------------------------------------------------------------------------
     @staticmethod
@@ -879,12 +886,17 @@ class SyntheticDataWidget(ReleaseWidget):
         domains = ("Attribute domains declared public." if self.domains is not None else
                    "Attribute domains read from the data: NOT differentially private (teaching "
                    "only; declare domains= for a DP release).")
+        summary = (f"ε = {_fmt(eps)}-DP {self.per_unit}" if self.domains is not None else
+                   "domains read from the data: NOT differentially private")
         self.banner.value = (
-            f"<div class='dpw-banner-ok'><b>DPCopula (Li 2017, Ch. 3)</b>: one DP histogram per "
-            f"attribute ({html.escape(self.publisher.value)}) gives the margins, {method} gives the dependence; synthetic "
-            f"records are drawn from the Gaussian copula and the inverse DP margins (Alg. 3)."
-            f"{hybrid} Guarantee: ε = {_fmt(eps)}-DP {self.per_unit} (add/remove-one-record neighbours, "
-            f"ε1 + ε2, Thm 3.2.2's proof). {domains}</div>")
+            "<div class='dpw-banner-ok'>"
+            + fold(f"<b>DPCopula (Li 2017, Ch. 3)</b>: {summary}",
+                   f"One DP histogram per attribute ({html.escape(self.publisher.value)}) gives "
+                   f"the margins, {method} gives the dependence; synthetic records are drawn "
+                   f"from the Gaussian copula and the inverse DP margins (Alg. 3).{hybrid} "
+                   f"Guarantee: ε = {_fmt(eps)}-DP {self.per_unit} (add/remove-one-record "
+                   f"neighbours, ε1 + ε2, Thm 3.2.2's proof). {domains}")
+            + "</div>")
 
     def _set_quality(self, ref, evals, errors, notes, where: str, *, n_queries: int) -> None:
         values: dict[str, dict[str, float]] = {}

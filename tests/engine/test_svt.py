@@ -8,6 +8,7 @@ and sd b), so a tolerance of 4/sqrt(N) or more is a > 4-sigma band.
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -502,20 +503,63 @@ def test_svt_retr_warns_and_returns_fewer_when_it_cannot_finish():
 
 
 def test_svt_retr_raises_the_threshold_by_increment_sds(monkeypatch):
-    """With the Laplace sampler replaced by zeros the selection is deterministic: the first
-    c items (in examination order) whose score reaches T + increment * sqrt(2) * b, where
-    b = c/epsilon2 is the monotonic query-noise scale at epsilon1:epsilon2 = 1:c^(2/3)."""
+    """With the Laplace sampler replaced by zeros (rho = 0), what SVT-ReTr compares each score
+    with is T + increment * sqrt(2) * b, where b = c/epsilon2 is the monotonic query-noise scale
+    at epsilon1:epsilon2 = 1:c^(2/3): the gaps (bar - score) and the scale handed to the
+    first-hit sampler say so, and so does the pass-by-pass loop of the floating-point-safe
+    path, fed zero noise."""
     monkeypatch.setattr(svt, "laplace", lambda scale, size=None, *, rng: (
         np.zeros(size) if size is not None else 0.0))
+    seen = {}
+    real_first_hits = svt._first_hits
+
+    def spy(gaps, scale, c, max_passes, rng):
+        seen.update(gaps=gaps.copy(), scale=scale)
+        return real_first_hits(gaps, scale, c, max_passes, rng)
+
+    monkeypatch.setattr(svt, "_first_hits", spy)
     scores = np.arange(100.0) * 10.0
     c, eps, threshold, increment = 3, 1.0, 500.0, 2.0
     e1 = eps / (1 + c ** (2 / 3))
     b = c / (eps - e1)
     raised = threshold + increment * math.sqrt(2) * b
-    picked = top_c(scores, c, eps, "svt_retr", threshold=threshold, increment=increment,
-                   rng=np.random.default_rng(0))
-    np.testing.assert_array_equal(picked, np.flatnonzero(scores >= raised)[:c])
-    assert scores[picked].min() > threshold + 10  # 510 would be picked without the raise
+    top_c(scores, c, eps, "svt_retr", threshold=threshold, increment=increment,
+          rng=np.random.default_rng(0))
+    assert seen["scale"] == pytest.approx(b)
+    np.testing.assert_allclose(seen["gaps"], raised - scores)
+    # The same bars, pass by pass with zero noise: the first c scores reaching them.
+    zero_noise = SimpleNamespace(noise=lambda scale, size, rng: np.zeros(size))
+    picked, need = svt._retraversals(scores, np.full(100, raised), b, c, 10, zero_noise,
+                                     np.random.default_rng(0))
+    np.testing.assert_array_equal(np.concatenate(picked), np.flatnonzero(scores >= raised)[:c])
+    assert need == 0 and scores[picked[0]].min() > threshold + 10  # 510 without the raise
+
+
+@pytest.mark.parametrize("max_passes", [3, 1000])
+def test_svt_retr_first_hits_match_the_pass_by_pass_loop(max_passes):
+    """Given rho, drawing the pass in which each item first reaches its bar (geometric) selects
+    the same sequences with the same probabilities as re-traversing pass by pass with fresh
+    Laplace noise (the loop the floating-point-safe path runs). Five items, c = 2, bars most
+    items miss in most passes (and max_passes = 3: runs that end short); 20,000 runs of each
+    (seeds 1 and 2); a chi-square test of homogeneity of the selected sequences at level 0.001,
+    which two correct samplers fail once in a thousand seeds."""
+    stats = pytest.importorskip("scipy.stats")
+    scores = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
+    bars = np.full(5, 3.5)  # P(reach) per pass: 0.015 ... 0.70
+    scale, c, runs = 1.0, 2, 20_000
+    laplace_noise = SimpleNamespace(noise=lambda scale, size, rng: rng.laplace(0.0, scale, size))
+    loop_rng, first_rng = np.random.default_rng(1), np.random.default_rng(2)
+    counts: dict[tuple, list[int]] = {}
+    for _ in range(runs):
+        looped = svt._retraversals(scores, bars, scale, c, max_passes, laplace_noise, loop_rng)
+        drawn = svt._first_hits(bars - scores, scale, c, max_passes, first_rng)
+        for column, (selected, need) in enumerate((looped, drawn)):
+            key = tuple(np.concatenate(selected).tolist())
+            assert len(key) + need == c
+            counts.setdefault(key, [0, 0])[column] += 1
+    table = np.array(list(counts.values())).T
+    assert table.shape[1] >= 15  # most of the 20 ordered pairs (and short runs) occur
+    assert stats.chi2_contingency(table).pvalue > 0.001, dict(counts)
 
 
 def _zipf_scores(n=10_000, records=1_000_000):

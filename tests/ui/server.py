@@ -96,8 +96,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _write_settings(folder: Path) -> None:
-    for rel, value in LAB_SETTINGS.items():
+def _write_settings(folder: Path, extra: dict | None = None) -> None:
+    merged = {rel: dict(value) for rel, value in LAB_SETTINGS.items()}
+    for rel, value in (extra or {}).items():
+        merged.setdefault(rel, {}).update(value)
+    for rel, value in merged.items():
         path = folder / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(value))
@@ -109,14 +112,17 @@ class LabStartError(RuntimeError):
     """JupyterLab exited, or did not answer in time (the message holds its log's tail)."""
 
 
-def start_lab(base: Path) -> LabServer:
-    """Start a JupyterLab server in ``base`` (an empty folder) on a copy of ``notebooks/``."""
+def start_lab(base: Path, settings: dict | None = None) -> LabServer:
+    """Start a JupyterLab server in ``base`` (an empty folder) on a copy of ``notebooks/``.
+
+    ``settings`` adds to (or overrides) ``LAB_SETTINGS``, per settings file and key.
+    """
     root = base / "root"
     shutil.copytree(REPO / "notebooks", root / "notebooks",
                     ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
     (root / "scratch").mkdir()
-    settings = base / "settings"
-    _write_settings(settings)
+    settings_dir = base / "settings"
+    _write_settings(settings_dir, extra=settings)
     for sub in ("config", "runtime", "workspaces", "screenshots"):
         (base / sub).mkdir()
     token = secrets.token_hex(16)
@@ -137,7 +143,7 @@ def start_lab(base: Path) -> LabServer:
         "--ServerApp.port_retries=0",
         f"--IdentityProvider.token={token}",
         f"--ServerApp.root_dir={root}",
-        f"--LabApp.user_settings_dir={settings}",
+        f"--LabApp.user_settings_dir={settings_dir}",
         f"--LabApp.workspaces_dir={base / 'workspaces'}",
     ]
     log_path = base / "server.log"

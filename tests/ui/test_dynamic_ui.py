@@ -46,7 +46,8 @@ def test_dynamic_histograms_in_jupyterlab(page, lab_server):
     _check_rendered(page, notebook, n_meters=2)
     expect(notebook.locator(".dpw-dynamic")).to_have_count(2)
     for mode in ("teaching", "analyst"):
-        expect(notebook.locator(f".dpw-dynamic.dpw-mode-{mode} .dpw-bokeh .bk-Canvas").first
+        # :visible -- a panel with nothing to show (the data, after a release) is hidden.
+        expect(notebook.locator(f".dpw-dynamic.dpw-mode-{mode} .dpw-bokeh .bk-Canvas:visible").first
                ).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
     assert "javascript error" not in notebook.inner_text().lower()
     _assert_fits_output(notebook)

@@ -50,3 +50,46 @@ def test_meter_folds_all_but_the_active_dataset(page, lab_server):
     expect(folded.nth(0).locator(".dpw-meter-bar")).to_be_visible()
     assert_no_widget_errors(notebook)
     assert not page.dpw_log.page_errors, page.dpw_log.summary()
+
+
+SHARED_CELL = """\
+import numpy as np
+from dpwidgets import Session
+
+s = Session("analyst", ledger={ledger!r})
+s.add_dataset("shared", np.arange(50.0), total_epsilon=1.0, stand_in=np.zeros(50))
+s.meter
+"""
+
+
+def test_two_notebooks_on_one_ledger_agree(page, lab_server):
+    """What another kernel spends on the same ledger file shows on this meter without any
+    release here: the meter's view asks its kernel to re-read the ledger while it is on screen
+    (every ``refresh_seconds``), and a replay there is not charged twice."""
+    import numpy as np
+
+    from dpwidgets import Session
+
+    ledger = lab_server.root / "scratch" / "shared.sqlite"
+    path = lab_server.root / "scratch" / "meter_shared.ipynb"
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(SHARED_CELL.format(ledger=str(ledger)))]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, str(path))
+    notebook = open_notebook(page, lab_server.lab("scratch/meter_shared.ipynb"))
+    run_all_cells(page)
+    head = notebook.locator(".dpw-meter .dpw-meter-head")
+    expect(head).to_contain_text("shared: spent ε = 0 of 1", timeout=60_000)
+    other = Session("analyst", ledger=ledger)  # the other notebook's kernel
+    other.add_dataset("shared", np.arange(50.0), total_epsilon=1.0, stand_in=np.zeros(50))
+    other.release("shared", "svt", epsilon=0.25, label="elsewhere", variant="standard", c=2,
+                  threshold=10.0)
+    other.release("shared", "svt", epsilon=0.25, label="elsewhere", variant="standard", c=2,
+                  threshold=10.0)  # a replay: free
+    # No action on this page: the view's timer (5 s) brings the other kernel's spend in.
+    expect(head).to_contain_text("spent ε = 0.25 of 1", timeout=30_000)
+    expect(notebook.locator(".dpw-meter .dpw-meter-segment")).to_have_count(1)
+    assert_no_widget_errors(notebook)
+    assert not page.dpw_log.page_errors, page.dpw_log.summary()
+    other.close()

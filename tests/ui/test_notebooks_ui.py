@@ -179,7 +179,8 @@ def test_diagnostics_in_jupyterlab(page, lab_server):
     # The teaching meter beside the synthetic fan, the analyst meter beside the last widget.
     _check_rendered(page, notebook, n_meters=2)
     for css in ("dpw-residual-plot", "dpw-roc", "dpw-binned-residuals"):
-        expect(notebook.locator(f".{css} .dpw-bokeh .bk-Canvas").first).to_be_visible(
+        # :visible -- the confidential panel is hidden after an analyst release.
+        expect(notebook.locator(f".{css} .dpw-bokeh .bk-Canvas:visible").first).to_be_visible(
             timeout=WIDGET_TIMEOUT_MS)
     expect(notebook.locator(".dpw-diagnostics")).to_have_count(5)
     _assert_fits_output(notebook)

@@ -53,7 +53,7 @@ def test_personalized_dp_in_jupyterlab(page, lab_server):
     _check_rendered(page, notebook, n_meters=2)
     expect(notebook.locator(".dpw-personalized")).to_have_count(2)
     for mode in ("teaching", "analyst"):
-        expect(notebook.locator(f".dpw-personalized.dpw-mode-{mode} .dpw-bokeh .bk-Canvas")
+        expect(notebook.locator(f".dpw-personalized.dpw-mode-{mode} .dpw-bokeh .bk-Canvas:visible")
                .first).to_be_visible(timeout=WIDGET_TIMEOUT_MS)
     assert "javascript error" not in notebook.inner_text().lower()
     _assert_fits_output(notebook)

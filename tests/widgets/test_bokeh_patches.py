@@ -101,3 +101,59 @@ def test_a_debounced_redraw_in_a_running_loop_is_sent(frames):
         return len(_patch_docs(frames))
 
     assert asyncio.run(move()) == 1
+
+
+def test_in_a_kernel_the_document_is_serialised_once_when_it_is_needed(monkeypatch):
+    # In a kernel the render bundle is a blank placeholder until the cell that made the widget
+    # ends (here called by hand: no IPython in this process), then the drawn document; a view
+    # appearing later gets nothing resent unless the document changed since.
+    from bokeh.plotting import figure
+    from jupyter_bokeh import BokehModel
+
+    from dpwidgets.widgets import _bokeh
+
+    monkeypatch.setattr(_bokeh, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_bokeh, "_HOOKED", True)  # nothing to register the cell's end with
+    serialised = []
+    real = BokehModel._model_to_traits.__func__
+    monkeypatch.setattr(BokehModel, "_model_to_traits", classmethod(
+        lambda cls, model: serialised.append(model) or real(cls, model)))
+
+    p = figure(title="made in the cell")
+    model = bokeh_widget(p)
+    assert serialised and p not in serialised  # only the placeholder so far
+    assert "made in the cell" not in str(model.render_bundle)
+    p.title.text = "drawn in the cell"
+    _bokeh._refresh_pending()  # the cell ends
+    assert serialised.count(p) == 1 and "drawn in the cell" in str(model.render_bundle)
+    model._view_count = 1  # the browser shows it: the bundle is the document, nothing resent
+    assert serialised.count(p) == 1
+    p.title.text = "changed before a second view"
+    model._view_count = 2
+    assert serialised.count(p) == 2
+    assert "changed before a second view" in str(model.render_bundle)
+
+
+def test_a_widget_displayed_directly_carries_its_drawn_document(monkeypatch):
+    # Displayed as a cell's result (OfflineBokehMixin), the widget's placeholder is replaced
+    # before the display message, so the view is built once, from the drawn document.
+    import ipywidgets
+    from bokeh.plotting import figure
+
+    from dpwidgets.widgets import _bokeh
+
+    monkeypatch.setattr(_bokeh, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_bokeh, "_HOOKED", True)
+    monkeypatch.setattr(_bokeh, "ensure_bokehjs", lambda force=False: False)
+
+    class Panel(_bokeh.OfflineBokehMixin, ipywidgets.VBox):
+        pass
+
+    p = figure(title="before")
+    model = bokeh_widget(p)
+    panel = Panel([ipywidgets.HBox([model])])
+    p.title.text = "drawn before the display"
+    panel._repr_mimebundle_()
+    assert "drawn before the display" in str(model.render_bundle)
+    assert not model.bundle_is_stale()
+    panel.close()

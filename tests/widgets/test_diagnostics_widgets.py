@@ -345,8 +345,8 @@ def test_analyst_state_of_all_three_widgets_never_contains_confidential_values(t
     s.meter  # noqa: B018 - the meter's state crosses to the browser too
     widgets = [
         ResidualPlotWidget(s, dataset="income", epsilon=0.5, debounce=0),
-        ResidualPlotWidget(s, dataset="income", epsilon=0.5, model="dp", debounce=0,
-                           fit_bounds={"bounds_X": (1, 50), "bounds_y": (-20, 110)}),
+        ResidualPlotWidget(s, dataset="income", epsilon=0.5, model="dp", fit_epsilon=0.5,
+                           debounce=0, fit_bounds={"bounds_X": (1, 50), "bounds_y": (-20, 110)}),
         RocWidget(s, dataset="clinic", epsilon=0.5, debounce=0),
         BinnedResidualWidget(s, dataset="clinic", epsilon=0.5, debounce=0),
     ]

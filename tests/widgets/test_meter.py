@@ -181,3 +181,47 @@ def test_the_history_is_viewable_and_exportable(tmp_path):
     assert pd.read_csv(path)["label"].tolist() == history["label"].tolist()
     s.meter.close()
     s.close()
+
+
+def test_two_notebooks_on_one_ledger_agree_when_the_view_asks(tmp_path, close_new_widgets):
+    """Two sessions (two notebooks' kernels) on one ledger file: what one spends shows on the
+    other's meter as soon as its view asks for a refresh (drawn, in sight, hovered, or its
+    timer), with no release on that side."""
+    ledger = tmp_path / "shared.sqlite"
+    first = Session(mode="analyst", ledger=ledger)
+    second = Session(mode="analyst", ledger=ledger)
+    for s in (first, second):
+        s.add_dataset("d", np.arange(50.0), total_epsilon=1.0, stand_in=np.zeros(50))
+    meter = second.meter
+    assert meter.budget("d")["spent"] == 0
+    first.release("d", "svt", epsilon=0.25, label="from the other notebook", **SVT)
+    assert meter.budget("d")["spent"] == 0  # nothing told this kernel yet
+    meter._handle_custom_msg({"kind": "refresh"}, [])
+    b = meter.budget("d")
+    assert b["spent"] == pytest.approx(0.25) and b["remaining"] == pytest.approx(0.75)
+    assert [seg["label"] for seg in b["segments"]] == ["from the other notebook"]
+    meter._handle_custom_msg({"kind": "something else"}, [])  # ignored
+    assert meter.budget("d")["spent"] == pytest.approx(0.25)
+    # The view asks on its own: when drawn, when in sight, on hover, on a timer.
+    source = static_path("meter.js").read_text()
+    for hook in ('kind: "refresh"', "IntersectionObserver", "pointerenter", "setInterval"):
+        assert hook in source
+    assert meter.refresh_seconds >= 1
+    first.close()
+    second.close()
+
+
+def test_a_replay_is_shown_as_free(tmp_path, close_new_widgets):
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite")
+    s.add_dataset("d", np.arange(50.0), total_epsilon=1.0, stand_in=np.zeros(50))
+    meter = s.meter
+    s.release("d", "svt", epsilon=0.25, label="first", **SVT)
+    assert meter.notice == ""
+    again = s.release("d", "svt", epsilon=0.25, label="first", **SVT)
+    assert not again.charged
+    assert "first: replayed" in meter.notice and "free, nothing charged" in meter.notice
+    assert meter.budget("d")["spent"] == pytest.approx(0.25)
+    s.release("d", "svt", epsilon=0.25, label="second", **dict(SVT, c=3))
+    assert meter.notice == ""  # a charged release: the bar shows it
+    assert "dpw-meter-notice" in static_path("meter.js").read_text()
+    s.close()

@@ -450,4 +450,5 @@ def test_bad_values_are_refused_and_the_stream_widget_stays_alive(analyst):
     sw.epsilon.value = 0.25
     assert sw.release().epsilon == 0.25 and analyst.spent("wifi") == 0.25
     assert "per row" in sw.banner.value
-    assert sw.release_button.description.endswith("(costs ε=0.25)")
+    # Released: the button says that releasing the same again is a free replay.
+    assert sw.release_button.description.endswith("(free: already released)")

@@ -10,10 +10,11 @@ import numpy as np
 import pytest
 
 from dpwidgets import Session
+from dpwidgets.engine.audit import audit_svt
 from dpwidgets.engine.svt import VARIANTS
 from dpwidgets.widgets import SVTExplorer, svt_explorer
 from dpwidgets.widgets._base import fmt
-from dpwidgets.widgets.svt_explorer import audit_future, audited_loss, default_threshold
+from dpwidgets.widgets.svt_explorer import audit_future, default_threshold
 
 from .conftest import leaked, secret_scores, zipf_scores
 
@@ -110,7 +111,8 @@ def test_a_precomputed_broken_variant_runs_no_audit_on_the_redraw(teaching_sessi
     assert e.audits_ready(timeout=120)
     results = {v: audit_future(v, 0.5).result() for v in broken}
     # The number shown is the audit itself (seeded, deterministic), not a stand-in value.
-    assert results["roth2011"] == audited_loss.__wrapped__("roth2011", 0.5)
+    assert results["roth2011"] == audit_svt(
+        "roth2011", epsilon=0.5, rng=np.random.default_rng(20170801)).epsilon_lower
 
     def no_audit(*args, **kwargs):
         raise AssertionError("an audit ran on the redraw path")
@@ -133,7 +135,7 @@ def test_a_broken_variant_whose_audit_is_not_in_says_so_then_shows_it(teaching_s
     when the background worker delivers it, the banner shows that result."""
     gate = threading.Event()
 
-    def slow_audit(variant, epsilon):
+    def slow_audit(variant, epsilon, progress=None):
         gate.wait(60)
         return 9.0
 
@@ -150,6 +152,57 @@ def test_a_broken_variant_whose_audit_is_not_in_says_so_then_shows_it(teaching_s
         time.sleep(0.01)
     assert "audited privacy loss ≥ 9 at ε = 0.07" in e.banner.value
     assert e.audits_ready(timeout=120)
+
+
+def test_a_running_audit_shows_its_progress_until_its_bar_is_full(teaching_session,
+                                                                   monkeypatch,
+                                                                   close_new_widgets):
+    """While the audit the banner waits for runs, a bar under the banner shows its batches;
+    it ends full (value == max) and is hidden when the number is in. The bar holds batch
+    counts of the audit on the public counterexample only.
+
+    At ε = 0.1 roth2011's counterexample is sized large enough for six batches (about 1.5 s
+    alone), and the audit refutes the claim; a private cache and queue keep the audit fresh
+    whatever other tests ran."""
+    monkeypatch.setattr(svt_explorer, "_AUDITS", {})
+    monkeypatch.setattr(svt_explorer, "_AUDIT_QUEUE", collections.deque())
+    monkeypatch.setattr(svt_explorer, "_LOSSES", {})
+    e = SVTExplorer(teaching_session, epsilon=0.1, c=3, variant="roth2011", debounce=0)
+    seen: list[tuple[float, float]] = []
+    e.audit_progress.observe(
+        lambda _c: seen.append((e.audit_progress.value, e.audit_progress.max)), names="value")
+    assert "running" in e.banner.value
+    assert e.audit_progress.layout.display != "none"
+    assert e.audits_ready(timeout=300)
+    deadline = time.monotonic() + 10
+    while "running" in e.banner.value and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert "audited privacy loss ≥" in e.banner.value
+    job = audit_future("roth2011", 0.1)
+    done, total = job.steps
+    assert total is not None and total >= 2 and done == total
+    # The bar moved through the batches and ended full, then was hidden.
+    assert len(seen) >= 2 and seen[-1] == (total, total)
+    assert [v for v, _ in seen] == sorted(v for v, _ in seen)
+    assert e.audit_progress.value == e.audit_progress.max == total
+    assert e.audit_progress.layout.display == "none"
+    # Its state: the description and batch counts, nothing else.
+    state = e.audit_progress.get_state()
+    assert state["description"] == "audit" and state["min"] == 0
+    # A private variant shows no bar.
+    e.variant.value = "standard"
+    assert e.audit_progress.layout.display == "none"
+
+
+def test_an_analyst_explorer_never_shows_an_audit_bar(analyst_session, close_new_widgets):
+    """Analyst mode offers no broken variant, hence runs no audit; its bar stays hidden and
+    nothing of the data reaches any widget's state."""
+    e = SVTExplorer(analyst_session, epsilon=0.5, c=3, debounce=0)
+    assert e.audit_progress.layout.display == "none" and e.audit_progress.value == 0
+    e.threshold.value = 500.0
+    e.release()
+    assert e.audit_progress.layout.display == "none"
+    assert leaked(secret_scores(2000)) == []
 
 
 def test_topc_panel_compares_svt_with_em(teaching_session):
@@ -247,9 +300,11 @@ def test_typed_epsilon_is_charged_exactly_and_button_states_the_cost(analyst_ses
     e = SVTExplorer(analyst_session, epsilon=0.2, c=5, threshold=500.0, debounce=0)
     e.epsilon.text.value = 0.37  # typed into the box beside the log slider
     assert e.params["epsilon"] == 0.37
+    # The title names the variant; the button does not repeat it.
     assert e.release_button.description == (
-        "Release: SVT standard, variant=standard, ε=0.37, c=5, threshold=500, "
+        "Release: SVT standard, ε=0.37, c=5, threshold=500, "
         f"ratio={e.split.ratio:.3g} (costs ε=0.37)")
+    assert "charges ε = 0.37" in e.release_button.tooltip
     e.c.value = 7
     assert "c=7" in e.release_button.description
     release = e.release()

@@ -23,7 +23,7 @@ module             figures
 """
 
 from . import diagnostics, dynamic, personalized, streams, svt, synth
-from ._common import FigureHandle, stack, update
+from ._common import FigureHandle, show_panels, stack, update
 from .svt import (
     attack_figure,
     attack_plot_data,
@@ -44,6 +44,7 @@ __all__ = [
     "diagnostics",
     "dynamic",
     "personalized",
+    "show_panels",
     "split_figure",
     "split_plot_data",
     "stack",

@@ -15,22 +15,28 @@ release.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from bokeh.layouts import column
 from bokeh.models import (
+    Column,
     ColumnDataSource,
+    DataRange1d,
+    GridBox,
     LabelSet,
     LayoutDOM,
     Legend,
     LegendItem,
+    Plot,
+    Row,
 )
 from bokeh.plotting import figure
 
-__all__ = ["FigureHandle", "PlotData", "TOOLS", "bar_labels", "panel", "percent", "source", "stack",
-           "update"]
+__all__ = ["FigureHandle", "PlotData", "TOOLS", "bar_labels", "fit_to_page", "panel", "percent",
+           "show_panels", "source", "stack", "update"]
 
 #: What a ``*_plot_data()`` / ``*_data()`` function returns: ``{source name: column dict}``.
 PlotData = dict[str, dict[str, np.ndarray]]
@@ -96,6 +102,101 @@ def _legend_items(handle: FigureHandle) -> list[tuple[LegendItem, list[ColumnDat
                 cached.append((item, srcs))
         handle._legend_cache = cached
     return cached
+
+
+#: How much wider than designed a figure may grow on a wide page.
+GROW = 1.5
+#: The narrowest a panel gets on a narrow page (below, the output area scrolls).
+MIN_PANEL_WIDTH = 260
+
+
+def fit_to_page(layout: LayoutDOM, *, grow: float = GROW) -> LayoutDOM:
+    """Make a built layout follow the width of the page it is shown on.
+
+    Every plot and every row / column stretches to the width available (Bokeh's
+    ``sizing_mode="stretch_width"``; heights stay as built), from :data:`MIN_PANEL_WIDTH` up to
+    ``grow`` times the width it was built with, so a figure neither overflows a narrow output
+    area nor sits in a corner of a wide one. A plot tagged ``"fixed_size"`` (a square heatmap,
+    whose cells must stay square) keeps its size. Returns ``layout``.
+    """
+    for model in layout.select({"type": LayoutDOM}):
+        if "fixed_size" in (model.tags or []):
+            continue
+        width = getattr(model, "width", None)
+        if isinstance(model, Plot):
+            if width:
+                model.max_width = int(width * grow)
+                model.min_width = min(int(width), MIN_PANEL_WIDTH)
+            model.sizing_mode = "stretch_width"
+        elif isinstance(model, Row | Column | GridBox):
+            model.sizing_mode = "stretch_width"
+    if isinstance(layout, Row | Column | GridBox):
+        # The whole: no wider than its widest row of plots allows.
+        layout.max_width = int(_natural_width(layout) * grow)
+    # Axes fitted to what is drawn: a series hidden from its legend, or a glyph left empty,
+    # no longer holds the range (and its ticks) open.
+    for rng in layout.select({"type": DataRange1d}):
+        rng.only_visible = True
+    return layout
+
+
+def _natural_width(model: LayoutDOM) -> int:
+    """The width a layout was built with: a plot's own, a row's sum, a column's maximum."""
+    if isinstance(model, Plot):
+        return int(model.width or 0)
+    children = [c for c in getattr(model, "children", []) if isinstance(c, LayoutDOM)]
+    if isinstance(model, GridBox):
+        children = [c[0] for c in model.children]
+    sizes = [_natural_width(c) for c in children] or [0]
+    return sum(sizes) if isinstance(model, Row) else max(sizes)
+
+
+# Where each panel hidden by show_panels belongs: its row or column and that container's
+# children as built (their order), so that a panel shown again goes back to its place.
+_HOMES: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def _home(panel: LayoutDOM) -> tuple[LayoutDOM, list] | None:
+    home = _HOMES.get(panel)
+    if home is None:
+        roots = panel.document.roots if panel.document is not None else []
+        for root in roots:
+            for box in [*root.select({"type": Row}), *root.select({"type": Column})]:
+                if any(child is panel for child in box.children):
+                    siblings = [h for h in _HOMES.values() if h[0] is box]
+                    home = _HOMES[panel] = (box, siblings[0][1] if siblings
+                                            else list(box.children))
+                    break
+            if home is not None:
+                break
+    return home
+
+
+def show_panels(panels: Mapping[str, LayoutDOM], **shown: bool) -> None:
+    """Show or hide panels by name: a panel with nothing to show (the data in analyst mode, an
+    error that needs the data) leaves its row or column, which closes up, rather than being
+    drawn empty under a "not shown" title; shown again, it goes back to its place. Only
+    changes are sent.
+
+    The panel is taken out of the layout rather than made invisible: BokehJS 3.9 restyles the
+    glyphs of an invisible plot whose data change (a release, then a preview) from stale
+    buffers and throws ("Offset is outside the bounds of the DataView"); a panel put back is
+    drawn afresh.
+    """
+    for name, visible in shown.items():
+        panel = panels[name]
+        home = _home(panel)
+        if home is None:  # not in a row or column: the plot itself is the layout
+            panel.visible = bool(visible)
+            continue
+        box, order = home
+        present = any(child is panel for child in box.children)
+        if present == bool(visible):
+            continue
+        keep = [child for child in order
+                if (child is panel and visible)
+                or (child is not panel and any(c is child for c in box.children))]
+        box.children = keep
 
 
 def _has_rows(source: ColumnDataSource) -> bool:

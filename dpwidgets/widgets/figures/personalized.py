@@ -153,7 +153,9 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
                      title="Asked vs enjoyed, records sorted by budget",
                      x_axis_label="share of records (sorted by asked budget)",
                      y_axis_label="budget", toolbar_location="above")
-    enjoyed.add_layout(Legend(click_policy="hide", location="top_left"), "center")
+    # Legends sit outside the frames, never over the data.
+    enjoyed.add_layout(Legend(click_policy="hide", orientation="horizontal",
+                              label_text_font_size="8pt"), "below")
     enjoyed.quad(left="left", right="right", bottom=0, top="top", source=sources["shading"],
                  fill_color="colour", fill_alpha=0.18, line_color="colour", line_alpha=0.6,
                  legend_label="releases (round 1)")
@@ -180,7 +182,8 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
 
     histogram = figure(width=width - third, height=270, tools=_TOOLS, toolbar_location="above",
                        title="Histogram of the values", y_axis_label="count")
-    histogram.add_layout(Legend(click_policy="hide", location="top_right"), "center")
+    histogram.add_layout(Legend(click_policy="hide", orientation="horizontal",
+                                label_text_font_size="8pt"), "below")
     # The DP estimate first, the reference on top: with thousands of cells the noisy line
     # would otherwise hide it.
     histogram.step("x", "y", source=sources["private"], mode="center", color="#d62728",
@@ -192,8 +195,9 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
                       y_axis_type="log", toolbar_location="above",
                       title="Relative frequency error vs ε_T",
                       x_axis_label="sampling threshold ε_T", y_axis_label="RFE")
-    legend = Legend(click_policy="hide", location="top_right", label_text_font_size="8pt")
-    accuracy.add_layout(legend, "center")
+    legend = Legend(click_policy="hide", orientation="horizontal", ncols=2,
+                    label_text_font_size="8pt")
+    accuracy.add_layout(legend, "below")
     lines = accuracy.multi_line("xs", "ys", source=sources["levels"], line_color="colour",
                                 line_width=2, line_dash="dashed")
     trail = accuracy.line("x", "y", source=sources["trail"], color=METHOD_COLOURS["sampling"],

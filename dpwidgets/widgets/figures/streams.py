@@ -56,6 +56,13 @@ MAX_MARKERS = 3_000
 GROUP_COLORS = ("#6baed6", "#fd8d3c")
 _EMPTY = np.zeros(0)
 _EMPTY_XY = {"x": _EMPTY, "y": _EMPTY}
+#: Every panel draws on a 2D canvas. At most MAX_LINE_POINTS per line and MAX_MARKERS markers
+#: are cheap there, while each WebGL repaint also copies the GL canvas into the 2D one, slow
+#: without a GPU (headless Chromium, many VMs): with the windows and events panels on WebGL,
+#: about 90 such copies took 7 s of the browser's main thread while the streams lesson ran
+#: (JupyterLab, a CPU profile of the page), and the lesson twice as long
+#: (``benchmarks/lesson_times.py``).
+_BACKEND = "canvas"
 
 
 # --------------------------------------------------------------------------------------------
@@ -191,7 +198,7 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
         The operating point at the current δ.
     """
     live = figure(
-        width=width, height=280, tools=_TOOLS, output_backend="canvas",
+        width=width, height=280, tools=_TOOLS, output_backend=_BACKEND,
         x_axis_label="time step t", y_axis_label="count",
         title="Live stream: true, LM (Perturber output) and PeGaSus",
         x_range=DataRange1d(follow="end", follow_interval=window, range_padding=0,
@@ -239,7 +246,7 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
     win.legend.nrows = 2
     win.legend.label_text_font_size = "8pt"
 
-    ev = figure(width=half, height=250, tools=_TOOLS, output_backend="webgl",
+    ev = figure(width=half, height=250, tools=_TOOLS, output_backend=_BACKEND,
                 x_axis_label="time step t", y_axis_label="statistic",
                 title="Event monitoring", x_range=win.x_range)
     ev.add_layout(Legend(click_policy="hide"), "below")
@@ -271,6 +278,8 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
                  x_axis_label="false positive rate", y_axis_label="true positive rate",
                  title="Detection ROC")
     roc.line([0, 1], [0, 1], color="#aaa", line_dash="dotted")
+    # Below the frame: a good detector's curve runs through the corner a legend would cover.
+    roc.add_layout(Legend(orientation="horizontal", label_text_font_size="8pt"), "below")
     roc.line("x", "y", source=sources["roc_lm"], color="#ff7f0e", line_width=2,
              legend_label="LM")
     roc.line("x", "y", source=sources["roc_pgs"], color="#1f77b4", line_width=2,
@@ -279,8 +288,6 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
                        legend_label="at δ")
     roc.add_tools(HoverTool(renderers=[dots], tooltips=[("", "@method"), ("FPR", "@x{0.000}"),
                                                         ("TPR", "@y{0.000}")]))
-    roc.legend.location = "bottom_right"
-    roc.legend.label_text_font_size = "8pt"
 
     layout = column(live, row(win, ev), roc)
     return StreamFigure(layout, sources, {"live": live, "windows": win, "events": ev,
@@ -291,7 +298,7 @@ def _four_lines(title: str, y_label: str, width: int, height: int, sources: dict
                 labels: dict[str, str], *, plain_alpha: float):
     """A time-series panel of four lines, drawn from the sources named by ``labels`` in this
     order: the truth, the Laplace baseline, the plain method, and the method itself."""
-    p = figure(width=width, height=height, tools=_TOOLS, output_backend="webgl",
+    p = figure(width=width, height=height, tools=_TOOLS, output_backend=_BACKEND,
                x_axis_label="time step t", y_axis_label=y_label, title=title)
     p.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
     _counts_axis(p)

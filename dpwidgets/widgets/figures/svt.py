@@ -226,6 +226,9 @@ def split_figure(*, width: int = 360, height: int = 240) -> FigureHandle:
         "optimum": _source(x=[], y=[]),
         "current": _source(x=[], y=[]),
     }
+    # Below the frame, never over the curve (whose ends rise to the top corners).
+    p.add_layout(Legend(orientation="horizontal", label_text_font_size="8pt", spacing=10,
+                        padding=2, margin=2, border_line_alpha=0), "below")
     p.line("x", "y", source=sources["curve"], color="#555", line_width=2)
     p.scatter(
         "x", "y", source=sources["optimum"], marker="star", size=14, color="#2ca02c",
@@ -235,8 +238,6 @@ def split_figure(*, width: int = 360, height: int = 240) -> FigureHandle:
         "x", "y", source=sources["current"], marker="circle", size=9, color="#d62728",
         legend_label="your split",
     )
-    p.legend.location = "top_center"
-    p.legend.label_text_font_size = "9pt"
     # Bokeh's log ticker treats a range under two decades as linear, and then labels
     # 100, 200, ..., 800 one on top of the other near the top of a log axis. 1-2-5 ticks are
     # evenly spread on a log scale whatever c is; the other mantissas are minor ticks.
@@ -308,12 +309,13 @@ TOPC_METHODS = ("SVT (this run)", "SVT-ReTr", "EM")
 def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
     """False negative rate and score error rate of top-c selection, per method."""
     sources = {"rates": _source(method=[], fnr=[], ser=[], fnr_text=[], ser_text=[])}
-    p = _rate_bars("Top-c selection: SVT vs exponential mechanism", TOPC_METHODS,
+    p = _rate_bars("Top-c: SVT vs exponential mechanism", TOPC_METHODS,
                    sources["rates"], (("fnr", "#1f77b4", "FNR"), ("ser", "#ff7f0e", "SER")),
-                   width=width, height=height, y_axis_label="rate (lower is better)")
+                   width=width, height=height, y_axis_label="rate (lower is better)",
+                   legend=Legend(orientation="horizontal", label_text_font_size="9pt",
+                                 spacing=12, padding=4, margin=0, border_line_alpha=0))
     p.add_tools(HoverTool(tooltips=[("method", "@method"), ("FNR", "@fnr{0.000}"),
                                     ("SER", "@ser{0.000}")]))
-    p.legend.location = "top_right"
     p.xaxis.major_label_text_font_size = "9pt"
     return FigureHandle(p, sources)
 

@@ -110,9 +110,11 @@ def _margin_panel(title: str, width: int, height: int, colour: str, source):
 
 
 def _heatmap(title: str, source, mapper, size: int):
+    # Square cells: the heatmap keeps its size when the page is wider (see fit_to_page).
     p = figure(width=size, height=size, tools="hover,save", title=title,
                x_range=FactorRange(factors=[]), y_range=FactorRange(factors=[]),
-               toolbar_location=None, tooltips=[("pair", "@y × @x"), ("τ", "@value{0.000}")])
+               toolbar_location=None, tooltips=[("pair", "@y × @x"), ("τ", "@value{0.000}")],
+               tags=["fixed_size"])
     p.rect("x", "y", width=1, height=1, source=source, line_color="white",
            fill_color={"field": "value", "transform": mapper})
     p.text("x", "y", text="label", source=source, text_align="center",
@@ -160,11 +162,11 @@ def synth_figure(*, margin_width: int = 430, height: int = 250, cell: int = 290,
                               sources["margin_reference"])
     synthetic = _margin_panel("Synthetic table (DPCopula)", margin_width, height, "#1f77b4",
                               sources["margin_synthetic"])
+    # Below the frame, never over the bars.
+    synthetic.add_layout(Legend(orientation="horizontal", label_text_font_size="8pt",
+                                padding=2, margin=2, border_line_alpha=0), "below")
     synthetic.line("x", "y", source=sources["margin_dp"], color="#d62728", line_width=1.5,
                    legend_label="DP margin (drawn from)")
-    synthetic.legend.location = "top_right"
-    synthetic.legend.label_text_font_size = "8pt"
-    synthetic.legend.background_fill_alpha = 0.6
     # Same axes on both sides: a margin reads the same on either panel.
     synthetic.x_range = reference.x_range
     synthetic.y_range = reference.y_range

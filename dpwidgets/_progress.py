@@ -1,0 +1,161 @@
+"""Progress bars for long work: tqdm in a terminal, a widget bar in a notebook, nothing otherwise.
+
+Every long loop of the package and of ``benchmarks/`` (audits, benchmark sweeps) goes through
+:func:`progress`, so that one switch decides for all of them whether a bar is drawn:
+
+- ``disable=True`` / ``False`` decides for one loop;
+- otherwise the environment variable ``DPWIDGETS_PROGRESS`` (``0`` or ``1``) decides;
+- otherwise a bar is drawn when someone watches: in a Jupyter kernel (``tqdm.auto`` draws an
+  ipywidgets bar there) or when standard error is a terminal, and never under CI (``CI`` set).
+
+So a test run, a CI log or a script whose output goes to a file stays free of bars, while a
+person at a terminal or in a notebook sees how far the work is. A ``callback(done, total)`` is
+called after every step whether or not a bar is drawn: a widget feeds its own
+``ipywidgets.FloatProgress`` from it.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from typing import Generic, TypeVar
+
+__all__ = ["ENV", "Progress", "progress", "watching"]
+
+#: ``DPWIDGETS_PROGRESS=0`` silences every bar, ``=1`` draws them even without a terminal.
+ENV = "DPWIDGETS_PROGRESS"
+
+_OFF = {"0", "false", "no", "off"}
+_ON = {"1", "true", "yes", "on"}
+
+T = TypeVar("T")
+
+
+def _in_kernel() -> bool:
+    shell = sys.modules.get("IPython")
+    if shell is None:
+        return False
+    try:
+        ip = shell.get_ipython()
+    except Exception:  # noqa: BLE001 - a half-initialised IPython: nobody watches
+        return False
+    return ip is not None and getattr(ip, "kernel", None) is not None
+
+
+def watching() -> bool:
+    """Whether a bar would be seen: ``DPWIDGETS_PROGRESS`` if set, else a Jupyter kernel or a
+    terminal on standard error (never when ``CI`` is set)."""
+    value = os.environ.get(ENV, "").strip().lower()
+    if value in _OFF:
+        return False
+    if value in _ON:
+        return True
+    if os.environ.get("CI"):
+        return False
+    if _in_kernel():
+        return True
+    try:
+        return sys.stderr is not None and sys.stderr.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
+
+
+class Progress(Generic[T]):
+    """Steps of a long piece of work, drawn as a bar when someone watches.
+
+    Iterate over it (each item taken is a step) or call :meth:`update` (then use it as a
+    context manager, so that the bar is closed). Build it with :func:`progress`.
+
+    Attributes
+    ----------
+    n : int
+        Steps done so far.
+    total : int or None
+        Steps expected (``None``: unknown).
+    shown : bool
+        Whether a bar is drawn.
+    """
+
+    def __init__(self, iterable: Iterable[T] | None = None, *, total: int | None = None,
+                 desc: str | None = None, disable: bool | None = None,
+                 callback: Callable[[int, int | None], None] | None = None,
+                 leave: bool = True, unit: str = "it"):
+        if total is None and iterable is not None:
+            try:
+                total = len(iterable)  # type: ignore[arg-type]
+            except TypeError:
+                total = None
+        self.total = total
+        self.n = 0
+        self._iterable = iterable
+        self._callback = callback
+        self.shown = watching() if disable is None else not disable
+        self._bar = None
+        if self.shown:
+            from tqdm.auto import tqdm
+
+            self._bar = tqdm(total=total, desc=desc, leave=leave, unit=unit,
+                             dynamic_ncols=True)
+
+    def __iter__(self) -> Iterator[T]:
+        if self._iterable is None:
+            raise TypeError("this Progress counts steps with update(); it has nothing to iterate")
+        try:
+            for item in self._iterable:
+                yield item
+                self.update()
+        finally:
+            self.close()
+
+    def update(self, n: int = 1) -> None:
+        """Count ``n`` more steps done."""
+        self.n += n
+        if self._bar is not None:
+            self._bar.update(n)
+        if self._callback is not None:
+            self._callback(self.n, self.total)
+
+    def close(self) -> None:
+        """Finish the bar (idempotent)."""
+        if self._bar is not None:
+            self._bar.close()
+            self._bar = None
+
+    def __enter__(self) -> Progress[T]:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def progress(iterable: Iterable[T] | None = None, *, total: int | None = None,
+             desc: str | None = None, disable: bool | None = None,
+             callback: Callable[[int, int | None], None] | None = None,
+             leave: bool = True, unit: str = "it") -> Progress[T]:
+    """Wrap a long loop (or count steps with ``update()``) in a progress bar.
+
+    Parameters
+    ----------
+    iterable : iterable, optional
+        What the loop runs over; each item taken counts one step.
+    total : int, optional
+        Steps expected (default: ``len(iterable)`` when it has one).
+    desc : str, optional
+        What the bar is about, printed before it.
+    disable : bool, optional
+        ``True``: no bar; ``False``: a bar; ``None`` (default): a bar when someone watches
+        (see :func:`watching`).
+    callback : callable, optional
+        ``callback(done, total)`` after every step, with or without a bar.
+    leave : bool
+        Keep the finished bar on screen (``False`` for inner loops).
+    unit : str
+        What one step is called on the bar.
+
+    Returns
+    -------
+    Progress
+    """
+    return Progress(iterable, total=total, desc=desc, disable=disable, callback=callback,
+                    leave=leave, unit=unit)

@@ -1,0 +1,203 @@
+"""Accuracy before spending: what a release at the chosen ε is expected to look like.
+
+An analyst tuning a release sees a preview on the public stand-in: one draw of the noise. One
+draw says little about the next one. Following ViP (Nanayakkara, Bater, He, Hessar, Hsu,
+Mirhoseini & Nissim 2022, "Visualizing Privacy-Utility Trade-Offs in Differentially Private
+Data Releases"), :class:`AccuracyPreview` runs the mechanism ``runs`` times on the stand-in at
+the chosen ε and reports the spread of the values a widget plots -- how far a release is
+expected to land from the stand-in's own noiseless answer -- and the same at the ε the rest of
+the budget would buy. Everything is computed from public things only: the stand-in, the
+parameters and the budget left (the ledger's own number, shown by the meter already); previews
+charge nothing, and the noise of these runs comes from the widget's preview generator (the
+stand-in is public, so a seed reveals nothing).
+
+The band is the 5th to 95th percentile of each plotted value over the runs (``Spread.low``,
+``Spread.high``: what a figure can shade); the summary is the median over plotted values of
+the half-width of that band, and the median absolute error against the noiseless answer when
+the widget gives one.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["AccuracyPreview", "Spread", "accuracy_preview", "spread"]
+
+#: Runs per ε: enough for a 90% band of each plotted value (about two draws lie outside it).
+RUNS = 20
+
+
+@dataclass(frozen=True)
+class Spread:
+    """The spread of ``runs`` previews at one ε.
+
+    Attributes
+    ----------
+    epsilon : float
+        The ε of the runs (the mechanism's parameter, not the charge).
+    low, high : numpy.ndarray
+        Per plotted value, the 5th and 95th percentile over the runs: the band.
+    half_width : float
+        The median over plotted values of ``(high - low) / 2``.
+    error : float or None
+        The median over runs and values of ``|value - noiseless|`` (None without a noiseless
+        answer).
+    runs : int
+    """
+
+    epsilon: float
+    low: np.ndarray
+    high: np.ndarray
+    half_width: float
+    error: float | None
+    runs: int
+
+
+def spread(run: Callable[[float, np.random.Generator], np.ndarray], epsilon: float,
+           rng: np.random.Generator, *, runs: int = RUNS,
+           noiseless: np.ndarray | None = None) -> Spread:
+    """Run ``run(epsilon, rng)`` (one preview on the stand-in, returning the plotted values)
+    ``runs`` times and summarise the spread (see :class:`Spread`)."""
+    draws = np.array([np.asarray(run(epsilon, rng), dtype=float).ravel() for _ in range(runs)])
+    finite = np.isfinite(draws)
+    draws = np.where(finite, draws, np.nan)
+    with np.errstate(invalid="ignore"):
+        low, high = np.nanquantile(draws, [0.05, 0.95], axis=0) if finite.any() else (
+            np.full(draws.shape[1], np.nan),) * 2
+    widths = (high - low) / 2.0
+    half = float(np.nanmedian(widths)) if np.isfinite(widths).any() else float("nan")
+    error = None
+    if noiseless is not None:
+        truth = np.asarray(noiseless, dtype=float).ravel()
+        if truth.size == draws.shape[1]:
+            gaps = np.abs(draws - truth)
+            error = float(np.nanmedian(gaps)) if np.isfinite(gaps).any() else None
+    return Spread(float(epsilon), low, high, half, error, runs)
+
+
+def _g3(x: float) -> str:
+    if x is None or not np.isfinite(x):
+        return "–"
+    return f"{x:,.3g}" if abs(x) >= 1000 else f"{x:.3g}"
+
+
+@dataclass(frozen=True)
+class AccuracyPreview:
+    """What a release at the chosen ε, and at the ε the rest of the budget buys, is expected
+    to look like (:func:`spread` of each). ``rest`` is None when the budget left buys no more
+    than the chosen ε (or nothing at all)."""
+
+    now: Spread
+    rest: Spread | None
+    what: str  # what the plotted values are ("the estimates per step")
+    remaining: float  # the budget left, as the ledger charges it
+
+    def html(self) -> str:
+        """One line and a folded table, for the widget."""
+        now = self.now
+        line = (f"<b>Accuracy before spending</b> (ViP): at ε = {_g3(now.epsilon)}, 90% of "
+                f"releases put {html.escape(self.what)} within ±{_g3(now.half_width)} of each "
+                f"other")
+        if now.error is not None:
+            line += f"; typical error against the stand-in's noiseless answer {_g3(now.error)}"
+        line += "."
+        if self.rest is not None:
+            line += (f" The rest of the budget (ε = {_g3(self.rest.epsilon)} in one release) "
+                     f"would narrow it to ±{_g3(self.rest.half_width)}.")
+        elif self.remaining > 0:
+            line += " This release would use all that is left of the budget."
+        rows = [(now, "this release")] + ([(self.rest, "all that is left")] if self.rest else [])
+        table = "".join(
+            f"<tr><td>{label}</td><td>{_g3(s.epsilon)}</td><td>±{_g3(s.half_width)}</td>"
+            f"<td>{_g3(s.error) if s.error is not None else '–'}</td></tr>" for s, label in rows)
+        details = (
+            f"<table class='dpw-accuracy-table'><tr><th></th><th>ε</th><th>90% band</th>"
+            f"<th>median |error|</th></tr>{table}</table>"
+            f"<div>{now.runs} previews per ε on the public stand-in (free; nothing here is "
+            f"computed from the data). The band is each plotted value's 5th-95th percentile "
+            f"over the runs; its half-width is the median over the plotted values.</div>")
+        return (f"<div class='dpw-accuracy'>{line}<details><summary>how this is computed"
+                f"</summary>{details}</details></div>")
+
+
+def accuracy_preview(run: Callable[[float, np.random.Generator], np.ndarray], epsilon: float,
+                     cost: float, remaining: float, rng: np.random.Generator, *, what: str,
+                     noiseless: np.ndarray | None = None, runs: int = RUNS) -> AccuracyPreview:
+    """:class:`AccuracyPreview` of a mechanism whose charge is proportional to its ε
+    (``cost`` at ``epsilon``; a user-level view charges k ε): the rest of the budget buys
+    ``epsilon * remaining / cost``."""
+    now = spread(run, epsilon, rng, runs=runs, noiseless=noiseless)
+    rest = None
+    if cost > 0 and remaining > cost * (1 + 1e-9):
+        rest = spread(run, epsilon * remaining / cost, rng, runs=runs, noiseless=noiseless)
+    return AccuracyPreview(now, rest, what, float(remaining))
+
+
+class AccuracyMixin:
+    """The "accuracy before spending" panel of an analyst widget.
+
+    A widget opts in by returning the values it plots from :meth:`_accuracy_values` (given a
+    preview :class:`~dpwidgets.mechanism.Release`), optionally the stand-in's noiseless
+    answer from :meth:`_accuracy_noiseless`, and by naming them in :attr:`accuracy_what`.
+    The button runs :data:`RUNS` free previews at the chosen ε and as many at the ε the rest of
+    the budget buys; the panel is cleared when a control changes (its figures were for the
+    old parameters).
+    """
+
+    #: What the plotted values are, for the panel's sentence.
+    accuracy_what: str = "the plotted values"
+
+    def _accuracy_values(self, release) -> np.ndarray | None:
+        """The values the widget plots for a preview (None: the widget has no panel)."""
+        return None
+
+    def _accuracy_noiseless(self) -> np.ndarray | None:
+        """The stand-in's noiseless answer, aligned with :meth:`_accuracy_values`."""
+        return None
+
+    def _accuracy_panel(self):
+        """The button and the panel (analyst mode), or None."""
+        import ipywidgets as w
+
+        if self.session.teaching or type(self)._accuracy_values is AccuracyMixin._accuracy_values:
+            return None
+        self.accuracy = w.HTML()
+        self.accuracy.add_class("dpw-accuracy-panel")
+        self.accuracy_button = w.Button(
+            description=f"Expected accuracy ({2 * RUNS} free previews)", icon="bar-chart",
+            layout=w.Layout(width="auto"))
+        self.accuracy_button.add_class("dpw-accuracy-button")
+        self.accuracy_button.on_click(lambda _b: self.estimate_accuracy())
+        self.accuracy_preview: AccuracyPreview | None = None
+        return w.VBox([self.accuracy_button, self.accuracy])
+
+    def _accuracy_stale(self) -> None:
+        """A control changed: the panel described other parameters."""
+        if getattr(self, "accuracy_preview", None) is not None:
+            self.accuracy_preview = None
+            self.accuracy.value = ("<div class='dpw-accuracy'>The parameters changed: estimate "
+                                   "the accuracy again.</div>")
+
+    def estimate_accuracy(self) -> AccuracyPreview | None:
+        """Run the previews and show what a release is expected to look like (free)."""
+        if self.session.teaching or self.problem():
+            return None
+        params = dict(self.params)
+        if "epsilon" not in params:
+            return None
+
+        def run(epsilon: float, rng: np.random.Generator) -> np.ndarray:
+            release = self.session.preview(self.dataset, self.mechanism, rng=rng,
+                                           **{**params, "epsilon": epsilon})
+            return self._accuracy_values(release)
+
+        self.accuracy_preview = accuracy_preview(
+            run, float(params["epsilon"]), float(self.cost()),
+            float(self.session.remaining(self.dataset)), self._rng, what=self.accuracy_what,
+            noiseless=self._accuracy_noiseless())
+        self.accuracy.value = self.accuracy_preview.html()
+        return self.accuracy_preview

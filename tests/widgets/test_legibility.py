@@ -1,0 +1,316 @@
+"""What a person sees, checked without a browser: whole labels, legends beside the data,
+figures that follow the page, no empty panel, one-line guarantees, ε to 3 significant digits,
+safe analyst defaults, and a release that says it is running.
+
+The browser side of the same claims (labels not cut, nothing wider than the output area) is in
+tests/ui/test_legibility_ui.py.
+"""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
+
+from dpwidgets import Session
+from dpwidgets.widgets import (
+    DynamicHistogramWidget,
+    PersonalizedWidget,
+    ResidualPlotWidget,
+    RocWidget,
+    StreamWidget,
+    SVTExplorer,
+    SyntheticDataWidget,
+    figures,
+)
+from dpwidgets.widgets import _base as base
+from dpwidgets.widgets._base import fmt, visible_text
+from dpwidgets.widgets.diagnostics import analyst_defaults
+from dpwidgets.widgets.figures._common import GROW, fit_to_page
+
+from .conftest import secret_scores, zipf_scores
+from .test_diagnostics_widgets import secret_logistic, secret_regression
+
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
+
+#: The most characters a folded text (banner, status) shows before it is opened: one line.
+ONE_LINE = 160
+
+
+# -- figures -----------------------------------------------------------------------------------
+BUILDERS = {
+    "svt": figures.svt_figure,
+    "split": figures.split_figure,
+    "topc": figures.topc_figure,
+    "attack": figures.attack_figure,
+    "residual": figures.diagnostics.residual_figure,
+    "roc": figures.diagnostics.roc_figure,
+    "binned": figures.diagnostics.binned_residual_figure,
+    "dynamic": figures.dynamic.dynamic_figure,
+    "personalized": figures.personalized.personalized_figure,
+    "stream": figures.streams.stream_figure,
+    "hierarchy": lambda: figures.streams.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
+    "synth": figures.synth.synth_figure,
+}
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_no_legend_sits_over_the_data(name):
+    """Every legend is laid out beside the frame (above, below, left or right), none inside
+    it, where it would cover data whatever its corner."""
+    layout = BUILDERS[name]().layout
+    plots = list(layout.select({"type": Plot}))
+    legends = [obj for p in plots for obj in p.center if isinstance(obj, Legend)]
+    assert legends == [], [(p.title.text, obj.location) for p in plots for obj in p.center
+                           if isinstance(obj, Legend)]
+    outside = [obj for p in plots for side in ("above", "below", "left", "right")
+               for obj in getattr(p, side) if isinstance(obj, Legend)]
+    assert len(outside) == sum(isinstance(m, Legend) for m in layout.select({"type": Legend}))
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_figures_follow_the_width_of_the_page(name):
+    """Every panel stretches to the output area, between a legible minimum and GROW times its
+    built width; square heatmaps keep their size; axes fit what is drawn."""
+    layout = BUILDERS[name]().layout
+    built = {p.id: p.width for p in layout.select({"type": Plot})}
+    fit_to_page(layout)
+    for p in layout.select({"type": Plot}):
+        if "fixed_size" in p.tags:
+            assert p.sizing_mode in (None, "fixed") and p.width == p.height
+            continue
+        assert p.sizing_mode == "stretch_width", p.title.text
+        assert p.max_width == int(built[p.id] * GROW) and p.min_width <= built[p.id]
+    assert layout.sizing_mode == "stretch_width" or isinstance(layout, Plot)
+    assert all(r.only_visible for r in layout.select({"type": DataRange1d}))
+
+
+def test_a_hidden_panel_leaves_its_row_and_comes_back_to_its_place():
+    """show_panels takes a panel out of its row or column (BokehJS must not restyle the glyphs
+    of an invisible plot whose data change) and puts it back where it was built."""
+    from bokeh.document import Document
+    from bokeh.layouts import column, row
+    from bokeh.plotting import figure
+
+    a, b, c, d = (figure(width=100, height=100, title=t) for t in "abcd")
+    layout = column(row(a, b, c), d)
+    Document().add_root(layout)
+    panels = {"a": a, "b": b, "c": c, "d": d}
+    top = layout.children[0]
+    figures.show_panels(panels, a=False, c=False)
+    assert [p.title.text for p in top.children] == ["b"]
+    figures.show_panels(panels, c=True)
+    assert [p.title.text for p in top.children] == ["b", "c"]
+    figures.show_panels(panels, a=True, d=False)
+    assert [p.title.text for p in top.children] == ["a", "b", "c"]
+    assert [p for p in layout.children if isinstance(p, Plot)] == []
+    figures.show_panels(panels, d=True, b=True)  # b was never hidden: unchanged
+    assert [p.title.text for p in top.children] == ["a", "b", "c"] and layout.children[1] is d
+
+
+# -- widgets, one per family, on confidential data ---------------------------------------------
+def _svt(tmp_path):
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=7)
+    s.add_dataset("items", secret_scores(2000), total_epsilon=1.0,
+                  stand_in=zipf_scores(2000, seed=3))
+    return s, SVTExplorer(s, epsilon=0.5, c=10, threshold=300.0, debounce=0)
+
+
+def _residual(tmp_path):
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=5)
+    s.add_dataset("income", secret_regression(), total_epsilon=1.0, stand_in="continuous")
+    return s, ResidualPlotWidget(s, dataset="income", debounce=0)
+
+
+def _roc(tmp_path):
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=5)
+    s.add_dataset("clinic", secret_logistic(), total_epsilon=1.0, stand_in="binary")
+    return s, RocWidget(s, dataset="clinic", debounce=0)
+
+
+def _dynamic(tmp_path):
+    from dpwidgets.releases.dynamic import dynamic_stand_in
+
+    rng = np.random.default_rng(3)
+    series = rng.multinomial(5037, np.full(16, 1 / 16), size=40).astype(float)
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=1)
+    s.add_dataset("series", series, total_epsilon=2.0, stand_in=dynamic_stand_in(40, 16, 5000),
+                  facts={"cardinality": 5000})
+    return s, DynamicHistogramWidget(s, "series", epsilon=0.5, cutoff=4, debounce=0)
+
+
+def _synth(tmp_path):
+    from dpwidgets.releases.synth import synth_stand_in
+
+    domains = {"a": (0, 49), "b": (0, 19), "flag": (0, 1)}
+    rng = np.random.default_rng(11)
+    frame = pd.DataFrame({"a": rng.integers(0, 50, 2000), "b": rng.integers(0, 20, 2000),
+                          "flag": rng.integers(0, 2, 2000)})
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=5)
+    s.add_dataset("table", frame, total_epsilon=2.0,
+                  stand_in=synth_stand_in(2000, domains, dtypes={c: "int64" for c in domains}))
+    return s, SyntheticDataWidget(s, dataset="table", domains=domains, epsilon=0.5,
+                                  compare=False, debounce=0)
+
+
+def _personalized(tmp_path):
+    from dpwidgets.datasets.personalized import budgets_mixed
+    from dpwidgets.releases.personalized import personalized_stand_in
+
+    edges = np.linspace(0.0, 100.0, 41)
+    n = 5000
+    b = budgets_mixed(n, [(0.5, 0.01, 0.2), (0.4, 0.2, 1.0), (0.1, 1.0, 1.0)],
+                      np.random.default_rng(2))
+    values = np.clip(np.random.default_rng(3).normal(50.0, 15.0, n), 0.0, 99.0) + 0.371
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=5)
+    s.add_dataset("survey", np.column_stack((values, b)), total_epsilon=2.0,
+                  stand_in=personalized_stand_in(b, edges))
+    return s, PersonalizedWidget(s, "survey", bins=edges, method="utility", debounce=0)
+
+
+def _stream(tmp_path):
+    from dpwidgets.datasets.streams import wifi_stream
+
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=5)
+    s.add_dataset("ap", wifi_stream("Med_5", np.random.default_rng(2024))[:3000],
+                  total_epsilon=1.0,
+                  stand_in=wifi_stream("Med_5", np.random.default_rng(0))[:3000])
+    return s, StreamWidget(s, dataset="ap", epsilon=0.5, debounce=0)
+
+
+FAMILIES = {"svt": _svt, "residual": _residual, "roc": _roc, "dynamic": _dynamic,
+            "synth": _synth, "personalized": _personalized, "stream": _stream}
+# The stream widgets' banner is written in dpwidgets/widgets/streams.py, not folded yet.
+UNFOLDED_BANNERS = {"stream"}
+
+
+def _widgets(root):
+    yield root
+    for child in getattr(root, "children", ()) or ():
+        yield from _widgets(child)
+
+
+def _shown_plots(layout):
+    """The plots on screen: visible, in visible rows and columns."""
+    if not layout.visible:
+        return
+    if isinstance(layout, Plot):
+        yield layout
+        return
+    for child in getattr(layout, "children", []):
+        yield from _shown_plots(child[0] if isinstance(child, tuple) else child)
+
+
+def _draws_nothing(plot: Plot) -> bool:
+    """A plot whose every glyph draws from an empty source."""
+    sizes = [max((len(v) for v in r.data_source.data.values()), default=0)
+             for r in plot.renderers
+             if isinstance(r, GlyphRenderer) and isinstance(r.data_source, ColumnDataSource)]
+    return not sizes or max(sizes) == 0
+
+
+_COST = re.compile(r"costs ε=([^)]*)\)")
+
+
+def _assert_legible(widget, name: str) -> None:
+    for part in _widgets(widget):
+        if type(part).__name__ in ("Button", "Checkbox"):
+            assert part.layout.width == "auto" and part.layout.max_width == "100%", part
+            assert part.layout.flex in (None, "0 1 auto"), part
+        elif type(part).__name__ == "HBox" and any(
+                type(c).__name__ in ("Button", "Checkbox") for c in part.children):
+            assert part.layout.flex_flow == "row wrap"
+    assert "dpw-widget" in widget._dom_classes and any(
+        "white-space: normal" in str(getattr(c, "value", "")) for c in widget.children)
+    cost = _COST.search(widget.release_button.description)
+    if cost:  # ε on the button: 3 significant digits at most
+        digits = re.sub(r"[^0-9]", "", cost.group(1)).lstrip("0")
+        assert len(digits.rstrip("0")) <= 3, widget.release_button.description
+    if name not in UNFOLDED_BANNERS:
+        assert len(visible_text(widget.banner.value)) <= ONE_LINE, visible_text(
+            widget.banner.value)
+        assert "<details" in widget.banner.value  # the rest, one click away
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_an_analyst_widget_reads_whole_and_hides_what_it_cannot_show(name, tmp_path):
+    session, widget = FAMILIES[name](tmp_path)
+    layout = widget.plot._model
+    _assert_legible(widget, name)
+    empty = [p.title.text for p in _shown_plots(layout) if _draws_nothing(p)]
+    assert empty == [], f"preview: empty panels on screen: {empty}"
+    release = widget.release()
+    assert release is not None and release.charged, widget.message.value
+    empty = [p.title.text for p in _shown_plots(layout) if _draws_nothing(p)]
+    assert empty == [], f"after a release: empty panels on screen: {empty}"
+    assert all("not shown" not in p.title.text for p in _shown_plots(layout))
+    status = visible_text(widget.status.value)
+    assert len(status) <= ONE_LINE and f"ε = {fmt(release.epsilon)}-DP" in status, status
+    assert "Guarantee:" in widget.status.value  # folded, not gone
+    # Releasing the same again is a replay: the button says it is free.
+    assert widget.release_button.description.endswith("(free: already released)")
+    _assert_legible(widget, name)
+    session.close()
+
+
+def test_a_release_says_it_is_running_and_cannot_be_clicked_twice(tmp_path, monkeypatch):
+    session, widget = _svt(tmp_path)
+    seen = {}
+    make = widget._make_release
+
+    def watched():
+        seen["disabled"] = widget.release_button.disabled
+        seen["status"] = widget.status.value
+        return make()
+
+    monkeypatch.setattr(widget, "_make_release", watched)
+    assert widget.release() is not None
+    assert seen["disabled"] is True and "Releasing…" in seen["status"]
+    assert widget.release_button.disabled is False and "Releasing" not in widget.status.value
+    session.close()
+
+
+# -- numbers as a person reads them ------------------------------------------------------------
+def test_numbers_read_as_3_significant_digits():
+    assert fmt(0.803222) == "0.803" and fmt(0.4426) == "0.443" and fmt(0.5) == "0.5"
+    assert fmt(2334.0) == "2,330" and fmt(999.6) == "1,000" and fmt(12_000) == "12,000"
+    assert fmt(float("inf")) == "∞"
+    assert base.round_decimals("ε = 0.4426-DP (Li 2017, Def. 4.1.1; §4.2.2)") == (
+        "ε = 0.443-DP (Li 2017, Def. 4.1.1; §4.2.2)")
+    assert base._param_text({"epsilon": 0.123456, "variant": "standard", "c": 3},
+                            "SVT standard") == "ε=0.123, c=3"
+
+
+# -- safe analyst defaults (the residual plot and its two siblings) ----------------------------
+def test_an_analyst_diagnostic_starts_safe(tmp_path):
+    """Not the whole budget in one click: without a given ε an analyst's diagnostic spends at
+    most a quarter of what is left; with public fit bounds it diagnoses a DP fit (end-to-end
+    guarantee) by default. Teaching keeps its defaults (ordinary fit, ε = 1)."""
+    s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=5)
+    s.add_dataset("income", secret_regression(), total_epsilon=1.0, stand_in="continuous")
+    plain = ResidualPlotWidget(s, dataset="income", debounce=0)
+    assert plain.model.value == "ordinary" and plain.epsilon.value == 0.2
+    assert plain.cost() <= 0.25 * s.remaining("income")
+    assert "fit_bounds=" in plain.banner.value  # says how to get the DP fit
+    dp = ResidualPlotWidget(s, dataset="income", debounce=0,
+                            fit_bounds={"bounds_X": (1, 50), "bounds_y": (-20, 110)})
+    assert dp.model.value == "dp"
+    assert dp.epsilon.value == dp.fit_epsilon.value == 0.1
+    assert dp.cost() <= 0.25 * s.remaining("income")
+    assert "end to end" in visible_text(dp.banner.value)
+    s.release("income", "residual_plot", epsilon=0.6, rho=0.3, publisher="dawa_dyadic",
+              mu_predicted=1.0, mu_residual=1.0, center_predicted=25.0, model="ordinary")
+    later = ResidualPlotWidget(s, dataset="income", debounce=0)
+    assert later.epsilon.value == 0.1 and later.cost() <= 0.25 * s.remaining("income")
+    explicit = ResidualPlotWidget(s, dataset="income", epsilon=0.3, model="ordinary", debounce=0)
+    assert explicit.epsilon.value == 0.3
+    assert analyst_defaults(4.0, dp_fit=False) == (1.0, 1.0)
+    assert analyst_defaults(1.0, dp_fit=True) == (0.1, 0.1)
+    t = Session(mode="teaching", seed=5)
+    taught = ResidualPlotWidget(t, scenario="ideal", n=500, debounce=0)
+    assert taught.model.value == "ordinary" and taught.epsilon.value == 1.0
+    s.close()
+    t.close()
