@@ -30,7 +30,7 @@ from .engine.diagnostics import Records
 from .engine.regression import LogisticSums, Moments, _damped_newton
 from .tables import RowsQuery
 
-__all__ = ["TableLogisticSums", "TableMoments", "TableRecords", "table_fit", "table_records"]
+__all__ = ["TableLogisticSums", "TableMoments", "TableRecords", "table_fit"]
 
 #: The gradient norm at which the ordinary logistic fit's Newton's method stops.
 NEWTON_TOL = 1e-8
@@ -127,6 +127,19 @@ def _ordinary_logistic(query: RowsQuery, X: list, y) -> tuple[np.ndarray, float]
     return theta[:d], float(theta[d])
 
 
+def _columns(query: RowsQuery, outcome: str = "y"):
+    """The features and the (transformed) outcome of a diagnostics view as expressions."""
+    t = query.rows()
+    names = list(t.columns)
+    X, y = [t[c] for c in names[:-1]], t[names[-1]]
+    if outcome == "log":
+        if _aggregate(query, t, bad=_indicator(y <= 0).sum())["bad"] > 0:
+            raise ValueError("outcome='log' needs a positive outcome; this dataset has values "
+                             "<= 0 (choose outcome='y')")
+        y = y.ln()
+    return t, X, y
+
+
 class TableRecords(Records):
     """:class:`~dpwidgets.engine.diagnostics.Records` of a model on a table in its engine.
 
@@ -143,14 +156,7 @@ class TableRecords(Records):
     def __init__(self, query: RowsQuery, *, kind: str = "ols", outcome: str = "y",
                  model: str = "ordinary", coef=None, intercept: float = 0.0):
         self.query = query
-        t = query.rows()
-        names = [c for c in t.columns]
-        X, y = [t[c] for c in names[:-1]], t[names[-1]]
-        if outcome == "log":
-            if _aggregate(query, t, bad=_indicator(y <= 0).sum())["bad"] > 0:
-                raise ValueError("outcome='log' needs a positive outcome; this dataset has "
-                                 "values <= 0 (choose outcome='y')")
-            y = y.ln()
+        t, X, y = _columns(query, outcome)
         if model == "public":
             coef, intercept = np.asarray(coef, dtype=float), float(intercept)
         elif kind == "ols":
@@ -246,26 +252,7 @@ class TableRecords(Records):
         return y, np.asarray(out.column("predicted").to_numpy(), dtype=float)
 
 
-def table_records(query: RowsQuery, **model) -> TableRecords:
-    """:class:`TableRecords` of the model ``model`` (``kind``, ``outcome``, ``model``,
-    ``coef``, ``intercept``) on ``query``."""
-    return TableRecords(query, **model)
-
-
 # -- the DP fits (the door's "fit_model"): their sums, inside the engine ---------------------------
-
-
-def _columns(query: RowsQuery, outcome: str = "y"):
-    """The features and the (transformed) outcome of a diagnostics view as expressions."""
-    t = query.rows()
-    names = list(t.columns)
-    X, y = [t[c] for c in names[:-1]], t[names[-1]]
-    if outcome == "log":
-        if _aggregate(query, t, bad=_indicator(y <= 0).sum())["bad"] > 0:
-            raise ValueError("outcome='log' needs a positive outcome; this dataset has values "
-                             "<= 0 (choose outcome='y')")
-        y = y.ln()
-    return t, X, y
 
 
 class TableMoments(Moments):

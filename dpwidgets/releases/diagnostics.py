@@ -358,9 +358,9 @@ def _on_model(engine_function: str, inputs: tuple[str, ...], options: Callable[[
         from ..tables import RowsQuery
 
         if isinstance(table, RowsQuery):
-            from ..scored import table_records
+            from ..scored import TableRecords
 
-            args = (table_records(table, **_model_of(p)), None)
+            args = (TableRecords(table, **_model_of(p)), None)
         else:
             predicted, residuals, outcome = model_predictions(table, **_model_of(p))
             named = {"predicted": predicted, "residuals": residuals, "outcome": outcome}
