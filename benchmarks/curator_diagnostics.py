@@ -25,11 +25,12 @@ from __future__ import annotations
 
 import os
 import platform
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from benchmarks.curator_scale import _peak_run
 
 RESULTS = Path(__file__).parent / "results" / "curator_diagnostics.md"
 COEF, INTERCEPT = (1.2, -0.7), -0.3  # the public model of the ROC
@@ -92,22 +93,6 @@ for i in range(f.num_row_groups):
 print(time.perf_counter() - t0)
 """
 
-_HWM = """
-def _hwm():
-    for line in open("/proc/self/status"):
-        if line.startswith("VmHWM"):
-            return int(line.split()[1]) / 1024
-print(_hwm())
-"""
-
-
-def _peak_run(code: str, path: Path) -> tuple[float, float]:
-    """(seconds printed by the child, its peak RSS in MB)."""
-    out = subprocess.run([sys.executable, "-c", code + _HWM, str(path)], capture_output=True,
-                         text=True, check=True).stdout.split()
-    return float(out[0]), float(out[1])
-
-
 def _generate(path: Path, rows: int) -> None:
     import numpy as np
     import pyarrow as pa
@@ -142,7 +127,7 @@ def main(argv: list[str]) -> None:
             row = {"rows": n, "MiB": path.stat().st_size / 2**20}
             for name, code in (("limit", _LIMIT), ("pushed", _PUSHED),
                                ("in_memory", _IN_MEMORY)):
-                row[name] = _peak_run(code, path)
+                row[name] = _peak_run(code, str(path))
             rows.append(row)
     _write(rows, quick, time.perf_counter() - started)
 
