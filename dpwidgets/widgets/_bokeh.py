@@ -29,12 +29,12 @@ from .figures._common import fit_to_page
 __all__ = ["BOKEHJS_COMPONENTS", "BatchedBokehModel", "bokeh_widget", "ensure_bokehjs",
            "one_patch", "redraw_when_displayed"]
 
-#: The BokehJS bundles the loader sends: the core (plots, glyphs, tools, legends) and its WebGL
-#: glyphs (the diagnostics scatter plots). The widgets draw no Bokeh widget, table or TeX label,
-#: so ``bokeh-widgets``, ``bokeh-tables`` and ``bokeh-mathjax`` (2.5 of bokeh's 3.9 MB of
-#: JavaScript; the loader's output holds it twice: 8 MB with every bundle, 3 MB with these) are
-#: left out. A figure that needs one of them must add it here.
-BOKEHJS_COMPONENTS = ("bokeh", "bokeh-gl")
+#: The BokehJS bundles the loader sends: the core (plots, glyphs, tools, legends). Every figure
+#: draws on a 2D canvas, and the widgets draw no Bokeh widget, table or TeX label, so
+#: ``bokeh-gl``, ``bokeh-widgets``, ``bokeh-tables`` and ``bokeh-mathjax`` are left out (bokeh's
+#: JavaScript is 3.9 MB; the inline loader's output holds what it sends twice). A figure that
+#: needs one of them must add it here.
+BOKEHJS_COMPONENTS = ("bokeh",)
 
 # The document events held by :func:`one_patch`, by model: {id(model): (model, [events])}.
 # Per thread, not a ContextVar: asyncio runs a ``call_later`` callback (a debounced redraw) in
@@ -181,14 +181,46 @@ class BatchedBokehModel(BokehModel):
         held.setdefault(id(self), (self, []))[1].append(event)
 
     def _send_events(self, events: list) -> None:
-        """One PATCH-DOC with ``events``, framed as jupyter_bokeh frames a single event."""
-        msg = Protocol().create("PATCH-DOC", events)
+        """One PATCH-DOC with ``events``, framed as jupyter_bokeh frames a single event.
+
+        A property set twice in the block goes once, with its last value
+        (:func:`_last_values`)."""
+        msg = Protocol().create("PATCH-DOC", _last_values(events))
         self.send({"msg": "patch", "payload": msg.header_json})
         self.send({"msg": "patch", "payload": msg.metadata_json})
         self.send({"msg": "patch", "payload": msg.content_json})
         for buffer in msg.buffers:
             self.send({"msg": "patch", "payload": json.dumps(buffer.ref)})
             self.send({"msg": "patch"}, [buffer.to_bytes()])
+
+
+def _last_values(events: list) -> list:
+    """``events`` without the changes of a property that a later whole new value replaces.
+
+    A whole value is a ``ModelChangedEvent`` (a title) or a ``ColumnDataChangedEvent`` of every
+    column (``source.data = {...}``); before it, changes, streams and patches of the same
+    property are dropped. Besides sending less, this keeps BokehJS from applying two data of
+    different lengths to one source in one go: its glyph renderer sets new data on its glyphs
+    one ``await`` at a time, with the indices of the data it started from, and a shorter source
+    arriving in between fails with "Size mismatch".
+    """
+    from bokeh.document.events import (
+        ColumnDataChangedEvent,
+        ColumnsPatchedEvent,
+        ColumnsStreamedEvent,
+        ModelChangedEvent,
+    )
+
+    def whole(event) -> bool:
+        return isinstance(event, ModelChangedEvent) or (
+            isinstance(event, ColumnDataChangedEvent) and event.cols is None)
+
+    property_events = (ModelChangedEvent, ColumnDataChangedEvent, ColumnsStreamedEvent,
+                       ColumnsPatchedEvent)
+    last_whole = {(e.model.id, e.attr): i for i, e in enumerate(events) if whole(e)}
+    return [e for i, e in enumerate(events)
+            if not isinstance(e, property_events)
+            or last_whole.get((e.model.id, e.attr), -1) <= i]
 
 
 @contextmanager
@@ -255,12 +287,41 @@ def _placeholders_until_cell_ends(model: BatchedBokehModel) -> None:
     if not _HOOKED:
         from IPython import get_ipython
 
-        get_ipython().events.register("post_run_cell", _refresh_pending)
+        events = get_ipython().events
+        events.register("pre_run_cell", _start_cell)
+        events.register("post_run_cell", _end_cell)
         _HOOKED = True
 
 
-def _refresh_pending(*_) -> None:
+def _start_cell(*_) -> None:
+    """A cell starts: hold the document changes it makes until it ends (:func:`_end_cell`).
+
+    A cell that moves a control in a loop (a lesson comparing four publishers, ten releases in
+    a row) would otherwise send one patch per step, faster than the browser applies them; the
+    screen can only show the last. Changes made from the browser (a slider's handler, a
+    debounced redraw) run outside cells and keep their own patch per rerun (:func:`one_patch`).
+    """
+    if _held() is None:
+        _HOLD.events = {}
+
+
+def _end_cell(*_) -> None:
+    """A cell ends: models still on the placeholder get the drawn document as their bundle (it
+    holds every change of the cell), the others the cell's changes as one patch each."""
+    held = _held() or {}
+    _HOLD.events = None
+    refreshed = _refresh_pending()
+    for model, events in held.values():
+        if id(model) not in refreshed and model.comm is not None:
+            model._send_events(events)
+
+
+def _refresh_pending(*_) -> set[int]:
+    """Give the models still on the placeholder their drawn document; their ids."""
+    refreshed = set()
     for model in list(_PENDING):
         _PENDING.discard(model)
         if model.comm is not None and model._bundled == -1:
             model.refresh_bundle()
+            refreshed.add(id(model))
+    return refreshed

@@ -1034,9 +1034,18 @@ class HierarchyWidget(ReleaseWidget):
             self.status.value = (
                 "<span class='dpw-preview'>PREVIEW on the public stand-in (same shape) — "
                 f"nothing spent. Release would charge ε = {p['epsilon']:.3g} (PHS-PGS).</span>")
-        self._agg_public = (None if self._public is None
-                            else self.hierarchy.aggregate(self._public))
+        self._agg_public = self._aggregate_public()
         self._banner()
+
+    def _aggregate_public(self) -> np.ndarray | None:
+        """The hierarchy's aggregates of what may be shown (the data in teaching mode, the
+        stand-in in a preview): computed once per array, not at every ε move."""
+        if self._public is None:
+            return None
+        cached = getattr(self, "_agg_cache", None)
+        if cached is None or cached[0] is not self._public:
+            self._agg_cache = (self._public, self.hierarchy.aggregate(self._public))
+        return self._agg_cache[1]
 
     # -- drawing ---------------------------------------------------------------------------
     def _draw(self) -> None:
@@ -1082,13 +1091,15 @@ class HierarchyWidget(ReleaseWidget):
         levels = self.hierarchy.levels
         errors = {}
         names = {"phs": "PHS-PGS", "hs": "HS-PGS", "lm": "HS-LM"}
+        per_level = np.bincount(levels - 1, minlength=self.hierarchy.height)
+        total = float(truth.sum())
         for key, out in self._outputs.items():
-            err = np.abs(np.asarray(out["estimates"]) - truth).mean(axis=1)
-            errors[key] = np.array([err[levels == lev].mean()
-                                    for lev in range(1, self.hierarchy.height + 1)])
-            if truth.sum() > 0:
-                self.quality_values[f"{names[key]} scaled L1"] = st.scaled_total_l1(
-                    truth, out["estimates"])
+            gaps = np.abs(np.asarray(out["estimates"]) - truth)  # once: both measures use it
+            node_error = gaps.mean(axis=1)
+            errors[key] = (np.bincount(levels - 1, weights=node_error,
+                                       minlength=self.hierarchy.height) / per_level)
+            if total > 0:  # scaled total L1 (Chen 2018 §5.6.1), as st.scaled_total_l1
+                self.quality_values[f"{names[key]} scaled L1"] = float(gaps.sum() / total)
         data = figures.streams.level_error_data(errors)
         figures.update(self.figure, data)
         self.figure.set_error_range(data["levels"])

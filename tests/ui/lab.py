@@ -61,7 +61,9 @@ class PageLog:
         page.on("request", on_request)
         page.on("console", lambda m: log.console_errors.append(m.text)
                 if m.type == "error" else None)
-        page.on("pageerror", lambda e: log.page_errors.append(str(e)))
+        # The stack too: an uncaught error of BokehJS says little without it.
+        page.on("pageerror", lambda e: log.page_errors.append(
+            f"{e.message}\n{e.stack}" if e.stack else str(e)))
         page.on("requestfailed", lambda r: log.failed_requests.append(
             f"{r.url} ({r.failure})"))
         return log

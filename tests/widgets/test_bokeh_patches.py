@@ -157,3 +157,79 @@ def test_a_widget_displayed_directly_carries_its_drawn_document(monkeypatch):
     assert "drawn before the display" in str(model.render_bundle)
     assert not model.bundle_is_stale()
     panel.close()
+
+
+def test_a_property_set_twice_in_one_patch_goes_once_with_its_last_value(frames):
+    # Two data of different lengths for one source in one PATCH-DOC made BokehJS fail with
+    # "Size mismatch" (its renderer applies a data change one await at a time); the last
+    # value alone goes, a stream keeps its place.
+    from bokeh.models import ColumnDataSource
+    from bokeh.plotting import figure
+
+    p = figure()
+    source = ColumnDataSource({"x": np.arange(5.0), "y": np.arange(5.0)})
+    other = ColumnDataSource({"x": [0.0], "y": [0.0]})
+    p.scatter("x", "y", source=source)
+    p.scatter("x", "y", source=other)
+    bokeh_widget(p)
+    with one_patch():
+        source.data = {"x": np.arange(9.0), "y": np.arange(9.0)}
+        other.stream({"x": [1.0], "y": [1.0]})
+        source.stream({"x": [9.0], "y": [9.0]})  # replaced by the data below: dropped
+        source.data = {"x": np.arange(2.0), "y": np.arange(2.0)}
+        p.title.text = "first"
+        p.title.text = "last"
+    (header,) = _patch_docs(frames)
+    content = next(json.loads(c["payload"]) for c, _ in frames
+                   if isinstance(c.get("payload"), str) and '"events"' in c["payload"])
+    kinds = [(e["kind"], e.get("attr")) for e in content["events"]]
+    assert kinds.count(("ColumnDataChanged", "data")) == 1
+    assert kinds.count(("ColumnsStreamed", "data")) == 1  # another source's stream stays
+    assert [e["new"] for e in content["events"] if e.get("attr") == "text"] == ["last"]
+    assert header["num_buffers"] == 2  # the two columns of the last data only
+
+
+def test_a_cell_sends_its_changes_once_when_it_ends(frames, monkeypatch):
+    # In a kernel a cell's changes are held until it ends (IPython's pre/post_run_cell): a
+    # loop of ten reruns reaches the browser as one patch with the last data.
+    from bokeh.models import ColumnDataSource
+    from bokeh.plotting import figure
+
+    from dpwidgets.widgets import _bokeh
+
+    p = figure()
+    source = ColumnDataSource({"x": [], "y": []})
+    p.scatter("x", "y", source=source)
+    bokeh_widget(p)  # outside a kernel: its bundle is the document, as if displayed
+    _bokeh._start_cell()
+    try:
+        for k in range(10):
+            with one_patch():  # each rerun's own block joins the cell's
+                source.data = {"x": np.arange(k + 1.0), "y": np.arange(k + 1.0)}
+        assert _patch_docs(frames) == []
+    finally:
+        _bokeh._end_cell()
+    (header,) = _patch_docs(frames)
+    assert header["num_buffers"] == 2
+    assert _bokeh._held() is None
+    # After the cell, a change from the browser's side (a slider) goes at once.
+    source.data = {"x": [0.0], "y": [0.0]}
+    assert len(_patch_docs(frames)) == 2
+
+
+def test_a_widget_made_in_the_cell_gets_its_document_not_a_patch(frames, monkeypatch):
+    from bokeh.plotting import figure
+
+    from dpwidgets.widgets import _bokeh
+
+    monkeypatch.setattr(_bokeh, "_in_kernel", lambda: True)
+    monkeypatch.setattr(_bokeh, "_HOOKED", True)
+    _bokeh._start_cell()
+    try:
+        p = figure(title="made")
+        model = bokeh_widget(p)
+        p.title.text = "drawn in the cell"
+    finally:
+        _bokeh._end_cell()
+    assert _patch_docs(frames) == []  # the view is built from the bundle, which has it all
+    assert "drawn in the cell" in str(model.render_bundle)

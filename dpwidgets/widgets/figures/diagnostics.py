@@ -62,8 +62,10 @@ def thin(points: np.ndarray, max_points: int = MAX_POINTS) -> np.ndarray:
 # Residual plots (PriRP, Chen 2018, Alg. 9, Fig. 4.1-4.5)
 # --------------------------------------------------------------------------------------------
 def _residual_panel(title: str, width: int, height: int, color: str):
+    # A 2D canvas, as every figure: up to MAX_POINTS markers per panel draw in a few ms there,
+    # while WebGL copies its canvas into the 2D one at each repaint (slow without a GPU).
     p = _panel(title, "predicted value ŷ", "residual y − ŷ", width=width, height=height,
-               output_backend="webgl")
+               output_backend="canvas")
     p.add_layout(Span(location=0, dimension="width", line_color="#444", line_dash="dashed"))
     return p
 
