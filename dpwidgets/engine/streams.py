@@ -75,7 +75,6 @@ from __future__ import annotations
 
 import heapq
 import math
-from array import array
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -216,7 +215,8 @@ _POINTER_STEP = 64
 _SORTED_WINDOWS = 4
 # ... and filters only the steps that use a window when they are fewer than this share.
 _SPARSE_WINDOWS = 0.7
-# Welford's sums of squares: the first steps of all groups at once, up to this offset.
+# Running group sums (means and Welford's sums of squares): the first steps of all groups at once,
+# up to this offset.
 _GROUP_SUM_STEPS = 64
 
 
@@ -381,7 +381,8 @@ class _GroupState:
     Always current: ``t`` (steps seen), whether the last group is open, its noisy threshold,
     the last group's id and first step, ``values`` (the true counts of the open group, in
     order), ``noisy`` (the noisy counts of the last group, open or a closed singleton) and
-    Welford's ``mean`` and ``m2`` of ``noisy`` (stale after a median-only run).
+    the running ``sum``, ``mean = sum / len(noisy)`` and Welford's ``m2`` of ``noisy`` (stale
+    after a median-only run).
 
     Caches of the scalar loop (:func:`_run_core`), valid while ``caches`` is True: ``n`` and
     ``total`` of ``values``; once the group has ``_TREE_MIN_GROUP`` members a histogram of
@@ -393,7 +394,7 @@ class _GroupState:
     """
 
     __slots__ = (
-        "t", "open", "noisy_threshold", "gid", "start", "values", "noisy", "mean", "m2",
+        "t", "open", "noisy_threshold", "gid", "start", "values", "noisy", "sum", "mean", "m2",
         "caches", "n", "total", "cap", "hist", "ptr", "below_n", "below_s", "lo", "hi",
     )
 
@@ -405,6 +406,7 @@ class _GroupState:
         self.start = 0
         self.values: list[int] = []
         self.noisy: list[float] = []
+        self.sum = 0.0
         self.mean = 0.0
         self.m2 = 0.0
         self.caches = True
@@ -478,7 +480,7 @@ def _run_core(
     t, is_open, thr, gid, start = st.t, st.open, st.noisy_threshold, st.gid, st.start
     values, gnoisy, n, total, cap, hist = st.values, st.noisy, st.n, st.total, st.cap, st.hist
     ptr, below_n, below_s = st.ptr, st.below_n, st.below_s
-    lo, hi, mean, m2 = st.lo, st.hi, st.mean, st.m2
+    lo, hi, gsum, mean, m2 = st.lo, st.hi, st.sum, st.mean, st.m2
     put_noisy, put_median, put_average = out_noisy.append, out_median.append, out_average.append
     put_js, put_gid, put_start = out_js.append, out_gid.append, out_start.append
     for c, e_p, e_th, e_dev in zip(counts, zp, zth, zdev, strict=True):
@@ -541,8 +543,11 @@ def _run_core(
                     heappush(lo, -heappop(hi))
             med = -lo[0] if len(lo) > len(hi) else (hi[0] - lo[0]) / 2.0
             if not median_only:
+                # The group's mean is its running sum over its size (vectorised exactly by
+                # _group_means); m2 is Welford's sum of squared deviations.
                 delta = x - mean
-                mean += delta / n
+                gsum += x
+                mean = gsum / n
                 m2 += delta * (x - mean)
                 # eq. 5.7 (read as shrinkage towards the mean; see the module docstring)
                 js = mean + (1.0 - (n - 1) * tau2 / m2) * (x - mean) if m2 > 0.0 else x
@@ -563,7 +568,7 @@ def _run_core(
             gnoisy = [x]
             lo = [-x]
             hi = []
-            mean = x
+            gsum = mean = x
             m2 = 0.0
             med = js = x
         if median_only:
@@ -581,7 +586,7 @@ def _run_core(
     st.t, st.open, st.noisy_threshold, st.gid, st.start = t, is_open, thr, gid, start
     st.values, st.noisy, st.n, st.total, st.cap, st.hist = values, gnoisy, n, total, cap, hist
     st.ptr, st.below_n, st.below_s = ptr, below_n, below_s
-    st.lo, st.hi, st.mean, st.m2 = lo, hi, mean, m2
+    st.lo, st.hi, st.sum, st.mean, st.m2 = lo, hi, gsum, mean, m2
 
 
 # The vectorised Grouper. It must take every decision of the scalar loop above, bit for bit:
@@ -915,42 +920,40 @@ def _group_window_indexer():
     return GroupSoFar
 
 
-def _welford(noisy: np.ndarray, starts: list[int], k: int, mean: float,
-             m2: float) -> tuple[np.ndarray, np.ndarray]:
-    """Running mean and sum of squared deviations of each step's group so far (Welford), in
-    the scalar loop's arithmetic. ``starts`` are the steps that start a group; the steps
-    before the first continue a group of ``k`` members with ``mean`` and ``m2``.
+def _group_means(noisy: np.ndarray, starts: list[int], k: int, total: float, mean: float,
+                 m2: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Running sum, mean and sum of squared deviations of each step's group so far, in the
+    scalar loop's arithmetic. ``starts`` are the steps that start a group; the steps before
+    the first continue a group of ``k`` members with ``total``, ``mean`` and ``m2``.
 
-    The means are a recursion through rounded values, one Python step at a time; the sums
-    follow from them: each step adds the scalar loop's ``delta·(x − mean)`` (the count minus
-    the mean before it, times the count minus the mean after it), in order.
+    The sums are sequential, as the loop's running total makes them (:func:`_group_sums`);
+    the means are those sums over the group's size so far; the squared deviations follow:
+    each step adds the loop's ``delta·(x − mean)`` (the count minus the mean before it, times
+    the count minus the mean after it), in order.
     """
-    values = noisy.tolist()
-    n = len(values)
+    n = noisy.size
     carried = starts[0] if starts else n  # the steps continuing the last group
-    mean_in = mean
-    means = array("d")  # appends as cheap as a list's, read as an array without a copy
-    put = means.append
-    heads = ([0] if carried else []) + starts
-    for a, b in zip(heads, [*heads[1:], n], strict=True):
-        if a or not carried:  # a new group: its first count
-            mean, k = values[a], 1
-            put(mean)
-            a += 1
-        for size, x in enumerate(values[a:b], k + 1):
-            mean += (x - mean) / size
-            put(mean)
-        k += b - a
-    means_out = np.frombuffer(means)
-    before = np.empty(n)
-    before[0] = mean_in
-    before[1:] = means_out[:-1]
-    terms = (noisy - before) * (noisy - means_out)
-    # m2 = 0 at a new group's first count; the carried group adds its first term to m2.
-    first = np.zeros(len(heads))
+    heads = np.array(([0] if carried else []) + starts, dtype=np.int64)
+    first = noisy[heads].copy()
     if carried:
-        first[0] = m2 + terms[0]
-    return means_out, _group_sums(terms, np.array(heads), n, first)
+        first[0] = total + noisy[0]
+    sums = _group_sums(noisy, heads, n, first)
+    fresh = np.zeros(n, dtype=bool)
+    fresh[heads] = True
+    head_at = np.maximum.accumulate(np.where(fresh, np.arange(n), 0))
+    sizes = np.arange(n) - head_at + 1.0
+    if carried:
+        sizes[:carried] += k
+    means = sums / sizes
+    before = np.empty(n)
+    before[0] = mean
+    before[1:] = means[:-1]
+    terms = (noisy - before) * (noisy - means)
+    # m2 = 0 at a new group's first count; the carried group adds its first term to m2.
+    first_m2 = np.zeros(heads.size)
+    if carried:
+        first_m2[0] = m2 + terms[0]
+    return sums, means, _group_sums(terms, heads, n, first_m2)
 
 
 def _group_sums(terms: np.ndarray, heads: np.ndarray, n: int, first: np.ndarray) -> np.ndarray:
@@ -988,7 +991,7 @@ def _vector_core(st: _GroupState, counts: np.ndarray, noise: np.ndarray, theta: 
     n = counts.size
     t0, gid0, start0 = st.t, st.gid, st.start
     carried = st.noisy if st.open else []  # the open group goes on: its noisy counts so far
-    k0, mean0, m20 = len(carried), st.mean, st.m2
+    k0, sum0, mean0, m20 = len(carried), st.sum, st.mean, st.m2
     noisy = counts + noise[:, 0]  # Alg. 15 line 2: Perturber
     starts = _grouper_run(st, counts, noise[:, 1], noise[:, 2], theta)
     fresh = np.zeros(n, dtype=bool)
@@ -1008,8 +1011,8 @@ def _vector_core(st: _GroupState, counts: np.ndarray, noise: np.ndarray, theta: 
     out = {"noisy": noisy, "median": median, "start": start}
     if median_only:
         return out
-    mean, m2 = _welford(noisy, starts, k0, mean0, m20)
-    st.mean, st.m2 = float(mean[-1]), float(m2[-1])
+    total, mean, m2 = _group_means(noisy, starts, k0, sum0, mean0, m20)
+    st.sum, st.mean, st.m2 = float(total[-1]), float(mean[-1]), float(m2[-1])
     # eq. 5.7, James-Stein towards the group mean (module docstring), as the scalar loop
     sizes = np.arange(t0, t0 + n) - start + 1
     shrink = m2 > 0.0

@@ -20,6 +20,7 @@ the widget gives one.
 from __future__ import annotations
 
 import html
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -65,7 +66,10 @@ def spread(run: Callable[[float, np.random.Generator], np.ndarray], epsilon: flo
     draws = np.array([np.asarray(run(epsilon, rng), dtype=float).ravel() for _ in range(runs)])
     finite = np.isfinite(draws)
     draws = np.where(finite, draws, np.nan)
-    with np.errstate(invalid="ignore"):
+    # A value no run gave (NaN: e.g. a grid point outside every private curve) has no band;
+    # numpy's "All-NaN slice" warning about it is not the user's business.
+    with np.errstate(invalid="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
         low, high = np.nanquantile(draws, [0.05, 0.95], axis=0) if finite.any() else (
             np.full(draws.shape[1], np.nan),) * 2
     widths = (high - low) / 2.0
@@ -95,6 +99,10 @@ class AccuracyPreview:
     rest: Spread | None
     what: str  # what the plotted values are ("the estimates per step")
     remaining: float  # the budget left, as the ledger charges it
+    #: Why ``rest`` stops short of what the budget left buys (or is None although budget is
+    #: left): the mechanism cannot use more ε ("no record asks for more"); "" when only the
+    #: budget limits it.
+    limit: str = ""
 
     def html(self) -> str:
         """One line and a folded table, for the widget."""
@@ -105,12 +113,19 @@ class AccuracyPreview:
         if now.error is not None:
             line += f"; typical error against the stand-in's noiseless answer {_g3(now.error)}"
         line += "."
-        if self.rest is not None:
+        if self.rest is not None and self.limit:
+            line += (f" The most ε this release can use (ε = {_g3(self.rest.epsilon)}; "
+                     f"{html.escape(self.limit)}) would narrow it to "
+                     f"±{_g3(self.rest.half_width)}.")
+        elif self.rest is not None:
             line += (f" The rest of the budget (ε = {_g3(self.rest.epsilon)} in one release) "
                      f"would narrow it to ±{_g3(self.rest.half_width)}.")
+        elif self.limit:
+            line += f" More ε would change nothing: {html.escape(self.limit)}."
         elif self.remaining > 0:
             line += " This release would use all that is left of the budget."
-        rows = [(now, "this release")] + ([(self.rest, "all that is left")] if self.rest else [])
+        second = "the most it can use" if self.limit else "all that is left"
+        rows = [(now, "this release")] + ([(self.rest, second)] if self.rest else [])
         table = "".join(
             f"<tr><td>{label}</td><td>{_g3(s.epsilon)}</td><td>±{_g3(s.half_width)}</td>"
             f"<td>{_g3(s.error) if s.error is not None else '–'}</td></tr>" for s, label in rows)
@@ -126,15 +141,27 @@ class AccuracyPreview:
 
 def accuracy_preview(run: Callable[[float, np.random.Generator], np.ndarray], epsilon: float,
                      cost: float, remaining: float, rng: np.random.Generator, *, what: str,
-                     noiseless: np.ndarray | None = None, runs: int = RUNS) -> AccuracyPreview:
+                     noiseless: np.ndarray | None = None, runs: int = RUNS,
+                     most: tuple[float, str] | None = None) -> AccuracyPreview:
     """:class:`AccuracyPreview` of a mechanism whose charge is proportional to its ε
     (``cost`` at ``epsilon``; a user-level view charges k ε): the rest of the budget buys
-    ``epsilon * remaining / cost``."""
+    ``epsilon * remaining / cost``.
+
+    ``most``: ``(ε, why)`` when the mechanism cannot use more than that ε whatever the budget
+    (a cap no record's own budget exceeds): the second row is at the smaller of the two, and
+    is left out, with ``why`` said, when that is no more than ``epsilon``.
+    """
     now = spread(run, epsilon, rng, runs=runs, noiseless=noiseless)
-    rest = None
+    rest, limit = None, ""
     if cost > 0 and remaining > cost * (1 + 1e-9):
-        rest = spread(run, epsilon * remaining / cost, rng, runs=runs, noiseless=noiseless)
-    return AccuracyPreview(now, rest, what, float(remaining))
+        target = epsilon * remaining / cost
+        if most is not None and most[0] < target:
+            target, limit = float(most[0]), str(most[1])
+        if target > epsilon * (1 + 1e-9):
+            rest = spread(run, target, rng, runs=runs, noiseless=noiseless)
+    elif most is not None and most[0] <= epsilon * (1 + 1e-9):
+        limit = str(most[1])  # nothing left either way: say what limits it first
+    return AccuracyPreview(now, rest, what, float(remaining), limit)
 
 
 class AccuracyMixin:
@@ -146,6 +173,11 @@ class AccuracyMixin:
     The button runs :data:`RUNS` free previews at the chosen ε and as many at the ε the rest of
     the budget buys; the panel is cleared when a control changes (its figures were for the
     old parameters).
+
+    Optional hooks: :meth:`_accuracy_run` (a widget whose preview is more than one session
+    call, e.g. a DP fit and the diagnostic on it), :meth:`_accuracy_limit` (a mechanism that
+    cannot use more than some ε) and :meth:`_accuracy_band` (shade the band in the figure;
+    called with None whenever the panel is cleared).
     """
 
     #: What the plotted values are, for the panel's sentence.
@@ -158,6 +190,19 @@ class AccuracyMixin:
     def _accuracy_noiseless(self) -> np.ndarray | None:
         """The stand-in's noiseless answer, aligned with :meth:`_accuracy_values`."""
         return None
+
+    def _accuracy_run(self, params: dict, epsilon: float, rng: np.random.Generator):
+        """One free preview on the stand-in with ``params`` at ``epsilon`` (a Release)."""
+        return self.session.preview(self.dataset, self.mechanism, rng=rng,
+                                    **{**params, "epsilon": epsilon})
+
+    def _accuracy_limit(self) -> tuple[float, str] | None:
+        """``(ε, why)``: the most ε the mechanism can use, whatever the budget (None: no such
+        limit)."""
+        return None
+
+    def _accuracy_band(self, preview: AccuracyPreview | None) -> None:
+        """Shade ``preview.now``'s band in the figure, or remove it (None)."""
 
     def _accuracy_panel(self):
         """The button and the panel (analyst mode), or None."""
@@ -175,11 +220,13 @@ class AccuracyMixin:
         self.accuracy_preview: AccuracyPreview | None = None
         return w.VBox([self.accuracy_button, self.accuracy])
 
-    def _accuracy_stale(self) -> None:
-        """A control changed: the panel described other parameters."""
+    def _accuracy_stale(self, why: str = "The parameters changed") -> None:
+        """A control changed (or ``why``: a release spent budget): the panel described other
+        parameters, or another budget left."""
         if getattr(self, "accuracy_preview", None) is not None:
             self.accuracy_preview = None
-            self.accuracy.value = ("<div class='dpw-accuracy'>The parameters changed: estimate "
+            self._accuracy_band(None)
+            self.accuracy.value = (f"<div class='dpw-accuracy'>{html.escape(why)}: estimate "
                                    "the accuracy again.</div>")
 
     def estimate_accuracy(self) -> AccuracyPreview | None:
@@ -191,13 +238,12 @@ class AccuracyMixin:
             return None
 
         def run(epsilon: float, rng: np.random.Generator) -> np.ndarray:
-            release = self.session.preview(self.dataset, self.mechanism, rng=rng,
-                                           **{**params, "epsilon": epsilon})
-            return self._accuracy_values(release)
+            return self._accuracy_values(self._accuracy_run(params, epsilon, rng))
 
         self.accuracy_preview = accuracy_preview(
             run, float(params["epsilon"]), float(self.cost()),
             float(self.session.remaining(self.dataset)), self._rng, what=self.accuracy_what,
-            noiseless=self._accuracy_noiseless())
+            noiseless=self._accuracy_noiseless(), most=self._accuracy_limit())
         self.accuracy.value = self.accuracy_preview.html()
+        self._accuracy_band(self.accuracy_preview)
         return self.accuracy_preview

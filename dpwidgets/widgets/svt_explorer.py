@@ -49,6 +49,8 @@ from .controls import (
 
 #: The most simulations the top-c panel averages per redraw (each reruns EM and SVT-ReTr).
 MAX_TOPC_RUNS = 100
+#: Appended to the top-c panel's title while its SVT bars carry the accuracy whiskers.
+_WHISKERS = "; whiskers: 90% of releases"
 
 __all__ = ["MAX_TOPC_RUNS", "AuditJob", "SVTExplorer", "audit_epsilon", "audit_future",
            "audited_loss", "default_threshold"]
@@ -667,7 +669,46 @@ class SVTExplorer(ReleaseWidget):
         )
         self._preview_status("the top-c panel is scored against the stand-in too")
 
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = ("the false negative rate and the score error rate of the ⊤ queries (the "
+                     "top-c panel's SVT bars, scored against the stand-in)")
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """``(FNR, SER)`` of a preview's ⊤ queries against the stand-in's own top c.
+
+        Why these two numbers: a reader of this widget asks "which of my top c will a release
+        find, and how much of their score will it miss?" -- the top-c panel's SVT bars. The
+        ⊤ positions themselves are not aligned across runs (a run stops after its c-th ⊤),
+        and a per-query 0/1 "selected" vector has a 5-95% band that is either 0 or the whole
+        of [0, 1], its median half-width 0 (most queries are never selected): it says nothing.
+        The two rates are in [0, 1], fixed in number, and their band is what the whiskers on
+        the SVT bars draw.
+        """
+        stand_in = self.session.stand_in(self.dataset)
+        c = int(release.params["c"])
+        return np.array(top_c_rates([release.result.positives[:c]], stand_in, c))
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The rates of SVT without noise on the stand-in: the first c queries (in the order
+        examined) whose answer reaches the public threshold."""
+        stand_in = self.session.stand_in(self.dataset)
+        p = self.params
+        chosen = np.flatnonzero(stand_in >= np.asarray(p["threshold"], dtype=float))[:p["c"]]
+        return np.array(top_c_rates([chosen], stand_in, p["c"]))
+
+    def _accuracy_band(self, preview) -> None:
+        """Whiskers on the top-c panel's SVT bars (removed with None)."""
+        if preview is None:
+            figures.update(self.figure, figures.svt.topc_band_data())
+            self._topc_plot.title.text = self._topc_plot.title.text.replace(_WHISKERS, "")
+            return
+        figures.update(self.figure, figures.svt.topc_band_data(preview.now.low,
+                                                               preview.now.high))
+        if _WHISKERS not in self._topc_plot.title.text:
+            self._topc_plot.title.text += _WHISKERS
+
     def _draw_release(self, release: Release) -> None:
+        self._accuracy_stale("A release was made (the budget left changed)")
         out = release.output
         data = figures.svt_plot_data(
             n_queries=self.n_queries,

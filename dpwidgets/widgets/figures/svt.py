@@ -36,6 +36,7 @@ __all__ = [
     "split_plot_data",
     "svt_figure",
     "svt_plot_data",
+    "topc_band_data",
     "topc_figure",
     "topc_plot_data",
 ]
@@ -269,6 +270,10 @@ def split_plot_data(c: int, monotonic: bool, share: float) -> PlotData:
     }
 
 
+#: Where the two bars of a method sit, left and right of its category.
+_OFFSETS = (-0.17, 0.17)
+
+
 def _rate_bars(title: str, methods: tuple[str, ...], source, bars, *, width: int, height: int,
                legend: Legend | None = None, **options):
     """Two bars per method, rates in [0, 1], each with its value printed above; ``bars`` is
@@ -280,7 +285,7 @@ def _rate_bars(title: str, methods: tuple[str, ...], source, bars, *, width: int
     if legend is not None:  # before the bars, which would otherwise make their own
         p.add_layout(legend, "above")
     p.yaxis.ticker = FixedTicker(ticks=[0, 0.2, 0.4, 0.6, 0.8, 1.0])
-    for (col, color, label), offset in zip(bars, (-0.17, 0.17), strict=True):
+    for (col, color, label), offset in zip(bars, _OFFSETS, strict=True):
         x = dodge("method", offset, range=p.x_range)
         p.vbar(x=x, top=col, width=0.3, source=source, color=color, legend_label=label)
         # The value above each bar: a rate of 0 (perfect) reads "0.00", not as a missing bar.
@@ -307,8 +312,19 @@ TOPC_METHODS = ("SVT (this run)", "SVT-ReTr", "EM")
 
 
 def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
-    """False negative rate and score error rate of top-c selection, per method."""
-    sources = {"rates": _source(method=[], fnr=[], ser=[], fnr_text=[], ser_text=[])}
+    """False negative rate and score error rate of top-c selection, per method.
+
+    Sources
+    -------
+    rates : method, fnr, ser, fnr_text, ser_text
+        The bars.
+    topc_band : method, fnr_low, fnr_high, ser_low, ser_high
+        Whiskers on the SVT bars: where 90% of releases at the chosen ε would put each rate
+        (accuracy before spending, previews on the stand-in; empty until estimated).
+    """
+    sources = {"rates": _source(method=[], fnr=[], ser=[], fnr_text=[], ser_text=[]),
+               "topc_band": _source(method=[], fnr_low=[], fnr_high=[], ser_low=[],
+                                    ser_high=[])}
     p = _rate_bars("Top-c: SVT vs exponential mechanism", TOPC_METHODS,
                    sources["rates"], (("fnr", "#1f77b4", "FNR"), ("ser", "#ff7f0e", "SER")),
                    width=width, height=height, y_axis_label="rate (lower is better)",
@@ -316,8 +332,28 @@ def topc_figure(*, width: int = 400, height: int = 240) -> FigureHandle:
                                  spacing=12, padding=4, margin=0, border_line_alpha=0))
     p.add_tools(HoverTool(tooltips=[("method", "@method"), ("FNR", "@fnr{0.000}"),
                                     ("SER", "@ser{0.000}")]))
+    for col, offset in zip(("fnr", "ser"), _OFFSETS, strict=True):
+        x = dodge("method", offset, range=p.x_range)
+        p.segment(x0=x, x1=x, y0=f"{col}_low", y1=f"{col}_high", source=sources["topc_band"],
+                  color="black", line_width=1.5)
+        for end in ("low", "high"):
+            p.scatter(x=x, y=f"{col}_{end}", source=sources["topc_band"], marker="dash",
+                      size=12, color="black", line_width=1.5)
     p.xaxis.major_label_text_font_size = "9pt"
     return FigureHandle(p, sources)
+
+
+def topc_band_data(low: np.ndarray | None = None,
+                   high: np.ndarray | None = None) -> dict[str, dict[str, list]]:
+    """Columns of :func:`topc_figure`'s whiskers on the SVT bars from ``(fnr, ser)`` lows and
+    highs (None: no whiskers)."""
+    if low is None or high is None:
+        return {"topc_band": {"method": [], "fnr_low": [], "fnr_high": [], "ser_low": [],
+                              "ser_high": []}}
+    (fnr_low, ser_low), (fnr_high, ser_high) = (np.asarray(v, dtype=float) for v in (low, high))
+    return {"topc_band": {"method": [TOPC_METHODS[0]], "fnr_low": [float(fnr_low)],
+                          "fnr_high": [float(fnr_high)], "ser_low": [float(ser_low)],
+                          "ser_high": [float(ser_high)]}}
 
 
 def topc_plot_data(rates: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, list]]:
