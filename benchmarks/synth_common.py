@@ -126,7 +126,7 @@ def release(method: str, table: CodedTable, epsilon: float, rng: np.random.Gener
     """One release of ``method`` (a key of :data:`LABELS`, peers excluded) on ``table``.
 
     ``"dpcopula"`` runs the engine's defaults (Kendall, tie-corrected tau on all rows the DP
-    count allows, k = 8, hybrid for attributes with < 10 values when eps n~ / P >= 2,500,
+    count allows, k = 8, hybrid for attributes with < 10 values when eps n~ / (P m_c) >= 500,
     DAWA margins, ``project`` fit); ``"dpcopula-text"`` is the text's DPCopula-Kendall (EFPA margins, tau-a,
     ``t = 50 m (m-1) / eps2``); ``"independent-text"`` uses the text's EFPA;
     ``"dpcopula-<publisher>"`` / ``"independent-<publisher>"`` swap the margin publisher;

@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .engine._results import eps_text
 from .engine._validation import check_finite_array
 from .engine.budget import default_ledger_path
 from .engine.errors import PrivacyPolicyError
@@ -282,8 +283,8 @@ def guarantee(ds: Entry, mech: Mechanism, p: dict, cost: float, *, sealed: bool 
     if mech.guarantee is not None:
         return mech.guarantee(p) + group
     unit = "person (one row per person, as declared)" if ds.unit == "person" else "row"
-    unit = f"person (user-level; {cost / k:.4g}-DP per row, {k} rows at most)" if k > 1 else unit
+    unit = f"person (user-level; {eps_text(cost / k)}-DP per row, {k} rows at most)" if k > 1 else unit
     noise = (_SAFE_NOISE if sealed else
              "continuous Laplace (fast; not floating-point safe: teaching and previews)")
     relation = mech.neighbours(p) if callable(mech.neighbours) else mech.neighbours
-    return f"ε = {cost:.4g}-DP per {unit}; neighbours: {relation}; noise: {noise}"
+    return f"ε = {eps_text(cost)}-DP per {unit}; neighbours: {relation}; noise: {noise}"

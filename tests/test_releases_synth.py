@@ -167,9 +167,10 @@ def test_outputs_are_dp_output_only(analyst):
     # about 9 together), not the true count: within 100 of it, but a DP number.
     assert abs(out["n_rows"] - len(frame)) < 100
     assert out["n_rows"] == int(np.sum(out["details"]["partition_rows"]))
-    # The default: eps * n~ / 2 is ~1,500 < 2,500 with 3,000 rows, so flag joins the copula
-    # (decided from the released noisy partition sizes only) and one matrix covers all four.
-    default = analyst.release("t", "dpcopula", epsilon=1.0, domains=DOMAINS).output
+    # The default: at eps = 0.5, eps * n~ / (2 partitions x 3 copula margins) is ~250 < 500
+    # with 3,000 rows, so flag joins the copula (decided from the released noisy partition
+    # sizes only) and one matrix covers all four.
+    default = analyst.release("t", "dpcopula", epsilon=0.5, domains=DOMAINS).output
     assert set(default["details"]) <= set(rs._PUBLIC_DETAILS)
     assert default["details"]["partition_attributes"] == []
     assert default["details"]["counted_partitions"] == 2

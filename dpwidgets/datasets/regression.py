@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from ..engine._results import eps_text
 from ..engine._validation import check_epsilon, check_finite_array, check_positive_int, check_rng
 
 __all__ = [
@@ -390,6 +391,6 @@ def _objective_perturbation(X: np.ndarray, y: np.ndarray, epsilon: float, data_n
         coef=np.ravel(model.coef_), intercept=float(np.ravel(model.intercept_)[0]),
         epsilon=epsilon, epsilon_parts=MappingProxyType({"model": epsilon}),
         details=MappingProxyType({}),
-        guarantee=f"{epsilon:g}-DP (diffprivlib LogisticRegression, objective perturbation; "
+        guarantee=f"{eps_text(epsilon)}-DP (diffprivlib LogisticRegression, objective perturbation; "
                   f"continuous noise, not floating-point safe)",
     )

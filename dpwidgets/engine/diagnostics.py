@@ -51,6 +51,7 @@ from types import MappingProxyType
 
 import numpy as np
 
+from ._results import eps_text
 from ._validation import (
     check_epsilon,
     check_finite_array,
@@ -498,7 +499,7 @@ def _bounds_of(records: Records, column: str, epsilon: float, *, mu: float, thet
     return PrivateBounds(
         lower=center - d, upper=center + d, center=center, half_width=d, doublings=i,
         capped=capped, mu=mu, theta=theta, epsilon=epsilon, n=int(n),
-        guarantee=(f"{epsilon:g}-DP (SVT, c = 1; Chen 2018 Thm 9"
+        guarantee=(f"{eps_text(epsilon)}-DP (SVT, c = 1; Chen 2018 Thm 9"
                    + ("; monotone counts, Lyu, Su & Li 2017 Thm 4.9)" if monotonic else ")")),
         neighbours="add/remove or replace-one (count sensitivity 1 in both; n public)",
     )
@@ -703,8 +704,8 @@ def private_residual_plot(
         points=points, counts=counts, raw_counts=np.asarray(release.counts),
         edges_predicted=ex, edges_residual=er, bounds_predicted=bp, bounds_residual=br,
         grid=m, publisher=publisher, epsilon=epsilon, epsilon_parts=parts, n=int(n),
-        guarantee=f"{epsilon:g}-DP (Chen 2018 Thm 10; publisher {publisher!r} at "
-        f"{epsilon2 / factor:g} for {neighbours} neighbours)",
+        guarantee=f"{eps_text(epsilon)}-DP (Chen 2018 Thm 10; publisher {publisher!r} at "
+        f"{eps_text(epsilon2 / factor)} for {neighbours} neighbours)",
         neighbours=NEIGHBOURS[neighbours],
     )
 
@@ -1028,7 +1029,7 @@ def _roc_guarantee(epsilon: float, neighbours: str, publisher: str) -> str:
     if not PUBLISHERS[publisher].private:
         return (f"NOT differentially private: publisher {publisher!r} is not epsilon-DP "
                 f"(nominal epsilon {epsilon:g}; teaching only)")
-    return f"{epsilon:g}-DP under {neighbours} (Chen 2018 Thm 11 + publisher {publisher!r}; Thm 12)"
+    return f"{eps_text(epsilon)}-DP under {neighbours} (Chen 2018 Thm 11 + publisher {publisher!r}; Thm 12)"
 
 
 def private_roc_curve(
@@ -1250,7 +1251,7 @@ def roc_fixed_laplace(
         noisy_fp=np.diff(np.concatenate(([0.0], noisy[inner.size : -1]))),
         strategy="fixed_laplace_baseline", publisher="laplace", s=int(math.log2(n_thresholds)),
         epsilon=epsilon, epsilon_parts=_parts(epsilon, counts=epsilon), n=int(n),
-        guarantee=f"{epsilon:g}-DP (Laplace, L1 sensitivity 2N + 1)",
+        guarantee=f"{eps_text(epsilon)}-DP (Laplace, L1 sensitivity 2N + 1)",
         neighbours="add/remove or replace-one",
     )
 
@@ -1472,7 +1473,7 @@ def private_binned_residual_plot(
         mean_predicted=mean_p, mean_residual=mean_r, bins=edges, initial_bins=initial,
         noisy_sizes=m_noisy, threshold=float(threshold), s=s, epsilon=epsilon,
         epsilon_parts=parts, n=int(n),
-        guarantee=f"{epsilon:g}-DP (Chen 2018 Thm 14, {neighbours} calibration)",
+        guarantee=f"{eps_text(epsilon)}-DP (Chen 2018 Thm 14, {neighbours} calibration)",
         neighbours=NEIGHBOURS[neighbours],
     )
 

@@ -122,6 +122,7 @@ from typing import Any
 
 import numpy as np
 
+from ._results import eps_text
 from ._results import frozen as _frozen
 from ._results import readonly as _readonly
 from ._validation import (
@@ -616,7 +617,7 @@ def _svt(threshold: float, epsilon: float, c: int, sensitivity: float, ratio: fl
 
 
 def _user_guarantee(epsilon: float, what: str) -> str:
-    return f"{epsilon:g}-DP, user level ({what})"
+    return f"{eps_text(epsilon)}-DP, user level ({what})"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -858,7 +859,7 @@ def _distance_sampling(
         releases=_expand(rows, which, n_bins), release_points=points, release_epsilons=spent,
         thresholds=thresholds, epsilon=epsilon, epsilon_parts=parts, method=name,
         publisher=publisher,
-        guarantee=_user_guarantee(epsilon, f"SVT decisions eps1 = {eps1:.4g} + at most "
+        guarantee=_user_guarantee(epsilon, f"SVT decisions eps1 = {eps_text(eps1)} + at most "
                                   f"C = {cutoff} releases of eps2/C; Li 2017 Thm 4.2.2"),
         neighbours=NEIGHBOURS["user-level"], cutoff=cutoff, details=details,
     )
@@ -1286,7 +1287,7 @@ def dsat_w_event(
         releases=_expand(rows, which, n_bins), release_points=points, release_epsilons=spent,
         thresholds=thresholds, epsilon=epsilon,
         epsilon_parts=_parts(epsilon, decision=eps1, release=eps2), method="dsat-w", publisher=publisher,
-        guarantee=f"{epsilon:g}-DP per window of w = {w} time points (w-event privacy)",
+        guarantee=f"{eps_text(epsilon)}-DP per window of w = {w} time points (w-event privacy)",
         neighbours=NEIGHBOURS["w-event"], cutoff=cutoff, w=w, window_epsilons=window_eps,
         details={"k": k, "epsilon1": eps1, "epsilon2": eps2, "sensitivity": sensitivity,
                  "cardinality": cardinality, "release_scale": 1.0 / per_release,
@@ -1498,7 +1499,7 @@ def _kellaris(series, epsilon, w, rng, publisher, choice, absorb: bool) -> Dynam
         thresholds=np.full(n_times, np.nan), epsilon=epsilon,
         epsilon_parts=_parts(epsilon, decision=epsilon / 2, release=epsilon / 2),
         method=name, publisher=publisher,
-        guarantee=f"{epsilon:g}-DP per window of w = {w} time points (w-event privacy, {title})",
+        guarantee=f"{eps_text(epsilon)}-DP per window of w = {w} time points (w-event privacy, {title})",
         neighbours=NEIGHBOURS["w-event"], w=w, window_epsilons=_window_sums(per_time, w),
         details={"dissimilarity_epsilon": eps_dis, "dissimilarity_scale": 1.0 / (n_bins * eps_dis),
                  **choice},

@@ -69,6 +69,7 @@ from numbers import Integral
 
 import numpy as np
 
+from ._results import eps_text
 from ._validation import (
     check_bool,
     check_epsilon,
@@ -812,9 +813,9 @@ def smooth_sensitivity_median(
     alpha, beta = alpha_frac * epsilon, beta_frac * epsilon
     epsilon_spent = alpha + beta
     guarantee = (
-        f"{epsilon_spent:g}-DP (NRS 2007, Cauchy noise, alpha = beta = epsilon/2)"
+        f"{eps_text(epsilon_spent)}-DP (NRS 2007, Cauchy noise, alpha = beta = epsilon/2)"
         if variant == "nrs"
-        else f"{epsilon_spent:g}-DP (= 9/8 x epsilon; Chen 2018 Alg. 12 claims epsilon)"
+        else f"{eps_text(epsilon_spent)}-DP (= 9/8 x epsilon; Chen 2018 Alg. 12 claims epsilon)"
     )
     midpoint = 0.5 * (lower + upper)
     n = values.size

@@ -42,6 +42,7 @@ from types import MappingProxyType
 import numpy as np
 from scipy import optimize
 
+from ._results import eps_text
 from ._validation import check_epsilon, check_finite_array, check_positive, check_rng
 from .mechanisms import laplace_reals
 
@@ -302,7 +303,7 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
         epsilon_parts=MappingProxyType({"means": eps_means, "objective": eps_objective}),
         details=MappingProxyType({"terms": terms, "noise_scales": scales,
                                   "eigenvalue_floor": floor}),
-        guarantee=f"{epsilon:g}-DP (replace-one; the functional mechanism of Zhang et al. 2012 "
+        guarantee=f"{eps_text(epsilon)}-DP (replace-one; the functional mechanism of Zhang et al. 2012 "
                   f"with bounds declared by the data owner)",
     )
 
@@ -408,7 +409,7 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
         epsilon_parts=MappingProxyType({"model": epsilon}),
         details=MappingProxyType({"regularization": lam, "l1_sensitivity": l1,
                                   "noise_scale": l1 / epsilon}),
-        guarantee=f"{epsilon:g}-DP (replace-one; output perturbation, Chaudhuri et al. 2011 "
+        guarantee=f"{eps_text(epsilon)}-DP (replace-one; output perturbation, Chaudhuri et al. 2011 "
                   f"Alg. 1, rows scaled to the declared norm {data_norm:g})",
     )
 

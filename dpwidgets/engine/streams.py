@@ -84,6 +84,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from ._results import eps_text
 from ._results import frozen as _readonly
 from ._validation import (
     check_counts,
@@ -1520,8 +1521,8 @@ class PegasusStream:
             epsilon=self.epsilon,
             epsilon_parts=self.epsilon_parts,
             guarantee=(
-                f"{self.epsilon:g}-DP (event-level): Perturber {eps_p:g}-DP + Grouper "
-                f"{eps_g:g}-DP (Chen 2018 Thm 15, 17)"
+                f"{eps_text(self.epsilon)}-DP (event-level): Perturber {eps_text(eps_p)}-DP + Grouper "
+                f"{eps_text(eps_g)}-DP (Chen 2018 Thm 15, 17)"
             ),
             threshold_share=self.threshold_share,
             defaults=self.defaults,
@@ -1992,7 +1993,7 @@ def laplace_stream(counts, epsilon: float, rng: np.random.Generator | None = Non
     est = counts + laplace(1.0 / epsilon, counts.size, rng=rng)
     return StreamRelease(
         _readonly(est), "LM", epsilon, _budget_parts(epsilon, perturber=epsilon),
-        f"{epsilon:g}-DP (event-level), Laplace mechanism per step",
+        f"{eps_text(epsilon)}-DP (event-level), Laplace mechanism per step",
     )
 
 
@@ -2021,7 +2022,7 @@ def backward_smoothing(
     est = sums / np.minimum(np.arange(counts.size) + 1, k + 1)
     return StreamRelease(
         _readonly(est), f"BS_{k}", epsilon, _budget_parts(epsilon, perturber=epsilon),
-        f"{epsilon:g}-DP (event-level), post-processed Laplace mechanism",
+        f"{eps_text(epsilon)}-DP (event-level), post-processed Laplace mechanism",
     )
 
 
@@ -2088,7 +2089,7 @@ def binary_tree_window_sums(
         sums[m - 1 :: w] = prefix + suffix
     return WindowSums(
         _readonly(sums[:n]), w, f"SW_{w}", epsilon, _budget_parts(epsilon, tree=epsilon),
-        f"{epsilon:g}-DP (event-level), dyadic tree nodes with Lap({levels + 1}/eps)",
+        f"{eps_text(epsilon)}-DP (event-level), dyadic tree nodes with Lap({levels + 1}/eps)",
     )
 
 
@@ -2270,7 +2271,7 @@ def hs_laplace(
     est = counts + laplace(h.height / epsilon, counts.shape, rng=rng)
     return HierarchyResult(
         _readonly(est), "HS-LM", h, None, epsilon, _budget_parts(epsilon, perturber=epsilon),
-        f"{epsilon:g}-DP (event-level): Lap(h/eps) per node, h = {h.height} levels",
+        f"{eps_text(epsilon)}-DP (event-level): Lap(h/eps) per node, h = {h.height} levels",
     )
 
 
@@ -2379,7 +2380,7 @@ def hs_pegasus(
     result = HierarchyResult(
         _readonly(est), "HS-PGS", h, None, epsilon,
         _budget_parts(epsilon, perturber=eps_p * h.height, grouper=eps_g * h.height),
-        f"{epsilon:g}-DP (event-level): PeGaSus with eps/h per node, h = {h.height} (Thm 19)",
+        f"{eps_text(epsilon)}-DP (event-level): PeGaSus with eps/h per node, h = {h.height} (Thm 19)",
     )
     return result if beta is None else prune_released(result, beta)
 
@@ -2539,5 +2540,5 @@ def phs_pegasus(
     return HierarchyResult(
         _readonly(est), "PHS-PGS", h, _readonly(pruned), epsilon,
         _budget_parts(epsilon, prune=epsilon_pr, perturber=eps_p * height, grouper=eps_g * height),
-        f"{epsilon:g}-DP (event-level): PRUNE {epsilon_pr:g} + PeGaSus {rest:g} (Chen 2018 Thm 21)",
+        f"{eps_text(epsilon)}-DP (event-level): PRUNE {eps_text(epsilon_pr)} + PeGaSus {eps_text(rest)} (Chen 2018 Thm 21)",
     )

@@ -77,15 +77,19 @@ Defaults that differ from the text (measured, each switchable back; see :func:`d
    partition gets its own noisy margins, and 3,360 partitions made the synthetic table worse
    than the dependence-free baseline on a 5-small-attribute table. The text's tables (2 and
    8 partitions) are unaffected.
-10. The hybrid partitions only when the DP size per partition supports it:
-    ``epsilon * n~ / P >= hybrid_min_support`` (default 2,500), with ``n~`` the sum of the
-    released noisy partition counts -- post-processing of a released value and public
+10. The hybrid partitions only when the DP size per partition supports the margins it must
+    pay for: ``epsilon * n~ / (P * m_c) >= hybrid_min_support`` (default 500), with ``n~``
+    the sum of the released noisy partition counts and ``m_c`` the number of attributes the
+    copula models in each partition -- post-processing of a released value and public
     parameters. Otherwise the small attributes join the copula, their margins taken from the
-    released counts (nothing more is spent). On the Brazil-shaped table at epsilon = 0.05
-    the text's 8 partitions gave 2.3x the range-query error of the rule (paired z 25.7 over
-    the same seeds); at 0.1 the two are level (0.93x, not significant) and at 1 the rule
-    partitions as the text does (``benchmarks/results/synth_hybrid.md``, the full run).
-    ``hybrid_min_support=0`` is the text's rule.
+    released counts (nothing more is spent). On the Brazil-shaped table (m_c = 5) at
+    epsilon = 0.05 the text's 8 partitions gave 2.3x the range-query error of the rule
+    (paired z 25.7 over the same seeds); at 0.1 the two are level (0.93x, not significant)
+    and at 1 the rule partitions as the text does (``benchmarks/results/synth_hybrid.md``).
+    On the RAND Health Insurance Experiment table (m_c = 7) a rule counting records only
+    (2,500 per partition) partitioned at epsilon = 1 and doubled the error; counting margins
+    it does not (``benchmarks/results/synth_hybrid_rule.md``). ``hybrid_min_support=0`` is
+    the text's rule.
 
 References
 ----------
@@ -112,6 +116,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from ._results import eps_text
 from ._results import readonly as _readonly
 from ._validation import (
     check_epsilon,
@@ -197,10 +202,12 @@ SAMPLE_RULES: Mapping[str, str] = MappingProxyType(
         "text": "50 m (m-1) / eps2, at most n~ (Li 2017 §3.2.2)",
     }
 )
-#: The hybrid partitions by a small attribute only while ``epsilon * n~ / P`` (the DP size
-#: per partition times the budget) stays at least this (``hybrid_min_support``; 0 is the
-#: text's rule, always partition). Measured on a Brazil-census-shaped table.
-HYBRID_MIN_SUPPORT = 2500.0
+#: The hybrid partitions by the small attributes only while ``epsilon * n~ / (P * m_c)``
+#: (the DP size per partition times the budget, per margin each partition must pay for: m_c
+#: attributes left to the copula) stays at least this (``hybrid_min_support``; 0 is the
+#: text's rule, always partition). 500 per margin: for the 5 copula attributes of the
+#: Brazil-census-shaped table it is the 2,500 per partition measured there.
+HYBRID_MIN_SUPPORT = 500.0
 #: The text's rule for the number of MLE blocks, l > C(m,2) / (0.025 eps2) (Li 2017 §3.2.1).
 _MLE_CONSTANT = 0.025
 #: Smallest average MLE block we allow when the text's l would make blocks smaller.
@@ -537,8 +544,8 @@ def _warn_from_data(table: _Table) -> None:
 
 def _guarantee(epsilon: float, table: _Table, what: str = "") -> str:
     base = (
-        f"{epsilon:g}-DP{what} for add/remove-one-record neighbours (Li 2017 Def. 3.1.1); "
-        f"{2 * epsilon:g}-DP under replace-one"
+        f"{eps_text(epsilon)}-DP{what} for add/remove-one-record neighbours (Li 2017 Def. 3.1.1); "
+        f"{eps_text(2 * epsilon)}-DP under replace-one"
     )
     if table.from_data:
         return (
@@ -1337,16 +1344,20 @@ def _supported_partition(
     small: Sequence[int], sizes: Sequence[int], epsilon: float, n_hat: float, min_support: float
 ) -> list[int]:
     """The small attributes the hybrid partitions by: all of ``small`` if ``epsilon * n_hat /
-    P >= min_support`` for the ``P`` partitions they make, else none.
+    (P * m_c) >= min_support`` for the ``P`` partitions they make, ``m_c`` the attributes
+    left to the copula in each partition (at least 1), else none.
 
-    ``n_hat`` is the sum of the released noisy partition counts and ``epsilon``,
-    ``min_support`` and the domain sizes are public: a function of DP outputs only
-    (post-processing), so the choice costs no budget. All or nothing: on the Brazil-shaped
-    table partitioning by some of the binary attributes (2 or 4 partitions) was worse than
-    none wherever 8 partitions were (4 seeds: 0.50 and 0.70 vs 0.46 at epsilon 0.1).
+    Each partition pays for its own noisy margins of the ``m_c`` copula attributes on its
+    share of the records, so the support needed grows with them. ``n_hat`` is the sum of the
+    released noisy partition counts and ``epsilon``, ``min_support`` and the domain sizes are
+    public: a function of DP outputs only (post-processing), so the choice costs no budget.
+    All or nothing: on the Brazil-shaped table partitioning by some of the binary attributes
+    (2 or 4 partitions) was worse than none wherever 8 partitions were (4 seeds: 0.50 and
+    0.70 vs 0.46 at epsilon 0.1).
     """
     n_parts = math.prod(sizes[j] for j in small)
-    return sorted(small) if epsilon * n_hat / n_parts >= min_support else []
+    margins = max(len(sizes) - len(small), 1)
+    return sorted(small) if epsilon * n_hat / (n_parts * margins) >= min_support else []
 
 
 def dpcopula(
@@ -1440,15 +1451,18 @@ def dpcopula(
         0.10 with the default's 2 partitions (independent margins: 0.20), and a release took
         14.9 s instead of 0.27 s (a loaded machine). A large value restores the text's rule.
     hybrid_min_support : float, optional
-        Partition only if ``epsilon * n~ / P`` is at least this (default
-        :data:`HYBRID_MIN_SUPPORT` = 2,500), ``n~`` the sum of the released noisy partition
-        counts and ``P`` the number of partitions; otherwise the small attributes join the
-        copula (``details["partition_attributes"]`` says which way it went). ``0`` always
+        Partition only if ``epsilon * n~ / (P * m_c)`` is at least this (default
+        :data:`HYBRID_MIN_SUPPORT` = 500), ``n~`` the sum of the released noisy partition
+        counts, ``P`` the number of partitions and ``m_c`` the number of attributes the
+        copula models in each; otherwise the small attributes join the copula
+        (``details["partition_attributes"]`` says which way it went). ``0`` always
         partitions (the text's rule). Each partition pays its own margins' noise on a
         fraction of the data: on the Brazil-shaped table (3 binary attributes, 8
-        partitions) the text's hybrid had 2.3x the rule's error at epsilon = 0.05 and was
-        level with it at 0.1 (0.93x, not significant); at 1 both partition
-        (``benchmarks/results/synth_hybrid.md``).
+        partitions, m_c = 5) the text's hybrid had 2.3x the rule's error at epsilon = 0.05
+        and was level with it at 0.1 (0.93x, not significant); at 1 both partition
+        (``benchmarks/results/synth_hybrid.md``). On the RAND table (m_c = 7) the rule
+        keeps the copula whole at epsilon = 1, where partitioning doubled the error
+        (``benchmarks/results/synth_hybrid_rule.md``).
     margin_fit : {"clip", "project"}
         How a noisy margin becomes the DP empirical distribution (post-processing, free):
         ``"project"`` (default; Norm-Sub: the closest non-negative histogram with the same

@@ -27,7 +27,7 @@ record count). ``"dpcopula"`` adds ``method`` (``"kendall"``/``"mle"``), ``k`` (
 8), ``publisher`` (the margins' 1-D histogram publisher, default DAWA; the text's is EFPA),
 ``hybrid_threshold`` (default 10; ``None`` turns the hybrid off), ``sample_size`` (an integer,
 ``"all"``, ``"floor"`` or ``"text"``), ``mle_partitions``, ``max_partitions`` (default 8),
-``hybrid_min_support`` (default 2,500; 0 is the text's rule, always partition) and
+``hybrid_min_support`` (default 500 per copula margin; 0 is the text's rule, always partition) and
 ``margin_fit``; the baselines take
 what their engine function takes.
 

@@ -515,6 +515,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
                               f"{what}.</div>")
         self._draw_release(release)
+        self._accuracy_stale("A release was made (the budget left changed)")
         self.status.value = fold(
             "<span class='dpw-released'>Showing the released DP output "
             f"(ε = {fmt(release.epsilon)}-DP {html.escape(self.per_unit)}).</span>",

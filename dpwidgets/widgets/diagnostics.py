@@ -451,6 +451,28 @@ class _DiagnosticWidget(ReleaseWidget):
         self._notes = notes
         return release
 
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    def _accuracy_run(self, params: dict, epsilon: float, rng: np.random.Generator) -> Release:
+        """One preview of what a release at ``epsilon`` would draw. With a DP fit the fit is
+        previewed too, at its ε scaled like the plot's: :meth:`cost` adds the two, so the rest
+        of the budget buys both in the same proportion (and the fit's noise is part of the
+        spread)."""
+        model: dict = {"model": "ordinary"}
+        if self.model.value == "dp":
+            fit = self.fit_params()
+            fit["epsilon"] *= epsilon / float(params["epsilon"])
+            fitted = self.session.preview(self.dataset, "fit_model", rng=rng, **fit).result
+            model = {"model": "public", "coef": np.asarray(fitted.coef),
+                     "intercept": float(fitted.intercept)}
+        return self.session.preview(self.dataset, self.mechanism, rng=rng,
+                                    **{**params, "epsilon": epsilon, "outcome": self.outcome,
+                                       **model})
+
+    def _accuracy_truth(self):
+        """The stand-in's own, noiseless reference with the ordinary fit (what the private
+        pipeline estimates; public)."""
+        return self._truth_of(self.session.stand_in(self.dataset), {"model": "ordinary"})
+
     def _draw_release(self, release: Release) -> None:
         notes = getattr(self, "_notes", [])
         notes.append(
@@ -737,6 +759,32 @@ class ResidualPlotWidget(_DiagnosticWidget):
             self._similarity = (truth, dx.similarity_reference(truth))
         return self._similarity[1]
 
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = ("the mean and the spread (s.d.) of the plotted residuals in each tenth of "
+                     "the stand-in's predictions")
+
+    def _accuracy_edges(self) -> np.ndarray:
+        """The deciles of the stand-in's predictions (public): fixed bins across runs."""
+        return np.quantile(self._accuracy_truth()[:, 0], np.linspace(0.0, 1.0, 11))
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """Per decile of the stand-in's predictions, the mean residual and the residual
+        spread of a preview's plotted points (10 + 10 values).
+
+        Why these: the points are a fresh sample from the noisy grid in every run, and the
+        grid's cells and bounds move with each run's private bounds (Alg. 10), so neither
+        the points nor the counts line up across runs. What a reader looks for in a residual
+        plot -- a trend in the mean residual (a missing term) and a fan in the spread
+        (heteroscedasticity) -- does line up on fixed prediction bins.
+        """
+        return figures.diagnostics.residual_summary(release.output["points"],
+                                                    self._accuracy_edges())
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The same summary of the stand-in's own residual plot (ordinary fit)."""
+        return figures.diagnostics.residual_summary(self._accuracy_truth(),
+                                                    self._accuracy_edges())
+
     def _describe(self, output: dict) -> str:
         x0, x1, r0, r1 = output["bounds"]
         m = output["grid"]
@@ -849,6 +897,26 @@ class RocWidget(_DiagnosticWidget):
                     truth["fpr"], truth["tpr"], output["fpr"], output["tpr"]),
                 "AUC": truth["auc"], "private AUC": output["auc"]}
 
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = "the private curve's true positive rate at each false positive rate"
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """A preview's TPR at the 101 FPRs of :data:`~.figures.diagnostics.FPR_GRID` (the
+        curves' own points move with the noisy counts and, for recursive medians, with the
+        private thresholds; a fixed FPR grid lines them up)."""
+        return figures.diagnostics.tpr_on_grid(release.output["fpr"], release.output["tpr"])
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The stand-in's own ROC curve (ordinary fit) on the same grid."""
+        truth = self._accuracy_truth()
+        return figures.diagnostics.tpr_on_grid(truth["fpr"], truth["tpr"])
+
+    def _accuracy_band(self, preview) -> None:
+        """The band around the private curve (removed with None)."""
+        band = () if preview is None else (figures.diagnostics.FPR_GRID, preview.now.low,
+                                            preview.now.high)
+        figures.update(self.figure, figures.diagnostics.band_data(*band))
+
     def _describe(self, output: dict) -> str:
         return f"{len(output['fpr'])} points, private AUC = {output['auc']:.3f}"
 
@@ -924,6 +992,38 @@ class BinnedResidualWidget(_DiagnosticWidget):
         return {"ShapeD": dx.shape_distance(*private, truth[0], truth[1]),
                 "ShapeD private vs flat": dx.shape_distance(*private),
                 "ShapeD confidential vs flat": dx.shape_distance(truth[0], truth[1])}
+
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = ("the private mean residual, read at 41 mean predictions spanning the "
+                     "stand-in's")
+    #: Points of the fixed grid the private curves are compared on.
+    ACCURACY_POINTS = 41
+
+    def _accuracy_grid(self) -> np.ndarray:
+        """A fixed grid over the stand-in's own binned mean predictions (public)."""
+        mean_predicted = self._accuracy_truth()[0]
+        return np.linspace(float(np.min(mean_predicted)), float(np.max(mean_predicted)),
+                           self.ACCURACY_POINTS)
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """A preview's binned residual curve on the fixed grid: its bins are private (Alg. 12,
+        14) and differ from run to run, so the points are joined and read at the grid (NaN
+        beyond a run's first and last bin)."""
+        out = release.output
+        return figures.diagnostics.curve_on_grid(out["mean_predicted"], out["mean_residual"],
+                                                 self._accuracy_grid())
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The stand-in's own binned residual plot (ordinary fit) on the same grid."""
+        mean_predicted, mean_residual = self._accuracy_truth()
+        return figures.diagnostics.curve_on_grid(mean_predicted, mean_residual,
+                                                 self._accuracy_grid())
+
+    def _accuracy_band(self, preview) -> None:
+        """The band around the private points (removed with None)."""
+        band = () if preview is None else (self._accuracy_grid(), preview.now.low,
+                                            preview.now.high)
+        figures.update(self.figure, figures.diagnostics.band_data(*band))
 
     def _describe(self, output: dict) -> str:
         return f"{len(output['mean_predicted'])} bins after merging (Alg. 14)"

@@ -587,6 +587,29 @@ class PersonalizedWidget(ReleaseWidget):
         Charged the largest budget any record enjoys."""
         self._show({self.method.value: release.output}, None, where="release")
 
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = "the selected mechanism's count in each bin (the histogram's DP estimate)"
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """The released counts per public bin: what the histogram panel draws, one value per
+        bin whatever the run."""
+        return np.asarray(release.output["counts"], dtype=float)
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The stand-in's own histogram on the same bins."""
+        return self._reference(self.session.stand_in(self.dataset))
+
+    def _accuracy_limit(self) -> tuple[float, str]:
+        """A cap above the largest budget asked for changes nothing: each record spends at
+        most its own budget, so more of the dataset's budget cannot buy more accuracy."""
+        top = float(self._derive(self.budgets)["sorted"][-1])
+        return top, f"no record asks for more than ε = {_fmt(top)}"
+
+    def _accuracy_band(self, preview) -> None:
+        """The band around the DP histogram (removed with None)."""
+        band = () if preview is None else (self.edges, preview.now.low, preview.now.high)
+        figures.update(self.figure, figures.personalized.histogram_band_data(*band))
+
     def compute(self) -> tuple[dict[str, dict], np.ndarray | None, str]:
         """The engine part of a redraw: the DP outputs by method, the reference histogram the
         errors are measured against (data in teaching, stand-in in a preview) and where.

@@ -708,7 +708,6 @@ class SVTExplorer(ReleaseWidget):
             self._topc_plot.title.text += _WHISKERS
 
     def _draw_release(self, release: Release) -> None:
-        self._accuracy_stale("A release was made (the budget left changed)")
         out = release.output
         data = figures.svt_plot_data(
             n_queries=self.n_queries,

@@ -238,8 +238,9 @@ class SyntheticDataWidget(ReleaseWidget):
         (identity, HB, ...).
     hybrid : bool, optional
         Use the hybrid for attributes with fewer than 10 values (Li 2017, Alg. 6), which the
-        engine applies only while the released partition sizes support it (ε·n̂/P ≥ 2,500,
-        at most 8 partitions); default: the table's preset (on, except for the survey whose
+        engine applies only while the released partition sizes support the margins each
+        partition pays for (ε·n̂/(P·m_c) ≥ 500 with m_c copula attributes, at most 8
+        partitions); default: the table's preset (on, except for the survey whose
         attributes are nearly all small).
     compare : bool
         Also run the baselines: independent DP margins and, where the full-domain histogram
@@ -587,6 +588,8 @@ class SyntheticDataWidget(ReleaseWidget):
         if self._syncing:
             return
         self._draw_margin()
+        if getattr(self, "accuracy_preview", None) is not None:
+            self._accuracy_band(self.accuracy_preview)  # the drawn attribute's slice
 
     # -- actions ---------------------------------------------------------------------------
     mechanism = "dpcopula"
@@ -601,6 +604,56 @@ class SyntheticDataWidget(ReleaseWidget):
     def _draw_release(self, release: Release) -> None:
         """Analyst: DPCopula's synthetic table (the baselines are never released)."""
         self._show({"dpcopula": release.output}, {}, None, where="release")
+
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = ("the synthetic table's margins (the share of the records in each bar of "
+                     "the margin panel, every chosen attribute)")
+
+    def _accuracy_bars(self) -> list[tuple[str, np.ndarray]]:
+        """The chosen attributes and the first value of each of their margin bars, in the
+        order the values are concatenated (public: the declared domains)."""
+        return [(a, figures.synth.display_bins(self.domains[a])[0]) for a in self.selected]
+
+    def _accuracy_margins(self, column) -> np.ndarray:
+        """Every chosen attribute's margin as the margin panel draws it (shares summed per bar),
+        concatenated; ``column(a)`` gives attribute ``a``'s values."""
+        return np.concatenate([
+            figures.synth.binned(shares(encode(column(a), self.domains[a]),
+                                        int(self.domains[a].size)), starts)
+            for a, starts in self._accuracy_bars()])
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """The margins of a preview's synthetic table, bar by bar, attribute after attribute.
+
+        Why the margins: they are what the first row draws, fixed in number by the public
+        domains, and every later use of a synthetic table (its range counts, its τ) builds on
+        them. The range-count errors are already a distribution over queries, and τ is on
+        another scale than a share (one median half-width over both would mean nothing). The
+        slice of the attribute drawn is shaded on the synthetic margin.
+        """
+        data = release.output["data"]
+        return self._accuracy_margins(lambda a: data[a])
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The stand-in's own margins, bar by bar."""
+        table = self.session.stand_in(self.dataset)
+        return self._accuracy_margins(lambda a: table[:, self.columns.index(a)])
+
+    def _accuracy_band(self, preview) -> None:
+        """Shade the drawn attribute's slice of the band on the synthetic margin (None:
+        remove it)."""
+        if preview is None:
+            figures.update(self.figure, figures.synth.margin_band_data())
+            return
+        attr = self.margin.value
+        offset = 0
+        for a, starts in self._accuracy_bars():
+            if a == attr:
+                cut = slice(offset, offset + starts.size)
+                figures.update(self.figure, figures.synth.margin_band_data(
+                    self.domains[a], preview.now.low[cut], preview.now.high[cut]))
+                return
+            offset += starts.size
 
     @property
     def synthetic_data(self):

@@ -16,20 +16,29 @@ from ._common import FigureHandle, PlotData, _source
 from ._common import panel as _panel
 
 __all__ = [
+    "FPR_GRID",
     "MAX_POINTS",
     "DiagnosticFigure",
+    "band_data",
     "binned_residual_figure",
     "binned_residual_plot_data",
+    "curve_on_grid",
     "residual_figure",
     "residual_plot_data",
+    "residual_summary",
     "roc_figure",
     "roc_plot_data",
     "thin",
+    "tpr_on_grid",
 ]
 
 #: At most this many points of a residual plot are sent to the browser (per panel).
 MAX_POINTS = 20_000
+#: The false positive rates at which ROC curves are compared across runs (accuracy band).
+FPR_GRID = np.linspace(0.0, 1.0, 101)
 _EMPTY = np.zeros(0)
+_BAND = {"fill_color": "#1f77b4", "fill_alpha": 0.18,
+         "legend_label": "90% of releases at this ε (estimated on the stand-in)"}
 
 
 @dataclass
@@ -165,6 +174,9 @@ def roc_figure(*, width: int = 460, height: int = 400) -> DiagnosticFigure:
         The private curve.
     thresholds : x, y
         The private curve's points (one per threshold of Θ), with the threshold in ``theta``.
+    band : x, low, high
+        Where 90% of releases at the chosen ε put the TPR at each FPR of :data:`FPR_GRID`
+        (accuracy before spending: previews on the stand-in; empty until estimated).
     """
     p = _panel("ROC curve: confidential vs private (PriROC)", "false positive rate",
                "true positive rate", width=width, height=height, legend="below",
@@ -173,7 +185,9 @@ def roc_figure(*, width: int = 460, height: int = 400) -> DiagnosticFigure:
         "truth": _source(x=[], y=[]),
         "private": _source(x=[], y=[]),
         "thresholds": _source(x=[], y=[], theta=[]),
+        "band": _source(x=[], low=[], high=[]),
     }
+    p.varea(x="x", y1="low", y2="high", source=sources["band"], **_BAND)
     p.line([0, 1], [0, 1], color="#aaa", line_dash="dotted", legend_label="chance")
     p.line("x", "y", source=sources["truth"], color="#555", line_width=2,
            legend_label="confidential")
@@ -215,6 +229,10 @@ def binned_residual_figure(*, width: int = 640, height: int = 360) -> Diagnostic
         One point per private bin (mean prediction, mean residual, noisy bin size).
     edges : x
         The private bin edges (DP output).
+    band : x, low, high
+        Where 90% of releases at the chosen ε put the mean residual, on a fixed grid of mean
+        predictions (accuracy before spending: previews on the stand-in; empty until
+        estimated).
     """
     p = _panel("Binned residual plot: confidential vs private (PriBRP)",
                "mean predicted probability in the bin", "mean residual y − p in the bin",
@@ -224,7 +242,9 @@ def binned_residual_figure(*, width: int = 640, height: int = 360) -> Diagnostic
         "truth": _source(x=[], y=[]),
         "private": _source(x=[], y=[], size=[]),
         "edges": _source(x=[], y0=[], y1=[]),
+        "band": _source(x=[], low=[], high=[]),
     }
+    p.varea(x="x", y1="low", y2="high", source=sources["band"], **_BAND)
     p.segment(x0="x", x1="x", y0="y0", y1="y1", source=sources["edges"], color="#ccc",
               legend_label="private bin edges")
     p.line("x", "y", source=sources["truth"], color="#555", alpha=0.6)
@@ -262,3 +282,64 @@ def binned_residual_plot_data(
         hi = float(allys.max()) if allys.size else 1.0
         data["edges"] = {"x": inner, "y0": np.full(inner.size, lo), "y1": np.full(inner.size, hi)}
     return data
+
+
+# --------------------------------------------------------------------------------------------
+# Accuracy before spending: the plotted values on fixed grids, and the band
+# --------------------------------------------------------------------------------------------
+def tpr_on_grid(fpr: np.ndarray, tpr: np.ndarray, grid: np.ndarray = FPR_GRID) -> np.ndarray:
+    """A ROC curve's TPR at each FPR of ``grid``: linear between its points, the top of a
+    vertical step at the step's FPR (the most a threshold there achieves)."""
+    f, t = np.asarray(fpr, dtype=float), np.asarray(tpr, dtype=float)
+    grid = np.asarray(grid, dtype=float)
+    fu, first = np.unique(f, return_index=True)
+    if fu.size < 2:
+        return np.full(grid.shape, float(t.max()) if t.size else np.nan)
+    last = f.size - 1 - np.unique(f[::-1], return_index=True)[1]
+    bottom, top = t[first], t[last]
+    i = np.clip(np.searchsorted(fu, grid, side="right") - 1, 0, fu.size - 2)
+    w = np.clip((grid - fu[i]) / (fu[i + 1] - fu[i]), 0.0, 1.0)
+    out = top[i] + w * (bottom[i + 1] - top[i])
+    return np.where(grid >= fu[-1], top[-1], out)
+
+
+def curve_on_grid(x: np.ndarray, y: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """``y`` against ``x`` (points joined in the order of ``x``) at each point of ``grid``;
+    NaN outside the points' range (a curve is not extended past its ends)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    grid = np.asarray(grid, dtype=float)
+    keep = np.isfinite(x) & np.isfinite(y)
+    x, y = x[keep], y[keep]
+    if x.size == 0:
+        return np.full(grid.shape, np.nan)
+    order = np.argsort(x, kind="stable")
+    x, y = x[order], y[order]
+    out = np.interp(grid, x, y)
+    return np.where((grid >= x[0]) & (grid <= x[-1]), out, np.nan)
+
+
+def residual_summary(points: np.ndarray, edges: np.ndarray) -> np.ndarray:
+    """The mean and the standard deviation of the residuals of a residual plot's points in
+    each prediction bin of ``edges`` (points beyond the outer edges count in the end bins):
+    ``k`` means then ``k`` standard deviations, NaN for a bin without points."""
+    pts = np.asarray(points, dtype=float).reshape(-1, 2)
+    edges = np.asarray(edges, dtype=float)
+    k = edges.size - 1
+    which = np.clip(np.searchsorted(edges, pts[:, 0], side="right") - 1, 0, k - 1)
+    size = np.bincount(which, minlength=k).astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = np.bincount(which, weights=pts[:, 1], minlength=k) / size
+        square = np.bincount(which, weights=pts[:, 1] ** 2, minlength=k) / size
+        sd = np.sqrt(np.maximum(square - mean**2, 0.0))
+    return np.concatenate([np.where(size > 0, mean, np.nan), np.where(size > 0, sd, np.nan)])
+
+
+def band_data(x: np.ndarray | None = None, low: np.ndarray | None = None,
+              high: np.ndarray | None = None) -> PlotData:
+    """The ``band`` source of :func:`roc_figure` / :func:`binned_residual_figure` (empty
+    without values; the points where a bound is NaN -- no run reached them -- left out)."""
+    if x is None or low is None or high is None:
+        return {"band": {"x": _EMPTY, "low": _EMPTY, "high": _EMPTY}}
+    x, low, high = (np.asarray(v, dtype=float) for v in (x, low, high))
+    keep = np.isfinite(x) & np.isfinite(low) & np.isfinite(high)  # an area has no holes
+    return {"band": {"x": x[keep], "low": low[keep], "high": high[keep]}}

@@ -45,6 +45,7 @@ __all__ = [
     "dependence_plot_data",
     "display_bins",
     "ecdf",
+    "margin_band_data",
     "margin_plot_data",
     "range_error_plot_data",
     "synth_figure",
@@ -149,6 +150,9 @@ def synth_figure(*, margin_width: int = 430, height: int = 250, cell: int = 290,
     errors_dpcopula, errors_independent, errors_laplace, errors_peer : x, y
         ECDF of the relative errors of the random range queries (x: error, floored at
         :data:`ERROR_FLOOR`; y: share of queries with at most that error).
+    margin_band : left, right, low, high
+        Per bar of the synthetic margin, where 90% of releases at the chosen ε put it
+        (accuracy before spending: previews on the stand-in; empty until estimated).
     """
     sources = {
         "margin_reference": _source(**_EMPTY_BARS),
@@ -157,6 +161,7 @@ def synth_figure(*, margin_width: int = 430, height: int = 250, cell: int = 290,
         **{name: ColumnDataSource(data={k: list(v) for k, v in _EMPTY_CELLS.items()})
            for name in ("tau_reference", "tau_synthetic", "tau_difference", "tau_dp")},
         **{f"errors_{key}": _source(x=[], y=[]) for key in METHOD_LABELS},
+        "margin_band": _source(left=[], right=[], low=[], high=[]),
     }
     reference = _margin_panel("Real table", margin_width, height, "#7f7f7f",
                               sources["margin_reference"])
@@ -167,6 +172,10 @@ def synth_figure(*, margin_width: int = 430, height: int = 250, cell: int = 290,
                                 padding=2, margin=2, border_line_alpha=0), "below")
     synthetic.line("x", "y", source=sources["margin_dp"], color="#d62728", line_width=1.5,
                    legend_label="DP margin (drawn from)")
+    synthetic.quad(left="left", right="right", bottom="low", top="high",
+                   source=sources["margin_band"], fill_color="black", fill_alpha=0.18,
+                   line_color="black", line_alpha=0.45,
+                   legend_label="90% of releases at this ε (estimated on the stand-in)")
     # Same axes on both sides: a margin reads the same on either panel.
     synthetic.x_range = reference.x_range
     synthetic.y_range = reference.y_range
@@ -266,6 +275,19 @@ def margin_plot_data(
     if dp_margin is not None and np.asarray(dp_margin).size == np.asarray(domain).size:
         data["margin_dp"] = {"x": (left + right) / 2.0, "y": binned(dp_margin, starts)}
     return data
+
+
+def margin_band_data(domain: np.ndarray | None = None, low: np.ndarray | None = None,
+                     high: np.ndarray | None = None, max_bars: int = MAX_BARS) -> PlotData:
+    """The ``margin_band`` source: one box per bar of the margin of ``domain`` (as
+    :func:`display_bins` groups it) from ``low`` to ``high``, shares already summed per bar
+    (empty without values)."""
+    if domain is None or low is None or high is None:
+        return {"margin_band": {"left": _EMPTY, "right": _EMPTY, "low": _EMPTY, "high": _EMPTY}}
+    edges = display_bins(domain, max_bars)[1]
+    return {"margin_band": {"left": edges[:-1], "right": edges[1:],
+                            "low": np.asarray(low, dtype=float),
+                            "high": np.asarray(high, dtype=float)}}
 
 
 # --------------------------------------------------------------------------------------------

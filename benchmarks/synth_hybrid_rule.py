@@ -1,0 +1,184 @@
+"""When should DPCopula's hybrid partition? The engine's rule against always and never.
+
+DPCopula's hybrid (Li 2017, Alg. 6) splits the table by its small attributes and fits a copula
+per partition. Every partition pays for its own noisy margins of the attributes the copula
+models (``m_c`` of them) on its share of the records, so partitioning helps only when the
+partitions are large enough for those margins. The engine decides from released values only
+(post-processing): it partitions while ``epsilon * n~ / (P * m_c) >= hybrid_min_support``
+(default 500 per margin). The rule it replaces counted records per partition only
+(``epsilon * n~ / P >= 2,500``): on the RAND Health Insurance Experiment table (m_c = 7) it
+partitioned at epsilon = 1 and doubled the range-query error.
+
+For each table and epsilon this runs, on the same seeds and the same 1,000 random
+range-count queries (Li 2017 §3.3.1):
+
+- ``rule`` -- the engine's defaults (the margins-aware rule);
+- ``records rule`` -- the previous rule, ``epsilon * n~ / P >= 2,500`` (passed as
+  ``hybrid_min_support = 2,500 / m_c``);
+- ``always`` -- ``hybrid_min_support = 0``, the text's rule (partition whenever there are
+  small attributes, up to ``max_partitions``);
+- ``never`` -- ``hybrid_threshold=None`` (no hybrid: one copula over every attribute).
+
+and reports the mean relative error, which way each rule went, and the paired z of the rule
+against the better of always and never. Run::
+
+    python -m benchmarks.synth_hybrid_rule            # 5 runs per setting
+    python -m benchmarks.synth_hybrid_rule --quick    # 2 runs, two tables
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import platform
+
+import numpy as np
+import pandas as pd
+
+from benchmarks.synth_common import (
+    DATA_SEED,
+    RESULTS,
+    QuerySet,
+    census_sanity_bound,
+    census_table,
+    fmt,
+    md_table,
+    paired_z,
+    parser,
+    release,
+    rng_for,
+    timed,
+)
+from dpwidgets._progress import progress
+from dpwidgets.datasets.synth import CodedTable, interaction_table, load_randhie_table
+from dpwidgets.engine.synth import HYBRID_MIN_SUPPORT
+
+NAME = "synth_hybrid_rule"
+TABLES = ("brazil", "us", "randhie", "interaction")
+QUICK_TABLES = ("randhie", "interaction")
+EPSILONS = (0.05, 0.1, 0.5, 1.0)
+RUNS = 5
+#: The previous rule's support per partition.
+RECORDS_RULE = 2500.0
+SETTINGS = ("rule", "records rule", "always", "never")
+
+
+def _table(name: str) -> tuple[CodedTable, float]:
+    """``(table, sanity bound s)``: the census tables' own bounds, 0.05% of n for the others
+    (as ``benchmarks.synth_peers``)."""
+    if name == "randhie":
+        table = load_randhie_table()
+    elif name == "interaction":
+        table = interaction_table(rng=np.random.default_rng(DATA_SEED))
+    else:
+        table = census_table(name)
+        return table, census_sanity_bound(name, table)
+    return table, 0.0005 * table.n
+
+
+def _copula_margins(table: CodedTable, threshold: int = 10, max_partitions: int = 8) -> int:
+    """m_c: the attributes the copula models in each partition when the hybrid partitions
+    (the engine's choice of small attributes, from the public domain sizes)."""
+    from dpwidgets.engine.synth import _hybrid_attributes
+
+    sizes = list(table.domain_sizes.values())
+    chosen, _ = _hybrid_attributes(sizes, threshold, max_partitions)
+    return max(len(sizes) - len(chosen), 1)
+
+
+def _options(setting: str, m_c: int) -> dict:
+    if setting == "rule":
+        return {}
+    if setting == "records rule":
+        return {"hybrid_min_support": RECORDS_RULE / m_c}
+    if setting == "always":
+        return {"hybrid_min_support": 0.0}
+    return {"hybrid_threshold": None}
+
+
+def run(runs: int, n_queries: int, seed: int, tables, epsilons) -> pd.DataFrame:
+    rows = []
+    for name in progress(tables, desc=NAME):
+        table, s = _table(name)
+        m_c = _copula_margins(table)
+        for r in range(runs):
+            qs = QuerySet.draw(table, n_queries, rng_for(seed, NAME, name, "queries", r))
+            for eps in epsilons:
+                for setting in SETTINGS:
+                    rng = rng_for(seed, NAME, name, eps, r)  # common random numbers
+                    res, seconds = timed(release, "dpcopula", table, eps, rng,
+                                         **_options(setting, m_c))
+                    rows.append({
+                        "table": name, "n": table.n, "m_c": m_c, "epsilon": eps,
+                        "setting": setting, "run": r, "seconds": seconds,
+                        "partitioned": bool(res.details.get("partition_attributes")),
+                        "load1": os.getloadavg()[0], **qs.score(res.data, s)})
+    return pd.DataFrame(rows)
+
+
+def report(rows: pd.DataFrame, runs: int, n_queries: int, seed: int, quick: bool) -> str:
+    lines = [
+        "# When DPCopula's hybrid partitions: the margins-aware rule against always and never",
+        "",
+        f"Generated by `python -m benchmarks.{NAME}{' --quick' if quick else ''}` on "
+        f"{datetime.date.today()}; seed {seed}, data seed {DATA_SEED}; {runs} runs per "
+        f"setting, {n_queries} random range-count queries per run shared by every setting; "
+        f"the same noise draws (common random numbers) in each run. Machine: "
+        f"{platform.machine()}, {os.cpu_count()} CPUs, 1-minute load "
+        f"{rows['load1'].min():.1f}-{rows['load1'].max():.1f}.",
+        "",
+        "Relative error = mean over queries of |A_syn - A_act| / max(A_act, s) (Li 2017 "
+        "§3.3.1). `rule`: the engine's default, partition while eps n~ / (P m_c) >= "
+        f"{HYBRID_MIN_SUPPORT:,.0f}; `records rule`: the previous default, eps n~ / P >= "
+        f"{RECORDS_RULE:,.0f}; `always`: the text's hybrid; `never`: one copula over every "
+        "attribute. `P?` = share of runs in which the setting partitioned. z = paired z of the "
+        "rule against the better (lower mean) of always and never: negative is better, "
+        "|z| > 2 significant.",
+        "",
+    ]
+    header = ["table (n, m_c)", "eps", "rule", "P?", "records rule", "P?", "always", "never",
+              "z (rule vs best of always/never)"]
+    body, changed = [], []
+    for (name, eps), sub in rows.groupby(["table", "epsilon"], sort=False):
+        by = {k: g for k, g in sub.groupby("setting")}
+        mean = {k: float(g["relative_error"].mean()) for k, g in by.items()}
+        best = "always" if mean["always"] <= mean["never"] else "never"
+        same = np.array_equal(by["rule"]["relative_error"].to_numpy(),
+                              by[best]["relative_error"].to_numpy())
+        z = float("nan") if same else paired_z(by["rule"], by[best])
+        first = sub.iloc[0]
+        body.append([
+            f"{name} ({first['n']:,}, {first['m_c']})", fmt(eps, 2),
+            fmt(mean["rule"]), f"{by['rule']['partitioned'].mean():.0%}",
+            fmt(mean["records rule"]), f"{by['records rule']['partitioned'].mean():.0%}",
+            fmt(mean["always"]), fmt(mean["never"]),
+            f"the same releases as {best}" if same else f"{z:+.1f} (vs {best})"])
+        if by["rule"]["partitioned"].mean() != by["records rule"]["partitioned"].mean():
+            changed.append(f"{name} at eps = {eps:g}: {mean['rule']:.3g} (partitioned in "
+                           f"{by['rule']['partitioned'].mean():.0%} of runs) against "
+                           f"{mean['records rule']:.3g} ({by['records rule']['partitioned'].mean():.0%})")
+    lines += ["**Where the two rules decide differently:** "
+              + ("; ".join(changed) if changed else "nowhere") + ". Everywhere else they make "
+              "the same releases.", ""]
+    lines += md_table(header, body)
+    lines += [""]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> pd.DataFrame:
+    args = parser(__doc__, RUNS).parse_args(argv)
+    runs = 2 if args.quick else args.runs
+    tables = QUICK_TABLES if args.quick else TABLES
+    epsilons = (0.1, 1.0) if args.quick else EPSILONS
+    rows = run(runs, args.queries, args.seed, tables, epsilons)
+    text = report(rows, runs, args.queries, args.seed, args.quick)
+    out = args.out if args.out is not None else RESULTS
+    out.mkdir(parents=True, exist_ok=True)
+    rows.to_csv(out / f"{NAME}.csv", index=False)
+    (out / f"{NAME}.md").write_text(text)
+    print(text)
+    return rows
+
+
+if __name__ == "__main__":
+    main()
