@@ -396,7 +396,7 @@ def test_personalized_histogram_band_and_the_records_limit(tmp_path):
         ap = _estimate(pw, 8)
         assert s.spent("survey") == 0.0
         band = _columns(pw, "histogram_band")
-        assert band["x"].size == ap.now.low.size == EDGES.size - 1
+        assert band["left"].size == ap.now.low.size == EDGES.size - 1
         assert np.all(band["low"] <= band["high"])
         assert ap.rest.epsilon == pytest.approx(1.0) and "no record asks for more" in ap.html()
         # Seed 8, 20 runs per ε: cap 0.1 -> 1 narrowed the half-width from 51 to 23 counts
@@ -411,7 +411,7 @@ def test_personalized_histogram_band_and_the_records_limit(tmp_path):
     assert ap.rest is None and "More ε would change nothing" in pw.accuracy.value
     assert s.spent("survey") == 0.0
     pw.release()
-    assert _columns(pw, "histogram_band")["x"].size == 0 and s.spent("survey") > 0
+    assert _columns(pw, "histogram_band")["left"].size == 0 and s.spent("survey") > 0
 
 
 @pytest.mark.usefixtures("close_new_widgets")

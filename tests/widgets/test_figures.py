@@ -72,3 +72,41 @@ def test_bokeh_widget_resends_the_document_to_every_new_view():
     assert "drawn before the view existed" not in str(model.render_bundle)
     model._view_count = 1  # ipywidgets counts a displayed view
     assert "drawn before the view existed" in str(model.render_bundle)
+
+
+@pytest.mark.usefixtures("close_new_widgets")
+def test_no_figure_draws_a_step_area():
+    # BokehJS 3.9 spins forever (a page at 100% CPU, never drawn) on a VAreaStep or HAreaStep
+    # whose source is empty, and the widgets' sources start empty: the bands use quads or
+    # plain areas. Every widget is checked.
+    from bokeh.models import GlyphRenderer, HAreaStep, VAreaStep
+
+    from dpwidgets import Session
+    from dpwidgets.widgets import (
+        BinnedResidualWidget,
+        DynamicHistogramWidget,
+        HierarchyWidget,
+        PersonalizedWidget,
+        ResidualPlotWidget,
+        RocWidget,
+        StreamWidget,
+        SVTExplorer,
+        SyntheticDataWidget,
+    )
+
+    s = Session("teaching", seed=0)
+    built = [SVTExplorer(s, epsilon=0.5, c=5), StreamWidget(s, stream="High_5", length=500),
+             HierarchyWidget(s, n_states=4, length=200), RocWidget(s, scenario="M1", n=500),
+             BinnedResidualWidget(s, scenario="M1", n=500),
+             ResidualPlotWidget(s, scenario="heteroscedastic", n=500),
+             SyntheticDataWidget(s, data="gaussian", n=500),
+             PersonalizedWidget(s, data="census", n=500),
+             DynamicHistogramWidget(s, data="moving", compare=False)]
+    found = []
+    for widget in built:
+        layout = widget.figure.layout
+        for renderer in layout.select({"type": GlyphRenderer}):
+            if isinstance(renderer.glyph, VAreaStep | HAreaStep):
+                found.append(f"{type(widget).__name__}: {renderer.glyph}")
+        widget.close()
+    assert found == []

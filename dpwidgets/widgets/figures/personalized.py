@@ -120,7 +120,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
         after an analyst release.
     private : x, y
         The selected method's DP histogram.
-    histogram_band : x, low, high
+    histogram_band : left, right, low, high
         Per bin, where 90% of releases of the selected method put its count (accuracy before
         spending: previews on the stand-in; empty until estimated).
     levels : xs, ys, method, colour, error
@@ -141,7 +141,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
                              "colour", "text"),
         "truth": _source(x=[], y=[]),
         "private": _source(x=[], y=[]),
-        "histogram_band": _source(x=[], low=[], high=[]),
+        "histogram_band": _source(left=[], right=[], low=[], high=[]),
         "levels": _with_text(_source(error=[]), "xs", "ys", "method", "colour"),
         "current": _with_text(_source(x=[], y=[]), "method", "colour"),
         "trail": _source(x=[], y=[]),
@@ -189,11 +189,12 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
                        title="Histogram of the values", y_axis_label="count")
     histogram.add_layout(Legend(click_policy="hide", orientation="horizontal",
                                 label_text_font_size="8pt"), "below")
-    # Under everything: where 90% of releases would put each count (once estimated).
-    histogram.varea_step(x="x", y1="low", y2="high", step_mode="center",
-                         source=sources["histogram_band"], fill_color="#d62728",
-                         fill_alpha=0.18,
-                         legend_label="90% of releases (estimated on the stand-in)")
+    # Under everything: where 90% of releases would put each count (once estimated). One box
+    # per bin, not a varea_step: BokehJS 3.9 spins forever drawing a varea_step on an empty
+    # source (the band is empty until estimated).
+    histogram.quad(left="left", right="right", bottom="low", top="high",
+                   source=sources["histogram_band"], fill_color="#d62728", fill_alpha=0.18,
+                   line_alpha=0, legend_label="90% of releases (estimated on the stand-in)")
     # The DP estimate first, the reference on top: with thousands of cells the noisy line
     # would otherwise hide it.
     histogram.step("x", "y", source=sources["private"], mode="center", color="#d62728",
@@ -380,12 +381,13 @@ def histogram_plot_data(edges: np.ndarray, private: np.ndarray,
 
 def histogram_band_data(edges: np.ndarray | None = None, low: np.ndarray | None = None,
                         high: np.ndarray | None = None) -> dict:
-    """The ``histogram_band`` source: per bin of ``edges``, ``low`` to ``high`` at the bin
-    centre (empty without values)."""
+    """The ``histogram_band`` source: per bin of ``edges``, a box from ``low`` to ``high``
+    (empty without values)."""
     if edges is None or low is None or high is None:
-        return {"histogram_band": {"x": np.zeros(0), "low": np.zeros(0), "high": np.zeros(0)}}
+        empty = np.zeros(0)
+        return {"histogram_band": {"left": empty, "right": empty, "low": empty, "high": empty}}
     edges = np.asarray(edges, dtype=float)
-    return {"histogram_band": {"x": 0.5 * (edges[:-1] + edges[1:]),
+    return {"histogram_band": {"left": edges[:-1], "right": edges[1:],
                                "low": np.asarray(low, dtype=float),
                                "high": np.asarray(high, dtype=float)}}
 
