@@ -12,6 +12,11 @@ So a test run, a CI log or a script whose output goes to a file stays free of ba
 person at a terminal or in a notebook sees how far the work is. A ``callback(done, total)`` is
 called after every step whether or not a bar is drawn: a widget feeds its own
 ``ipywidgets.FloatProgress`` from it.
+
+Inside a release the engine's longer loops call :func:`report` with steps whose number is
+public (nodes of a public hierarchy, partitions of public domains): whoever runs the release
+listens with :func:`reporting` (a widget's Release button shows the steps; nothing listens
+by default and a report is then a no-op).
 """
 
 from __future__ import annotations
@@ -19,9 +24,11 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Generic, TypeVar
 
-__all__ = ["ENV", "Progress", "progress", "watching"]
+__all__ = ["ENV", "Progress", "progress", "report", "reporting", "watching"]
 
 #: ``DPWIDGETS_PROGRESS=0`` silences every bar, ``=1`` draws them even without a terminal.
 ENV = "DPWIDGETS_PROGRESS"
@@ -159,3 +166,28 @@ def progress(iterable: Iterable[T] | None = None, *, total: int | None = None,
     """
     return Progress(iterable, total=total, desc=desc, disable=disable, callback=callback,
                     leave=leave, unit=unit)
+
+
+# Who listens to the release running in this context (a ContextVar: a release in another
+# thread or task reports to its own listener).
+_LISTENER: ContextVar[Callable[[int, int], None] | None] = ContextVar(
+    "dpwidgets_release_progress", default=None)
+
+
+@contextmanager
+def reporting(callback: Callable[[int, int], None]) -> Iterator[None]:
+    """Call ``callback(done, total)`` for every :func:`report` made inside the block."""
+    token = _LISTENER.set(callback)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
+
+
+def report(done: int, total: int) -> None:
+    """Tell whoever listens (:func:`reporting`) that ``done`` of ``total`` steps of the running
+    release are done. ``total`` and ``done`` must be public (a count of nodes or partitions the
+    parameters fix), never a number read from the data."""
+    listener = _LISTENER.get()
+    if listener is not None:
+        listener(int(done), int(total))

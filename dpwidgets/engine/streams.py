@@ -84,6 +84,7 @@ from types import MappingProxyType
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
+from .._progress import report
 from ._results import eps_text
 from ._results import frozen as _readonly
 from ._validation import (
@@ -2292,6 +2293,7 @@ def _pegasus_rows(
     grid = _grouper_grid(epsilon_g, threshold_share)  # the Grouper's comparisons, if safe
     theta = _grid_theta(theta, grid)
     for node in range(m):
+        report(node, m)  # nodes of the public hierarchy
         idx = np.arange(T) if active is None else np.flatnonzero(active[node])
         if idx.size == 0:
             continue

@@ -116,6 +116,7 @@ import numpy as np
 import pandas as pd
 from scipy import special, stats
 
+from .._progress import report
 from ._results import eps_text
 from ._results import readonly as _readonly
 from ._validation import (
@@ -1687,6 +1688,7 @@ def dpcopula(
     part_corr: dict[tuple, np.ndarray | None] = {}
     large_mix = {j: np.zeros(sizes[j]) for j in large}
     for cell in np.flatnonzero(rows > 0).tolist():
+        report(cell, n_used)  # partitions of the public domains
         block = np.empty((int(rows[cell]), m), dtype=np.int64)
         block[:, keep] = keep_codes[cell]
         if copula_cols:
