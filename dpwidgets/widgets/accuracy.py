@@ -1,9 +1,9 @@
 """Accuracy before spending: what a release at the chosen ε is expected to look like.
 
 An analyst tuning a release sees a preview on the public stand-in: one draw of the noise. One
-draw says little about the next one. Following ViP (Nanayakkara, Bater, He, Hessar, Hsu,
-Mirhoseini & Nissim 2022, "Visualizing Privacy-Utility Trade-Offs in Differentially Private
-Data Releases"), :class:`AccuracyPreview` runs the mechanism ``runs`` times on the stand-in at
+draw says little about the next one. Following ViP (Nanayakkara, Bater, He, Hullman & Rogers
+2022, "Visualizing Privacy-Utility Trade-Offs in Differentially Private Data Releases", PoPETs
+2022(2)), :class:`AccuracyPreview` runs the mechanism ``runs`` times on the stand-in at
 the chosen ε and reports the spread of the values a widget plots -- how far a release is
 expected to land from the stand-in's own noiseless answer -- and the same at the ε the rest of
 the budget would buy. Everything is computed from public things only: the stand-in, the
