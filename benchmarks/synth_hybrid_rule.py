@@ -39,8 +39,6 @@ from benchmarks.synth_common import (
     DATA_SEED,
     RESULTS,
     QuerySet,
-    census_sanity_bound,
-    census_table,
     fmt,
     md_table,
     paired_z,
@@ -49,8 +47,9 @@ from benchmarks.synth_common import (
     rng_for,
     timed,
 )
+from benchmarks.synth_peers import _table as peer_table
 from dpwidgets._progress import progress
-from dpwidgets.datasets.synth import CodedTable, interaction_table, load_randhie_table
+from dpwidgets.datasets.synth import CodedTable
 from dpwidgets.engine.synth import HYBRID_MIN_SUPPORT
 
 NAME = "synth_hybrid_rule"
@@ -61,19 +60,6 @@ RUNS = 5
 #: The previous rule's support per partition.
 RECORDS_RULE = 2500.0
 SETTINGS = ("rule", "records rule", "always", "never")
-
-
-def _table(name: str) -> tuple[CodedTable, float]:
-    """``(table, sanity bound s)``: the census tables' own bounds, 0.05% of n for the others
-    (as ``benchmarks.synth_peers``)."""
-    if name == "randhie":
-        table = load_randhie_table()
-    elif name == "interaction":
-        table = interaction_table(rng=np.random.default_rng(DATA_SEED))
-    else:
-        table = census_table(name)
-        return table, census_sanity_bound(name, table)
-    return table, 0.0005 * table.n
 
 
 def _copula_margins(table: CodedTable, threshold: int = 10, max_partitions: int = 8) -> int:
@@ -99,7 +85,7 @@ def _options(setting: str, m_c: int) -> dict:
 def run(runs: int, n_queries: int, seed: int, tables, epsilons) -> pd.DataFrame:
     rows = []
     for name in progress(tables, desc=NAME):
-        table, s = _table(name)
+        table, s, _ = peer_table(name)  # the tables and sanity bounds of synth_peers
         m_c = _copula_margins(table)
         for r in range(runs):
             qs = QuerySet.draw(table, n_queries, rng_for(seed, NAME, name, "queries", r))
