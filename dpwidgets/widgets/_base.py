@@ -87,7 +87,7 @@ class ReleaseProgress:
             self.show()
 
     def _tick(self) -> None:
-        while not self._done.wait(self.TICK):
+        while not self._done.wait(max(self.TICK, 0.05)):
             self.show()
 
     def __enter__(self) -> ReleaseProgress:
