@@ -129,14 +129,9 @@ SAMPLER_JS = """
 
 
 def _notebook(path: Path, extra: str, expression: str) -> None:
-    import nbformat
+    from tests.ui.lab import write_notebook
 
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(SETUP + extra),
-                nbformat.v4.new_code_cell(f"w = {expression}\nw")]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, str(path))
+    write_notebook(path, SETUP + extra, f"w = {expression}\nw")
 
 
 def _press(page, output, handle, key: str) -> tuple[float | None, float | None]:

@@ -138,6 +138,31 @@ def _start_run_all(page: Page, attempts: int = 3) -> None:
     raise AssertionError(f"Run All Cells did not start after {attempts} attempts")
 
 
+def write_notebook(path: Path, *cells: str) -> Path:
+    """Write a notebook of ``cells`` (code, in order, no outputs) for the Python 3 kernel."""
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    nbformat.write(nb, str(path))
+    return path
+
+
+def wait_for_run_all(page: Page, timeout_ms: int, polling: int = 250) -> None:
+    """Wait until Run All has finished: something ran and nothing is queued any more (or the
+    queue stopped early: a cell raised, the cells after it went back to "[ ]")."""
+    page.wait_for_function(
+        f"""() => {{
+          const s = ({_CELL_STATE_JS})({NOTEBOOK!r});
+          return s && s.done > 0 && s.running === 0;
+        }}""",
+        timeout=timeout_ms,
+        polling=polling,
+    )
+
+
 def run_all_cells(page: Page, timeout_ms: int = RUN_TIMEOUT_MS) -> dict:
     """Run > Run All Cells from the menu bar; wait until the queue is empty.
 
@@ -149,15 +174,7 @@ def run_all_cells(page: Page, timeout_ms: int = RUN_TIMEOUT_MS) -> dict:
     assert state["done"] == 0, (
         f"the notebook was saved with execution counts ({state}); strip its outputs")
     _start_run_all(page)
-    # Finished: something ran and nothing is queued any more.
-    page.wait_for_function(
-        f"""() => {{
-          const s = ({_CELL_STATE_JS})({NOTEBOOK!r});
-          return s && s.done > 0 && s.running === 0;
-        }}""",
-        timeout=timeout_ms,
-        polling=250,
-    )
+    wait_for_run_all(page, timeout_ms)
     state = cell_state(page)
     if state["done"] < state["cells"]:
         stderr = page.locator(

@@ -17,7 +17,7 @@ from pathlib import Path
 from playwright.sync_api import Page
 from playwright.sync_api import expect as pw_expect
 
-from .lab import _CELL_STATE_JS, NOTEBOOK, _start_run_all, cell_state, open_notebook
+from .lab import NOTEBOOK, _start_run_all, cell_state, open_notebook, wait_for_run_all
 from .server import REPO, LabServer
 
 #: The issue's goal for one lesson, top to bottom, in the browser.
@@ -79,16 +79,7 @@ def time_lesson(page: Page, server: LabServer, notebook: str,
     cpu_before = kernel_cpu_seconds(server)
     started_at, start = time.time(), time.perf_counter()
     _start_run_all(page)
-    # Done: nothing queued or running, every cell counted (or the queue stopped early: a
-    # cell raised, the cells after it went back to "[ ]").
-    page.wait_for_function(
-        f"""() => {{
-          const s = ({_CELL_STATE_JS})({NOTEBOOK!r});
-          return s && s.done > 0 && s.running === 0;
-        }}""",
-        timeout=timeout_ms,
-        polling=100,
-    )
+    wait_for_run_all(page, timeout_ms, polling=100)  # a finer clock than the tests need
     pw_expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(
         1, timeout=timeout_ms)
     seconds = time.perf_counter() - start

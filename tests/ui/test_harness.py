@@ -9,7 +9,6 @@ offline. The browser here resolves no other host, so these tests also prove "wor
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 
 from .lab import (
@@ -21,6 +20,7 @@ from .lab import (
     screenshot,
     wait_for_bokeh,
     wait_until_changed,
+    write_notebook,
 )
 
 pytestmark = pytest.mark.ui
@@ -64,19 +64,11 @@ w.VBox([button, counter])
 """
 
 
-def _write(path, *cells: str) -> None:
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in cells]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, str(path))
-
-
 @pytest.fixture(scope="module")
 def scratch(lab_server):
-    _write(lab_server.root / "scratch" / "harness.ipynb", SETUP, FIGURE, ANYWIDGET)
-    _write(lab_server.root / "scratch" / "fails.ipynb", "x = 1", "raise ValueError('boom')",
-           "y = 2")
+    write_notebook(lab_server.root / "scratch" / "harness.ipynb", SETUP, FIGURE, ANYWIDGET)
+    write_notebook(lab_server.root / "scratch" / "fails.ipynb", "x = 1",
+                   "raise ValueError('boom')", "y = 2")
     return "scratch/harness.ipynb"
 
 

@@ -10,10 +10,16 @@ from __future__ import annotations
 import json
 import time
 
-import nbformat
 import pytest
 
-from .lab import assert_no_widget_errors, open_notebook, run_all_cells, screenshot, wait_for_bokeh
+from .lab import (
+    assert_no_widget_errors,
+    open_notebook,
+    run_all_cells,
+    screenshot,
+    wait_for_bokeh,
+    write_notebook,
+)
 
 pytestmark = pytest.mark.ui
 
@@ -88,12 +94,7 @@ def _facts(page) -> dict:
 
 
 def test_labels_whole_and_figures_fit_the_page(page, lab_server):
-    path = lab_server.root / "scratch" / "legibility.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(c) for c in CELLS]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, str(path))
+    path = write_notebook(lab_server.root / "scratch" / "legibility.ipynb", *CELLS)
     for width in (1400, 900):
         page.set_viewport_size({"width": width, "height": 1000})
         notebook = open_notebook(page, lab_server.lab("scratch/legibility.ipynb"))

@@ -3,11 +3,10 @@ open, the others folded to their one-line summary, which a click opens."""
 
 from __future__ import annotations
 
-import nbformat
 import pytest
 from playwright.sync_api import expect
 
-from .lab import assert_no_widget_errors, open_notebook, run_all_cells
+from .lab import assert_no_widget_errors, open_notebook, run_all_cells, write_notebook
 
 pytestmark = pytest.mark.ui
 
@@ -24,12 +23,7 @@ s.meter
 
 
 def test_meter_folds_all_but_the_active_dataset(page, lab_server):
-    path = lab_server.root / "scratch" / "meter_fold.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(CELL)]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, str(path))
+    write_notebook(lab_server.root / "scratch" / "meter_fold.ipynb", CELL)
     notebook = open_notebook(page, lab_server.lab("scratch/meter_fold.ipynb"))
     run_all_cells(page)
     rows = notebook.locator(".dpw-meter .dpw-meter-row")
@@ -71,12 +65,8 @@ def test_two_notebooks_on_one_ledger_agree(page, lab_server):
     from dpwidgets import Session
 
     ledger = lab_server.root / "scratch" / "shared.sqlite"
-    path = lab_server.root / "scratch" / "meter_shared.ipynb"
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_code_cell(SHARED_CELL.format(ledger=str(ledger)))]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
-                                 "language": "python"}
-    nbformat.write(nb, str(path))
+    write_notebook(lab_server.root / "scratch" / "meter_shared.ipynb",
+                   SHARED_CELL.format(ledger=str(ledger)))
     notebook = open_notebook(page, lab_server.lab("scratch/meter_shared.ipynb"))
     run_all_cells(page)
     head = notebook.locator(".dpw-meter .dpw-meter-head")
