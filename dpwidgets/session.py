@@ -397,6 +397,16 @@ class Session:
         mech, p, _ = self._request(ds, mechanism, params, release=False)
         return self._key(ds, mech.name, p, run)
 
+    def preview_key(self, dataset: str | None, mechanism: str, **params) -> str:
+        """A key naming a preview by its canonical parameters (the same for two requests that
+        would preview the same thing): what a widget caches previews by. Public: it holds no
+        fingerprint and no secret, so a curator's session computes it the same way."""
+        ds = self._dataset(dataset)
+        params.pop("run", None)
+        mech, p, _ = self._request(ds, mechanism, params, release=False)
+        return json.dumps({"dataset": ds.name, "mechanism": mech.name,
+                           "params": canonical(p)}, sort_keys=True)
+
     def _key(self, ds: Entry, mechanism: str, params: dict, run: int) -> str:
         blob = json.dumps(
             {"dataset": ds.ledger_name, "data": ds.fingerprint, "mechanism": mechanism,

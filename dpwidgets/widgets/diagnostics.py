@@ -510,10 +510,13 @@ class _DiagnosticWidget(ReleaseWidget):
         if self.model.value == "dp":
             fit_params = self.fit_params()
             if not self.session.is_cached(self.dataset, "fit_model", **fit_params):
-                fit_note = f" + ε = {fit_params['epsilon']:.3g} for the DP fit"
+                fit_cost = self.session.cost("fit_model", self.dataset, **fit_params)
+                fit_note = f" + ε = {fmt(fit_cost)} for the DP fit"
+        # What the door charges (ε times a person's rows on a user-level table), as the button.
+        own = self.session.cost(self.mechanism, self.dataset, **self._spec({"model": "ordinary"}))
         self.status.value = (
             "<span class='dpw-preview'>PREVIEW on the public stand-in (same size) — nothing "
-            f"spent. Release would charge ε = {float(self.epsilon.value):.3g}{fit_note} "
+            f"spent. Release would charge ε = {fmt(own)}{fit_note} "
             "(nothing for what was already released).</span>"
         )
 

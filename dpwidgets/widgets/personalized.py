@@ -630,7 +630,7 @@ class PersonalizedWidget(ReleaseWidget):
             params = self.params_for(m)
             # A mechanism whose parameters did not change keeps its preview (moving ε_T
             # re-runs Sampling only), as a teaching release would be replayed from the cache.
-            key = self.session.release_key(ds, MECHANISM, **params)
+            key = self.session.preview_key(ds, MECHANISM, **params)
             if key not in self._previews:
                 if len(self._previews) > 16:
                     self._previews.clear()

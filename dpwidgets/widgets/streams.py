@@ -478,7 +478,7 @@ class StreamWidget(ReleaseWidget):
         if not self.session.teaching and not self.session.is_cached(
                 self.dataset, self.mechanism, **params):
             remaining = self.session.remaining(self.dataset)  # a replay would be free
-        note = epsilon_guardrail(params["epsilon"], remaining)
+        note = epsilon_guardrail(self.cost(), remaining)  # what is charged: ε x a unit's rows
         self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
         if self.session.teaching:
             release = self._live_release()
@@ -503,7 +503,7 @@ class StreamWidget(ReleaseWidget):
             self._where = "preview"
             cached = self.session.is_cached(self.dataset, self.mechanism, **params)
             cost = ("nothing: these parameters were released already" if cached
-                    else f"ε = {params['epsilon']:.3g}")
+                    else f"ε = {_fmt(self.cost())}")
             self.message.value = ""
             self.status.value = (
                 "<span class='dpw-preview'>PREVIEW on the public stand-in (same length) — "
@@ -1001,7 +1001,7 @@ class HierarchyWidget(ReleaseWidget):
         if not self.session.teaching and not self.session.is_cached(
                 self.dataset, self.mechanism, **p):
             remaining = self.session.remaining(self.dataset)  # a replay would be free
-        spend = p["epsilon"] * (3 if self.session.teaching and self.compare.value else 1)
+        spend = self.cost() * (3 if self.session.teaching and self.compare.value else 1)
         self.epsilon_note.value = ("<span class='dpw-note'>"
                                    f"{html.escape(epsilon_guardrail(spend, remaining))}</span>")
         methods = {"phs": p}
@@ -1033,7 +1033,7 @@ class HierarchyWidget(ReleaseWidget):
             self._where = "preview"
             self.status.value = (
                 "<span class='dpw-preview'>PREVIEW on the public stand-in (same shape) — "
-                f"nothing spent. Release would charge ε = {p['epsilon']:.3g} (PHS-PGS).</span>")
+                f"nothing spent. Release would charge ε = {_fmt(self.cost())} (PHS-PGS).</span>")
         self._agg_public = self._aggregate_public()
         self._banner()
 

@@ -721,7 +721,7 @@ class SyntheticDataWidget(ReleaseWidget):
         for key in keys:
             name = _METHOD_NAMES[key]
             params = self.params_for(key, live=live)
-            cache_key = self.session.release_key(ds, name, **params)
+            cache_key = self.session.preview_key(ds, name, **params)
             if cache_key not in self._previews:
                 if len(self._previews) > 8:  # a few synthetic tables, not a history of them
                     self._previews.clear()
