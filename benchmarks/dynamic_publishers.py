@@ -87,7 +87,7 @@ def _run(series, setting: str, cutoff: int, publisher: str, run: int, seed: int,
     rng = common.rng_for(seed, setting, cutoff, run)  # the same noise stream for every publisher
     start = time.process_time()
     result = dyn.dsat(series.histograms, EPSILON, cutoff, rng, publisher=publisher,
-                      shape=series.shape)
+                      shape=series.shape, cardinality=common.public_n(series.histograms))
     seconds = time.process_time() - start
     return {"setting": setting, "C": cutoff, "publisher": publisher, "run": run,
             "used": result.publisher,

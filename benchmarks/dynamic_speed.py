@@ -46,10 +46,13 @@ def _steps(h: np.ndarray, seed: int) -> dict:
     def rng():
         return np.random.default_rng(seed)
 
+    n = int(h.sum(axis=1).min())  # public synthetic data: its snapshot size is public here
+
     return {
-        "dsat (paced, default)": lambda: dyn.dsat(h, 1.0, None, rng()),
-        "dsat (variant='text')": lambda: dyn.dsat(h, 1.0, None, rng(), variant="text"),
-        "dsft (T = 0.1)": lambda: dyn.dsft(h, 1.0, None, 0.1, rng()),
+        "dsat (paced, default)": lambda: dyn.dsat(h, 1.0, None, rng(), cardinality=n),
+        "dsat (variant='text')": lambda: dyn.dsat(h, 1.0, None, rng(), variant="text",
+                                                  cardinality=n),
+        "dsft (T = 0.1)": lambda: dyn.dsft(h, 1.0, None, 0.1, rng(), cardinality=n),
         "fixed sampling": lambda: dyn.fixed_sampling_release(h, 1.0, None, rng()),
         "baseline eps/N": lambda: dyn.uniform_budget_release(h, 1.0, rng()),
     }

@@ -40,9 +40,10 @@ N_OBJECTS = 50_000
 
 def methods(w: int):
     return {
-        "DSAT (w-event)": lambda h, eps, rng: dyn.dsat_w_event(h, eps, w, rng=rng),
+        "DSAT (w-event)": lambda h, eps, rng: dyn.dsat_w_event(
+            h, eps, w, rng=rng, cardinality=dc.public_n(h)),
         "DSAT (w-event, C=0.04w)": lambda h, eps, rng: dyn.dsat_w_event(
-            h, eps, w, cutoff=max(1, round(0.04 * w)), rng=rng),
+            h, eps, w, cutoff=max(1, round(0.04 * w)), rng=rng, cardinality=dc.public_n(h)),
         "BD": lambda h, eps, rng: dyn.budget_distribution_release(h, eps, w, rng),
         "BA": lambda h, eps, rng: dyn.budget_absorption_release(h, eps, w, rng),
     }

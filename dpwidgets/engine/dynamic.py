@@ -52,8 +52,9 @@ time points is charged at most ``epsilon``; :attr:`DynamicRelease.window_epsilon
 The normalised L1 distance ``d(H_i, H~_j) = || H_i/|H_i| - H~_j^+ / |H~_j^+| ||_1`` (range
 [0, 2]) has sensitivity ``Delta = 2/(n-1)`` (Lemma 4.2.1) where ``n`` is a *public* lower
 bound on the snapshot sizes: the text keeps ``|D_i| = n`` fixed and known (500K, Table 4.2).
-Passing ``cardinality=None`` takes the smallest snapshot total as that public size, as
-:mod:`.diagnostics` treats ``n = len(data)`` -- only honest when that number is public.
+``cardinality`` is a required argument of :func:`dsft`, :func:`dsat` and :func:`dsat_w_event`:
+it is never derived from the data (the smallest snapshot total is not public, and a release
+calibrated to it, with ``Delta`` and the decision share published, is not DP).
 
 Departures from the text (each is an erratum or a fix; see the function docstrings)
 -------------------------------------------------------------------------------------
@@ -374,13 +375,14 @@ def _check_threshold(threshold) -> float:
 def _check_cardinality(cardinality, series: np.ndarray) -> int:
     totals = series.sum(axis=1)
     if cardinality is None:
-        cardinality = int(totals.min())
-        if cardinality < 2:
-            raise ValueError(
-                "histograms: every snapshot needs at least 2 records for the distance's "
-                f"sensitivity 2/(n-1) (Lemma 4.2.1); the smallest holds {cardinality}"
-            )
-        return cardinality
+        # Never derived from the data: the smallest snapshot total is a function of every
+        # user's records, and a release calibrated to it is not DP (adding one user to every
+        # snapshot moves it, hence Delta and k, and both would be published).
+        raise ValueError(
+            "cardinality= is required: the public lower bound n on the snapshot sizes "
+            "(Delta = 2/(n-1), Lemma 4.2.1), declared by whoever knows it (the data owner, or "
+            "the parameters of a public generator); it is never read off the data"
+        )
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     if totals.min() < cardinality - 1:
         raise ValueError(
@@ -888,7 +890,7 @@ def dsft(
     rng: np.random.Generator | None = None,
     *,
     k: float | None = None,
-    cardinality: int | None = None,
+    cardinality: int,
     publisher: str = "identity",
     shape: Sequence[int] | None = None,
     decision_ratio: float | None = 1.0,
@@ -917,10 +919,12 @@ def dsft(
     k : float, optional
         Decision share, ``eps1 = k * eps``, in (0, 1). Default: Thm 4.3.4 (:func:`dsft_k`);
         0 when ``C = 1`` (no decision is ever made).
-    cardinality : int, optional
-        Public lower bound ``n`` on the snapshot sizes (every snapshot must hold at least
-        ``n - 1`` records); ``Delta = 2/(n-1)``. Default: the smallest snapshot total, treated
-        as public (the text's snapshots all have the same known size).
+    cardinality : int
+        Required (keyword). The *public* lower bound ``n`` on the snapshot sizes (every
+        snapshot must hold at least ``n - 1`` records); ``Delta = 2/(n-1)`` and the default
+        ``k`` are functions of it. Declared by the data owner or taken from a public
+        generator's parameters, never from the data (the text's snapshots all have the same
+        known size, 500K).
     publisher : str
         The :func:`.histograms.publish` method of the releases; default ``"identity"`` (LPA,
         the text's default; it also uses PSD, which this package does not have). ``"auto"``:
@@ -995,7 +999,7 @@ def dsat(
     delta: float = 0.05,
     theta: float = 0.5,
     k: float | None = None,
-    cardinality: int | None = None,
+    cardinality: int,
     publisher: str = "identity",
     shape: Sequence[int] | None = None,
     decision_ratio: float | None = None,
@@ -1157,7 +1161,7 @@ def dsat_w_event(
     delta: float = 0.05,
     theta: float = 0.5,
     k: float | None = None,
-    cardinality: int | None = None,
+    cardinality: int,
     publisher: str = "identity",
     shape: Sequence[int] | None = None,
 ) -> DynamicRelease:

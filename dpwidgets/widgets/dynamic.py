@@ -146,8 +146,9 @@ class DynamicHistogramWidget(ReleaseWidget):
         Names of the dimensions of ``shape`` (axis labels).
     cardinality : int, optional
         The public lower bound ``n`` on the snapshot sizes (DSAT/DSFT's distance has
-        sensitivity 2/(n-1)). Required in analyst mode; in teaching mode the series' own
-        smallest snapshot (the data are public).
+        sensitivity 2/(n-1)). Default: the fact its data owner declared
+        (``facts={"cardinality": n}``); without one, required in teaching mode (e.g. the
+        public generator's ``n``) and refused in analyst mode. Never read off the data.
     method : str
         A key of :data:`METHODS` (a session mechanism of :mod:`dpwidgets.releases.dynamic`).
     epsilon : float
@@ -232,18 +233,19 @@ class DynamicHistogramWidget(ReleaseWidget):
             if math.prod(shape) != n_bins:
                 raise ValueError(f"shape {shape} has {math.prod(shape)} cells, but the series "
                                  f"has {n_bins} bins per snapshot")
-            if not session.teaching:
-                # A fact about the data: the data owner declares it with the dataset; the
-                # widget shows it and never sends its own (the session applies the declared).
-                declared = getattr(session, "facts", lambda d: {})(dataset).get("cardinality")
-                if declared is None and cardinality is None:
-                    raise ValueError(
-                        "the data owner must declare cardinality (the public lower bound n on "
-                        "the snapshot sizes) with the dataset: add_dataset(..., "
-                        "facts={'cardinality': n}); it is never read off the confidential data")
+            # A fact about the data: the data owner declares it with the dataset; the widget
+            # shows it and never sends its own in analyst mode (the session applies the
+            # declared). In teaching mode too it is never read off the data: the declared
+            # fact, or the caller's (a public generator's parameter).
+            declared = getattr(session, "facts", lambda d: {})(dataset).get("cardinality")
+            if declared is None and cardinality is None:
+                raise ValueError(
+                    "the data owner must declare cardinality (the public lower bound n on "
+                    "the snapshot sizes) with the dataset: add_dataset(..., "
+                    "facts={'cardinality': n}), or pass cardinality= from the public "
+                    "generator's parameters; it is never read off the data")
+            if not session.teaching or cardinality is None:
                 cardinality = declared if declared is not None else cardinality
-            elif cardinality is None:
-                cardinality = int(session.public_view(dataset).sum(axis=1).min())
             default = ("bin",) if len(shape) == 1 else tuple(f"dim {i}" for i in range(len(shape)))
             names = tuple(attributes) if attributes else default
             self._facts[f"dataset:{dataset}"] = {
@@ -333,7 +335,8 @@ class DynamicHistogramWidget(ReleaseWidget):
                 hist = series.histograms
                 self.session.add_dataset(
                     name, hist, total_epsilon=10.0, description=src.title,
-                    stand_in=dynamic_stand_in(hist.shape[0], hist.shape[1], src.cardinality))
+                    stand_in=dynamic_stand_in(hist.shape[0], hist.shape[1], src.cardinality),
+                    facts={"cardinality": src.cardinality})  # the generator's parameter
             self._facts[value] = {"name": name, "shape": src.shape,
                                   "attributes": src.attributes, "cardinality": src.cardinality}
         facts = self._facts[value]

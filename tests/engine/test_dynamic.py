@@ -63,13 +63,13 @@ def _repeats_between_releases(result) -> bool:
 def test_user_level_spends_exactly_epsilon_with_at_most_c_releases(census, method, threshold):
     h, eps, c = census.histograms, 0.7, 6
     if method == "dsft":
-        r = dsft(h, eps, c, threshold, np.random.default_rng(1))
+        r = dsft(h, eps, c, threshold, np.random.default_rng(1), cardinality=census.cardinality)
     elif method == "dsft-snapshot":
-        r = dsft(h, eps, c, threshold, np.random.default_rng(1), reference="snapshot")
+        r = dsft(h, eps, c, threshold, np.random.default_rng(1), reference="snapshot", cardinality=census.cardinality)
     elif method == "dsat-text":
-        r = dsat(h, eps, c, np.random.default_rng(1), threshold=threshold, variant="text")
+        r = dsat(h, eps, c, np.random.default_rng(1), threshold=threshold, variant="text", cardinality=census.cardinality)
     else:
-        r = dsat(h, eps, c, np.random.default_rng(1), threshold=threshold)
+        r = dsat(h, eps, c, np.random.default_rng(1), threshold=threshold, cardinality=census.cardinality)
     assert math.isclose(math.fsum(r.epsilon_parts.values()), eps, rel_tol=1e-12)
     assert math.isclose(math.fsum(r.release_epsilons) + r.epsilon_parts["decision"], eps, rel_tol=1e-12)
     assert 1 <= r.n_releases <= c
@@ -82,7 +82,7 @@ def test_user_level_spends_exactly_epsilon_with_at_most_c_releases(census, metho
 def test_dsft_unreachable_threshold_releases_first_and_last_point_only(census):
     # T = 2 is the largest possible distance; with Delta ~ 4e-5 the noise cannot reach it.
     h, eps, c = census.histograms, 1.0, 5
-    r = dsft(h, eps, c, 2.0, np.random.default_rng(3))
+    r = dsft(h, eps, c, 2.0, np.random.default_rng(3), cardinality=census.cardinality)
     assert np.flatnonzero(r.release_points).tolist() == [0, h.shape[0] - 1]
     eps2 = r.epsilon_parts["release"]
     assert math.isclose(r.release_epsilons[0], eps2 / c)
@@ -91,14 +91,14 @@ def test_dsft_unreachable_threshold_releases_first_and_last_point_only(census):
 
 def test_dsft_zero_threshold_spends_the_cutoff_then_repeats(census):
     # T = 0: every (noisy) distance to a noisy release passes; C releases at t = 0..C-1.
-    r = dsft(census.histograms, 1.0, 4, 0.0, np.random.default_rng(4))
+    r = dsft(census.histograms, 1.0, 4, 0.0, np.random.default_rng(4), cardinality=census.cardinality)
     assert np.flatnonzero(r.release_points).tolist() == [0, 1, 2, 3]
     assert np.all(r.releases[4:] == r.releases[3])
 
 
 def test_decision_noise_is_standard_svt_with_c_minus_one_positives(census):
     h, eps, c = census.histograms, 1.0, 6
-    r = dsft(h, eps, c, 0.5, np.random.default_rng(0), k=0.1)
+    r = dsft(h, eps, c, 0.5, np.random.default_rng(0), k=0.1, cardinality=census.cardinality)
     delta = l1_sensitivity(int(h.sum(axis=1).min()))
     eps1 = r.epsilon_parts["decision"]
     assert math.isclose(eps1, 0.1)
@@ -112,7 +112,7 @@ def test_dsft_decision_ratio_none_is_the_optimal_split(census):
     # 2017 eq. 12); the SVT scales follow: threshold Delta (1 + r)/eps1, query
     # 2 c Delta (1 + r)/(r eps1). It used to run with 1.0.
     h, eps, c = census.histograms, 1.0, 6
-    r = dsft(h, eps, c, 0.5, np.random.default_rng(0), k=0.1, decision_ratio=None)
+    r = dsft(h, eps, c, 0.5, np.random.default_rng(0), k=0.1, decision_ratio=None, cardinality=census.cardinality)
     delta = l1_sensitivity(int(h.sum(axis=1).min()))
     ratio = (2 * (c - 1)) ** (2 / 3)
     eps1 = r.epsilon_parts["decision"]
@@ -133,7 +133,7 @@ def test_paced_decision_noise_and_split(census):
     # Paced DSAT: distance to the snapshot (sensitivity 2 Delta), SVT split 1:(2c)^(2/3),
     # k from paced_k; the scales follow from the standard SVT with c = C - 1.
     h, eps, c = census.histograms, 0.5, 6
-    r = dsat(h, eps, c, np.random.default_rng(0))
+    r = dsat(h, eps, c, np.random.default_rng(0), cardinality=census.cardinality)
     n = int(h.sum(axis=1).min())
     delta = l1_sensitivity(n)
     ratio = (2 * (c - 1)) ** (2 / 3)
@@ -148,7 +148,7 @@ def test_paced_decision_noise_and_split(census):
     t_s = r.details["schedule_threshold"]
     if PACED_DEFAULTS["k_min"] < r.details["k"] < PACED_DEFAULTS["k_max"]:
         assert math.isclose(r.details["query_scale"], 0.1 * t_s)
-    text = dsat(h, eps, c, np.random.default_rng(0), variant="text")
+    text = dsat(h, eps, c, np.random.default_rng(0), variant="text", cardinality=census.cardinality)
     assert text.details["reference"] == "release" and math.isclose(text.details["sensitivity"], delta)
     assert text.details["k_rule"] == "Thm 4.3.4" and text.details["decision_ratio"] == 1.0
 
@@ -191,9 +191,9 @@ def test_cutoff_one_spends_everything_on_the_first_release(census):
     # C = 1: the one release is time 1 and no decision is ever made, so k = 0 for every method
     # (Alg. 7 would charge k eps for nothing).
     h = census.histograms
-    for r in (dsat(h, 0.8, 1, np.random.default_rng(0)),
-              dsat(h, 0.8, 1, np.random.default_rng(0), variant="text"),
-              dsft(h, 0.8, 1, 0.1, np.random.default_rng(0))):
+    for r in (dsat(h, 0.8, 1, np.random.default_rng(0), cardinality=census.cardinality),
+              dsat(h, 0.8, 1, np.random.default_rng(0), variant="text", cardinality=census.cardinality),
+              dsft(h, 0.8, 1, 0.1, np.random.default_rng(0), cardinality=census.cardinality)):
         assert r.epsilon_parts["decision"] == 0 and r.details["k"] == 0
         assert np.flatnonzero(r.release_points).tolist() == [0]
         assert math.isclose(r.release_epsilons[0], 0.8)
@@ -201,7 +201,7 @@ def test_cutoff_one_spends_everything_on_the_first_release(census):
 
 def test_cutoff_equal_to_n_releases_every_point(census):
     h = census.histograms[:20]
-    r = dsat(h, 1.0, 20, np.random.default_rng(0))
+    r = dsat(h, 1.0, 20, np.random.default_rng(0), cardinality=census.cardinality)
     assert r.release_points.all() and r.epsilon_parts["decision"] == 0
     assert np.allclose(r.release_epsilons, 1.0 / 20)
 
@@ -227,10 +227,10 @@ def test_w_event_windows_never_exceed_epsilon(grid, w):
     results = [
         budget_distribution_release(h, eps, w, np.random.default_rng(w)),
         budget_absorption_release(h, eps, w, np.random.default_rng(w)),
-        dsat_w_event(h, eps, w, cutoff=1, rng=np.random.default_rng(w), threshold=0.1),
+        dsat_w_event(h, eps, w, cutoff=1, rng=np.random.default_rng(w), threshold=0.1, cardinality=grid.cardinality),
     ]
     if w >= 7:
-        results.append(dsat_w_event(h, eps, w, cutoff=3, rng=np.random.default_rng(w), threshold=0.0))
+        results.append(dsat_w_event(h, eps, w, cutoff=3, rng=np.random.default_rng(w), threshold=0.0, cardinality=grid.cardinality))
     for r in results:
         assert r.window_epsilons.max() <= eps * (1 + 1e-12), r.method
         # Independent recomputation of the publication half from the per-point budgets.
@@ -264,7 +264,7 @@ def test_budget_absorption_nullifies_after_absorbing(grid):
 def test_text_dsat_threshold_stays_in_range_and_moves(census):
     for theta in (0.05, 0.5, 3.0):
         r = dsat(census.histograms, 1.0, 6, np.random.default_rng(2), theta=theta, burn_in=3,
-                 variant="text")
+                 variant="text", cardinality=census.cardinality)
         assert np.all((r.thresholds >= 0) & (r.thresholds <= 2))
         assert np.ptp(r.thresholds) > 0
         assert np.all(r.thresholds[:3] == 0.5)  # burn-in: no adjustment
@@ -278,7 +278,7 @@ def test_text_dsat_releases_on_the_fixed_schedule(request, series):
     h = request.getfixturevalue(series).histograms
     for seed in range(4):
         for c in (4, 6):
-            r = dsat(h, 1.0, c, np.random.default_rng(seed), variant="text", k=0.05)
+            r = dsat(h, 1.0, c, np.random.default_rng(seed), variant="text", k=0.05, cardinality=request.getfixturevalue(series).cardinality)
             points = np.flatnonzero(r.release_points)
             expected = np.arange(c) * len(h) / c
             assert points.size == c
@@ -288,7 +288,7 @@ def test_text_dsat_releases_on_the_fixed_schedule(request, series):
 def test_paced_threshold_is_the_public_schedule(census):
     # T_i = min(2, T_s * 2^(C_i - 0.5 - C t / N)) from the public count and time only.
     h, c = census.histograms, 6
-    r = dsat(h, 1.0, c, np.random.default_rng(3), threshold=0.2)
+    r = dsat(h, 1.0, c, np.random.default_rng(3), threshold=0.2, cardinality=census.cardinality)
     t_s = r.details["schedule_threshold"]
     assert t_s == max(0.2, 2 * sampling_noise_floor(int(h.sum(axis=1).min()), h.shape[1]))
     count_before = np.concatenate([[0], np.cumsum(r.release_points)[:-1]])
@@ -299,18 +299,18 @@ def test_paced_threshold_is_the_public_schedule(census):
 
 
 def test_dsat_w_threshold_in_range(grid):
-    r = dsat_w_event(grid.histograms, 1.0, 40, cutoff=3, rng=np.random.default_rng(1))
+    r = dsat_w_event(grid.histograms, 1.0, 40, cutoff=3, rng=np.random.default_rng(1), cardinality=grid.cardinality)
     assert np.all((r.thresholds >= 0) & (r.thresholds <= 2))
 
 
 def test_seeded_runs_are_reproducible(census):
-    a = dsat(census.histograms, 1.0, 5, np.random.default_rng(9))
-    b = dsat(census.histograms, 1.0, 5, np.random.default_rng(9))
+    a = dsat(census.histograms, 1.0, 5, np.random.default_rng(9), cardinality=census.cardinality)
+    b = dsat(census.histograms, 1.0, 5, np.random.default_rng(9), cardinality=census.cardinality)
     assert np.array_equal(a.releases, b.releases) and np.array_equal(a.thresholds, b.thresholds)
 
 
 def test_result_is_read_only(census):
-    r = dsft(census.histograms, 1.0, 3, 0.5, np.random.default_rng(0))
+    r = dsft(census.histograms, 1.0, 3, 0.5, np.random.default_rng(0), cardinality=census.cardinality)
     with pytest.raises(ValueError):
         r.releases[0, 0] = 1.0
     assert "user level" in r.guarantee and "user" in r.neighbours
@@ -352,12 +352,12 @@ def test_large_series_are_validated_whole_before_randomness():
         with pytest.raises(ValueError, match="histograms"):
             uniform_budget_release(h, 1.0, rng)
         with pytest.raises(ValueError, match="histograms"):
-            dsat(h, 1.0, 3, rng)
+            dsat(h, 1.0, 3, rng, cardinality=400)
     assert rng.bit_generator.state == state
 
 
 def test_release_histograms_and_lazy_series(grid):
-    for r in (dsat(grid.histograms, 1.0, 4, np.random.default_rng(2)),
+    for r in (dsat(grid.histograms, 1.0, 4, np.random.default_rng(2), cardinality=grid.cardinality),
               budget_distribution_release(grid.histograms, 1.0, 20, np.random.default_rng(2)),
               uniform_budget_release(grid.histograms, 1.0, np.random.default_rng(2))):
         np.testing.assert_array_equal(r.release_histograms, r.releases[r.release_points])
@@ -371,9 +371,9 @@ def test_publisher_chosen_by_dimension(census):
     from dpwidgets.engine.dynamic import PUBLISHER_RULE
 
     h = census.histograms  # 96 ages x 3 incomes, flattened to 288 cells
-    flat = dsat(h, 1.0, 3, np.random.default_rng(0), publisher="auto", shape=census.shape)
+    flat = dsat(h, 1.0, 3, np.random.default_rng(0), publisher="auto", shape=census.shape, cardinality=census.cardinality)
     assert flat.publisher == "identity" and flat.details["publisher_rule"] == PUBLISHER_RULE
-    one = dsat(h, 1.0, 3, np.random.default_rng(0), publisher="auto", shape=(288,))
+    one = dsat(h, 1.0, 3, np.random.default_rng(0), publisher="auto", shape=(288,), cardinality=census.cardinality)
     assert one.publisher == "dawa_dyadic" and "publisher_note" not in one.details
     unknown = uniform_budget_release(h, 1.0, np.random.default_rng(0), publisher="auto")
     assert unknown.publisher == "identity"  # no shape: the order of the cells is unknown
@@ -382,7 +382,8 @@ def test_publisher_chosen_by_dimension(census):
                                     shape=census.shape)
     assert chosen.publisher == "dawa_dyadic" and "flattened" in chosen.details["publisher_note"]
     assert "publisher_note" not in dsft(h, 1.0, 3, 0.5, np.random.default_rng(0),
-                                        publisher="dawa", shape=(1, 288, 1)).details
+                                        publisher="dawa", shape=(1, 288, 1),
+                                        cardinality=census.cardinality).details
 
 
 @pytest.mark.parametrize("shape", [(5, 5), (0, 288), "288", (2.5, 2)])
@@ -390,7 +391,7 @@ def test_bad_shape_refused_before_randomness(census, shape):
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     with pytest.raises(ValueError, match="shape"):
-        dsat(census.histograms, 1.0, 3, rng, publisher="auto", shape=shape)
+        dsat(census.histograms, 1.0, 3, rng, publisher="auto", shape=shape, cardinality=census.cardinality)
     assert rng.bit_generator.state == state
 
 
@@ -456,7 +457,8 @@ GOOD = np.array([[3, 4, 5], [4, 4, 4], [5, 3, 4]])
     ],
 )
 def test_dsft_validation_before_randomness(kwargs, match):
-    args = {"histograms": GOOD, "epsilon": 1.0, "cutoff": 2, "threshold": 0.5, **kwargs}
+    args = {"histograms": GOOD, "epsilon": 1.0, "cutoff": 2, "threshold": 0.5, "cardinality": 12,
+            **kwargs}
     rng = np.random.default_rng(0)
     state = rng.bit_generator.state
     with pytest.raises(ValueError, match=match):
@@ -468,19 +470,19 @@ def test_dsft_validation_before_randomness(kwargs, match):
 @pytest.mark.parametrize(
     ("call", "match"),
     [
-        (lambda rng: dsat(GOOD, 1.0, 2, rng, burn_in=3), "burn_in"),
-        (lambda rng: dsat(GOOD, 1.0, 2, rng, theta=0), "theta"),
-        (lambda rng: dsat(GOOD, 1.0, 2, rng, delta=-1), "delta"),
-        (lambda rng: dsat(GOOD, 1.0, 2, rng, variant="pid"), "variant"),
-        (lambda rng: dsat(GOOD, 1.0, 2, rng, reference="noisy"), "reference"),
-        (lambda rng: dsat(GOOD, 1.0, 2, rng, gain=0), "gain"),
-        (lambda rng: dsat(GOOD, 1.0, 2, rng, decision_ratio=-1), "decision_ratio"),
-        (lambda rng: dsft(GOOD, 1.0, 2, 0.5, rng, reference="x"), "reference"),
-        (lambda rng: dsat([[1, 2], [1, 2, 3]], 1.0, 1, rng), "histograms"),
-        (lambda rng: dsat_w_event(GOOD, 1.0, 0, rng=rng), "w"),
-        (lambda rng: dsat_w_event(GOOD, 1.0, 2.5, rng=rng), "w"),
-        (lambda rng: dsat_w_event(GOOD, 1.0, 3, cutoff=4, rng=rng), "cutoff"),
-        (lambda rng: dsat_w_event(GOOD, -1.0, 3, rng=rng), "epsilon"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, burn_in=3, cardinality=12), "burn_in"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, theta=0, cardinality=12), "theta"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, delta=-1, cardinality=12), "delta"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, variant="pid", cardinality=12), "variant"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, reference="noisy", cardinality=12), "reference"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, gain=0, cardinality=12), "gain"),
+        (lambda rng: dsat(GOOD, 1.0, 2, rng, decision_ratio=-1, cardinality=12), "decision_ratio"),
+        (lambda rng: dsft(GOOD, 1.0, 2, 0.5, rng, reference="x", cardinality=12), "reference"),
+        (lambda rng: dsat([[1, 2], [1, 2, 3]], 1.0, 1, rng, cardinality=12), "histograms"),
+        (lambda rng: dsat_w_event(GOOD, 1.0, 0, rng=rng, cardinality=12), "w"),
+        (lambda rng: dsat_w_event(GOOD, 1.0, 2.5, rng=rng, cardinality=12), "w"),
+        (lambda rng: dsat_w_event(GOOD, 1.0, 3, cutoff=4, rng=rng, cardinality=12), "cutoff"),
+        (lambda rng: dsat_w_event(GOOD, -1.0, 3, rng=rng, cardinality=12), "epsilon"),
         (lambda rng: budget_distribution_release(GOOD, 1.0, 0, rng), "w"),
         (lambda rng: budget_absorption_release(GOOD, 0.0, 2, rng), "epsilon"),
         (lambda rng: budget_absorption_release([[1, 2], [3]], 1.0, 2, rng), "histograms"),
@@ -502,9 +504,9 @@ def test_defaults_are_the_texts():
     assert DSAT_DEFAULTS["N"] == 500 and DSAT_DEFAULTS["cutoff_fraction"] == 0.01
     assert DSAT_DEFAULTS["delta"] == 0.05 and DSAT_DEFAULTS["theta"] == 0.5
     assert DSAT_DEFAULTS["update_rate"] == 0.5
-    r = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0), variant="text")
+    r = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0), variant="text", cardinality=12)
     assert r.cutoff == 2 and r.details["theta"] == 0.5 and r.details["delta"] == 0.05
-    p = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0))  # N = 200
+    p = dsat(np.tile(GOOD[0], (200, 1)), 1.0, rng=np.random.default_rng(0), cardinality=12)  # N = 200
     assert p.cutoff == 2 and p.details["variant"] == "paced" and p.details["burn_in"] == 4
     assert p.details["gain"] == PACED_DEFAULTS["gain"] == math.log(2)
 
@@ -540,8 +542,8 @@ def test_dsat_close_to_best_dsft_and_far_better_than_baseline(census_full, eps):
     # (seed-to-seed spread of the mean of 3 runs is ~5-10%); baseline at least 10x DSAT.
     # Measured (paced DSAT): 199 vs best DSFT 236 at eps 0.5, 168 vs 178 at eps 1.
     h = census_full.histograms
-    dsat_err = _mean_error(census_full, lambda rng: dsat(h, eps, None, rng))
-    dsft_errs = {T: _mean_error(census_full, lambda rng, T=T: dsft(h, eps, None, T, rng))
+    dsat_err = _mean_error(census_full, lambda rng: dsat(h, eps, None, rng, cardinality=census_full.cardinality))
+    dsft_errs = {T: _mean_error(census_full, lambda rng, T=T: dsft(h, eps, None, T, rng, cardinality=census_full.cardinality))
                  for T in (0.01, 0.03, 0.06, 0.1, 0.2, 0.4)}
     assert dsat_err <= 1.25 * min(dsft_errs.values()), (dsat_err, dsft_errs)
     baseline = _mean_error(census_full, lambda rng: uniform_budget_release(h, eps, rng), seeds=[0])
@@ -561,7 +563,7 @@ def test_dsat_close_to_best_dsft_and_far_better_than_baseline(census_full, eps):
 def test_dsat_beats_fixed_sampling_on_census_like_series(census_full):
     h = census_full.histograms
     for eps in (0.5, 1.0):
-        dsat_err = _mean_error(census_full, lambda rng, e=eps: dsat(h, e, None, rng))
+        dsat_err = _mean_error(census_full, lambda rng, e=eps: dsat(h, e, None, rng, cardinality=census_full.cardinality))
         fixed_err = _mean_error(census_full, lambda rng, e=eps: fixed_sampling_release(h, e, None, rng))
         assert dsat_err < fixed_err
 
@@ -577,7 +579,7 @@ def test_dsat_beats_fixed_and_baseline_with_change_points():
     series = census_like_series(500, drift=0.25, rng=np.random.default_rng(1))
     h = series.histograms
     for eps in (0.5, 1.0):
-        ours = _mean_error(series, lambda rng, e=eps: dsat(h, e, None, rng))
+        ours = _mean_error(series, lambda rng, e=eps: dsat(h, e, None, rng, cardinality=series.cardinality))
         fixed = _mean_error(series, lambda rng, e=eps: fixed_sampling_release(h, e, None, rng))
         base = _mean_error(series, lambda rng, e=eps: uniform_budget_release(h, e, rng), seeds=[0])
         assert ours < fixed, (eps, ours, fixed)
@@ -591,7 +593,57 @@ def test_dsat_w_event_beats_bd_and_ba_at_large_w():
     # Measured: DSAT-w ~ 560, BD ~ 670, BA ~ 830; we ask for a strict win over both.
     series = moving_object_series(400, 50_000, rng=np.random.default_rng(2))
     h, w = series.histograms, 200
-    ours = _mean_error(series, lambda rng: dsat_w_event(h, 1.0, w, cutoff=8, rng=rng))
+    ours = _mean_error(series, lambda rng: dsat_w_event(h, 1.0, w, cutoff=8, rng=rng, cardinality=series.cardinality))
     bd = _mean_error(series, lambda rng: budget_distribution_release(h, 1.0, w, rng))
     ba = _mean_error(series, lambda rng: budget_absorption_release(h, 1.0, w, rng))
     assert ours < bd and ours < ba, (ours, bd, ba)
+
+
+# ---------------------------------------------------------------------------------------------
+# The public snapshot size n is an argument, never read off the data (issue 24)
+# ---------------------------------------------------------------------------------------------
+
+
+_DISTANCE_METHODS = {
+    "dsft": lambda h, rng, **kw: dsft(h, 1.0, 4, 0.3, rng, **kw),
+    "dsat": lambda h, rng, **kw: dsat(h, 1.0, 4, rng, **kw),
+    "dsat-text": lambda h, rng, **kw: dsat(h, 1.0, 4, rng, variant="text", **kw),
+    "dsat_w_event": lambda h, rng, **kw: dsat_w_event(h, 1.0, 10, cutoff=3, rng=rng, **kw),
+}
+
+
+@pytest.mark.parametrize("method", sorted(_DISTANCE_METHODS))
+def test_distance_methods_have_no_data_derived_cardinality(census, method):
+    # Before: cardinality=None (the default) took the smallest snapshot total of the data.
+    call = _DISTANCE_METHODS[method]
+    h = census.histograms[:30]
+    rng = np.random.default_rng(0)
+    state = rng.bit_generator.state
+    with pytest.raises(TypeError, match="cardinality"):
+        call(h, rng)
+    with pytest.raises(ValueError, match="cardinality"):
+        call(h, rng, cardinality=None)
+    assert rng.bit_generator.state == state  # refused before any randomness
+
+
+@pytest.mark.parametrize("method", sorted(_DISTANCE_METHODS))
+def test_details_carry_only_the_public_cardinality(census, method):
+    # One user added to every snapshot (the outside audit's neighbour) moves the smallest
+    # snapshot total from 5,000 to 5,001; with the same declared n, every number the release
+    # derives from n (Delta, k, the noise scales, the floor) must be exactly the same, and
+    # details["cardinality"] is the declared n, not a total of the data.
+    call = _DISTANCE_METHODS[method]
+    h = census.histograms[:30].copy()
+    plus = h.copy()
+    plus[:, 0] += 1
+    n = census.cardinality - 500  # a declared lower bound below the true size
+    a = call(h, np.random.default_rng(1), cardinality=n)
+    b = call(plus, np.random.default_rng(1), cardinality=n)
+    assert a.details["cardinality"] == b.details["cardinality"] == n
+    assert a.details["sensitivity"] == b.details["sensitivity"]
+    # Delta = 2/(n-1) to the last release, 2 Delta to the true snapshot (paced DSAT).
+    assert a.details["sensitivity"] in (l1_sensitivity(n), 2 * l1_sensitivity(n))
+    for key in ("k", "epsilon1", "epsilon2", "threshold_scale", "query_scale", "release_scale",
+                "noise_floor", "schedule_threshold"):
+        if key in a.details:
+            assert a.details[key] == b.details[key], key

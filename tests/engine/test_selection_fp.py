@@ -315,7 +315,8 @@ def test_dsat_and_budget_absorption_decide_with_the_safe_samplers():
     # released with laplace_reals before they are tested. seed 8, 30 snapshots of 12 bins.
     series = np.random.default_rng(8).poisson(40, size=(30, 12))
     with floating_point_safe():
-        d = dsat(series, 1.0, 6, rng=_forbidding(8))
+        # A declared public lower bound on the snapshot sizes (each total ~ Poisson(480)).
+        d = dsat(series, 1.0, 6, rng=_forbidding(8), cardinality=400)
         b = budget_absorption_release(series, 1.0, 10, rng=_forbidding(8))
     assert d.release_points[0] and b.release_points.any()
 

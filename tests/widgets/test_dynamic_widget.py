@@ -42,8 +42,9 @@ def public_series() -> np.ndarray:
 @pytest.fixture
 def teaching(public_series):
     s = Session(mode="teaching", seed=21)
+    # n is the generator's parameter, declared: the widget never reads it off the data.
     s.add_dataset("census", public_series, total_epsilon=100.0,
-                  stand_in=dynamic_stand_in(N, U, n))
+                  stand_in=dynamic_stand_in(N, U, n), facts={"cardinality": n})
     yield s
     s.close()
 
@@ -310,6 +311,6 @@ def test_the_leak_check_sees_the_series_when_it_is_drawn():
     s = Session(mode="teaching", seed=4)
     s.add_dataset("series", secret_series(), total_epsilon=100.0,
                   stand_in=dynamic_stand_in(N, U, n))
-    DynamicHistogramWidget(s, "series", shape=SHAPE, debounce=0, compare=False)
+    DynamicHistogramWidget(s, "series", shape=SHAPE, cardinality=n, debounce=0, compare=False)
     assert len(leaked(*confidential())) > 100
     s.close()
