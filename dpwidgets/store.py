@@ -156,6 +156,9 @@ class ReleaseStore:
         if "://" in path:
             self._open_postgres(path)
         elif path != ":memory:":
+            from .engine.budget import create_private
+
+            create_private(path)  # it holds the secret and every output: mode 0600
             self._conn = sqlite3.connect(
                 path, timeout=60.0, isolation_level=None, check_same_thread=False
             )
@@ -213,21 +216,30 @@ class ReleaseStore:
             "time": got[5],
         }
 
-    def put(self, dataset: str, key: str, row: dict) -> None:
+    def put(self, dataset: str, key: str, row: dict) -> dict:
+        """Store ``row`` under ``key`` unless a row is stored there already; return the row
+        stored, which is the release: the first one stored wins, so two attempts of one
+        release (curator replicas racing on one idempotency key) hand out one output."""
         with self._lock:
-            self._memory[(dataset, key)] = row
-            self._memory.move_to_end((dataset, key))
-            while len(self._memory) > self.MEMORY_ROWS:
-                self._memory.popitem(last=False)
             if self._conn is not None:
                 skeleton, arrays = encode_output(row["output"])
-                self._conn.execute(
+                inserted = self._conn.execute(
                     f"{self._ignore} releases "
                     "(dataset, key, mechanism, label, params, epsilon, output, created, arrays) "
                     f"VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?){self._suffix}",
                     (dataset, key, row["mechanism"], row["label"], canonical(row["params"]),
                      row["epsilon"], skeleton, row["time"], arrays),
-                )
+                ).rowcount
+                if not inserted:
+                    self._memory.pop((dataset, key), None)
+                    stored = self.get(dataset, key)
+                    if stored is not None:
+                        row = stored
+            self._memory[(dataset, key)] = row
+            self._memory.move_to_end((dataset, key))
+            while len(self._memory) > self.MEMORY_ROWS:
+                self._memory.popitem(last=False)
+            return row
 
     def close(self) -> None:
         if isinstance(self._conn, sqlite3.Connection):

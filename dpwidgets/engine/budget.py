@@ -10,7 +10,9 @@ One :class:`PrivacyLedger` class, one accounting implementation, two databases:
 * **SQLite** (a file path, the default): one curator, or one analyst's notebooks, on one
   machine. Every process opening the same file shares its budgets; nothing to run or manage.
   Do not put the file on a network share: SQLite's locking is only as good as the file
-  system's, and several machines need a server.
+  system's, and several machines need a server. A new file is created readable and writable
+  by its owner only (mode 0600; SQLite gives its journal the same mode): it holds the release
+  store's secret and every released output.
 * **PostgreSQL** (a ``postgresql://`` or ``postgres://`` URL): several curator replicas, on
   several machines, charging one set of budgets. Needs ``psycopg`` (``pip install
   'dpwidgets[curator]'``). The tables live in the schema ``dpwidgets_ledger`` of the URL's
@@ -50,6 +52,20 @@ Joint spends
 A curator may give each analyst a cap of their own on a dataset besides the dataset's cap:
 ``dataset_ledger.spend(eps, label, key=k, jointly=[analyst_ledger])`` charges both in one
 transaction on one database, or neither (see :meth:`PrivacyLedger.spend`).
+
+Claims: one output per charged key
+----------------------------------
+An idempotency key pays once, but several attempts may carry it at once (a client's retry
+reaching another curator replica while the first attempt still runs). :meth:`PrivacyLedger.claim`
+records, in the spend's own transaction, a claim on the key: the attempt that holds it (its
+``owner``) and a lease (an expiry time, on the database's clock). Only the holder runs the
+release. Another attempt with the key, while the lease lasts, waits for the holder's output in
+the release store (or its failure, which it repeats); once the lease has run out with neither
+(the holder died: its output never left it), it takes the claim over and runs under the spend
+already recorded. The holder ends the claim (:meth:`PrivacyLedger.finish`) when it has stored
+the output, or may :meth:`~PrivacyLedger.renew` it. The lease must outlast the slowest release:
+an attempt still alive when its lease runs out may see another run beside it, and only the
+first output stored is released.
 
 Composition
 -----------
@@ -102,6 +118,7 @@ from .errors import ReleaseRefused
 
 __all__ = [
     "BudgetExceededError",
+    "Claim",
     "PrivacyLedger",
     "Spend",
     "default_ledger_path",
@@ -111,9 +128,10 @@ __all__ = [
 # ``remaining`` reports (itself rounded to a float) is allowed; far below any meaningful epsilon.
 _TOLERANCE = 1e-9
 
-# The schema version of a database with running totals, aliases and fingerprints. SQLite files
-# written by earlier versions have 0 (``PRAGMA user_version``) and are migrated on open.
-_SCHEMA_VERSION = 2
+# The schema version: 2 added running totals, aliases and fingerprints, 3 the claims on
+# idempotency keys. SQLite files written by earlier versions have 0 or 2 (``PRAGMA
+# user_version``) and are migrated on open.
+_SCHEMA_VERSION = 3
 
 # Executed statement by statement inside the opening transaction (``executescript`` would
 # commit first, and two processes must not both create or migrate the tables). One template for
@@ -170,6 +188,18 @@ _SCHEMA_TEMPLATE = [
         partition TEXT NOT NULL,
         max TEXT NOT NULL,
         PRIMARY KEY (dataset, partition)
+    ){without_rowid}""",
+    # Claims on idempotency keys (PrivacyLedger.claim): which attempt runs the release a key
+    # paid for, until when its lease lasts, and how it ended. Written only under the lock of
+    # the dataset's totals, like the spends.
+    """CREATE TABLE IF NOT EXISTS claims (
+        dataset TEXT NOT NULL,
+        key TEXT NOT NULL,
+        owner TEXT NOT NULL,
+        expires {float} NOT NULL,
+        state TEXT NOT NULL CHECK (state IN ('running', 'done', 'failed')),
+        updated {float} NOT NULL,
+        PRIMARY KEY (dataset, key)
     ){without_rowid}""",
 ]
 _SQLITE_SCHEMA = [t.format(float="REAL", id="INTEGER PRIMARY KEY AUTOINCREMENT",
@@ -251,6 +281,60 @@ class Spend:
     parts: tuple[str, ...] | None = None
     key: str | None = None
     charged: float | None = None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """The claim on an idempotency key, as :meth:`PrivacyLedger.claim` left it.
+
+    Attributes
+    ----------
+    state : {"running", "done", "failed"}
+        ``"running"``: ``owner`` is running the release until its lease ends; ``"done"``: its
+        output is stored; ``"failed"``: it failed on the data (a retry repeats the failure).
+    owner : str
+        The attempt holding (or that last held) the claim.
+    expires : float
+        When the holder's lease ends, on the database's clock (seconds since the epoch).
+    now : float
+        The database's clock when the claim was read.
+    fresh : bool
+        This call recorded the spend (the first attempt with this key).
+    resumed : bool
+        This call took the claim over under a spend already recorded: the earlier holder's
+        lease ran out (it died before storing an output), or the key was charged before
+        claims existed.
+    """
+
+    state: str
+    owner: str
+    expires: float
+    now: float
+    fresh: bool = False
+    resumed: bool = False
+
+    def held_by(self, owner: str) -> bool:
+        """Whether ``owner`` holds the claim (and should run the release)."""
+        return self.state == "running" and self.owner == owner
+
+    @property
+    def live(self) -> bool:
+        """Whether the holder's lease is still running."""
+        return self.state == "running" and self.expires > self.now
+
+
+def create_private(path: str) -> None:
+    """Create ``path`` (if missing) readable and writable by its owner only (mode 0600).
+
+    The ledger and the release store hold the store's secret and every output; SQLite creates
+    its journal (and WAL) files with the permissions of the database file, so they are 0600
+    too. An existing file keeps its mode.
+    """
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 def default_ledger_path() -> Path:
@@ -387,6 +471,8 @@ class _SQLite:
         self.path, self.persistent = _resolve_path(path)
         self.timeout = float(timeout)
         self._busy_pragma = f"PRAGMA busy_timeout = {int(timeout * 1000)}"
+        if self.persistent:
+            create_private(self.path)
         # isolation_level=None: we issue BEGIN IMMEDIATE / COMMIT ourselves.
         self.conn = sqlite3.connect(
             self.path, timeout=timeout, isolation_level=None, check_same_thread=False
@@ -462,6 +548,11 @@ class _SQLite:
     @staticmethod
     def retryable(exc: BaseException) -> bool:
         return False  # _begin_immediate already waits for the lock
+
+    @staticmethod
+    def now() -> float:
+        """The clock leases are measured on: this machine's (one file, one machine)."""
+        return time.time()
 
     # -- schema ---------------------------------------------------------------------------
     def schema_version(self) -> int:
@@ -658,6 +749,11 @@ class _Postgres:
     def retryable(self, exc: BaseException) -> bool:
         return isinstance(exc, self._retryable)
 
+    def now(self) -> float:
+        """The clock leases are measured on: the server's, one for every replica."""
+        row = self.conn.execute("SELECT extract(epoch FROM clock_timestamp())").fetchone()
+        return float(row[0])
+
     # -- schema ---------------------------------------------------------------------------
     def schema_version(self) -> int:
         table = self.conn.execute(
@@ -838,12 +934,13 @@ class PrivacyLedger:
     def _migrate(self) -> None:
         """Bring the database to the current schema (inside the opening transaction)."""
         db = self._db
-        if db.schema_version() >= _SCHEMA_VERSION:
+        version = db.schema_version()
+        if version >= _SCHEMA_VERSION:
             return
         db.create_schema()
         alias = db.insert("aliases", ("kind", "value", "dataset", "created"), ignore=True)
         names = db.execute("SELECT name, created FROM datasets ORDER BY created, name")
-        for name, created in names.fetchall():
+        for name, created in names.fetchall() if version < 2 else ():
             # Oldest first: if two old datasets differ only in spelling, the older one keeps
             # the normalised name (both stay reachable by their exact names).
             db.execute(alias, ("name", normalise_name(name), name, created))
@@ -1313,41 +1410,205 @@ class PrivacyLedger:
         >>> round(data.spent, 6), round(alice.spent, 6)
         (0.2, 0.2)
         """
+        epsilon, label, partition, parts, ledgers = self._spend_args(
+            epsilon, label, partition, parts, key, jointly
+        )
+
+        def body() -> bool:
+            return self._spend_in(ledgers, epsilon, label, partition, parts, key)
+
+        return self._write(body, [ledger.dataset for ledger in ledgers])
+
+    def _spend_args(self, epsilon, label, partition, parts, key, jointly):
+        """The checked arguments of a spend: (epsilon, label, partition, parts, ledgers)."""
         epsilon = check_epsilon(epsilon)
         if not isinstance(label, str):
             raise ValueError(f"label must be a string, got {label!r}")
         partition, parts = self._check_parts(partition, parts)
         if key is not None and not isinstance(key, str):
             raise ValueError(f"key must be a string or None, got {type(key).__name__}")
-        ledgers = self._joint(jointly)
-        datasets = [ledger.dataset for ledger in ledgers]
+        return epsilon, label, partition, parts, self._joint(jointly)
+
+    def _spend_in(self, ledgers, epsilon, label, partition, parts, key) -> bool:
+        """The spend, inside a write transaction holding the totals of ``ledgers``; whether a
+        new spend was recorded on at least one of them."""
+        # Check every budget first, then write: a refusal leaves nothing to roll back
+        # (the transaction would undo it anyway).
+        charges = []
+        for ledger in ledgers:
+            dataset = ledger.dataset
+            if key is not None and self._recorded(dataset, key, epsilon, partition, parts):
+                continue
+            before, whole, parallel, new_parts, new_max = self._charge(
+                dataset, epsilon, partition, parts
+            )
+            if float(whole + parallel) > ledger.total_epsilon * (1 + _TOLERANCE):
+                raise BudgetExceededError(
+                    dataset,
+                    requested=epsilon,
+                    remaining=float(max(Fraction(0), Fraction(ledger.total_epsilon) - before)),
+                    total=ledger.total_epsilon,
+                    label=label,
+                )
+            charges.append((dataset, before, whole, parallel, new_parts, new_max))
+        now = time.time()
+        for charge in charges:
+            self._record(charge, epsilon, label, partition, parts, key, now)
+        return bool(charges)
+
+    # -- claims on idempotency keys --------------------------------------------------------
+    def claim(
+        self,
+        epsilon: float,
+        label: str = "release",
+        *,
+        key: str,
+        owner: str,
+        lease: float,
+        partition: str | None = None,
+        parts: Iterable[str] | None = None,
+        jointly: Iterable[PrivacyLedger] = (),
+    ) -> Claim:
+        """Charge a keyed spend and claim the right to run its release, in one transaction.
+
+        Several attempts may carry one idempotency key at once (a client's retry reaching
+        another curator replica while the first attempt runs). The key pays once; the claim
+        decides which attempt runs the release, so that one output is made for one charge:
+
+        * the first attempt records the spend (as :meth:`spend` does) and a claim held by
+          ``owner`` for ``lease`` seconds;
+        * a later attempt finds the claim. While the holder's lease lasts it must not run:
+          it waits for the holder's output (:meth:`claim_state`, then the release store)
+          or its failure. Once the lease has run out without an output (the holder died),
+          the later attempt takes the claim over and runs under the spend already recorded
+          (``resumed``); nothing is charged twice.
+        * the holder calls :meth:`finish` when it has stored the output (or failed on the
+          data), and may :meth:`renew` its lease while it runs.
+
+        Leases are measured on the database's clock (SQLite: this machine's; PostgreSQL: the
+        server's), so replicas on several machines agree on when one has run out.
+
+        Parameters
+        ----------
+        epsilon, label, partition, parts, jointly
+            As for :meth:`spend`.
+        key : str
+            The idempotency key (required).
+        owner : str
+            Names this attempt (unique per attempt: a uuid, say).
+        lease : float
+            Seconds the claim is held without an output before another attempt may take it
+            over: longer than the slowest release.
+
+        Returns
+        -------
+        Claim
+            ``claim.held_by(owner)``: run the release (``claim.fresh``: this call charged it;
+            ``claim.resumed``: under an earlier attempt's charge). Otherwise another attempt
+            holds the claim (``"running"``, until ``claim.expires``) or ended it
+            (``"done"``: replay its stored output; ``"failed"``: repeat its failure).
+
+        Raises
+        ------
+        BudgetExceededError, ValueError
+            As for :meth:`spend` (nothing recorded, no claim taken).
+        """
+        epsilon, label, partition, parts, ledgers = self._spend_args(
+            epsilon, label, partition, parts, key, jointly
+        )
+        owner = self._check_owner(owner, key)
+        lease = self._check_lease(lease)
+
+        def body() -> Claim:
+            fresh = self._spend_in(ledgers, epsilon, label, partition, parts, key)
+            db = self._db
+            now = db.now()
+            row = db.execute(
+                "SELECT owner, expires, state FROM claims WHERE dataset = ? AND key = ?",
+                (self.dataset, key),
+            ).fetchone()
+            if row is not None and not (row[2] == "running" and (row[0] == owner or row[1] <= now)):
+                return Claim(row[2], row[0], float(row[1]), now, fresh=fresh)
+            db.execute(
+                db.insert(
+                    "claims",
+                    ("dataset", "key", "owner", "expires", "state", "updated"),
+                    replace=("dataset", "key"),
+                ),
+                (self.dataset, key, owner, now + lease, "running", now),
+            )
+            resumed = not fresh and (row is None or row[0] != owner)
+            return Claim("running", owner, now + lease, now, fresh=fresh, resumed=resumed)
+
+        return self._write(body, [ledger.dataset for ledger in ledgers])
+
+    def claim_state(self, key: str) -> Claim | None:
+        """The claim on ``key`` as last committed (a read: never blocked, never blocking),
+        or ``None`` if there is none."""
+
+        def body():
+            row = self._db.execute(
+                "SELECT owner, expires, state FROM claims WHERE dataset = ? AND key = ?",
+                (self.dataset, key),
+            ).fetchone()
+            return None if row is None else Claim(row[2], row[0], float(row[1]), self._db.now())
+
+        return self._transaction(body, write=False)
+
+    def renew(self, key: str, owner: str, lease: float) -> bool:
+        """Extend ``owner``'s lease on ``key`` to ``lease`` seconds from now; ``False`` if it
+        no longer holds the claim (its lease ran out and another attempt took it over)."""
+        owner = self._check_owner(owner, key)
+        lease = self._check_lease(lease)
 
         def body() -> bool:
-            # Check every budget first, then write: a refusal leaves nothing to roll back
-            # (the transaction would undo it anyway).
-            charges = []
-            for ledger in ledgers:
-                dataset = ledger.dataset
-                if key is not None and self._recorded(dataset, key, epsilon, partition, parts):
-                    continue
-                before, whole, parallel, new_parts, new_max = self._charge(
-                    dataset, epsilon, partition, parts
-                )
-                if float(whole + parallel) > ledger.total_epsilon * (1 + _TOLERANCE):
-                    raise BudgetExceededError(
-                        dataset,
-                        requested=epsilon,
-                        remaining=float(max(Fraction(0), Fraction(ledger.total_epsilon) - before)),
-                        total=ledger.total_epsilon,
-                        label=label,
-                    )
-                charges.append((dataset, before, whole, parallel, new_parts, new_max))
-            now = time.time()
-            for charge in charges:
-                self._record(charge, epsilon, label, partition, parts, key, now)
-            return bool(charges)
+            db = self._db
+            now = db.now()
+            return db.execute(
+                "UPDATE claims SET expires = ?, updated = ? WHERE dataset = ? AND key = ? "
+                "AND owner = ? AND state = 'running'",
+                (now + lease, now, self.dataset, key, owner),
+            ).rowcount > 0
 
-        return self._write(body, datasets)
+        return self._write(body, [self.dataset])
+
+    def finish(self, key: str, owner: str, *, failed: bool = False) -> bool:
+        """End the claim on ``key``: its output is stored (``failed=False``, whoever holds
+        the claim now: the stored output is the release), or ``owner``'s run failed on the
+        data (``failed=True``; only while ``owner`` still holds the claim, otherwise the
+        attempt that took it over decides). Returns whether the claim changed."""
+        owner = self._check_owner(owner, key)
+
+        def body() -> bool:
+            db = self._db
+            now = db.now()
+            if failed:
+                sql = ("UPDATE claims SET state = 'failed', updated = ? WHERE dataset = ? "
+                       "AND key = ? AND owner = ? AND state = 'running'")
+                args = (now, self.dataset, key, owner)
+            else:
+                sql = ("UPDATE claims SET state = 'done', updated = ? WHERE dataset = ? "
+                       "AND key = ? AND state <> 'done'")
+                args = (now, self.dataset, key)
+            return db.execute(sql, args).rowcount > 0
+
+        return self._write(body, [self.dataset])
+
+    @staticmethod
+    def _check_owner(owner, key) -> str:
+        if not isinstance(key, str) or not key:
+            raise ValueError(f"a claim needs a non-empty string key, got {key!r}")
+        if not isinstance(owner, str) or not owner:
+            raise ValueError(f"owner must be a non-empty string naming the attempt, got {owner!r}")
+        return owner
+
+    @staticmethod
+    def _check_lease(lease) -> float:
+        if isinstance(lease, bool) or not isinstance(lease, int | float) or not (
+            math.isfinite(lease) and lease > 0
+        ):
+            raise ValueError(f"lease must be a number of seconds > 0, got {lease!r}")
+        return float(lease)
 
     def _record(self, charge: tuple, epsilon, label, partition, parts, key, now) -> None:
         """Insert one spend and update its dataset's totals; ``charge`` is the dataset and
