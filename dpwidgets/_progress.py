@@ -5,8 +5,16 @@ Every long loop of the package and of ``benchmarks/`` (audits, benchmark sweeps)
 
 - ``disable=True`` / ``False`` decides for one loop;
 - otherwise the environment variable ``DPWIDGETS_PROGRESS`` (``0`` or ``1``) decides;
-- otherwise a bar is drawn when someone watches: in a Jupyter kernel (``tqdm.auto`` draws an
-  ipywidgets bar there) or when standard error is a terminal, and never under CI (``CI`` set).
+- otherwise a bar is drawn when someone watches: in a Jupyter kernel or when standard error is
+  a terminal, and never under CI (``CI`` set).
+
+In a terminal the bar is tqdm's. In a kernel it is an HTML ``<progress>`` element updated in place
+through a display id (:class:`_NotebookBar`), not an ipywidgets model: tqdm's notebook bar is a
+widget whose model is closed when the bar finishes (``leave=False``), while the cell's output still
+names it, so a page rendered from the outputs (Voila, a saved or executed notebook, the docs
+site) shows "Error displaying widget: model not found" where each bar was. A display id needs no
+model: a finished bar becomes plain text (``leave=True``) or nothing (``leave=False``), and every
+front end that renders outputs (JupyterLab, Voila, nbconvert, myst-nb) draws it the same way.
 
 So a test run, a CI log or a script whose output goes to a file stays free of bars, while a
 person at a terminal or in a notebook sees how far the work is. A ``callback(done, total)`` is
@@ -21,8 +29,10 @@ by default and a report is then a no-op).
 
 from __future__ import annotations
 
+import html
 import os
 import sys
+import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -100,10 +110,13 @@ class Progress(Generic[T]):
         self.shown = watching() if disable is None else not disable
         self._bar = None
         if self.shown:
-            from tqdm.auto import tqdm
+            if _in_kernel():
+                self._bar = _NotebookBar(total=total, desc=desc, leave=leave, unit=unit)
+            else:
+                from tqdm.std import tqdm
 
-            self._bar = tqdm(total=total, desc=desc, leave=leave, unit=unit,
-                             dynamic_ncols=True)
+                self._bar = tqdm(total=total, desc=desc, leave=leave, unit=unit,
+                                 dynamic_ncols=True)
 
     def __iter__(self) -> Iterator[T]:
         if self._iterable is None:
@@ -134,6 +147,61 @@ class Progress(Generic[T]):
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class _NotebookBar:
+    """A progress bar in a Jupyter output: HTML (a ``<progress>`` element and tqdm's counts)
+    shown with a display id and updated in place, at most every ``MIN_INTERVAL`` seconds.
+
+    No widget model is made, so no output can name a closed one (see the module docstring).
+    :meth:`close` leaves the last line as text (``leave=True``, or a bar stopped short of its
+    total, so that the reader sees where it stopped) or clears the output (``leave=False``).
+    """
+
+    MIN_INTERVAL = 0.1  # seconds between two redraws (tqdm's default ``mininterval``)
+
+    def __init__(self, *, total: int | None, desc: str | None, leave: bool, unit: str):
+        from IPython.display import display
+
+        self.total, self.desc, self.leave, self.unit = total, desc, leave, unit
+        self.n = 0
+        self._start = self._drawn = time.monotonic()
+        self._handle = display(self._bundle(), raw=True, display_id=True)
+
+    def _bundle(self, final: bool = False) -> dict[str, str]:
+        from tqdm.std import tqdm
+
+        elapsed = time.monotonic() - self._start
+        text = tqdm.format_meter(self.n, self.total, elapsed, prefix=self.desc or "",
+                                 unit=self.unit)
+        counts = tqdm.format_meter(self.n, self.total, elapsed, unit=self.unit,
+                                   bar_format="{r_bar}").lstrip("| ")
+        if self.total:
+            meter = f'<progress value="{min(self.n, self.total)}" max="{self.total}"></progress>'
+        else:  # unknown total: the counts alone
+            meter = ""
+            counts = tqdm.format_meter(self.n, None, elapsed, unit=self.unit)
+        desc = f"<span>{html.escape(self.desc)}</span> " if self.desc else ""
+        state = "done" if final else "running"
+        return {
+            "text/plain": text,
+            "text/html": (f'<div class="dpw-progress dpw-progress-{state}">{desc}{meter} '
+                          f"<span>{html.escape(counts)}</span></div>"),
+        }
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        now = time.monotonic()
+        if now - self._drawn >= self.MIN_INTERVAL or (self.total and self.n >= self.total):
+            self._drawn = now
+            self._handle.update(self._bundle(), raw=True)
+
+    def close(self) -> None:
+        stopped_short = bool(self.total) and self.n < self.total
+        if self.leave or stopped_short:
+            self._handle.update(self._bundle(final=True), raw=True)
+        else:
+            self._handle.update({"text/plain": ""}, raw=True)
 
 
 def progress(iterable: Iterable[T] | None = None, *, total: int | None = None,

@@ -73,3 +73,38 @@ def test_an_audit_reports_every_batch_and_draws_nothing_when_told(capsys):
     assert "audit: roth2011" in capsys.readouterr().err
     with pytest.raises(TypeError, match="progress"):
         audit_privacy_loss(mechanism, 0.0, 1.0, event, trials=10, progress="yes")
+
+
+@pytest.mark.slow
+def test_a_kernel_bar_names_no_widget_model(tmp_path):
+    """In a kernel the bar is HTML updated through a display id: no output names a widget model
+    (tqdm's notebook bar closed its model when it finished while the output kept its id, so
+    Voila and saved notebooks showed "model not found"); a kept bar ends as text, a
+    ``leave=False`` one as nothing, and an audit's bars leave nothing behind."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in (
+        "import os; os.environ['DPWIDGETS_PROGRESS'] = '1'\n"
+        "from dpwidgets._progress import progress\n"
+        "for _ in progress(range(3), desc='kept'): pass",
+        "for _ in progress(range(3), desc='inner', leave=False): pass",
+        "import numpy as np\nfrom dpwidgets.engine.audit import audit_svt\n"
+        "audit_svt('roth2011', epsilon=1.0, trials=2000, rng=np.random.default_rng(1));",
+    )]
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3",
+                                 "language": "python"}
+    NotebookClient(nb, timeout=120, kernel_name="python3",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [cell.outputs for cell in nb.cells]
+    for cell_outputs in outputs:
+        for out in cell_outputs:
+            assert "application/vnd.jupyter.widget-view+json" not in out.get("data", {}), out
+    kept = [o for o in outputs[0] if o.get("output_type") == "display_data"]
+    assert len(kept) == 1 and "kept" in kept[0]["data"]["text/plain"], outputs[0]
+    assert "3/3" in kept[0]["data"]["text/plain"] and "<progress" in kept[0]["data"]["text/html"]
+    for cell_outputs in outputs[1:]:
+        shown = [o["data"].get("text/plain", "") for o in cell_outputs
+                 if o.get("output_type") == "display_data"]
+        assert shown and all(text == "" for text in shown), cell_outputs
