@@ -22,11 +22,12 @@ import numpy as np
 from .engine._results import eps_text
 from .engine._validation import check_finite_array
 from .engine.budget import default_ledger_path
-from .engine.errors import PrivacyPolicyError
+from .engine.errors import ParameterError, PrivacyPolicyError
 from .mechanism import MECHANISMS, Mechanism
 from .releases.diagnostics import table_stand_in
 
-__all__ = ["UNITS", "Entry", "apply_facts", "entry", "fingerprint", "guarantee", "ledger_path"]
+__all__ = ["UNITS", "Entry", "apply_facts", "check_allowed", "check_facts", "entry", "fingerprint",
+           "guarantee", "ledger_path"]
 
 _SAFE_NOISE = (
     "discrete Laplace on a power-of-two grid (Canonne, Kamath & Steinke 2020; Mironov 2012), "
@@ -190,22 +191,59 @@ def _stand_in(shape: tuple[int, ...], stand_in) -> np.ndarray:
     return stand_in
 
 
-def _check_facts(data: np.ndarray, facts: Mapping[str, Any] | None) -> dict:
+def check_facts(facts: Mapping[str, Any] | None, data: np.ndarray | None = None) -> dict:
+    """The owner's declared facts, checked when declared: each name must be a fact some
+    registered mechanism relies on (the error lists the known ones), each value of that fact's
+    type (:class:`~dpwidgets.mechanism.FactKind`: ``"false"`` is not a bool, ``-1`` not a
+    sensitivity); with ``data``, each must hold for it (``Fact.check``). Returns the canonical
+    values. :func:`entry` and :func:`dpwidgets.tables.view_entries` (``add_table`` views and a
+    curator's configuration) both go through it."""
     if facts is None:
         return {}
     if not isinstance(facts, Mapping):
         raise ValueError(f"facts must be a mapping name -> value, got {type(facts).__name__}")
     known = {n for m in MECHANISMS.values() for n in m.facts}
+    out = {}
     for name, value in facts.items():
-        if name not in known:
+        if not isinstance(name, str) or name not in known:
             raise ValueError(f"facts: unknown fact {name!r}; known: {sorted(known)}")
-        for mech in MECHANISMS.values():
-            fact = mech.facts.get(name)
+        declaring = [m.facts[name] for m in MECHANISMS.values() if name in m.facts]
+        for fact in declaring:  # every mechanism that relies on it must accept the value
+            value = fact.parse(name, value)
+        out[name] = value
+        if data is None:
+            continue
+        for fact in declaring:
             # The owner sees a false declaration before any analyst can run on it; the message
             # names the fact, not the data.
-            if fact is not None and fact.check is not None and not fact.check(data, value):
+            if fact.check is not None and not fact.check(data, value):
                 raise ValueError(f"facts: the declared {name!r} does not hold for this data")
-    return dict(facts)
+    return out
+
+
+def check_allowed(allow_mechanisms) -> frozenset:
+    """``allow_mechanisms`` as a set of mechanism names: an iterable of non-empty strings (a
+    string itself is refused: ``"svt"`` is not ``{"s", "v", "t"}``)."""
+    if isinstance(allow_mechanisms, str | bytes) or isinstance(allow_mechanisms, Mapping):
+        raise ValueError(f"allow_mechanisms must be a list of mechanism names, not "
+                         f"{type(allow_mechanisms).__name__} {allow_mechanisms!r}")
+    try:
+        names = list(allow_mechanisms)
+    except TypeError:
+        raise ValueError(f"allow_mechanisms must be a list of mechanism names, got "
+                         f"{type(allow_mechanisms).__name__}") from None
+    bad = [m for m in names if not isinstance(m, str) or not m.strip()]
+    if bad:
+        raise ValueError(f"allow_mechanisms must be mechanism names (non-empty str), got "
+                         f"{bad[:3]!r}")
+    return frozenset(names)
+
+
+def check_description(description) -> str:
+    """A dataset's description: a string."""
+    if not isinstance(description, str):
+        raise ValueError(f"description must be a string, got {type(description).__name__}")
+    return description
 
 
 def entry(name: str, data, stand_in, description: str, unit: str,
@@ -213,10 +251,10 @@ def entry(name: str, data, stand_in, description: str, unit: str,
     """Check what a data owner hands over and record it (see :meth:`Session.add_dataset`)."""
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"name must be a non-empty string, got {name!r}")
-    if unit not in UNITS:
+    if not isinstance(unit, str) or unit not in UNITS:
         raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
-    if not isinstance(description, str):
-        raise ValueError(f"description must be a string, got {type(description).__name__}")
+    check_description(description)
+    allowed = check_allowed(allow_mechanisms)
     columns = dtypes = None
     if _is_frame(data):
         columns, dtypes = _frame_schema(data, "data")
@@ -231,12 +269,9 @@ def entry(name: str, data, stand_in, description: str, unit: str,
             f"data must be 1-D, or a 2-D table of at least 2 columns; got shape {data.shape}"
         )
     data.setflags(write=False)
-    allowed = frozenset(allow_mechanisms)
-    if not all(isinstance(m, str) for m in allowed):
-        raise ValueError("allow_mechanisms must be mechanism names (str)")
     return Entry(
         name, data, _stand_in(data.shape, stand_in), fingerprint(data), description, columns,
-        dtypes, unit, _check_facts(data, facts), allowed,
+        dtypes, unit, check_facts(facts, data), allowed,
     )
 
 
@@ -248,10 +283,15 @@ def apply_facts(held: Entry, mech: Mechanism, params: dict, *, teaching: bool) -
         params.setdefault("domains", held.domains)
     for name, fact in mech.facts.items():
         declared = held.facts.get(name)
-        if name not in params:
+        if params.get(name) is None:  # not given (``None`` too): the declared value, if any
+            params.pop(name, None)
             if declared is not None:
                 params[name] = declared
             continue
+        try:  # an analyst's value is of the fact's type, in every mode ("false" is no bool)
+            params[name] = fact.parse(name, params[name])
+        except ValueError as exc:
+            raise ParameterError(f"{exc}. Nothing was charged.") from None
         if teaching:
             continue
         floor = fact.default if declared is None else declared
@@ -278,12 +318,14 @@ def guarantee(ds: Entry, mech: Mechanism, p: dict, cost: float, *, sealed: bool 
     """A release's guarantee in words: ε, the unit it protects, the neighbour relation and the
     sampler (``sealed``: the floating-point-safe one of analyst releases)."""
     k = ds.unit_rows
-    group = (f"; user-level: a person has at most {k} rows (bounded before the query), so "
-             f"{k}x the per-row ε (group privacy)") if k > 1 else ""
+    group = (f"; user-level: a person has at most {k} rows (bounded before the query; rows "
+             f"with a NULL person id are dropped), so {k}x the per-row ε (group privacy)"
+             ) if k > 1 else ""
     if mech.guarantee is not None:
         return mech.guarantee(p) + group
     unit = "person (one row per person, as declared)" if ds.unit == "person" else "row"
-    unit = f"person (user-level; {eps_text(cost / k)}-DP per row, {k} rows at most)" if k > 1 else unit
+    unit = (f"person (user-level; {eps_text(cost / k)}-DP per row, {k} rows at most; rows "
+            f"with a NULL person id dropped)") if k > 1 else unit
     noise = (_SAFE_NOISE if sealed else
              "continuous Laplace (fast; not floating-point safe: teaching and previews)")
     relation = mech.neighbours(p) if callable(mech.neighbours) else mech.neighbours

@@ -11,11 +11,23 @@ Facts about the data
 Sensitivity, monotonicity, domains, snapshot sizes and the like are *facts about the data*: the
 data owner declares them with the dataset (``Session.add_dataset(..., facts={...})``); an analyst
 cannot lower them. A mechanism lists the facts it relies on in ``facts``, each with the direction
-in which an analyst's own value is still safe (:class:`Fact`).
+in which an analyst's own value is still safe and its type (:class:`Fact`, :class:`FactKind`:
+a bool, a positive finite number, an integer of at least k, ...). A declared value and an
+analyst's value are both checked against that type, so ``"false"`` is not a bool and ``-1`` is
+not a sensitivity.
+
+Nothing reads the data before the charge
+----------------------------------------
+A spec decides its refusals from the parameters and the public shape alone (``validate``,
+``cost``, ``private``); there is no hook that sees the data before the ledger is charged. A
+mechanism that must treat some records specially (a personalized-DP record whose own budget
+is below what a release gives it) does so inside ``run``, by a rule applied to every record
+the same way, and states it in its guarantee.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -23,12 +35,17 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
+    "BOOL",
     "Fact",
+    "FactKind",
+    "NONNEGATIVE",
+    "POSITIVE",
     "MECHANISMS",
     "Mechanism",
     "Overdraft",
     "PublicShape",
     "Release",
+    "integer_at_least",
     "is_builtin",
     "register_mechanism",
 ]
@@ -54,6 +71,66 @@ class PublicShape(tuple):
 
 
 @dataclass(frozen=True)
+class FactKind:
+    """The type of a fact: ``parse(value)`` returns the canonical value or raises
+    ``ValueError``; ``text`` says what is accepted ("a positive finite number")."""
+
+    text: str
+    parse: Callable[[Any], Any]
+
+    def __call__(self, name: str, value: Any) -> Any:
+        """The canonical value of fact ``name``, or ``ValueError`` naming it."""
+        try:
+            return self.parse(value)
+        except (TypeError, ValueError, OverflowError):
+            pass
+        shown = repr(value)
+        shown = shown if len(shown) <= 60 else shown[:57] + "..."
+        raise ValueError(f"fact {name!r} must be {self.text}, got {shown}") from None
+
+
+def _is_real(value: Any) -> bool:
+    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_)
+
+
+def _bool(value: Any) -> bool:
+    if isinstance(value, bool | np.bool_):
+        return bool(value)
+    raise ValueError
+
+
+def _real(low: float, strict: bool) -> Callable[[Any], float]:
+    def parse(value: Any) -> float:
+        if not _is_real(value):
+            raise ValueError
+        x = float(value)
+        if not math.isfinite(x) or x < low or (strict and x == low):
+            raise ValueError
+        return x
+    return parse
+
+
+def integer_at_least(k: int) -> FactKind:
+    """An integer ``>= k`` (not a bool, not a float; numpy integers are fine)."""
+    def parse(value: Any) -> int:
+        if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
+            raise ValueError
+        if int(value) < k:
+            raise ValueError
+        return int(value)
+    return FactKind(f"an integer >= {k}", parse)
+
+
+#: ``True`` or ``False`` (a bool: the string ``"false"`` is not one).
+BOOL = FactKind("True or False (a bool)", _bool)
+#: A finite number ``> 0`` (a sensitivity).
+POSITIVE = FactKind("a finite number > 0", _real(0.0, strict=True))
+#: A finite number ``>= 0``.
+NONNEGATIVE = FactKind("a finite number >= 0", _real(0.0, strict=False))
+
+
+@dataclass(frozen=True)
 class Fact:
     """A fact about the data that a mechanism relies on.
 
@@ -70,11 +147,22 @@ class Fact:
         ``check(data, value) -> bool``: whether ``data`` satisfies the declared ``value``;
         :meth:`Session.add_dataset` runs it once, for the owner, so that no release can later
         fail on the data because a declaration was false.
+    kind : FactKind, optional
+        The fact's type (:data:`BOOL`, :data:`POSITIVE`, :func:`integer_at_least`, ...): every
+        declared value and every analyst's value is parsed by it, and refused with an error
+        naming the fact if it is not one. ``None``: any value (third-party mechanisms only;
+        every built-in fact has a kind).
     """
 
     safe: Literal["at_least", "at_most", "equal"] = "equal"
     default: Any = None
     check: Callable[[np.ndarray, Any], bool] | None = None
+    kind: FactKind | None = None
+
+    def parse(self, name: str, value: Any) -> Any:
+        """``value`` as this fact's canonical value; ``ValueError`` naming ``name`` if it is
+        not of the fact's kind."""
+        return value if self.kind is None else self.kind(name, value)
 
     def allows(self, declared: Any, asked: Any) -> bool:
         """Whether an analyst's ``asked`` value is as safe as the ``declared`` one."""
@@ -145,10 +233,6 @@ class Mechanism:
     spent : callable, optional
         ``spent(result, p) -> float``: what the result says it spent; the door checks that it
         equals what was charged.
-    precheck : callable, optional
-        ``precheck(data, p)``: checks that read only what the spec declares *public* in the
-        data (a personalized-DP table's privacy-vector column); run before the charge, so a
-        request it refuses is refused uncharged. It must read no confidential value.
     pushdown : bool
         ``run`` also accepts a :class:`dpwidgets.tables.RowsQuery` (a table's rows view that
         still lives in its query engine) in place of the array, and asks the engine for the
@@ -168,7 +252,6 @@ class Mechanism:
     neighbours: str | Callable[[dict], str] = "one row added or removed"
     guarantee: Callable[[dict], str] | None = None
     spent: Callable[[Any, dict], float] | None = None
-    precheck: Callable[[Any, dict], None] | None = None
     pushdown: bool = False
 
 
@@ -254,6 +337,8 @@ def register_mechanism(mechanism: Mechanism) -> None:
         raise ValueError("a mechanism that runs on a DataFrame (frame=True) needs table=True")
     if not all(isinstance(f, Fact) for f in mechanism.facts.values()):
         raise TypeError("facts must map parameter names to Fact")
+    if _REGISTERING_BUILTINS[0] and any(f.kind is None for f in mechanism.facts.values()):
+        raise TypeError(f"{mechanism.name!r}: every built-in fact needs a kind (FactKind)")
     MECHANISMS[mechanism.name] = mechanism
     if _REGISTERING_BUILTINS[0]:
         _BUILTIN[mechanism.name] = mechanism

@@ -89,6 +89,15 @@ __all__ = [
 ]
 
 Mode = Literal["teaching", "analyst"]
+
+
+def _check_total(total_epsilon) -> None:
+    """A budget cap (``None``: the ledger's recorded one), checked before anything is read."""
+    if total_epsilon is not None:
+        try:
+            check_epsilon(total_epsilon, "total_epsilon")
+        except TypeError as exc:
+            raise ValueError(str(exc)) from None
 _ReleaseStore = ReleaseStore  # the name earlier releases of dpwidgets exported
 
 class Session:
@@ -208,6 +217,7 @@ class Session:
         """
         if name in self._datasets:
             raise ValueError(f"dataset {name!r} is already in this session")
+        _check_total(total_epsilon)
         held = catalog.entry(name, data, stand_in, description, unit, facts, allow_mechanisms)
         self._hold(held, total_epsilon)
 
@@ -238,9 +248,22 @@ class Session:
         ``time=``, ``snapshots=``, ``features=``/``outcome=``, ``attributes=``, ``rows=``,
         ``facts=``, ``views=``; :func:`~dpwidgets.tables.declared_views`). Each view is a
         dataset ``"<name>/<view>"``; all share one budget. Nothing public is read from the
-        data; views are queried by DuckDB (:mod:`dpwidgets.tables`). Returns the datasets."""
+        data; views are queried by DuckDB (:mod:`dpwidgets.tables`). Returns the datasets.
+
+        Every argument is checked when declared, before the source is read: ``unit`` a column
+        name or ``None``, ``max_rows`` an integer in [1, 10000], ``total_epsilon`` a budget,
+        ``rows`` an integer >= 2, ``allow_mechanisms`` a list of names, each view's ``facts``
+        of its type (:func:`~dpwidgets.catalog.check_facts`).
+
+        Rows whose ``unit`` is NULL (no person) are dropped inside the query engine before
+        any view counts them: a row that names nobody cannot be bounded per person, and
+        keeping them as one "unit" would let one added person change 2 ``max_rows`` rows.
+        Rows outside a column's declared domain are dropped the same way."""
         from .tables import Table, declared_views, view_entries
 
+        _check_total(total_epsilon)
+        catalog.check_allowed(allow_mechanisms)
+        catalog.check_description(description)
         src = Table(source, columns, unit=unit, max_rows=max_rows, table=table,
                     distinct=views.pop("distinct", False))
         src.check_schema()
@@ -487,12 +510,10 @@ class Session:
                 raise ParameterError(f"run must be an integer >= 0, got {run!r}")
             if label is not None and not isinstance(label, str):
                 raise ParameterError(f"label must be a string, got {label!r}")
+            # Nothing here reads the data: every refusal is decided from the request, the
+            # declared facts and the public shape (a mechanism that must treat some records
+            # specially does it inside its run, the same way for every record).
             mech, p, epsilon = self._request(ds, mechanism, params, release=True)
-            if mech.precheck is not None:
-                try:
-                    mech.precheck(ds.values(), p)
-                except (ValueError, TypeError) as exc:
-                    raise ParameterError(str(exc)) from None
         except ReleaseRefused as exc:
             self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
             raise

@@ -17,12 +17,14 @@ each count they need one query (:mod:`dpwidgets.scored`), so their rows stay in 
 
 Contribution bounding
 ---------------------
-With a unit column and ``max_rows = k``, every query first keeps at most ``k`` rows per unit, a
-uniformly random subset chosen inside the query engine (``row_number() over (partition by
-unit order by random())``). Adding or removing one person then changes at most ``k`` rows of
-what the mechanism sees, so a mechanism that is ε-DP for one row added or removed is kε-DP for
-one person added or removed (group privacy; Dwork & Roth 2014, Thm. 2.2). The door charges the
-kε. Rows outside a column's declared domain are dropped before the count (values in float
+With a unit column and ``max_rows = k``, every query first drops the rows whose unit is NULL
+(or NaN: a row that names no person cannot be attributed to one, and kept as one shared "unit"
+an added NULL-id row could change ``2k`` rows of what is counted), then keeps at most ``k`` rows
+per unit, a uniformly random subset chosen inside the query engine (``row_number() over
+(partition by unit order by random())``). Adding or removing one person then changes at most
+``k`` rows of what the mechanism sees, so a mechanism that is ε-DP for one row added or
+removed is kε-DP for one person added or removed (group privacy; Dwork & Roth 2014,
+Thm. 2.2). The door charges the kε. Rows outside a column's declared domain are dropped before the count (values in float
 columns are clipped to their declared range); both are functions of one row alone, so neither
 changes the sensitivity.
 """
@@ -266,7 +268,8 @@ class Table:
         The public schema: ``{"age": {"kind": "int", "domain": [0, 99]}, ...}``.
     unit : str, optional
         The column naming the person each row belongs to. ``None``: one row per person, as the
-        owner declares (row-level).
+        owner declares (row-level). Rows whose unit is NULL (or NaN) are dropped inside the
+        query engine before anything is counted (they name nobody).
     max_rows : int
         The most rows one unit contributes (kept at random inside the query engine).
     distinct : bool
@@ -394,12 +397,20 @@ class Table:
 
     def bounded(self, columns: Sequence[str] | None = None):
         """The source (its ``columns`` only, if given) with each unit's contributions bounded:
-        at most ``max_rows`` random rows per unit, chosen inside the query engine."""
+        at most ``max_rows`` random rows per unit, chosen inside the query engine. Rows whose
+        unit is NULL (or NaN) are dropped first: they name no person, and a window over
+        them would make them one "unit" whose kept rows one added NULL-id row could swap
+        (an L1 change of ``2 max_rows`` charged as ``max_rows``)."""
         import ibis
 
         t = self.expr
         if self.unit is None:
             return t if columns is None else t.select(*columns)
+        unit = t[self.unit]
+        named = unit.notnull()
+        if unit.type().is_floating():
+            named = named & ~unit.isnan()
+        t = t.filter(named)
         if columns is not None:  # the window sorts what it carries: carry only what is read
             t = t.select(self.unit, *columns)
         if self.distinct:
@@ -599,11 +610,17 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
     the budget ``name`` (and, if given, to the table's content ``fingerprint``). ``views`` maps a view's name to ``{"view": View, "facts": {...},
     "stand_in": array or None, "outcome": ..., "description": ...}``. ``load=True`` (teaching:
     the data is public) reads every view now; otherwise a view is read when a release runs."""
-    from .catalog import Entry
+    from .catalog import Entry, check_allowed, check_description, check_facts
 
+    allowed = check_allowed(allowed)
+    check_description(description)
     entries = []
     for vname, spec in views.items():
         view = spec["view"]
+        try:  # typed when declared; checked against the data only where it is public (loaded)
+            facts = check_facts(spec.get("facts"))
+        except ValueError as exc:
+            raise ValueError(f"view {vname!r}: {exc}") from None
         rows = view.kind == "rows"
         stand_in = spec.get("stand_in")
         if stand_in is None:
@@ -618,12 +635,16 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
         if load:
             data = table.read(view)
             data.setflags(write=False)
+            try:
+                facts = check_facts(facts, data)
+            except ValueError as exc:
+                raise ValueError(f"view {vname!r}: {exc}") from None
         held = Entry(
             f"{name}/{vname}", data, stand_in, ident,
             spec.get("description") or description,
             view.columns if rows else None,
             tuple(_DTYPES[table.column(c).kind] for c in view.columns) if rows else None,
-            "person" if table.unit else "row", dict(spec.get("facts") or {}), frozenset(allowed),
+            "person" if table.unit else "row", facts, allowed,
             unit_rows=table.unit_rows, load=(lambda v=view: table.read(v)),
             query=(lambda v=view: RowsQuery(table, v)) if rows and data is None else None,
             shape=table.shape(view) if data is None else data.shape,

@@ -1078,6 +1078,12 @@ def _check_bins(bins, value_range, values: np.ndarray) -> np.ndarray:
 _ENSEMBLES_HIST = ("weighted", "sum")
 
 
+def _cell_counts(cell: np.ndarray, n_bins: int, weights=None) -> np.ndarray:
+    """Counts (or weight sums) of cells ``0 .. n_bins - 1``; cell ``n_bins`` (a record left
+    out, see ``include`` of :func:`personalized_histogram`) is dropped."""
+    return np.bincount(cell, weights=weights, minlength=n_bins + 1)[:n_bins]
+
+
 def _bin_index(values: np.ndarray, edges: np.ndarray) -> np.ndarray:
     """Bin of every value, numpy.histogram's convention (``edges[i] <= v < edges[i + 1]``,
     the last bin closed): ``clip(searchsorted(edges, v, "right") - 1, 0, B - 1)``.
@@ -1145,6 +1151,7 @@ def personalized_histogram(
     utility: str | Callable[..., Any] = "count",
     utility_options: Mapping[str, Any] | None = None,
     plan: ReleasePlan | None = None,
+    include=None,
 ) -> PersonalizedResult:
     """Estimate the histogram of ``values`` under personalized DP, one budget per record.
 
@@ -1180,6 +1187,15 @@ def personalized_histogram(
     plan : ReleasePlan, optional
         A plan from :func:`plan_releases` for these budgets (reuse across calls); when given,
         the other planning arguments are ignored.
+    include : array_like of bool, optional
+        Which records are counted (default: all). A record left out contributes to no count
+        of any release; the plan (partitions, budgets, sizes, scaling) is unchanged, so the
+        outputs other than the noisy counts do not depend on ``include``. Leaving a record
+        out is a function of that record alone, so it costs no record anything: record
+        ``j``'s loss stays at most ``enjoyed[j]`` whatever ``include[j]`` is (its value is
+        either counted as planned, or removed -- a change the replace-one calibration covers
+        at half its budget). The door uses it for records whose own stated budget is below
+        what the plan gives them (:mod:`dpwidgets.releases.personalized`).
 
     Returns
     -------
@@ -1239,14 +1255,21 @@ def personalized_histogram(
     rng = check_rng(rng)
     n = values.size
     cell = _bin_index(values, edges)
+    if include is not None:
+        include = np.asarray(include)
+        if include.dtype != bool or include.shape != (n,):
+            raise ValueError(f"include must be one bool per record ({n}), got "
+                             f"{include.dtype} of shape {include.shape}")
+        # A record left out goes to an overflow cell that no count keeps.
+        cell = np.where(include, cell, n_bins)
 
     if plan.method == "weighted":
         return _weighted_release(cell, n_bins, edges, plan, budgets, rng)
     if plan.method == "sampling":
         kept = bernoulli_coins(plan.probabilities, rng)
-        true_counts = np.bincount(cell[kept], minlength=n_bins)[None, :]
+        true_counts = _cell_counts(cell[kept], n_bins)[None, :]
     else:
-        true_counts = np.stack([np.bincount(cell[p], minlength=n_bins) for p in plan.partitions]) \
+        true_counts = np.stack([_cell_counts(cell[p], n_bins) for p in plan.partitions]) \
             if plan.partitions else np.zeros((0, n_bins))
     releases = np.stack([
         publish(c, e / 2.0, "identity", rng=rng).counts  # replace-one: eps_r/2 for add/remove
@@ -1287,7 +1310,7 @@ def _weighted_release(cell: np.ndarray, n_bins: int, edges: np.ndarray, plan: Re
     top = float(plan.epsilons[0])
     units = np.rint(plan.weights / WEIGHT_UNIT)  # exact: the weights are multiples of the unit
     # Weighted histogram in units: sums of integers below 2**53, exact in float64.
-    true_units = np.bincount(cell, weights=units, minlength=n_bins)
+    true_units = _cell_counts(cell, n_bins, units)
     # Replace-one moves units[j] out of one cell into another: L1 change 2 units[j], so
     # Lap(2 / (eps_max WEIGHT_UNIT)) costs record j units[j] WEIGHT_UNIT eps_max = enjoyed[j].
     noisy_units = true_units + laplace(2.0 / (top * WEIGHT_UNIT), n_bins, rng=rng)

@@ -74,7 +74,7 @@ from numbers import Real
 import numpy as np
 
 from ..engine._validation import check_epsilon, check_positive_int
-from ..mechanism import Fact, Mechanism, register_mechanism
+from ..mechanism import Fact, Mechanism, integer_at_least, register_mechanism
 from ..store import plain as _plain
 from ._common import publisher_is_private
 
@@ -561,7 +561,8 @@ def _holds_cardinality(series: np.ndarray, n) -> bool:
 
 #: The public lower bound n on the snapshot sizes is a fact about the data: declared by the
 #: data owner (``facts={"cardinality": n}``); an analyst may only claim a smaller one (more noise).
-_FACTS = {"cardinality": Fact("at_most", None, check=_holds_cardinality)}
+_FACTS = {"cardinality": Fact("at_most", None, check=_holds_cardinality,
+                              kind=integer_at_least(2))}
 _USER = "one user added or removed with all of their occurrences (user level)"
 _W = ("one user added or removed within any window of w snapshots (w-event); a user present "
       "throughout spans ceil(N/w) windows, which the charge covers")

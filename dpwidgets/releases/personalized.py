@@ -21,11 +21,21 @@ Parameters:
     Pass ``max(budgets)`` or more for no cap.
 ``budgets`` (required)
     The privacy vector this release honours, one budget per record, in the table's row order.
-    Normally the table's budget column itself; it may be lower anywhere, never higher: the
-    release is refused (nothing charged) if any entry exceeds the record's column. It travels
-    in the parameters because the cost must be known before the data are touched, and
-    ``validate``/``cost`` see the parameters and the public shape only. Its cache key is a
-    digest (:class:`PrivacyVector`), not the 100,000 numbers.
+    Normally the table's budget column itself. It travels in the parameters because the cost
+    must be known before the data are touched, and ``validate``/``cost`` see the parameters
+    and the public shape only. Its cache key is a digest (:class:`PrivacyVector`), not the
+    100,000 numbers. The door never compares it with the table before the charge (that
+    comparison would read the data: a refusal, or its text, would say how many records are
+    above a budget -- a free count of any column). Instead the run handles every record the
+    same, data-independent way: a record whose own budget column is below the budget the
+    release gives it (``enjoyed[j]``, a public function of ``budgets`` and the parameters) is
+    **left out of the counts** (it spends nothing; the engine's ``include``, :func:`covered`).
+    So every record gets at least the protection its column asks for, and the plan, the
+    charge and every output but the noisy counts stay functions of the parameters alone.
+    A table whose length is not the vector's is aligned by position (rows past the vector are
+    not counted), so no failure depends on its true length either. Widgets check
+    ``budgets`` against the public stand-in's budget column before a release (the stand-in
+    is public).
 ``bins`` (required), ``value_range``
     Public bin edges, or a number of equal bins over the public ``value_range``. Values outside
     the edges are clipped into the first / last bin (a public rule applied record by record,
@@ -62,6 +72,11 @@ bound of the charge here, reached when some record enjoys its whole (capped) bud
 
 Neighbours: replace-one (the engine's :data:`~dpwidgets.engine.personalized.NEIGHBOURS`): the
 privacy vector is public, so the number of records and who is in the data are public too.
+The uniform bound the ledger is charged holds whatever the table's budget column holds (even
+if that column were confidential): replacing record ``j`` -- its value and its column --
+either changes a counted value (loss ``<= enjoyed[j]``) or moves it in or out of the counts
+(a removal: ``<= enjoyed[j] / 2`` under the replace-one calibration), so every loss is at most
+``max_j enjoyed[j]``, the charge.
 
 Outputs (:func:`histogram_outputs`)
 -----------------------------------
@@ -95,6 +110,7 @@ __all__ = [
     "METHOD_LABELS",
     "PERSONALIZED_MECHANISMS",
     "PrivacyVector",
+    "covered",
     "histogram_outputs",
     "personalized_stand_in",
     "release_plan",
@@ -316,25 +332,46 @@ def _histogram_validate(params: dict, shape: tuple) -> dict:
     return out
 
 
-def _check_within_asked(budgets: np.ndarray, asked: np.ndarray) -> None:
-    over = ~(budgets <= asked * (1.0 + 1e-12))
-    if np.any(over):
-        raise ValueError(
-            f"budgets exceed the budget its owner asked for (the table's budget column) for "
-            f"{int(over.sum())} record(s): a release may protect a record more than it asked, "
-            f"never less. Nothing was charged."
-        )
+#: Relative slack when comparing a record's stated budget with what the plan gives it (the
+#: plan's budgets are sums and minima of the vector's doubles).
+_SLACK = 1e-12
+
+
+def covered(asked: np.ndarray, enjoyed: np.ndarray) -> np.ndarray:
+    """Which records a release counts: those whose stated budget (the table's budget column,
+    ``asked``) covers the budget the release gives them (``enjoyed``, from the public plan).
+    A record whose column says less -- or nothing readable (NaN) -- is left out: a rule
+    applied record by record, so it costs no other record anything."""
+    asked = np.asarray(asked, dtype=float)
+    return np.asarray(enjoyed, dtype=float) <= asked * (1.0 + _SLACK)
+
+
+def _aligned(table: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The table's value and budget columns at the vector's ``n`` positions: a table of
+    another length (a rows view whose true row count is not the declared one) is aligned by
+    position -- rows past ``n`` are not counted, positions past the table hold no record
+    (NaN: left out) -- so no failure, and no message, depends on the true length."""
+    table = np.asarray(table, dtype=float)
+    values, asked = np.full(n, np.nan), np.full(n, np.nan)
+    if table.ndim == 2 and table.shape[1] >= 2:
+        m = min(n, table.shape[0])
+        values[:m], asked[:m] = table[:m, 0], table[:m, 1]
+    return values, asked
 
 
 def _histogram_run(table: np.ndarray, p: dict, rng: np.random.Generator):
-    values, asked = table[:, 0], table[:, 1]
     budgets = np.minimum(p["budgets"].array, p["epsilon"])
-    _check_within_asked(p["budgets"].array, asked)  # public columns: before any noise
+    values, asked = _aligned(table, budgets.size)
+    plan = release_plan(p)
     edges = p["bins"]
-    # A value outside the public edges goes to the nearest end bin (record by record).
-    values = np.clip(values, edges[0], edges[-1])
+    # A value outside the public edges goes to the nearest end bin (record by record); a
+    # value that is not a number (or no record) is left out like a record whose budget is
+    # not covered.
+    finite = np.isfinite(values)
+    values = np.clip(np.where(finite, values, edges[0]), edges[0], edges[-1])
+    include = covered(asked, plan.enjoyed) & finite
     return pdp.personalized_histogram(values, budgets, edges, p["method"], rng=rng,
-                                      ensemble=p["ensemble"], plan=release_plan(p))
+                                      ensemble=p["ensemble"], plan=plan, include=include)
 
 
 def histogram_outputs(result: pdp.PersonalizedResult, p: dict | None = None) -> dict:
@@ -401,8 +438,8 @@ PERSONALIZED_MECHANISMS: dict[str, Mechanism] = {
         "personalized_histogram", _histogram_validate, cost=lambda p: p["charge"],
         run=_histogram_run, outputs=histogram_outputs,
         label=_histogram_label, table=True,
-        # The budget column is the public privacy vector: checked before the charge.
-        precheck=lambda table, p: _check_within_asked(p["budgets"].array, table[:, 1]),
+        # Nothing here reads the table before the charge: a record whose budget column is
+        # below what the plan gives it is left out inside the run (``covered``).
         neighbours=pdp.NEIGHBOURS,
     ),
 }

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..engine._validation import check_epsilon, check_finite_array, check_positive_int
-from ..mechanism import Fact, Mechanism, register_mechanism
+from ..mechanism import BOOL, NONNEGATIVE, POSITIVE, Fact, Mechanism, register_mechanism
 
 __all__ = ["MAX_PASSES", "SVT_MECHANISMS"]
 
@@ -154,9 +154,9 @@ def _recon_outputs(result, p: dict) -> dict:
 
 
 _SVT_FACTS = {
-    "sensitivity": Fact("at_least", 1.0),
-    "threshold_sensitivity": Fact("at_least", 0.0),
-    "monotonic": Fact("at_most", False),
+    "sensitivity": Fact("at_least", 1.0, kind=POSITIVE),
+    "threshold_sensitivity": Fact("at_least", 0.0, kind=NONNEGATIVE),
+    "monotonic": Fact("at_most", False, kind=BOOL),
 }
 
 SVT_MECHANISMS: dict[str, Mechanism] = {
@@ -170,7 +170,8 @@ SVT_MECHANISMS: dict[str, Mechanism] = {
     "top_c": Mechanism(
         "top_c", _top_c_validate,
         lambda data, p, rng: _svt_module().top_c(data, rng=rng, **p), _top_c_outputs,
-        lambda p: f"top-{p['c']} ({p['method']})", facts={"monotonic": Fact("at_most", True)},
+        lambda p: f"top-{p['c']} ({p['method']})",
+        facts={"monotonic": Fact("at_most", True, kind=BOOL)},
         neighbours="one row added or removed; each score moves by at most 1"),
     # The reconstruction attack runs GPTT, which is not private for any epsilon: teaching only.
     "reconstruction": Mechanism(

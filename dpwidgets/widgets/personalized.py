@@ -48,6 +48,7 @@ from ..releases.personalized import (
     METHOD_LABELS,
     PERSONALIZED_MECHANISMS,
     PrivacyVector,
+    covered,
     release_plan,
 )
 from ..session import Release, Session
@@ -451,6 +452,21 @@ class PersonalizedWidget(ReleaseWidget):
     def _refusal(self) -> str | None:
         if self.privacy.value == "custom" and sum(s.value for s in self.group_share) <= 0:
             return _NO_SHARE
+        return None
+
+    def _release_refusal(self) -> str | None:
+        """A privacy vector above the public one (the stand-in's budget column in analyst mode,
+        the public table's in teaching mode) is refused before anything is sent: the door never
+        compares it with the data (a record whose column is below what a release gives it is
+        left out of the counts inside the run)."""
+        table = (self.session.public_view(self.dataset) if self.session.teaching
+                 else self.session.stand_in(self.dataset))
+        if table is None or np.shape(table) != (self.budgets.array.size, 2):
+            return None
+        if np.any(~covered(table[:, 1], self.budgets.array)):
+            return ("budgets exceed the public privacy vector (the budget column of the "
+                    "dataset's public stand-in): a release may protect a record more than it "
+                    "asked, never less. Nothing was charged.")
         return None
 
     def _vector_key(self) -> tuple:
