@@ -90,7 +90,7 @@ def _task(spec: dict) -> dict:
         for _ in range(spec["runs"]):
             brp = private_binned_residual_plot(labels, probs, spec["epsilon"], rng,
                                                split=(rho, rho, 1.0 - 2.0 * rho),
-                                               neighbours=spec["neighbours"])
+                                               neighbours=spec["neighbours"], n=labels.size)
             values.append(shape_distance(brp.mean_predicted, brp.mean_residual, *reference))
     out = {k: v for k, v in spec.items() if k != "seed"}
     out.update(shaped_mean=float(np.mean(values)), shaped_std=float(np.std(values)),

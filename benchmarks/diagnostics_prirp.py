@@ -106,7 +106,7 @@ def _plot(data) -> np.ndarray:
 
 def _prirp(points: np.ndarray, epsilon: float, rng, mode: str, publisher: str = "dawa"):
     return private_residual_plot(points[:, 0], points[:, 1], epsilon, rng, publisher=publisher,
-                                 neighbours=mode).points
+                                 neighbours=mode, n=points.shape[0]).points
 
 
 # ---------------------------------------------------------------------------------------------

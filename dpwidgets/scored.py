@@ -257,7 +257,7 @@ class TableRecords(Records):
 
 class TableMoments(Moments):
     """:class:`~dpwidgets.engine.regression.Moments` of a diagnostics view in its engine: the
-    clipped means in one pass, the centred products in another."""
+    clipped sums in one pass, the centred products in another."""
 
     def __init__(self, query: RowsQuery, outcome: str = "y"):
         self.query = query
@@ -270,10 +270,11 @@ class TableMoments(Moments):
         return [c.clip(lower=float(a), upper=float(b))
                 for c, a, b in zip(self.cols, lo, hi, strict=True)]
 
-    def means(self, lo, hi):
+    def sums(self, lo, hi):
         got = _aggregate(self.query, self.t,
-                         **{f"m{j}": c.mean() for j, c in enumerate(self._clipped(lo, hi))})
-        return np.array([got[f"m{j}"] for j in range(self.d + 1)])
+                         **{f"m{j}": c.sum() for j, c in enumerate(self._clipped(lo, hi))})
+        return np.array([0.0 if math.isnan(got[f"m{j}"]) else got[f"m{j}"]
+                         for j in range(self.d + 1)])
 
     def products(self, lo, hi, centre):
         c = [v - float(m) for v, m in zip(self._clipped(lo, hi), centre, strict=True)]
@@ -317,7 +318,7 @@ class TableLogisticSums(LogisticSums):
             self._scaled_for = data_norm
         return self._z
 
-    def evaluate(self, theta, data_norm, lam):
+    def evaluate(self, theta, data_norm, lam, n):
         import ibis
 
         z = self._scaled(data_norm)
@@ -341,7 +342,8 @@ class TableLogisticSums(LogisticSums):
         sums.update({f"h{j}_{k}": times(times(u.c, j), k).sum()
                      for j in range(d + 1) for k in range(j, d + 1)})
         got = _aggregate(self.query, u, **sums)
-        n = self.n
+        got = {k: 0.0 if math.isnan(v) else v for k, v in got.items()}  # SUM of no rows: NULL
+        n = float(n)  # the public normaliser of the objective (never the true count)
         theta = np.asarray(theta, dtype=float)
         grad = np.array([got[f"g{j}"] for j in range(d + 1)]) / n + lam * theta
         hess = np.empty((d + 1, d + 1))
@@ -361,6 +363,7 @@ def table_fit(query: RowsQuery, p: dict, rng: np.random.Generator):
     if p["kind"] == "ols":
         return dp_linear_regression(TableMoments(query, p["outcome"]), None, p["epsilon"],
                                     (p["bounds_X"][0], p["bounds_X"][1]),
-                                    tuple(p["bounds_y"]), rng=rng)
+                                    tuple(p["bounds_y"]), rng=rng, n=p["n"])
     return dp_logistic_regression(TableLogisticSums(query), None, p["epsilon"],
-                                  p["data_norm"], rng=rng)
+                                  p["data_norm"], rng=rng, n=p["n"],
+                                  regularization=p["regularization"])

@@ -25,8 +25,17 @@ Neighbours and budget
 ---------------------
 ``neighbours="replace-one"`` (default; bounded DP, n public): the reading of Chen 2018 §4.3-4.4
 (Alg. 12 and PriBRP's counts are "bounded DP") and of Chen et al. 2016 §2. ``neighbours="add/remove"``: the
-thesis' own definition (Chen 2018 §2.1), with ``n = len(data)`` used as a public size ("we suppose n
-is known", Chen 2018 §4.2.2) — it reproduces the text's noise scales of PriRP and PriBRP exactly.
+thesis' own definition (Chen 2018 §2.1), with a *public* row count ``n`` ("we suppose n is known",
+Chen 2018 §4.2.2) — it reproduces the text's noise scales of PriRP and PriBRP exactly.
+
+The public row count. Every default, grid, split, SVT threshold and number of levels or bins is a
+function of the argument ``n`` (the row count the data owner declared; the door passes a
+dataset's public shape), never of ``len(data)``: two neighbouring data sets of different sizes
+get the same parameters and the same ``epsilon_parts``, and only the noisy values differ. Without
+``n`` a function uses ``len(data)`` under replace-one only (that relation fixes the size, so the
+caller declares it public by choosing it) and refuses under add/remove, where the size is what a
+neighbour changes (:func:`public_n`). A true size that differs from ``n`` costs accuracy (a
+threshold ``θ·n`` that is reached later, a grid sized for ``n``), never privacy.
 PriROC is the exception: its text's scales (Thm 11-12 count two changed partitions and
 compose the two histograms sequentially) are what *replace-one* needs, so they are its
 default, and ``"add/remove"`` halves its noise (see :func:`private_roc_curve`). The histogram
@@ -44,6 +53,7 @@ most two partitions per level; PriROC's privacy follows from Thm 11 (Thm 12 cite
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -132,7 +142,8 @@ MAX_METRIC_BINS = 4096
 NEIGHBOURS: Mapping[str, str] = MappingProxyType(
     {
         "replace-one": "replace-one (bounded DP): n is public, one record's values changed",
-        "add/remove": "add/remove one record, with n = len(data) treated as a public size",
+        "add/remove": "add/remove one record, every parameter from the public row count n "
+                      "(declared; never len(data))",
     }
 )
 
@@ -147,6 +158,29 @@ def _check_neighbours(neighbours: str) -> int:
     if neighbours not in NEIGHBOURS:
         raise ValueError(f"neighbours must be one of {sorted(NEIGHBOURS)}, got {neighbours!r}")
     return 2 if neighbours == "replace-one" else 1
+
+
+def public_n(n, records_n: int, neighbours: str, minimum: int = 2) -> int:
+    """The public row count a diagnostic decides its parameters from.
+
+    ``n`` given (the row count the data owner declared): it, whatever the data's true size.
+    ``n`` omitted: ``records_n`` (``len(data)``) under replace-one, whose neighbours share their
+    size (the caller, who holds the data, makes it public by choosing that relation); under
+    add/remove the size is what a neighbour changes, so this refuses (``ValueError``) rather
+    than publish a function of it. Raises ``ValueError`` when the public count is below
+    ``minimum`` (a statement about the public count only)."""
+    factor = _check_neighbours(neighbours)
+    if n is None:
+        if factor == 1:
+            raise ValueError(
+                "under add/remove neighbours the row count is private: pass n=, the public row "
+                "count declared by the data owner (every default is decided from it)")
+        n = records_n
+    if isinstance(n, bool) or not isinstance(n, int | np.integer):
+        raise ValueError(f"n must be an integer row count, got {n!r}")
+    if int(n) < minimum:
+        raise ValueError(f"the public row count n must be at least {minimum}, got {int(n)}")
+    return int(n)
 
 
 def _check_publisher(publisher: str, ndim: int) -> str:
@@ -400,6 +434,7 @@ def private_bounds(
     center: float = 0.0,
     rng: np.random.Generator | None = None,
     monotonic: bool = True,
+    n: int | None = None,
 ) -> PrivateBounds:
     """Find ``[c - d, c + d]`` holding about a ``theta`` fraction of ``values`` (Chen 2018 Alg. 10).
 
@@ -434,6 +469,11 @@ def private_bounds(
     monotonic : bool
         True (default): the monotone SVT of Lyu, Su & Li 2017, Thm 4.9 (query noise
         ``Lap(2/eps)``). False: the text's scales (``Lap(4/eps)``).
+    n : int, optional
+        The public row count of the threshold ``theta·n`` (declared by the data owner). Omitted:
+        ``len(values)``, and the guarantee is then for replace-one neighbours only (that
+        relation fixes the size; under add/remove a threshold of ``len(values)`` would publish
+        it).
 
     Returns
     -------
@@ -448,7 +488,9 @@ def private_bounds(
     Notes
     -----
     Privacy: epsilon-DP by SVT with c = 1 (Chen 2018 Thm 9; Lyu, Su & Li 2017 Thm 4.7): each count has sensitivity
-    1 under add/remove and under replace-one, and ``n`` is public in both readings.
+    1 under add/remove and under replace-one, and the threshold ``theta·n`` is a public constant
+    when ``n`` is given (either relation); with ``n`` omitted it is ``theta·len(values)``,
+    public under replace-one only.
 
     Why the counts are monotone (what Thm 4.9 needs: between any two neighbours, either every
     ``q_i`` goes up or stays, or every one goes down or stays). The intervals are nested, so a
@@ -476,16 +518,23 @@ def private_bounds(
     center = check_real(center, "center")
     if not isinstance(monotonic, bool | np.bool_):
         raise ValueError(f"monotonic must be True or False, got {monotonic!r}")
+    declared = n is not None
+    n = public_n(n, x.size, "replace-one", minimum=1)
     rng = check_rng(rng)
-    return _bounds_of(ArrayRecords(x), "predicted", epsilon, mu=mu, theta=theta,
-                      max_doublings=max_doublings, center=center, rng=rng, monotonic=monotonic)
+    out = _bounds_of(ArrayRecords(x), "predicted", epsilon, mu=mu, theta=theta,
+                     max_doublings=max_doublings, center=center, rng=rng, monotonic=monotonic,
+                     n=n)
+    if declared:
+        return out
+    return dataclasses.replace(
+        out, neighbours="replace-one only (n = len(values) public; pass n= for add/remove)")
 
 
 def _bounds_of(records: Records, column: str, epsilon: float, *, mu: float, theta: float,
                max_doublings: int, center: float, rng: np.random.Generator,
-               monotonic: bool) -> PrivateBounds:
-    """:func:`private_bounds` on one column of checked records (parameters checked too)."""
-    n = records.n
+               monotonic: bool, n: int) -> PrivateBounds:
+    """:func:`private_bounds` on one column of checked records (parameters checked too);
+    ``n`` is the public row count of the threshold (never ``records.n``)."""
     # q_i for every i at once: the smallest i with |x - c| <= mu 2^i (max_doublings + 1 means
     # "in no interval"), then a cumulative count.
     first = records.doubling_counts(column, center, mu, max_doublings)
@@ -501,7 +550,8 @@ def _bounds_of(records: Records, column: str, epsilon: float, *, mu: float, thet
         capped=capped, mu=mu, theta=theta, epsilon=epsilon, n=int(n),
         guarantee=(f"{eps_text(epsilon)}-DP (SVT, c = 1; Chen 2018 Thm 9"
                    + ("; monotone counts, Lyu, Su & Li 2017 Thm 4.9)" if monotonic else ")")),
-        neighbours="add/remove or replace-one (count sensitivity 1 in both; n public)",
+        neighbours="add/remove or replace-one (count sensitivity 1 in both; threshold from the "
+                   "public n)",
     )
 
 
@@ -563,6 +613,29 @@ class PrivateResidualPlot:
         return (bp.lower, bp.upper), (br.lower, br.upper)
 
 
+def residual_plot_defaults(n: int, epsilon: float, theta: float = 0.95,
+                           epsilon1: float | None = None, grid: int | None = None
+                           ) -> tuple[float, int]:
+    """PriRP's bounds budget ``epsilon1`` and grid side ``m`` from public inputs alone.
+
+    ``epsilon1 = min(0.3·eps, 470/n)`` unless given (Chen 2018 §4.2.2) and ``m =
+    round(sqrt(N0·(eps - epsilon1)/10))``, ``N0 = θ²·n``, clipped to ``[1, MAX_GRID]``, unless
+    given; ``n`` is the public row count (declared by the data owner), so the door decides both
+    before the data is read and they are the same for every data set of any true size."""
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    theta = _check_fraction(theta, "theta")
+    if epsilon1 is None:
+        epsilon1 = min(0.3 * epsilon, 470.0 / n)
+    epsilon1 = check_epsilon(epsilon1, "epsilon1")
+    if not epsilon1 < epsilon:
+        raise ValueError(f"epsilon1 must be < epsilon ({epsilon}), got {epsilon1}")
+    if grid is None:
+        n0 = theta**2 * n  # erratum: θ²·n, not θ²/n
+        grid = min(MAX_GRID, max(1, int(round(math.sqrt(n0 * (epsilon - epsilon1) / 10.0)))))
+    return float(epsilon1), check_positive_int(grid, "grid", maximum=MAX_GRID)
+
+
 def private_residual_plot(
     predicted,
     residuals,
@@ -581,6 +654,7 @@ def private_residual_plot(
     workload: str | None = "range",
     neighbours: str = "replace-one",
     monotonic_bounds: bool = True,
+    n: int | None = None,
 ) -> PrivateResidualPlot:
     """PriRP: an epsilon-DP residual plot (residuals vs predicted values), Chen 2018 Alg. 9.
 
@@ -627,6 +701,10 @@ def private_residual_plot(
         moves a record between two cells, so in replace-one mode the publisher is called with
         ``epsilon2/2`` (the grid then costs epsilon2). In add/remove mode it gets ``epsilon2``
         (the text).
+    n : int, optional
+        The public row count (declared by the data owner) that ``epsilon1``, the grid and the
+        SVT thresholds ``θ·n`` are decided from (:func:`residual_plot_defaults`). Omitted: the
+        number of records under replace-one; required under add/remove (:func:`public_n`).
 
     Returns
     -------
@@ -642,7 +720,9 @@ def private_residual_plot(
     -----
     Privacy: epsilon-DP under the chosen neighbour relation by sequential composition
     (Chen 2018 Thm 10): two Alg. 10 runs of ``epsilon1/2`` (count sensitivity 1 in both relations)
-    and one ``epsilon2`` histogram release; sampling is post-processing.
+    and one ``epsilon2`` histogram release; sampling is post-processing. ``epsilon1``, ``m`` and
+    the thresholds ``θ·n`` are functions of the public ``n`` and ``eps`` only, so they are the
+    same on both neighbours and the composition is over fixed parameters.
 
     References
     ----------
@@ -652,22 +732,14 @@ def private_residual_plot(
         records = predicted
     else:
         records = ArrayRecords(*_check_pair(predicted, residuals, "predicted", "residuals"))
-    n = records.n
-    if n < 2:
-        raise ValueError(f"predicted must hold at least 2 records, got {n}")
+    factor = _check_neighbours(neighbours)
+    n = public_n(n, records.n, neighbours)
     epsilon = check_epsilon(epsilon)
     theta = _check_fraction(theta, "theta")
-    factor = _check_neighbours(neighbours)
     publisher = _check_publisher(publisher, 2)
-    if epsilon1 is None:
-        epsilon1 = min(0.3 * epsilon, 470.0 / n)
-    epsilon1 = check_epsilon(epsilon1, "epsilon1")
-    if not epsilon1 < epsilon:
-        raise ValueError(f"epsilon1 must be < epsilon ({epsilon}), got {epsilon1}")
+    epsilon1, m = residual_plot_defaults(n, epsilon, theta, epsilon1, grid)
     for value, name in ((mu_predicted, "mu_predicted"), (mu_residual, "mu_residual")):
         check_positive(value, name)
-    if grid is not None:
-        grid = check_positive_int(grid, "grid", maximum=MAX_GRID)
     check_positive_int(max_doublings, "max_doublings", minimum=0, maximum=MAX_DOUBLINGS)
     for value, name in ((center_predicted, "center_predicted"), (center_residual, "center_residual")):
         check_real(value, name)
@@ -680,14 +752,12 @@ def private_residual_plot(
                    histogram=epsilon - epsilon1)
     epsilon2 = parts["histogram"]
     common = dict(theta=theta, max_doublings=max_doublings, rng=rng,
-                  monotonic=bool(monotonic_bounds))
+                  monotonic=bool(monotonic_bounds), n=n)
     bp = _bounds_of(records, "predicted", parts["bounds_predicted"], mu=mu_predicted,
                     center=center_predicted, **common)
     br = _bounds_of(records, "residual", parts["bounds_residual"], mu=mu_residual,
                     center=center_residual, **common)
 
-    n0 = theta**2 * n  # erratum: θ²·n, not θ²/n
-    m = grid if grid is not None else min(MAX_GRID, max(1, int(round(math.sqrt(n0 * epsilon2 / 10.0)))))
     ex = np.linspace(bp.lower, bp.upper, m + 1)
     er = np.linspace(br.lower, br.upper, m + 1)
     hist = np.asarray(records.grid_counts(ex, er), dtype=float)
@@ -1015,8 +1085,9 @@ def fixed_space_levels(n: int, epsilon: float) -> int:
     s = 3 for n·eps <= 1000, s = 4 at 2000-5000 and s = 5 at 20000, and one level finer costs
     little (``benchmarks/diagnostics_priroc.py`` reproduces this). The extra level is kept for
     scores that crowd into part of the public range, where equal-width intervals lose more.
-    ``n`` and ``eps`` are public (``n`` under either neighbour relation, see :data:`NEIGHBOURS`),
-    so the rule costs no budget.
+    ``n`` is the public row count (declared by the data owner, never ``len(data)``; see
+    :func:`public_n`) and ``eps`` is public, so the rule costs no budget and gives the same
+    depth on neighbours of any size.
     """
     n = check_positive_int(n, "n")
     epsilon = check_epsilon(epsilon)
@@ -1047,6 +1118,7 @@ def private_roc_curve(
     median_variant: str = "nrs",
     workload: str | None = "prefix",
     neighbours: str = "replace-one",
+    n: int | None = None,
 ) -> PrivateRoc:
     """PriROC: an epsilon-DP ROC curve of a binary classifier (Chen 2018 Alg. 11).
 
@@ -1101,6 +1173,10 @@ def private_roc_curve(
     neighbours : {"replace-one", "add/remove"}
         ``"replace-one"`` (default): the text's scales — γ/2 per median, ε2/2 per histogram.
         ``"add/remove"``: γ per median and ε2 per histogram, half the noise (see Notes).
+    n : int, optional
+        The public row count (declared by the data owner) the default depth ``s`` is decided
+        from. Omitted: the number of records under replace-one; required under add/remove
+        (:func:`public_n`).
 
     Returns
     -------
@@ -1116,7 +1192,8 @@ def private_roc_curve(
     Notes
     -----
     Privacy: epsilon-DP under the chosen relation (Thm 11 for Θ, then the publisher's
-    guarantee; the text's Thm 12 cites itself). The positives' and the negatives' interval
+    guarantee; the text's Thm 12 cites itself). The depth ``s``, hence the number of intervals,
+    is a function of the public ``n`` and ``eps`` only: the same on both neighbours. The positives' and the negatives' interval
     counts are two histograms of disjoint sets of records, each published by an
     add/remove-calibrated publisher (one cell changing by 1 costs its budget).
 
@@ -1138,9 +1215,7 @@ def private_roc_curve(
     Chen 2018 §4.3.2, Alg. 11-12, Thm 11-12; Chen et al. 2016 §3.2.
     """
     records, lower, upper = _scored_records(labels, scores, "scores", bounds)
-    n = records.n
-    if n < 2:
-        raise ValueError(f"labels must hold at least 2 records, got {n}")
+    n = public_n(n, records.n, neighbours)
     epsilon = check_epsilon(epsilon)
     if not isinstance(defaults, str) or defaults not in ROC_DEFAULTS:
         raise ValueError(f"defaults must be one of {sorted(ROC_DEFAULTS)}, got {defaults!r}")
@@ -1209,6 +1284,7 @@ def roc_fixed_laplace(
     *,
     n_thresholds: int = 1024,
     bounds: tuple[float, float] = (0.0, 1.0),
+    n: int | None = None,
 ) -> PrivateRoc:
     """BASELINE: the naive Laplace ROC curve Chen 2018 §4.3.2 argues against.
 
@@ -1217,7 +1293,9 @@ def roc_fixed_laplace(
     same rate computation and isotonic regression as PriROC, so the comparison isolates the
     effect of the one-sided range publisher and of the data-dependent thresholds.
 
-    Privacy: epsilon-DP under add/remove and under replace-one (each count moves by <= 1).
+    Privacy: epsilon-DP (each count moves by <= 1) under add/remove and replace-one when ``n``
+    (the public row count, declared by the data owner) is given; with ``n`` omitted ``n0 = len
+    - ñ1`` uses ``len(labels)``, public under replace-one only, and the result says so.
     Returned as a :class:`PrivateRoc` with ``strategy="fixed_laplace_baseline"``.
 
     References: Chen 2018 §4.3.2 ("high sensitivity (2|Θ| + 1)"); Chen et al. 2016 §3.2.
@@ -1225,7 +1303,8 @@ def roc_fixed_laplace(
     from sklearn.isotonic import IsotonicRegression
 
     y, p, lower, upper = _check_scored(labels, scores, "scores", bounds)
-    n = y.size
+    declared = n is not None
+    n = public_n(n, y.size, "replace-one")
     epsilon = check_epsilon(epsilon)
     n_thresholds = check_positive_int(n_thresholds, "n_thresholds", minimum=2,
                                       maximum=MAX_THRESHOLDS)
@@ -1252,7 +1331,8 @@ def roc_fixed_laplace(
         strategy="fixed_laplace_baseline", publisher="laplace", s=int(math.log2(n_thresholds)),
         epsilon=epsilon, epsilon_parts=_parts(epsilon, counts=epsilon), n=int(n),
         guarantee=f"{eps_text(epsilon)}-DP (Laplace, L1 sensitivity 2N + 1)",
-        neighbours="add/remove or replace-one",
+        neighbours=("add/remove or replace-one (public n)" if declared
+                    else "replace-one (n = len(labels) public)"),
     )
 
 
@@ -1339,6 +1419,33 @@ def _adjust_bins(sizes: np.ndarray, threshold: float, epsilon: float, rng) -> li
     return groups
 
 
+def binned_residuals_defaults(n: int, epsilon: float,
+                              split: tuple[float, float, float] = (0.15, 0.15, 0.7),
+                              s: int | None = None, gamma: float = 0.9,
+                              threshold: float | None = None, neighbours: str = "replace-one"
+                              ) -> tuple[int, float]:
+    """PriBRP's depth ``s`` and Alg. 14 threshold ``θ`` from public inputs alone.
+
+    ``s = max{t : 2^t <= sqrt(n)}`` clipped to ``[1, MAX_LEVELS]`` unless given, and ``θ =
+    n/(2^s·2) + 2b·ln(2/γ)``, ``b = 2·factor/(split[1]·eps)`` (``factor`` 2 under replace-one,
+    1 under add/remove), unless given; ``n`` is the public row count (declared by the data
+    owner), so both are the same on neighbours of any size and the door decides them before
+    the data is read."""
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    fractions = [check_positive(f, "split") for f in split] if len(split) == 3 else None
+    if fractions is None or not math.isclose(math.fsum(fractions), 1.0, rel_tol=1e-9):
+        raise ValueError(f"split must be three positive fractions summing to 1, got {split!r}")
+    gamma = _check_fraction(gamma, "gamma")
+    factor = _check_neighbours(neighbours)
+    s = (min(MAX_LEVELS, max(1, int(math.floor(math.log2(math.sqrt(n))))))
+         if s is None else check_positive_int(s, "s", maximum=MAX_LEVELS))
+    if threshold is None:
+        b = 2.0 / (fractions[1] * epsilon / factor)
+        threshold = n / (2.0**s * 2.0) + 2.0 * b * math.log(2.0 / gamma)
+    return s, float(check_finite_array(np.atleast_1d(threshold), "threshold")[0])
+
+
 def private_binned_residual_plot(
     labels,
     probabilities,
@@ -1351,6 +1458,7 @@ def private_binned_residual_plot(
     threshold: float | None = None,
     median_variant: str = "nrs",
     neighbours: str = "replace-one",
+    n: int | None = None,
 ) -> PrivateBinnedResiduals:
     """PriBRP: an epsilon-DP binned residual plot of a logistic model (Chen 2018 Alg. 13).
 
@@ -1387,6 +1495,10 @@ def private_binned_residual_plot(
         gets ε2/2 (scales ``Lap(4/ε2)``) — and (ii) two bins' sums change — the sums get
         twice the text's sensitivities. The size noise ``Lap(2/(ε3/2))`` is the text's in both
         modes (it is already the replace-one calibration).
+    n : int, optional
+        The public row count (declared by the data owner) that ``s`` and ``θ`` are decided
+        from (:func:`binned_residuals_defaults`). Omitted: the number of records under
+        replace-one; required under add/remove (:func:`public_n`).
 
     Returns
     -------
@@ -1400,7 +1512,8 @@ def private_binned_residual_plot(
 
     Notes
     -----
-    Privacy: epsilon-DP by sequential composition (Chen 2018 Thm 14): ε1 (Thm 11), ε2 (Thm 13:
+    Privacy: epsilon-DP by sequential composition (Chen 2018 Thm 14), with ``s`` and ``θ``
+    functions of the public ``n`` and ``eps`` only: ε1 (Thm 11), ε2 (Thm 13:
     each merged bin is one SVT run; a changed record touches the run(s) holding its bin(s)),
     ε3 (per bin ε3/2 + ε3/4 + ε3/4, bins disjoint). One correction to the text: the sum of
     predictions in ``[l, r]`` has sensitivity r (not r - l) when a record enters or leaves
@@ -1412,20 +1525,12 @@ def private_binned_residual_plot(
     Chen 2018 §4.4.2, Alg. 12-14, eq. 4.8-4.12, Thm 13-14.
     """
     records, _, _ = _scored_records(labels, probabilities, "probabilities")
-    n = records.n
-    if n < 4:
-        raise ValueError(f"labels must hold at least 4 records (2 bins), got {n}")
+    factor = _check_neighbours(neighbours)
+    n = public_n(n, records.n, neighbours, minimum=4)
     epsilon = check_epsilon(epsilon)
     fractions = [check_positive(f, "split") for f in split] if len(split) == 3 else None
-    if fractions is None or not math.isclose(math.fsum(fractions), 1.0, rel_tol=1e-9):
-        raise ValueError(f"split must be three positive fractions summing to 1, got {split!r}")
-    gamma = _check_fraction(gamma, "gamma")
-    s = (min(MAX_LEVELS, max(1, int(math.floor(math.log2(math.sqrt(n))))))
-         if s is None else check_positive_int(s, "s", maximum=MAX_LEVELS))
-    if threshold is not None:
-        threshold = float(check_finite_array(np.atleast_1d(threshold), "threshold")[0])
+    s, threshold = binned_residuals_defaults(n, epsilon, split, s, gamma, threshold, neighbours)
     _median_cost_factor(median_variant, "median_variant")
-    factor = _check_neighbours(neighbours)
     rng = check_rng(rng)
 
     parts = _parts(epsilon, bins=fractions[0] * epsilon, adjust=fractions[1] * epsilon,
@@ -1443,9 +1548,6 @@ def private_binned_residual_plot(
 
     # Step 2 (Alg. 14): each SVT run gets eps2/factor; b is its threshold and query scale.
     eps_run = eps2 / factor
-    b = 2.0 / eps_run
-    if threshold is None:
-        threshold = n / (2.0**s * 2.0) + 2.0 * b * math.log(2.0 / gamma)
     groups = _adjust_bins(sizes, threshold, eps_run, rng)
     edges = np.concatenate(([0.0], [initial[stop] for _, stop in groups[:-1]], [1.0]))
 

@@ -28,7 +28,12 @@ post-processing:
   floating-point-safe logistic fit; ``fit_model(..., method="objective")`` keeps
   diffprivlib's for teaching runs (refused by the door in analyst mode).
 
-Neighbours: replace-one (bounded DP: n public, one row changed), as diffprivlib's models.
+Neighbours: one row added or removed, or one row replaced. Neither fit decides anything from
+the true row count: the regularisation, the noise scales and the noise grids are functions of a
+*public* row count ``n`` (declared by the data owner; the door passes the dataset's public
+shape), which enters only as a public normalising constant, and each sensitivity is bounded
+for both relations without it. With ``n`` omitted a direct caller's ``len(X)`` is used and the
+guarantee is then stated for replace-one neighbours only (the relation that fixes the size).
 The bounds (features, outcome) and the row norm are facts the data owner declares, never
 read from the data.
 """
@@ -58,8 +63,10 @@ __all__ = [
     "dp_logistic_regression",
 ]
 
-#: The neighbour relation of both fits.
-NEIGHBOURS = "replace-one (bounded DP): n public, one row changed"
+#: The neighbour relation of both fits given a public row count ``n``.
+NEIGHBOURS = "one row added or removed, or one row replaced (n public, declared)"
+#: ... and with ``n`` omitted (``len(X)`` stands for it; public only under replace-one).
+NEIGHBOURS_LEN = "replace-one (bounded DP): n = len(X) public, one row changed"
 
 #: The largest magnitude a declared bound may have: squares and products of bounds, times the
 #: number of terms, stay finite doubles.
@@ -129,7 +136,7 @@ def _check_range(bounds, d: int, name: str) -> tuple[np.ndarray, np.ndarray]:
 
 
 class Moments:
-    """What the functional mechanism reads of the data: the means of the clipped columns, then
+    """What the functional mechanism reads of the data: the sums of the clipped columns, then
     the sums of products of the clipped, centred columns. :class:`ArrayMoments` computes them
     in memory; ``dpwidgets.scored`` asks a query engine for them (two passes), so a curator
     never loads a table to fit a model. :func:`dp_linear_regression` accepts one in place of
@@ -139,8 +146,8 @@ class Moments:
     n: int
     d: int
 
-    def means(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-        """The ``d + 1`` means of the columns (features, then the outcome) clipped to
+    def sums(self, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+        """The ``d + 1`` sums of the columns (features, then the outcome) clipped to
         ``[lo, hi]``."""
         raise NotImplementedError
 
@@ -157,8 +164,8 @@ class ArrayMoments(Moments):
         self.table = np.column_stack((X, y))
         self.n, self.d = X.shape
 
-    def means(self, lo, hi):
-        return np.clip(self.table, lo, hi).mean(axis=0)
+    def sums(self, lo, hi):
+        return np.clip(self.table, lo, hi).sum(axis=0)
 
     def products(self, lo, hi, centre):
         c = np.clip(self.table, lo, hi) - centre
@@ -175,9 +182,10 @@ class LogisticSums:
     n: int
     d: int
 
-    def evaluate(self, theta: np.ndarray, data_norm: float, lam: float
+    def evaluate(self, theta: np.ndarray, data_norm: float, lam: float, n: float
                  ) -> tuple[float, np.ndarray, np.ndarray]:
-        """The objective, its gradient and its Hessian at ``theta``."""
+        """The objective ``(1/n) sum loss + (lam/2) |theta|^2`` (``n`` the public row count, a
+        constant; never the true count), its gradient and its Hessian at ``theta``."""
         raise NotImplementedError
 
 
@@ -209,8 +217,19 @@ def _centring_share(d: int) -> float:
     return min(0.2, 1.0 / (d + 2))
 
 
+def _public_rows(n, records: int) -> tuple[int, bool]:
+    """The public row count (``n`` if given, else ``records``: a direct caller's ``len(X)``)
+    and whether it was declared."""
+    if n is None:
+        return int(records), False
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or n < 1:
+        raise ValueError(f"n (the public row count) must be a positive integer, got {n!r}")
+    return int(n), True
+
+
 def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
-                         rng: np.random.Generator | None = None) -> DPRegression:
+                         rng: np.random.Generator | None = None, *,
+                         n: int | None = None) -> DPRegression:
     """Least squares with the functional mechanism (Zhang et al. 2012), diffprivlib's algorithm
     with its faults corrected (module docstring).
 
@@ -223,6 +242,10 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
         Public bounds, scalars or one pair per feature (declared by the data owner); values
         outside are clipped.
     rng : numpy.random.Generator, optional
+    n : int, optional
+        The public row count (declared by the data owner) that turns the noisy column sums
+        into the centring means. Omitted: ``len(X)``, and the guarantee is for replace-one
+        neighbours only.
 
     Returns
     -------
@@ -237,9 +260,12 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
 
     Notes
     -----
-    1. Clip X and y to their bounds. Release the d feature means and the outcome mean with
-       ``min(0.2, 1 / (d + 2)) epsilon`` (each mean's replace-one sensitivity is its width / n,
-       L1 over the d + 1 means), clamp them into the bounds, and centre X and y on them.
+    1. Clip X and y to their bounds. Release the d + 1 column sums with ``min(0.2, 1 / (d +
+       2)) epsilon``, each with the unit ``max(hi - lo, |lo|, |hi|)`` (one row moves a clipped
+       sum by at most ``hi - lo`` when replaced and ``max(|lo|, |hi|)`` when added or removed;
+       L1 over the d + 1 sums), divide them by the public ``n`` and clamp them into the
+       bounds: the centring means. (When the true count differs from ``n`` the centre is off,
+       which costs accuracy only; the sums' noise and grid never depend on the true count.)
     2. The objective ``sum (y - x w)^2 = sum y^2 - 2 w' X'y + w' X'X w``: release ``X'y``
        (d terms) and the upper triangle of ``X'X`` (d(d+1)/2 terms) with the rest of epsilon,
        each term's sensitivity the width of its range over the centred bounds (a product's
@@ -253,8 +279,12 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
        coefficient error ~5e12) this one stays bounded (~2e6, the size of the OLS
        coefficients themselves).
 
-    Privacy: epsilon-DP under replace-one neighbours by sequential composition of the two
-    releases (the bounds are public). Floating point: both releases go through
+    Privacy: epsilon-DP under add/remove and under replace-one neighbours by sequential
+    composition of the two releases (the bounds and ``n`` are public). Step 2's terms under
+    add/remove: one row adds or removes one product of centred values whose ranges contain 0
+    (the centre lies in the bounds), so it moves a term by at most ``max |corner|`` <= the
+    width used; the noise is the same for both relations. With ``n`` omitted, ``len(X)`` is
+    used in its place and the guarantee is for replace-one only (it fixes the size). Floating point: both releases go through
     :func:`~.mechanisms.laplace_reals`, on a power-of-two grid inside
     :func:`~.mechanisms.floating_point_safe`.
 
@@ -264,7 +294,8 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
     differential privacy", PVLDB 2012; diffprivlib 0.6 ``LinearRegression``.
     """
     moments = X if isinstance(X, Moments) and y is None else ArrayMoments(*_check_xy(X, y))
-    n, d = moments.n, moments.d
+    d = moments.d
+    n, declared = _public_rows(n, moments.n)
     epsilon = check_epsilon(epsilon)
     lo_x, hi_x = _check_range(bounds_X, d, "bounds_X")
     lo_y, hi_y = _check_range(bounds_y, 1, "bounds_y")
@@ -274,9 +305,10 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
 
     lo = np.concatenate((lo_x, lo_y))
     hi = np.concatenate((hi_x, hi_y))
-    means = laplace_reals(np.asarray(moments.means(lo, hi), dtype=float), d + 1, eps_means,
-                          rng=rng, unit=(hi - lo) / n, max_changed=d + 1)
-    means = np.clip(means, lo, hi)
+    unit = np.maximum(hi - lo, np.maximum(np.abs(lo), np.abs(hi)))  # both relations
+    sums = laplace_reals(np.asarray(moments.sums(lo, hi), dtype=float), d + 1, eps_means,
+                         rng=rng, unit=unit, max_changed=d + 1)
+    means = np.clip(sums / n, lo, hi)
     mx, my = means[:d], float(means[d])
     clo_x, chi_x, clo_y, chi_y = lo_x - mx, hi_x - mx, lo_y[0] - my, hi_y[0] - my
 
@@ -302,24 +334,38 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
         coef=w, intercept=my - float(mx @ w), epsilon=epsilon,
         epsilon_parts=MappingProxyType({"means": eps_means, "objective": eps_objective}),
         details=MappingProxyType({"terms": terms, "noise_scales": scales,
-                                  "eigenvalue_floor": floor}),
-        guarantee=f"{eps_text(epsilon)}-DP (replace-one; the functional mechanism of Zhang et al. 2012 "
-                  f"with bounds declared by the data owner)",
+                                  "eigenvalue_floor": floor, "n": n}),
+        guarantee=f"{eps_text(epsilon)}-DP ({'add/remove or replace-one' if declared else 'replace-one'}; "
+                  f"the functional mechanism of Zhang et al. 2012 with bounds declared by the "
+                  f"data owner{', public n' if declared else ''})",
+        neighbours=NEIGHBOURS if declared else NEIGHBOURS_LEN,
     )
 
 
-def _logistic_objective(theta: np.ndarray, Z: np.ndarray, s: np.ndarray, lam: float):
-    """``(1/n) sum log(1 + exp(-s z theta)) + (lam/2) |theta|^2`` and its gradient."""
+def _logistic_objective(theta: np.ndarray, Z: np.ndarray, s: np.ndarray, lam: float,
+                        n: float):
+    """``(1/n) sum log(1 + exp(-s z theta)) + (lam/2) |theta|^2`` and its gradient, ``n`` the
+    public row count (a constant: the sum runs over the rows there are)."""
     margin = s * (Z @ theta)
-    loss = np.logaddexp(0.0, -margin).mean() + 0.5 * lam * theta @ theta
+    loss = np.logaddexp(0.0, -margin).sum() / n + 0.5 * lam * theta @ theta
     weight = -s * np.exp(-np.logaddexp(0.0, margin))  # -s sigmoid(-margin)
-    grad = Z.T @ weight / Z.shape[0] + lam * theta
+    grad = Z.T @ weight / n + lam * theta
     return loss, grad
+
+
+def logistic_regularization(n: int, d: int, epsilon: float) -> float:
+    """The default lambda of :func:`dp_logistic_regression`: ``sqrt(2 sqrt(d + 1) / (n
+    epsilon)) / 8`` for the public row count ``n`` (declared; never the true count), ``d``
+    features and the budget. It trades the noise ``~ 2 sqrt(d + 1) / (n lambda epsilon)``
+    against the shrinkage; the factor 1/8 was the best of 1/50 to 3 on Chen 2018's logistic
+    scenarios M1 (n = 500, 2,000) and M2 (n = 2,000) at epsilon 0.5, 1 and 5."""
+    return math.sqrt(2.0 * math.sqrt(d + 1) / (n * epsilon)) / 8.0
 
 
 def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
                            rng: np.random.Generator | None = None, *,
-                           regularization: float | None = None) -> DPRegression:
+                           regularization: float | None = None,
+                           n: int | None = None) -> DPRegression:
     """L2-regularised logistic regression by output perturbation (Chaudhuri et al. 2011, Alg. 1).
 
     Parameters
@@ -332,10 +378,12 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
         Public bound on a row's L2 norm (declared by the data owner); rows are scaled down to it.
     rng : numpy.random.Generator, optional
     regularization : float, optional
-        lambda of the objective; default ``sqrt(2 sqrt(d + 1) / (n epsilon)) / 8`` (public: n,
-        d and epsilon). It trades the noise ``~ 2 sqrt(d + 1) / (n lambda epsilon)`` against
-        the shrinkage; the factor 1/8 was the best of 1/50 to 3 on Chen 2018's logistic
-        scenarios M1 (n = 500, 2,000) and M2 (n = 2,000) at epsilon 0.5, 1 and 5.
+        lambda of the objective; default :func:`logistic_regularization` of the public ``n``,
+        d and epsilon.
+    n : int, optional
+        The public row count (declared by the data owner): the objective's normalising
+        constant and the default lambda's. Omitted: ``len(X)``, and the guarantee is for
+        replace-one neighbours only.
 
     Returns
     -------
@@ -354,16 +402,25 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
     Notes
     -----
     Rows ``z = (x / data_norm, 1) / sqrt(2)`` (x scaled into the unit ball, an intercept
-    column) have ``|z| <= 1``; the loss ``log(1 + exp(-s theta z))``, ``s = 2y - 1``, is
-    1-Lipschitz in ``theta z``. The minimiser ``theta*`` of ``(1/n) sum loss + (lambda/2)
-    |theta|^2`` moves by at most ``2 / (n lambda)`` in L2 when one row is replaced
-    (Chaudhuri et al. 2011, Cor. 8); the computed minimiser is within ``g / lambda`` of
-    ``theta*`` for its gradient norm ``g <= LOGISTIC_GRADIENT_TOLERANCE`` (strong convexity),
-    so its L2 sensitivity is at most ``2 / (n lambda) + 2 g_max / lambda`` and its L1
-    sensitivity ``sqrt(d + 1)`` times that. Laplace noise of that L1 sensitivity through
-    :func:`~.mechanisms.laplace_reals` (floating-point safe inside the context) makes the
-    release epsilon-DP under replace-one neighbours; the coefficients are then rescaled to
-    the features' units (post-processing).
+    column) have ``|z| <= 1``; the loss ``l_z(theta) = log(1 + exp(-s theta z))``, ``s = 2y -
+    1``, is 1-Lipschitz in ``theta``. The objective is the sum over the rows there are,
+    ``J(theta) = sum l_z + (Lambda/2) |theta|^2`` with the public ``Lambda = n lambda``
+    (``n`` the public count: the averaged objective's ``1/n_true`` would make the
+    sensitivity ``2/(n_true lambda)`` a function of the private count); it is minimised as
+    ``J / n``, the same minimiser.
+
+    Proof of the sensitivity (Chaudhuri et al. 2011, Lemma 7 / Cor. 8 with ``G = J' - J``):
+    J is Lambda-strongly convex and a neighbour's ``J' = J + G`` with G the added or removed
+    ``l_z`` (1-Lipschitz) or ``l_z' - l_z`` (2-Lipschitz), so ``|theta*' - theta*| <= 2 /
+    Lambda`` under either relation, whatever the true count. The computed minimiser has
+    ``|grad J / n| <= g_max = LOGISTIC_GRADIENT_TOLERANCE``, so it lies within ``g_max /
+    lambda`` of ``theta*`` (strong convexity of ``J / n``): its L2 sensitivity is at most
+    ``2 / Lambda + 2 g_max / lambda`` and its L1 sensitivity ``sqrt(d + 1)`` times that, all
+    public. Laplace noise of that L1 sensitivity through :func:`~.mechanisms.laplace_reals`
+    (floating-point safe inside the context; its grid is a function of that public bound)
+    makes the release epsilon-DP under add/remove and replace-one neighbours; the
+    coefficients are then rescaled to the features' units (post-processing). With ``n``
+    omitted ``len(X)`` stands for it and the guarantee is for replace-one only.
 
     References
     ----------
@@ -375,28 +432,29 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
         X, y = _check_xy(X, y)
         if not np.all((y == 0) | (y == 1)):
             raise ValueError("y must hold 0/1 labels")
-    n, d = (sums.n, sums.d) if sums is not None else X.shape
+    rows, d = (sums.n, sums.d) if sums is not None else X.shape
+    n, declared = _public_rows(n, rows)
     epsilon = check_epsilon(epsilon)
     data_norm = check_positive(data_norm, "data_norm")
-    lam = (math.sqrt(2.0 * math.sqrt(d + 1) / (n * epsilon)) / 8.0 if regularization is None
+    lam = (logistic_regularization(n, d, epsilon) if regularization is None
            else check_positive(regularization, "regularization"))
     rng = check_rng(rng)
     if sums is not None:  # in a query engine: damped Newton, one pass per evaluation
-        theta, grad = _damped_newton(lambda th: sums.evaluate(th, data_norm, lam), d + 1,
+        theta, grad = _damped_newton(lambda th: sums.evaluate(th, data_norm, lam, n), d + 1,
                                     LOGISTIC_GRADIENT_TOLERANCE / 4)
     else:
         norms = np.linalg.norm(X, axis=1)
         scale = np.where(norms > data_norm, data_norm / np.maximum(norms, 1e-300), 1.0)
-        Z = np.column_stack((X * scale[:, None] / data_norm, np.ones(n))) / math.sqrt(2.0)
+        Z = np.column_stack((X * scale[:, None] / data_norm, np.ones(rows))) / math.sqrt(2.0)
         s = 2.0 * y - 1.0
-        fit = optimize.minimize(_logistic_objective, np.zeros(d + 1), args=(Z, s, lam),
+        fit = optimize.minimize(_logistic_objective, np.zeros(d + 1), args=(Z, s, lam, n),
                                 jac=True, method="L-BFGS-B",
                                 options={"gtol": 1e-12, "ftol": 0.0, "maxiter": 10_000})
         theta = fit.x
-        if not np.linalg.norm(_logistic_objective(theta, Z, s, lam)[1]) <= (
+        if not np.linalg.norm(_logistic_objective(theta, Z, s, lam, n)[1]) <= (
                 LOGISTIC_GRADIENT_TOLERANCE):
-            theta = _newton(theta, Z, s, lam)
-        grad = _logistic_objective(theta, Z, s, lam)[1]
+            theta = _newton(theta, Z, s, lam, n)
+        grad = _logistic_objective(theta, Z, s, lam, n)[1]
     if not np.linalg.norm(grad) <= LOGISTIC_GRADIENT_TOLERANCE:
         raise ValueError("the logistic minimiser could not be certified (gradient norm above "
                          "LOGISTIC_GRADIENT_TOLERANCE); only a certified minimiser is released")
@@ -408,9 +466,11 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
         coef=coef, intercept=float(noisy[d] / math.sqrt(2.0)), epsilon=epsilon,
         epsilon_parts=MappingProxyType({"model": epsilon}),
         details=MappingProxyType({"regularization": lam, "l1_sensitivity": l1,
-                                  "noise_scale": l1 / epsilon}),
-        guarantee=f"{eps_text(epsilon)}-DP (replace-one; output perturbation, Chaudhuri et al. 2011 "
-                  f"Alg. 1, rows scaled to the declared norm {data_norm:g})",
+                                  "noise_scale": l1 / epsilon, "n": n}),
+        guarantee=f"{eps_text(epsilon)}-DP ({'add/remove or replace-one' if declared else 'replace-one'}; "
+                  f"output perturbation, Chaudhuri et al. 2011 Alg. 1, rows scaled to the "
+                  f"declared norm {data_norm:g}{', public n' if declared else ''})",
+        neighbours=NEIGHBOURS if declared else NEIGHBOURS_LEN,
     )
 
 
@@ -436,14 +496,15 @@ def _damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
     return theta, grad
 
 
-def _newton(theta: np.ndarray, Z: np.ndarray, s: np.ndarray, lam: float) -> np.ndarray:
+def _newton(theta: np.ndarray, Z: np.ndarray, s: np.ndarray, lam: float, n: float
+            ) -> np.ndarray:
     """A few Newton steps from ``theta`` (the objective is smooth and lambda-strongly convex),
     to bring the gradient norm below the certification tolerance."""
     for _ in range(20):
-        _, grad = _logistic_objective(theta, Z, s, lam)
+        _, grad = _logistic_objective(theta, Z, s, lam, n)
         if np.linalg.norm(grad) <= LOGISTIC_GRADIENT_TOLERANCE / 4:
             break
         p = np.exp(-np.logaddexp(0.0, -(Z @ theta)))  # sigmoid(z theta)
-        hessian = (Z.T * (p * (1.0 - p))) @ Z / Z.shape[0] + lam * np.eye(theta.size)
+        hessian = (Z.T * (p * (1.0 - p))) @ Z / n + lam * np.eye(theta.size)
         theta = theta - np.linalg.solve(hessian, grad)
     return theta

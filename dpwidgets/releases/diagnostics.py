@@ -16,12 +16,19 @@ predictions are as confidential as the data, and the diagnostic's guarantee is g
 model), ``model="public"`` applies public coefficients such as a ``"fit_model"`` release's. See
 :func:`model_predictions`. Neighbours: one row added or removed (the text's bounded variant is
 stated in each engine docstring).
+
+The public row count. ``validate`` decides every default from the dataset's *public* shape
+(``shape[0]``: the owner's declared ``rows=`` of a table's ``"rows"`` view, the shape of an
+``add_dataset`` array, which that API makes public) and writes it into the canonical parameters
+as ``n``, with every budget split, grid, depth and threshold derived from it; ``run`` passes
+that ``n`` to the engine, which never decides anything from the true (bounded, cleaned) row
+count. Two neighbouring tables of different true sizes therefore get the same parameters,
+``epsilon_parts``, grids, numbers of thresholds and bins, label and guarantee.
 """
 
 from __future__ import annotations
 
 import hashlib
-import math
 from collections.abc import Callable
 
 import numpy as np
@@ -230,6 +237,7 @@ def _fit_validate(params: dict, shape: tuple) -> dict:
     p = dict(params)
     out = _model_validate(p, shape)
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
+    out["n"] = _public_rows(shape, 2, "a DP fit")
     if out["kind"] == "ols":
         ranges = getattr(shape, "ranges", None)
         if ("bounds_X" not in p and "bounds_y" not in p and out["outcome"] == "y"
@@ -248,12 +256,17 @@ def _fit_validate(params: dict, shape: tuple) -> dict:
         if "data_norm" not in p:
             raise ValueError("a DP logistic fit needs data_norm= (public bound on a row's L2 norm)")
         out["data_norm"] = check_positive(p.pop("data_norm"), "data_norm")
+        from ..engine.regression import logistic_regularization
+
+        reg = p.pop("regularization", None)
+        out["regularization"] = (logistic_regularization(out["n"], shape[1] - 1, out["epsilon"])
+                                 if reg is None else check_positive(reg, "regularization"))
     _unknown(p, "fit_model")
     return out
 
 
 def _fit_run(table, p: dict, rng: np.random.Generator):
-    from ..datasets.regression import fit_model
+    from ..engine.regression import dp_linear_regression, dp_logistic_regression
     from ..tables import RowsQuery
 
     if isinstance(table, RowsQuery):  # a table in its query engine: the fit reads sums
@@ -262,11 +275,19 @@ def _fit_run(table, p: dict, rng: np.random.Generator):
         return table_fit(table, p, rng)
 
     X, y = table[:, :-1], _transform_outcome(table[:, -1], p["outcome"])
-    extra = (
-        {"bounds_X": (p["bounds_X"][0], p["bounds_X"][1]), "bounds_y": tuple(p["bounds_y"])}
-        if p["kind"] == "ols" else {"data_norm": p["data_norm"]}
-    )
-    return fit_model(X, y, p["kind"], private=True, epsilon=p["epsilon"], rng=rng, **extra)
+    if p["kind"] == "ols":
+        return dp_linear_regression(X, y, p["epsilon"], (p["bounds_X"][0], p["bounds_X"][1]),
+                                    tuple(p["bounds_y"]), rng=rng, n=p["n"])
+    return dp_logistic_regression(X, y, p["epsilon"], p["data_norm"], rng=rng, n=p["n"],
+                                  regularization=p["regularization"])
+
+
+def _public_rows(shape: tuple, minimum: int, what: str) -> int:
+    """The public row count: ``shape[0]`` of the dataset's public shape (a ``"rows"`` view's
+    declared ``rows=``), checked against ``minimum`` before anything is charged."""
+    if shape[0] < minimum:
+        raise ValueError(f"{what} needs at least {minimum} records, the table has {shape[0]}")
+    return int(shape[0])
 
 
 def _neighbours(p: dict) -> str:
@@ -291,8 +312,13 @@ def _rp_validate(params: dict, shape: tuple) -> dict:
     out["publisher"] = _publisher(p.pop("publisher", "dawa"), 2)
     rho = p.pop("rho", None)
     out["rho"] = None if rho is None else _fraction(rho, "rho")
-    out["grid"] = _optional_int(p, "grid", _diagnostics().MAX_GRID)
+    grid = _optional_int(p, "grid", _diagnostics().MAX_GRID)
     out["theta"] = _fraction(p.pop("theta", 0.95), "theta")
+    # epsilon1 and the grid from the public row count (Chen 2018 §4.2.2), never the true one.
+    out["n"] = _public_rows(shape, 2, "a residual plot")
+    out["epsilon1"], out["grid"] = _diagnostics().residual_plot_defaults(
+        out["n"], out["epsilon"], out["theta"],
+        None if out["rho"] is None else out["rho"] * out["epsilon"], grid)
     for name in ("mu_predicted", "mu_residual"):
         out[name] = check_positive(p.pop(name, 1.0), name)
     for name in ("center_predicted", "center_residual"):
@@ -319,15 +345,14 @@ def _roc_validate(params: dict, shape: tuple) -> dict:
         raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
     out["thresholds"] = thresholds
     s = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
-    if s is None:  # n (the table's length) and epsilon are public
-        s = (_diagnostics().fixed_space_levels(max(shape[0], 1), out["epsilon"])
-             if thresholds == "fixed" and not text else None)
+    out["n"] = n = _public_rows(shape, 2, "a ROC curve")
+    if s is None:  # from the public row count and epsilon: the same for every true size
+        s = (_diagnostics().fixed_space_levels(n, out["epsilon"])
+             if thresholds == "fixed" and not text else _diagnostics()._default_s(n))
     out["s"] = s
     out["publisher"] = _publisher(p.pop("publisher", "dawa" if text else "hb"), 1)
     if thresholds == "recursive_medians":  # each median's budget, before anything is charged
-        _diagnostics().median_budget(out["rho"] * out["epsilon"],
-                                     s or _diagnostics()._default_s(max(shape[0], 2)),
-                                     out["neighbours"])
+        _diagnostics().median_budget(out["rho"] * out["epsilon"], s, out["neighbours"])
     return _finish(p, out, shape, "roc_curve", "a ROC curve")
 
 
@@ -338,12 +363,13 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
     out["neighbours"] = _neighbours(p)
     # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3, Fig. 4.15).
     out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
-    out["s"] = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
-    n = max(shape[0], 4)  # each median's budget, before anything is charged (PriBRP's depth rule)
-    _diagnostics().median_budget(
-        out["rho"] * out["epsilon"],
-        out["s"] or min(_diagnostics().MAX_LEVELS, max(1, int(math.floor(math.log2(math.sqrt(n)))))),
-        out["neighbours"])
+    s = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
+    # The depth and Alg. 14's threshold from the public row count (never the true one).
+    out["n"] = _public_rows(shape, 4, "a binned residual plot")
+    out["s"], out["threshold"] = _diagnostics().binned_residuals_defaults(
+        out["n"], out["epsilon"], _brp_split(out), s, neighbours=out["neighbours"])
+    # each median's budget, before anything is charged
+    _diagnostics().median_budget(out["rho"] * out["epsilon"], out["s"], out["neighbours"])
     return _finish(p, out, shape, "binned_residuals", "a binned residual plot", minimum=4)
 
 
@@ -373,13 +399,12 @@ def _on_model(engine_function: str, inputs: tuple[str, ...], options: Callable[[
 _rp_run = _on_model("private_residual_plot", ("predicted", "residuals"), lambda p: {
     "publisher": p["publisher"], "theta": p["theta"], "mu_predicted": p["mu_predicted"],
     "mu_residual": p["mu_residual"], "center_predicted": p["center_predicted"],
-    "center_residual": p["center_residual"], "grid": p["grid"],
-    "epsilon1": None if p["rho"] is None else p["rho"] * p["epsilon"],
-    "neighbours": p["neighbours"]})
+    "center_residual": p["center_residual"], "grid": p["grid"], "epsilon1": p["epsilon1"],
+    "neighbours": p["neighbours"], "n": p["n"]})
 _roc_run = _on_model("private_roc_curve", ("outcome", "predicted"), lambda p: {
     "rho": p["rho"], "s": p["s"], "thresholds": p["thresholds"], "publisher": p["publisher"],
-    "neighbours": p["neighbours"],
-    "defaults": "text"})  # every parameter is explicit: "text" only fills s for recursive medians
+    "neighbours": p["neighbours"], "n": p["n"],
+    "defaults": "text"})  # every parameter is explicit (decided in validate)
 
 
 def _publisher_private(p: dict) -> bool:
@@ -389,10 +414,14 @@ def _publisher_private(p: dict) -> bool:
 
     return bool(PUBLISHERS[p["publisher"]].private)
 
-# ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3).
+def _brp_split(p: dict) -> tuple[float, float, float]:
+    """ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3)."""
+    return (p["rho"], p["rho"], 1.0 - 2.0 * p["rho"])
+
+
 _brp_run = _on_model("private_binned_residual_plot", ("outcome", "predicted"), lambda p: {
-    "split": (p["rho"], p["rho"], 1.0 - 2.0 * p["rho"]), "s": p["s"],
-    "neighbours": p["neighbours"]})
+    "split": _brp_split(p), "s": p["s"], "threshold": p["threshold"],
+    "neighbours": p["neighbours"], "n": p["n"]})
 
 
 def _public(*arrays: str, parts: bool = True, **scalars):

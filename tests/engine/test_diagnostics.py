@@ -157,7 +157,7 @@ def test_prirp_other_publishers_and_overrides():
     for publisher in ("identity", "hb", "ag"):
         res = private_residual_plot(pts[:, 0], pts[:, 1], 1.0, np.random.default_rng(0),
                                     publisher=publisher, grid=8, epsilon1=0.2,
-                                    center_predicted=25.0, neighbours="add/remove")
+                                    center_predicted=25.0, neighbours="add/remove", n=1000)
         assert res.grid == 8 and res.epsilon_parts["histogram"] == pytest.approx(0.8)
         assert res.bounds_predicted.center == 25.0
         _budget_exact(res)
@@ -441,7 +441,7 @@ def test_priroc_neighbours_sets_the_histogram_budgets(neighbours, monkeypatch):
     monkeypatch.setattr(diag, "_publish", spy)
     y, p = binormal_scores(500, 0.8, np.random.default_rng(1))
     roc = private_roc_curve(y, p, 1.0, np.random.default_rng(2), neighbours=neighbours,
-                            defaults="text")
+                            defaults="text", n=500)
     _budget_exact(roc)
     eps2 = 0.8
     expected = eps2 / 2 if neighbours == "replace-one" else eps2
@@ -451,7 +451,7 @@ def test_priroc_neighbours_sets_the_histogram_budgets(neighbours, monkeypatch):
     key = "tp" if neighbours == "replace-one" else "tp_fp"
     assert key in roc.epsilon_parts
     seen.clear()  # the default (fixed thresholds): all of eps goes to the two histograms
-    roc = private_roc_curve(y, p, 1.0, np.random.default_rng(2), neighbours=neighbours)
+    roc = private_roc_curve(y, p, 1.0, np.random.default_rng(2), neighbours=neighbours, n=500)
     assert seen == [pytest.approx(0.5 if neighbours == "replace-one" else 1.0)] * 2
 
 
@@ -466,7 +466,7 @@ def test_priroc_add_remove_has_a_quarter_of_the_count_variance():
         errors = []
         for _ in range(10):
             roc = private_roc_curve(y, p, 1.0, rng, thresholds="fixed", s=8,
-                                    publisher="identity", neighbours=neighbours)
+                                    publisher="identity", neighbours=neighbours, n=2000)
             k = _interval_index(p, roc.thresholds)
             errors += [roc.noisy_tp - np.bincount(k[y == 1], minlength=256),
                        roc.noisy_fp - np.bincount(k[y == 0], minlength=256)]
@@ -480,7 +480,8 @@ def test_priroc_with_tied_and_constant_scores(neighbours):
     y = (np.random.default_rng(3).random(5000) < 0.4).astype(int)
     tied = np.round(np.random.default_rng(5000).random(5000), 1)
     for scores in (tied, np.full(5000, 0.7)):
-        roc = private_roc_curve(y, scores, 50.0, np.random.default_rng(0), neighbours=neighbours)
+        roc = private_roc_curve(y, scores, 50.0, np.random.default_rng(0), neighbours=neighbours,
+                                n=5000)
         _budget_exact(roc)
         assert np.all(np.diff(roc.thresholds) < 0)
         assert roc.thresholds.size <= 2**10 + 1
@@ -510,7 +511,7 @@ def test_pribrp_tells_m1_from_m2():
         shaped = {
             m: [shape_distance(r.mean_predicted, r.mean_residual, *ref)
                 for r in (private_binned_residual_plot(y, p, 1.0, np.random.default_rng(100 + k),
-                                                       neighbours=neighbours)
+                                                       neighbours=neighbours, n=20_000)
                           for k in range(20))]
             for m, (y, p) in fits.items()
         }
@@ -524,7 +525,8 @@ def test_pribrp_passes_its_neighbour_relation_to_the_medians(neighbours):
     # neighbour relation (gamma per median under add/remove, gamma/2 under replace-one): the
     # same seed gives bit-identical thresholds (the medians draw first). n = 5000, seed 10.
     y, p = _logistic_fit("M2", 5000, 9)
-    res = private_binned_residual_plot(y, p, 0.5, np.random.default_rng(10), neighbours=neighbours)
+    res = private_binned_residual_plot(y, p, 0.5, np.random.default_rng(10), neighbours=neighbours,
+                                       n=5000)
     expected = s_recursive_medians(p, res.epsilon_parts["bins"], res.s, 0.0, 1.0,
                                    rng=np.random.default_rng(10), neighbours=neighbours)
     np.testing.assert_array_equal(res.initial_bins[1:-1], expected)
