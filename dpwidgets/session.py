@@ -504,6 +504,11 @@ class Session:
         ReleaseFailed
             Analyst mode: the mechanism failed on the data (fixed message; cost charged).
         """
+        return self._release(dataset, mechanism, label, run, params)
+
+    def _release(self, dataset, mechanism, label, run, params: dict,
+                 idempotency_key: str | None = None) -> Release:
+        """:meth:`release`, with the curator's idempotency key (see ``_charge``)."""
         ds = self._dataset(dataset)
         try:
             if isinstance(run, bool) or not isinstance(run, int | np.integer) or run < 0:
@@ -522,6 +527,12 @@ class Session:
         guarantee = catalog.guarantee(ds, mech, p, epsilon, sealed=not self.teaching)
         with self._lock:
             cached = self._store.get(ds.ledger_name, key)
+            claim = None
+            if cached is None and not self.teaching:
+                # Charge before the data is read. With an idempotency key the charge is a
+                # claim, which may find the output another attempt with that key stored.
+                claim = self._charge(ds, epsilon, label, key, idempotency_key)
+                cached = claim.stored if claim is not None else None
             if cached is not None:
                 release = Release(
                     ds.ledger_name, mech.name, cached["label"], cached["params"],
@@ -534,12 +545,19 @@ class Session:
             if self.teaching:
                 result, output, overdraft = self._run_teaching(ds, mech, p, epsilon, label, key)
             else:
-                self._charge(ds, epsilon, label, key)
-                result, output = self._run_sealed(ds, mech, p, epsilon)
+                try:
+                    result, output = self._run_sealed(ds, mech, p, epsilon)
+                except ReleaseFailed:
+                    if claim is not None:
+                        claim.failed()
+                    raise
                 overdraft = False
             row = {"mechanism": mech.name, "label": label, "params": p, "epsilon": epsilon,
                    "output": output, "time": time.time()}
-            self._store.put(ds.ledger_name, key, row)
+            stored = self._store.put(ds.ledger_name, key, row)  # the first output stored wins
+            if claim is not None:
+                claim.done()
+                output, row = stored["output"], stored
             if self.teaching:
                 # In-process only: the engine result (with its secret state) is never persisted.
                 row["result"], row["overdraft"] = result, overdraft
@@ -551,8 +569,15 @@ class Session:
         self._notify({"kind": "release", "dataset": ds.name, "release": release})
         return release
 
-    def _charge(self, ds: Entry, epsilon: float, label: str, key: str) -> None:
-        """Analyst mode: charge before the data is read (a refusal reads nothing)."""
+    def _charge(self, ds: Entry, epsilon: float, label: str, key: str,
+                idempotency_key: str | None = None):
+        """Analyst mode: charge before the data is read (a refusal reads nothing).
+
+        Returns ``None``; a curator's door (``idempotency_key``) returns its claim on the key:
+        ``claim.stored`` (another attempt's output, to replay), ``claim.done()`` once the
+        output is stored, ``claim.failed()`` if the run failed."""
+        if idempotency_key is not None:
+            raise ValueError("idempotency keys are a curator's (dpwidgets.curator)")
         ledger = self._ledgers[ds.name]
         # A key charged by a process whose output was lost is charged afresh: fresh noise
         # is never handed out for free.

@@ -27,7 +27,7 @@ from ..engine.errors import (
 from ..export import release_table, sidecar
 from ..mechanism import MECHANISMS
 from ..store import encode_output
-from .door import Curator
+from .door import Curator, ReleaseInProgress
 
 __all__ = ["create_app"]
 
@@ -223,6 +223,9 @@ def create_app(curator: Curator):
                                       **params)
         except (ReleaseRefused, ReleaseFailed) as exc:
             return answer(who, name, mech, params, exc, idempotency_key)
+        except ReleaseInProgress as exc:  # another attempt with this key runs: retry later
+            return JSONResponse({"error": str(exc)}, status_code=503,
+                                headers={"Retry-After": "1"})
         curator.audit.record(analyst=who, dataset=name, mechanism=mech, params=r.params,
                              epsilon=r.epsilon, outcome="released" if r.charged else "replayed",
                              status=200, key=idempotency_key)

@@ -7,6 +7,7 @@ Example (every path is relative to the file)::
     analysts = "analysts.json"         # written by `dpwidgets curator add-analyst`
     audit = "audit.sqlite"
     memory_limit = "2GB"               # DuckDB spills to disk beyond it (bounded queries)
+    claim_lease = 600                  # s a release may run before a replica takes it over
 
     [datasets.visits]
     source = "visits.parquet"          # .parquet, .csv, .duckdb (+ table=), a database URL
@@ -81,6 +82,7 @@ class CuratorConfig:
     analysts: Path
     audit: Path
     datasets: dict[str, DatasetConfig]
+    claim_lease: float | None = None  # None: dpwidgets.curator.door.CLAIM_LEASE
 
     def view(self, name: str) -> tuple[DatasetConfig, ViewConfig]:
         """The dataset and view behind an analyst-facing name ``"<dataset>/<view>"``."""
@@ -161,7 +163,7 @@ def load_config(path: str | os.PathLike) -> CuratorConfig:
         raw = tomllib.load(fh)
     base = path.parent
     cur = raw.get("curator", {})
-    unknown = set(cur) - {"ledger", "analysts", "audit", "memory_limit"}
+    unknown = set(cur) - {"ledger", "analysts", "audit", "memory_limit", "claim_lease"}
     if unknown:
         raise ValueError(f"[curator]: unknown keys {sorted(unknown)}")
     memory = cur.get("memory_limit")
@@ -176,4 +178,13 @@ def load_config(path: str | os.PathLike) -> CuratorConfig:
         analysts=Path(_relative(base, cur.get("analysts", "analysts.json"))),
         audit=Path(_relative(base, cur.get("audit", "audit.sqlite"))),
         datasets=datasets,
+        claim_lease=_lease(cur.get("claim_lease")),
     )
+
+
+def _lease(value) -> float | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"[curator] claim_lease is a number of seconds > 0, got {value!r}")
+    return float(value)

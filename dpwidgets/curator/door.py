@@ -7,9 +7,26 @@ release is charged, in one transaction, to the dataset's cap (shared by every an
 the analyst's own cap on it, before the data is read.
 
 Idempotency: the client sends a key with each release. A retry with the same key charges
-nothing again; if the first attempt's output was stored it is replayed, if it failed on the
-data the failure is repeated (never rerun for free), and if the curator died before either
-(the output never left it) the release runs once more under the charge already recorded.
+nothing again and gets the one output the key paid for, whichever replica it reaches. The
+charge is a *claim* in the ledger, recorded in the spend's own transaction
+(:meth:`~dpwidgets.engine.budget.PrivacyLedger.claim`): the attempt that holds it (a fresh
+owner id per attempt) and a lease, ``[curator] claim_lease`` seconds (default
+:data:`CLAIM_LEASE`, 10 minutes: longer than a slow release). Only the holder runs the
+release; it ends the claim when it has stored the output. Another attempt with the key:
+
+* if the output is stored, replays it;
+* while the holder's lease lasts, waits, polling the release store, for up to
+  :attr:`Curator.claim_wait` seconds, then replays the output; if the holder failed on the data
+  it repeats the failure (never rerun for free); if the wait ends first it answers
+  :class:`ReleaseInProgress` (HTTP 503: retry with the same key);
+* once the lease has run out with neither (the holder died, so its output never left it),
+  takes the claim over and runs the release once more under the charge already recorded.
+
+Budgets are keyed by the data's content (:meth:`~dpwidgets.tables.Table.fingerprint`), so one
+file declared as several datasets (a copy, a symlink, another name) has one budget: the
+dataset's cap and each analyst's cap on it. Declarations of the same content must declare the
+same ``total_epsilon`` (the curator refuses to start otherwise, naming both); an analyst with
+caps on several of them gets the smallest.
 """
 
 from __future__ import annotations
@@ -17,22 +34,35 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import os
 import secrets
+import socket
 import sqlite3
 import threading
 import time
+import uuid
 from pathlib import Path
 
 from ..catalog import _FAILED, Entry
 from ..engine.budget import BudgetExceededError, LedgerView, PrivacyLedger
-from ..engine.errors import ReleaseFailed
+from ..engine.errors import DPWidgetsError, ReleaseFailed
 from ..session import Session
 from ..store import ReleaseStore, canonical
 from ..tables import view_entries
 from .config import CuratorConfig
 
-__all__ = ["Analysts", "AuditLog", "Curator", "JointLedger"]
+__all__ = ["CLAIM_LEASE", "Analysts", "AuditLog", "Curator", "JointLedger", "ReleaseInProgress"]
+
+# Seconds an attempt holds its claim on an idempotency key before another replica may take it
+# over and run the release again (the holder is then presumed dead): longer than the slowest
+# release. ``[curator] claim_lease`` overrides it.
+CLAIM_LEASE = 600.0
+
+
+class ReleaseInProgress(DPWidgetsError):
+    """Another attempt with this idempotency key is running the release and its lease lasts:
+    retry with the same key later (this attempt charged nothing and read nothing)."""
 
 class Analysts:
     """The analysts file: names, hashed bearer tokens, roles and caps per dataset.
@@ -185,9 +215,90 @@ class JointLedger(LedgerView):
     def spend(self, epsilon: float, label: str = "release", *, key: str | None = None) -> bool:
         return self.mine.spend(epsilon, label, key=key, jointly=(self.shared,))
 
+    def claim(self, epsilon: float, label: str, *, key: str, owner: str, lease: float):
+        """Charge both caps and claim ``key`` (kept on the analyst's ledger), in one
+        transaction (:meth:`~dpwidgets.engine.budget.PrivacyLedger.claim`)."""
+        return self.mine.claim(epsilon, label, key=key, owner=owner, lease=lease,
+                               jointly=(self.shared,))
+
+    def claim_state(self, key: str):
+        return self.mine.claim_state(key)
+
+    def finish(self, key: str, owner: str, *, failed: bool = False) -> bool:
+        return self.mine.finish(key, owner, failed=failed)
+
     def close(self) -> None:
         self.mine.close()
         self.shared.close()
+
+
+class _Attempt:
+    """One release attempt with an idempotency key and its claim in the ledger (internal).
+
+    After :meth:`take`, ``stored`` is the output another attempt stored (replay it; nothing is
+    run) or ``None``: this attempt holds the claim, runs the release, then calls :meth:`done`
+    once the output is stored or :meth:`failed` if the run failed on the data."""
+
+    POLL = 0.05  # seconds between two looks at the release store while another attempt runs
+
+    def __init__(self, door: AnalystDoor, ds: Entry, store_key: str, idempotency_key: str):
+        self.door, self.ds, self.store_key = door, ds, store_key
+        self.idempotency_key = idempotency_key
+        self.key = f"{store_key}#{idempotency_key}"  # the spend's key, as before claims
+        self.owner = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
+        self.ledger = door._ledgers[ds.name]
+        self.stored: dict | None = None
+
+    def take(self, epsilon: float, label: str) -> _Attempt:
+        door, curator = self.door, self.door._curator
+        deadline = time.monotonic() + curator.claim_wait
+        while True:
+            try:
+                claim = self.ledger.claim(epsilon, label, key=self.key, owner=self.owner,
+                                          lease=curator.claim_lease)
+            except BudgetExceededError as exc:
+                door._notify({"kind": "refused", "dataset": self.ds.name, "message": str(exc)})
+                raise
+            if claim.held_by(self.owner):
+                if claim.resumed:
+                    # Under an earlier attempt's charge: it died, or (a key charged before
+                    # claims existed) failed on the data, which the audit log recorded.
+                    if curator.audit.failed(door.analyst, self.idempotency_key):
+                        self.failed()
+                        self._fail()
+                    self.stored = self._look()  # it stored its output, then died
+                    if self.stored is not None:
+                        self.done()
+                return self
+            # Another attempt holds the claim or ended it: wait for its output.
+            while True:
+                self.stored = self._look()
+                if self.stored is not None:
+                    return self
+                if claim is None or claim.state != "running":
+                    self._fail()  # it failed on the data (or its output is gone): repeat
+                if not claim.live:
+                    break  # its lease ran out: take the claim over
+                if time.monotonic() >= deadline:
+                    raise ReleaseInProgress(
+                        "a release with this Idempotency-Key is still running (on this or "
+                        "another replica of the curator); retry with the same key later. "
+                        "Nothing was charged again.")
+                time.sleep(min(self.POLL, max(0.0, claim.expires - claim.now)))
+                claim = self.ledger.claim_state(self.key)
+
+    def _look(self) -> dict | None:
+        return self.door._store.get(self.ds.ledger_name, self.store_key)
+
+    def _fail(self):
+        self.door._notify({"kind": "refused", "dataset": self.ds.name, "message": _FAILED})
+        raise ReleaseFailed(_FAILED)
+
+    def done(self) -> None:
+        self.ledger.finish(self.key, self.owner)
+
+    def failed(self) -> None:
+        self.ledger.finish(self.key, self.owner, failed=True)
 
 
 class AnalystDoor(Session):
@@ -196,7 +307,6 @@ class AnalystDoor(Session):
     def __init__(self, curator: Curator, analyst: str, caps: dict[str, float]):
         super().__init__("analyst", curator.config.ledger)
         self._curator, self.analyst, self._caps = curator, analyst, caps
-        self._local = threading.local()
         self._store = curator.store
         for ds in curator.config.datasets.values():
             if ds.name not in caps:
@@ -209,26 +319,21 @@ class AnalystDoor(Session):
 
     def _open_ledger(self, held: Entry, total_epsilon):
         dataset = held.name.partition("/")[0]
-        return self._curator.ledger(dataset, self.analyst, self._caps[dataset])
+        # One content, one cap: the smallest of this analyst's caps on its declarations.
+        budget = self._curator.budget_of(dataset)
+        cap = min(c for d, c in self._caps.items() if self._curator.budget_of(d) == budget)
+        return self._curator.ledger(dataset, self.analyst, cap)
 
-    def release_with_key(self, idempotency_key: str | None, *args, **kwargs):
-        self._local.key = idempotency_key
-        try:
-            return self.release(*args, **kwargs)
-        finally:
-            self._local.key = None
+    def release_with_key(self, idempotency_key: str | None, dataset: str | None,
+                         mechanism: str, *, label: str | None = None, run: int = 0, **params):
+        """:meth:`release` with the client's idempotency key (see the module docstring)."""
+        return self._release(dataset, mechanism, label, run, params, idempotency_key)
 
-    def _charge(self, ds: Entry, epsilon: float, label: str, key: str) -> None:
-        idem = getattr(self._local, "key", None)
-        if idem is None:
+    def _charge(self, ds: Entry, epsilon: float, label: str, key: str,
+                idempotency_key: str | None = None):
+        if idempotency_key is None:
             return super()._charge(ds, epsilon, label, key)
-        try:
-            fresh = self._ledgers[ds.name].spend(epsilon, label, key=f"{key}#{idem}")
-        except BudgetExceededError as exc:
-            self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
-            raise
-        if not fresh and self._curator.audit.failed(self.analyst, idem):
-            raise ReleaseFailed(_FAILED)
+        return _Attempt(self, ds, key, idempotency_key).take(epsilon, label)
 
 
 class Curator:
@@ -242,21 +347,53 @@ class Curator:
         # Next to the ledger: in its SQLite file, or in its PostgreSQL database, where every
         # replica replays what any of them released.
         self.store = ReleaseStore(config.ledger)
+        self.claim_lease = float(getattr(config, "claim_lease", None) or CLAIM_LEASE)
+        # How long a request waits for another attempt with its idempotency key to store its
+        # output before answering ReleaseInProgress (the client retries with the same key).
+        self.claim_wait = 60.0
         self._doors: dict[str, AnalystDoor] = {}
         self._ledgers: dict[tuple[str, str], JointLedger] = {}
         self._lock = threading.RLock()
+        self._fingerprints: dict[str, str] = {}
+        self._budgets: dict[str, str] = {}
+        first: dict[str, str] = {}
         for ds in config.datasets.values():  # records each cap once, before any analyst
             ds.table.check_schema()
-            PrivacyLedger(config.ledger, dataset=ds.name,
-                          total_epsilon=ds.total_epsilon).close()
+            fp = self._fingerprints[ds.name] = ds.table.fingerprint()  # one scan, in DuckDB
+            other = config.datasets[first.setdefault(fp, ds.name)]
+            if not math.isclose(other.total_epsilon, ds.total_epsilon):
+                raise ValueError(
+                    f"datasets {other.name!r} and {ds.name!r} hold the same data (the same "
+                    f"content) but declare different caps (total_epsilon {other.total_epsilon:g}"
+                    f" and {ds.total_epsilon:g}); one data, one budget: declare one cap for both")
+            with PrivacyLedger(config.ledger, dataset=ds.name, total_epsilon=ds.total_epsilon,
+                               fingerprint=fp) as ledger:
+                if not math.isclose(ledger.total_epsilon, ds.total_epsilon):
+                    # Found through its content under another name: the recorded cap stands.
+                    raise ValueError(
+                        f"dataset {ds.name!r} holds the same data as the budget "
+                        f"{ledger.dataset!r} recorded in {ledger.path} with a cap of "
+                        f"{ledger.total_epsilon:g}; its declared total_epsilon "
+                        f"{ds.total_epsilon:g} cannot change it: declare "
+                        f"{ledger.total_epsilon:g}")
+                self._budgets[ds.name] = ledger.dataset
+
+    def budget_of(self, dataset: str) -> str:
+        """The recorded name of the budget a declared dataset is charged to (one per content)."""
+        return self._budgets[dataset]
 
     def ledger(self, dataset: str, analyst: str, cap: float) -> JointLedger:
+        """The analyst's joint ledger on a declared dataset: the content's shared budget and
+        the analyst's own budget on that content (both found by name or fingerprint)."""
         with self._lock:
-            key = (dataset, analyst)
+            budget = self._budgets[dataset]
+            key = (budget, analyst)
             if key not in self._ledgers:
-                shared = PrivacyLedger(self.config.ledger, dataset=dataset)
-                mine = PrivacyLedger(self.config.ledger, dataset=f"{dataset}@{analyst}",
-                                     total_epsilon=cap)
+                fp = self._fingerprints[dataset]
+                shared = PrivacyLedger(self.config.ledger, dataset=budget, fingerprint=fp)
+                mine = PrivacyLedger(
+                    self.config.ledger, dataset=f"{shared.dataset}@{analyst}", total_epsilon=cap,
+                    fingerprint=hashlib.sha256(f"{fp}@{analyst}".encode()).hexdigest())
                 self._ledgers[key] = JointLedger(mine, shared)
             return self._ledgers[key]
 

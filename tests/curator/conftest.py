@@ -60,7 +60,7 @@ views.table = {{ kind = "rows", columns = ["page", "day", "device"], rows = 2000
 views.xy = {{ kind = "rows", columns = ["x", "y"], rows = 500 }}
 
 [datasets.other]
-source = "visits.parquet"
+source = "other.csv"
 total_epsilon = 1.0
 columns.page = {{ kind = "int", domain = [0, {pmax}] }}
 views.pages = {{ kind = "counts", columns = ["page"] }}
@@ -69,6 +69,8 @@ views.pages = {{ kind = "counts", columns = ["page"] }}
 
 def write_curator(tmp_path, frame: pd.DataFrame | None = None):
     (frame if frame is not None else visits_frame()).to_parquet(tmp_path / "visits.parquet")
+    # Other data: the same file declared twice would be one budget (one content, one cap).
+    visits_frame(seed=8, people=100)[["page"]].to_csv(tmp_path / "other.csv", index=False)
     path = tmp_path / "curator.toml"
     path.write_text(textwrap.dedent(CONFIG.format(max_rows=MAX_ROWS, pmax=PAGES - 1,
                                                   dmax=DAYS - 1)))

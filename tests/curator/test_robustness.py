@@ -73,6 +73,8 @@ def _charge_then_die(config_path, token_name: str, key: str) -> None:
 
 def test_kill_9_mid_release_loses_and_doubles_nothing(tmp_path):
     path, tokens = write_curator(tmp_path)
+    # The dead attempt's claim on the key is taken over once its lease has run out.
+    path.write_text(path.read_text().replace("[curator]\n", "[curator]\nclaim_lease = 2\n"))
     config = load_config(path)
     _charge_then_die(path, "alice", "retry-me")
     ledger = PrivacyLedger(config.ledger, dataset="visits@alice")
