@@ -74,6 +74,9 @@ postgres:
 # numpydoc), warnings as errors, into docs/_build/html. The lessons are executed; their outputs
 # are cached in docs/_build/.jupyter_cache until a lesson's code changes.
 # DPWIDGETS_DOCS_EXECUTE=off make docs skips executing them (a quick check of the prose and API).
+# Only the lessons docs/conf.py lists (LESSONS: the committed notebooks) are built. RequireJS, the
+# widget manager and MathJax ship inside the site (docs/offline_assets.py): the first build on a
+# machine fetches them with npm (pinned versions and hashes) into .cache/docs-assets/.
 .PHONY: docs
 $(VENV)/.installed-docs: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e ".[docs]"

@@ -1,7 +1,8 @@
 """Sphinx configuration of the dpwidgets documentation site: ``make docs``.
 
-The site is MyST markdown (``docs/*.md``), the lessons in ``notebooks/`` rendered by myst-nb
-(copied to ``docs/lessons/`` at each build: ``_sync_lessons``) and an API reference generated
+The site is MyST markdown (``docs/*.md``), the lessons of ``LESSONS`` (the committed notebooks of
+``notebooks/``, named one by one; nothing else there is built) rendered by myst-nb (copied to
+``docs/lessons/`` at each build: ``_sync_lessons``) and an API reference generated
 by autosummary + numpydoc from the docstrings. It is built with ``-W --keep-going``: every
 warning is an error, so a broken cross-reference, a malformed docstring or a lesson that raises
 fails the build.
@@ -9,6 +10,11 @@ fails the build.
 Lesson execution (``DPWIDGETS_DOCS_EXECUTE``): ``cache`` (the default) runs each lesson once and
 keeps its outputs in ``<outdir>/../.jupyter_cache`` until its code changes; ``force`` reruns every
 lesson; ``off`` renders the lessons without outputs (a quick check of the prose and the API).
+
+Offline: the pages load RequireJS, the Jupyter widget manager and MathJax from the site itself
+(``offline_assets.py``: fetched once from their npm packages at pinned versions and hashes, kept
+in ``.cache/docs-assets/``), never from a CDN, so the built site renders its math and widgets
+from ``file://`` or any static server with no other host reachable.
 """
 
 from __future__ import annotations
@@ -19,6 +25,7 @@ import json
 import os
 import re
 import shutil
+import sys
 import tempfile
 from importlib.metadata import version as _installed_version
 from pathlib import Path
@@ -41,6 +48,26 @@ extensions = [
 
 root_doc = "index"
 exclude_patterns = ["_build", "jupyter_execute", "**.ipynb_checkpoints", "README.md"]
+# The lessons: exactly the committed notebooks of notebooks/, by name. A notebook someone leaves
+# there (a scratch copy, an analysis against their own curator) is neither copied nor executed
+# nor built; a new lesson is added here when it is committed (tests/test_docs.py checks this
+# list against `git ls-files notebooks/*.ipynb` where git is available). A list rather than a
+# glob or git, so that a fresh clone, a tarball without .git and a checkout with untracked
+# notebooks all build the same site.
+LESSONS = (
+    "00_quickstart.ipynb",
+    "01_sparse_vector.ipynb",
+    "02_regression_diagnostics.ipynb",
+    "03_streams.ipynb",
+    "04_dynamic_histograms.ipynb",
+    "05_synthetic_data.ipynb",
+    "06_personalized_dp.ipynb",
+    "07_curator.ipynb",
+    "08_own_data.ipynb",
+)
+# Only the prose pages, the generated API pages and the listed lessons are sources: any other
+# notebook under docs/ (one saved into docs/lessons/ by hand) is not read.
+include_patterns = ["**.md", "**.rst", *(f"lessons/{name}" for name in LESSONS)]
 templates_path = ["_templates"]
 nitpicky = False  # type hints name numpy/pandas/ibis objects that have no page here
 
@@ -50,17 +77,20 @@ myst_heading_anchors = 3
 
 # -- The lessons (myst-nb) ---------------------------------------------------------------------
 def _sync_lessons() -> None:
-    """Copy ``notebooks/*.ipynb`` to ``docs/lessons/`` (git-ignored), keeping their mtimes.
+    """Copy the ``LESSONS`` from ``notebooks/`` to ``docs/lessons/`` (git-ignored), keeping their
+    mtimes.
 
     Copies rather than symbolic links: the lessons link to each other by relative path
     (``[...](01_sparse_vector.ipynb)``), which must resolve inside the source tree. A copy is
-    replaced only when the notebook changed, so an unchanged lesson is not re-read.
+    replaced only when the notebook changed, so an unchanged lesson is not re-read. Nothing else
+    in ``docs/lessons/`` is touched (``include_patterns`` keeps it out of the build).
     """
     lessons = Path(__file__).parent / "lessons"
-    wanted = {p.name: p for p in sorted((ROOT / "notebooks").glob("*.ipynb"))}
-    for stale in lessons.glob("*.ipynb"):
-        if stale.name not in wanted:
-            stale.unlink()
+    wanted = {name: ROOT / "notebooks" / name for name in LESSONS}
+    missing = [name for name, src in wanted.items() if not src.is_file()]
+    if missing:
+        raise FileNotFoundError(f"lessons listed in docs/conf.py LESSONS but not in notebooks/: "
+                                f"{', '.join(missing)}")
     for name, src in wanted.items():
         dst = lessons / name
         if dst.exists() and dst.read_bytes() == src.read_bytes():
@@ -284,7 +314,20 @@ suppress_warnings = [
 # -- HTML --------------------------------------------------------------------------------------
 html_theme = "pydata_sphinx_theme"
 html_title = "dpwidgets"
-html_static_path: list[str] = []
+# The scripts the pages would load from CDNs, shipped in _static/ instead (offline_assets.py):
+# RequireJS and the widget manager on the pages with embedded widgets (myst-nb adds
+# nb_ipywidgets_js, in this order, where a notebook saved widget state), MathJax on every page
+# with math. dpw-widgets.js (docs/_static/) tells RequireJS where the widgets' modules are.
+sys.path.insert(0, str(Path(__file__).parent))
+import offline_assets  # noqa: E402  (docs/offline_assets.py, beside this file)
+
+html_static_path = ["_static", str(offline_assets.ensure())]
+nb_ipywidgets_js = {
+    offline_assets.REQUIRE_JS: {},
+    "dpw-widgets.js": {},
+    offline_assets.EMBED_JS: {},
+}
+mathjax_path = offline_assets.MATHJAX_JS
 html_theme_options = {
     "navigation_with_keys": False,
     "show_toc_level": 2,
