@@ -282,6 +282,7 @@ class TableMoments(Moments):
         sums = {f"xy{j}": (c[j] * c[d]).sum() for j in range(d)}
         sums.update({f"xx{j}_{k}": (c[j] * c[k]).sum() for j in range(d) for k in range(j, d)})
         got = _aggregate(self.query, self.t, **sums)
+        got = {k: 0.0 if math.isnan(v) else v for k, v in got.items()}  # SUM of no rows: NULL
         gram = np.empty((d, d))
         for j in range(d):
             for k in range(j, d):

@@ -909,8 +909,15 @@ def s_recursive_medians(
     _check_in_domain(x, "values", lower, upper)
     per_median = median_budget(epsilon, s, neighbours, variant)
     rng = check_rng(rng)
+    return _recursive_medians(x, s, lower, upper, per_median, variant, rng)
 
-    xs = np.sort(x)
+
+def _recursive_medians(x: np.ndarray, s: int, lower: float, upper: float, per_median: float,
+                       variant: str, rng: np.random.Generator) -> np.ndarray:
+    """:func:`s_recursive_medians` on checked values, which may be empty: a diagnostic on a
+    table in its engine must not fail on a true count of 0 (that failure would tell it);
+    every partition of an empty set releases its noisy midpoint (Notes there)."""
+    xs = np.sort(np.asarray(x, dtype=float))
     if is_floating_point_safe():
         return _grid_recursive_medians(xs, s, lower, upper, per_median, variant, rng)
     # The partitions of a level: (l, r) and xs[start:stop], the values inside, in order. The
@@ -1248,8 +1255,9 @@ def private_roc_curve(
     records.check_scored(lower, upper)
     if thresholds == "recursive_medians":  # order statistics: the scores themselves
         y, p = records.scored()
-        inner = s_recursive_medians(p, parts["thresholds"], s, lower, upper, rng=rng,
-                                    variant=median_variant, neighbours=neighbours)
+        inner = _recursive_medians(
+            p, s, lower, upper, median_budget(parts["thresholds"], s, neighbours, median_variant),
+            median_variant, rng)
         theta = np.concatenate(([upper], inner[::-1], [lower]))
         k = _interval_index(p, theta)
         cells = theta.size - 1
@@ -1540,8 +1548,8 @@ def private_binned_residual_plot(
     y, p = records.scored()  # s-RecursiveMedians needs the order statistics of p
 
     # Step 1 (Alg. 12): 2^s initial bins.
-    inner = s_recursive_medians(p, eps1, s, 0.0, 1.0, rng=rng, variant=median_variant,
-                                neighbours=neighbours)
+    inner = _recursive_medians(p, s, 0.0, 1.0, median_budget(eps1, s, neighbours, median_variant),
+                               median_variant, rng)
     initial = np.concatenate(([0.0], inner, [1.0]))
     index = np.clip(np.searchsorted(initial, p, side="right") - 1, 0, inner.size)
     sizes = np.bincount(index, minlength=inner.size + 1).astype(float)

@@ -262,3 +262,24 @@ def test_without_n_the_fits_say_replace_one_only():
         declared = _engine(name, 500, 500)
         assert "add/remove or replace-one" in declared.guarantee
 
+
+
+@pytest.mark.parametrize(("mechanism", "params"), [
+    ("residual_plot", {"epsilon": 1.0, **_PUBLIC_LINEAR}),
+    ("roc_curve", {"epsilon": 1.0, "neighbours": "add/remove", **_PUBLIC_LOGISTIC}),
+    ("binned_residuals", {"epsilon": 1.0, **_PUBLIC_LOGISTIC}),
+    ("fit_model", {"epsilon": 1.0, "kind": "logistic", "data_norm": 3.0}),
+    ("fit_model", {"epsilon": 1.0}),
+], ids=["prirp", "priroc", "pribrp", "logistic", "ols"])
+def test_a_table_far_smaller_than_declared_is_released_alike(tmp_path, mechanism, params):
+    # 0 and 1 true rows against rows=500 declared: the same parameters, and no refusal on the
+    # data after the charge (a refusal would tell the true count is small).
+    seen = [_door_release(tmp_path, size, 500, mechanism, params, f"small{size}")
+            for size in (0, 1)]
+    assert seen[0].params == seen[1].params or _same(seen[0].params, seen[1].params)
+    assert seen[0].label == seen[1].label and seen[0].guarantee == seen[1].guarantee
+    for release in seen:
+        assert release.charged
+        assert all(np.all(np.isfinite(np.asarray(v, dtype=float)))
+                   for k, v in release.output.items()
+                   if k not in ("epsilon_parts", "guarantee", "points"))
