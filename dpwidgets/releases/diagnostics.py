@@ -29,6 +29,7 @@ count. Two neighbouring tables of different true sizes therefore get the same pa
 from __future__ import annotations
 
 import hashlib
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -237,7 +238,7 @@ def _fit_validate(params: dict, shape: tuple) -> dict:
     p = dict(params)
     out = _model_validate(p, shape)
     out["epsilon"] = check_epsilon(p.pop("epsilon"))
-    out["n"] = _public_rows(shape, 2, "a DP fit")
+    out["n"] = _public_rows(p, shape, 2, "a DP fit")
     if out["kind"] == "ols":
         ranges = getattr(shape, "ranges", None)
         if ("bounds_X" not in p and "bounds_y" not in p and out["outcome"] == "y"
@@ -282,12 +283,19 @@ def _fit_run(table, p: dict, rng: np.random.Generator):
                                   regularization=p["regularization"])
 
 
-def _public_rows(shape: tuple, minimum: int, what: str) -> int:
+def _public_rows(p: dict, shape: tuple, minimum: int, what: str) -> int:
     """The public row count: ``shape[0]`` of the dataset's public shape (a ``"rows"`` view's
-    declared ``rows=``), checked against ``minimum`` before anything is charged."""
-    if shape[0] < minimum:
-        raise ValueError(f"{what} needs at least {minimum} records, the table has {shape[0]}")
-    return int(shape[0])
+    declared ``rows=``), checked against ``minimum`` before anything is charged. An ``n`` in
+    the request (canonical parameters given back) must be that count: it is the owner's
+    declaration, not the analyst's choice."""
+    n = int(shape[0])
+    if n < minimum:
+        raise ValueError(f"{what} needs at least {minimum} records, the table has {n}")
+    asked = p.pop("n", n)
+    if isinstance(asked, bool) or not isinstance(asked, int | np.integer) or asked != n:
+        raise ValueError(f"n is the dataset's public row count ({n}, declared by its owner); "
+                         f"got n={asked!r}")
+    return n
 
 
 def _neighbours(p: dict) -> str:
@@ -315,10 +323,14 @@ def _rp_validate(params: dict, shape: tuple) -> dict:
     grid = _optional_int(p, "grid", _diagnostics().MAX_GRID)
     out["theta"] = _fraction(p.pop("theta", 0.95), "theta")
     # epsilon1 and the grid from the public row count (Chen 2018 §4.2.2), never the true one.
-    out["n"] = _public_rows(shape, 2, "a residual plot")
+    out["n"] = _public_rows(p, shape, 2, "a residual plot")
+    epsilon1 = p.pop("epsilon1", None)  # (canonical parameters given back)
+    if out["rho"] is not None:
+        if epsilon1 is not None and not math.isclose(epsilon1, out["rho"] * out["epsilon"]):
+            raise ValueError("give rho= or epsilon1= (the bounds' budget), not both")
+        epsilon1 = out["rho"] * out["epsilon"]
     out["epsilon1"], out["grid"] = _diagnostics().residual_plot_defaults(
-        out["n"], out["epsilon"], out["theta"],
-        None if out["rho"] is None else out["rho"] * out["epsilon"], grid)
+        out["n"], out["epsilon"], out["theta"], epsilon1, grid)
     for name in ("mu_predicted", "mu_residual"):
         out[name] = check_positive(p.pop(name, 1.0), name)
     for name in ("center_predicted", "center_residual"):
@@ -345,7 +357,7 @@ def _roc_validate(params: dict, shape: tuple) -> dict:
         raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {thresholds!r}")
     out["thresholds"] = thresholds
     s = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
-    out["n"] = n = _public_rows(shape, 2, "a ROC curve")
+    out["n"] = n = _public_rows(p, shape, 2, "a ROC curve")
     if s is None:  # from the public row count and epsilon: the same for every true size
         s = (_diagnostics().fixed_space_levels(n, out["epsilon"])
              if thresholds == "fixed" and not text else _diagnostics()._default_s(n))
@@ -365,9 +377,13 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
     out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
     s = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
     # The depth and Alg. 14's threshold from the public row count (never the true one).
-    out["n"] = _public_rows(shape, 4, "a binned residual plot")
+    out["n"] = _public_rows(p, shape, 4, "a binned residual plot")
+    threshold = p.pop("threshold", None)
+    if threshold is not None:
+        threshold = float(check_finite_array([threshold], "threshold")[0])
     out["s"], out["threshold"] = _diagnostics().binned_residuals_defaults(
-        out["n"], out["epsilon"], _brp_split(out), s, neighbours=out["neighbours"])
+        out["n"], out["epsilon"], _brp_split(out), s, threshold=threshold,
+        neighbours=out["neighbours"])
     # each median's budget, before anything is charged
     _diagnostics().median_budget(out["rho"] * out["epsilon"], out["s"], out["neighbours"])
     return _finish(p, out, shape, "binned_residuals", "a binned residual plot", minimum=4)

@@ -283,3 +283,23 @@ def test_a_table_far_smaller_than_declared_is_released_alike(tmp_path, mechanism
         assert all(np.all(np.isfinite(np.asarray(v, dtype=float)))
                    for k, v in release.output.items()
                    if k not in ("epsilon_parts", "guarantee", "points"))
+
+
+@pytest.mark.parametrize(("mechanism", "params", "n"), CASES[::2],
+                         ids=[f"{m}-{n}" for m, _, n in CASES[::2]])
+def test_canonical_parameters_validate_to_themselves_and_n_is_the_owners(tmp_path, mechanism,
+                                                                        params, n):
+    from dpwidgets.engine.errors import ReleaseRefused
+    from dpwidgets.mechanism import MECHANISMS, PublicShape
+
+    release = _door_release(tmp_path, n, n, mechanism, params, "canon")
+    again = MECHANISMS[mechanism].validate(dict(release.params), PublicShape((n, 2)))
+    assert _same(again, release.params)
+    s = Session("analyst", ledger=tmp_path / "refuse.sqlite")
+    outcome = "label" if params.get("kind") == "logistic" else "y"
+    s.add_table("t", _rows(n)[["x", outcome]], columns={"x": COLUMNS["x"],
+                                                        outcome: COLUMNS[outcome]},
+                features=["x"], outcome=outcome, rows=n, total_epsilon=10.0)
+    with pytest.raises(ReleaseRefused, match="public row count"):
+        s.release("t/diagnostics", mechanism, **params, n=n + 1)
+    assert s.spent("t/diagnostics") == 0.0
