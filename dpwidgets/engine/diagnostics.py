@@ -405,7 +405,7 @@ class PrivateBounds:
     epsilon : float
         Budget spent.
     n : int
-        Number of records (public).
+        The public row count the parameters were decided from (declared; not the true count).
     guarantee, neighbours : str
         The privacy statement.
     """
@@ -587,7 +587,7 @@ class PrivateResidualPlot:
     epsilon_parts : mapping
         ``bounds_predicted`` (ε1/2), ``bounds_residual`` (ε1/2), ``histogram`` (ε2).
     n : int
-        Number of records (public).
+        The public row count the parameters were decided from (declared; not the true count).
     guarantee, neighbours : str
     """
 
@@ -1011,6 +1011,7 @@ class PrivateRoc:
         ``thresholds`` (ε1), ``tp_fp`` (ε2: each histogram is published with ε2, on disjoint
         records — parallel composition).
     n : int
+        The public row count the parameters were decided from (declared; not the true count).
     guarantee, neighbours : str
     """
 
@@ -1370,6 +1371,7 @@ class PrivateBinnedResiduals:
     epsilon_parts : mapping
         ``bins`` (ε1), ``adjust`` (ε2), ``averages`` (ε3).
     n : int
+        The public row count the parameters were decided from (declared; not the true count).
     guarantee, neighbours : str
     """
 
