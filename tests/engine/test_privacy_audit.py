@@ -48,7 +48,7 @@ BUILTIN = sorted(name for name in MECHANISMS if is_builtin(name))
 #: 0.1-40 ms a run) so that each test takes at most ~10 s.
 AUDITS: dict[str, tuple[str, int]] = {
     "svt": ("an empty bin becomes non-empty", 6000),
-    "top_c": ("an empty bin becomes non-empty", 20000),
+    "top_c": ("an empty bin becomes non-empty", 10000),
     "pegasus": ("add one person", 300),
     "laplace_stream": ("add one person", 6000),
     "hierarchical_pegasus": ("an empty bin becomes non-empty", 600),
@@ -62,12 +62,12 @@ AUDITS: dict[str, tuple[str, int]] = {
     "fit_model": ("a person on the domain boundary", 2000),
     "residual_plot": ("n = 181 vs 182 add/remove", 150),
     "roc_curve": ("n = 181 vs 182 add/remove", 300),
-    "binned_residuals": ("add one person add/remove", 400),
+    "binned_residuals": ("add one person add/remove", 300),
     "dpcopula": ("a category becomes non-empty", 200),
     "independent_synth": ("a category becomes non-empty", 200),
     "laplace_histogram_synth": ("a category becomes non-empty", 600),
     "peer_synth": ("a category becomes non-empty", 100),
-    "personalized_histogram": ("one value moves into an empty bin", 2500),
+    "personalized_histogram": ("one value moves into an empty bin", 1500),
 }
 
 #: Pairs with a leak being fixed by their owners: mechanism -> the leak (strict xfail).
