@@ -60,7 +60,7 @@ import numpy as np
 from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
 from .catalog import _FAILED, UNITS, Entry, fingerprint
-from .engine._validation import check_epsilon, check_rng
+from .engine._validation import EPSILON_MAX, check_epsilon, check_rng
 from .engine.budget import BudgetExceededError, PrivacyLedger
 from .engine.errors import (
     DPWidgetsError,
@@ -404,8 +404,11 @@ class Session:
                 f"{what} is not differentially private and is refused in analyst mode; it runs "
                 f"only in a teaching session on public data. Nothing was charged."
             )
-        if not (math.isfinite(cost) and cost > 0):
-            raise ParameterError(f"{mech.name!r} would cost {cost!r}: a cost must be > 0")
+        if not (math.isfinite(cost) and 0 < cost <= EPSILON_MAX):
+            raise ParameterError(
+                f"{mech.name!r} would cost {cost!r} (epsilon times the {ds.unit_rows} rows a "
+                f"unit may contribute): a cost must be in (0, {EPSILON_MAX:g}]. Nothing was "
+                f"charged.")
         return mech, p, cost
 
     def cost(self, mechanism: str, dataset: str | None = None, **params) -> float:

@@ -1,14 +1,19 @@
 """``dpwidgets curator ...``: the data owner's commands.
 
 ``serve``        start the curator (FastAPI on uvicorn) for a configuration file;
-``add-analyst``  add an analyst with caps per dataset and print their token once;
+``add-analyst``  add an analyst with caps per dataset (and an expiry) and print their token once;
+``revoke``       revoke an analyst's token (a running curator refuses it at once);
 ``audit``        export the audit log (CSV or JSON lines).
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import ipaddress
+import re
 import sys
+import time
 
 __all__ = ["main"]
 
@@ -26,6 +31,47 @@ def _caps(items: list[str]) -> dict[str, float]:
         if not caps[name] > 0:
             raise SystemExit(f"--cap {item!r}: EPSILON must be > 0")
     return caps
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def _expires(text: str, now: float | None = None) -> float:
+    """``--expires``: an ISO 8601 date or time (UTC unless it says otherwise), or a duration
+    from now (``30d``, ``12h``, ``90m``, ``3600s``, ``2w``, or ISO 8601 ``P30D``, ``PT12H``);
+    the POSIX time the token stops working, which must be in the future."""
+    now = time.time() if now is None else now
+    text = text.strip()
+    short = re.fullmatch(r"(\d+(?:\.\d+)?)([smhdw])", text)
+    iso = re.fullmatch(r"P(?:(\d+)W)?(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?",
+                       text)
+    if short:
+        when = now + float(short.group(1)) * _UNITS[short.group(2)]
+    elif iso and text not in ("P", "PT") and not text.endswith("T"):
+        w, d, h, m, sec = (int(g or 0) for g in iso.groups())
+        when = now + (((w * 7 + d) * 24 + h) * 60 + m) * 60 + sec
+    else:
+        try:
+            parsed = datetime.datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise SystemExit(f"--expires {text!r}: give an ISO 8601 date or time "
+                             f"(2027-01-31, 2027-01-31T18:00Z) or a duration (30d, 12h, "
+                             f"P30D)") from None
+        if parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=datetime.UTC)
+        when = parsed.timestamp()
+    if not when > now:
+        raise SystemExit(f"--expires {text!r}: the expiry must be in the future")
+    return when
+
+
+def _loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
 
 
 DEMO_CONFIG = """\
@@ -91,6 +137,12 @@ def main(argv: list[str] | None = None) -> int:
     add.add_argument("--cap", action="append", default=[], metavar="DATASET=EPSILON",
                      help="the analyst's own cap on a dataset (repeat per dataset)")
     add.add_argument("--owner", action="store_true", help="may export the audit log")
+    add.add_argument("--expires", metavar="DATE|DURATION",
+                     help="when the token stops working: an ISO 8601 date or time (UTC), or a "
+                          "duration from now (30d, 12h, P30D)")
+    rev = cmds.add_parser("revoke", help="revoke an analyst's token (takes effect at once)")
+    rev.add_argument("name")
+    rev.add_argument("--config", required=True)
     demo = cmds.add_parser("demo", help="write a demo table and config, add an analyst, serve")
     demo.add_argument("--dir", default="curator-demo", help="where (default: ./curator-demo)")
     demo.add_argument("--host", default="127.0.0.1")
@@ -120,10 +172,25 @@ def main(argv: list[str] | None = None) -> int:
         if unknown:
             raise SystemExit(f"--cap: unknown dataset(s) {unknown}; "
                              f"configured: {sorted(config.datasets)}")
-        token = Analysts(config.analysts).add(args.name, caps, owner=args.owner)
+        expires = None if args.expires is None else _expires(args.expires)
+        token = Analysts(config.analysts).add(args.name, caps, owner=args.owner,
+                                              expires=expires)
         print(token)
-        print(f"(the token of {args.name!r}: shown once, stored hashed in {config.analysts})",
-              file=sys.stderr)
+        until = ("" if expires is None else ", valid until " + datetime.datetime.fromtimestamp(
+            expires, datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"))
+        print(f"(the token of {args.name!r}: shown once, stored hashed in {config.analysts}"
+              f"{until})", file=sys.stderr)
+        return 0
+    if args.command == "revoke":
+        from .door import Analysts
+
+        try:
+            Analysts(config.analysts).revoke(args.name)
+        except KeyError:
+            raise SystemExit(f"revoke: no analyst named {args.name!r} in "
+                             f"{config.analysts}") from None
+        print(f"revoked the token of {args.name!r} (a running curator refuses it from its next "
+              f"request; their releases and spends stay in the ledger)", file=sys.stderr)
         return 0
     if args.command == "audit":
         from .door import AuditLog
@@ -135,6 +202,12 @@ def main(argv: list[str] | None = None) -> int:
     from .app import create_app
     from .door import Curator
 
+    if not _loopback(args.host):
+        print(f"WARNING: serving on {args.host}, not the loopback. The curator speaks plain "
+              f"HTTP: bearer tokens and releases cross the network in clear. Terminate TLS in "
+              f"front of it (a reverse proxy: nginx, Caddy, a cloud load balancer) and do not "
+              f"expose this port itself; bind to 127.0.0.1 behind the proxy where you can.",
+              file=sys.stderr, flush=True)
     print(f"dpwidgets curator on http://{args.host}:{args.port}/v1 "
           f"(datasets: {', '.join(config.datasets)})", file=sys.stderr, flush=True)
     uvicorn.run(create_app(Curator(config)), host=args.host, port=args.port,

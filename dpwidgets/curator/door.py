@@ -65,11 +65,14 @@ class ReleaseInProgress(DPWidgetsError):
     retry with the same key later (this attempt charged nothing and read nothing)."""
 
 class Analysts:
-    """The analysts file: names, hashed bearer tokens, roles and caps per dataset.
+    """The analysts file: names, hashed bearer tokens, roles, caps per dataset, expiry.
 
     Tokens are 256-bit random strings shown once; only their SHA-256 is stored (a token has
-    full entropy, so a plain hash cannot be brute-forced). The file is re-read when it changes,
-    so an analyst added while the curator runs can connect at once.
+    full entropy, so a plain hash cannot be brute-forced). A token may carry an expiry (a UTC
+    time, ``expires``) and may be revoked (:meth:`revoke`, kept as ``revoked``: the audit log
+    can then say why it was refused). The file is re-read whenever it is replaced, so an
+    analyst added or revoked while the curator runs is let in or shut out at the next request,
+    without a restart.
     """
 
     def __init__(self, path: Path):
@@ -80,37 +83,63 @@ class Analysts:
 
     def _load(self) -> dict[str, dict]:
         try:
-            stamp = self.path.stat().st_mtime_ns
+            st = self.path.stat()
         except FileNotFoundError:
             return {}
+        # Every write replaces the file (a new inode), so two writes within the file system's
+        # clock tick are still told apart.
+        stamp = (st.st_ino, st.st_mtime_ns, st.st_size)
         with self._lock:
             if stamp != self._stamp:
                 self._records = json.loads(self.path.read_text())
                 self._stamp = stamp
             return self._records
 
-    def add(self, name: str, caps: dict[str, float], *, owner: bool = False) -> str:
-        """Add (or re-key) an analyst; returns the new token, which is stored only hashed."""
+    def _write(self, records: dict[str, dict]) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = self.path.with_suffix(f".{uuid.uuid4().hex}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump(records, fh, indent=1)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, self.path)
+
+    def add(self, name: str, caps: dict[str, float], *, owner: bool = False,
+            expires: float | None = None) -> str:
+        """Add (or re-key) an analyst; returns the new token, which is stored only hashed.
+
+        ``expires`` is a POSIX time (UTC) after which the token is refused (401), or ``None``.
+        Re-keying an analyst lifts a revocation."""
         if not isinstance(name, str) or not name.strip() or "@" in name or "/" in name:
             raise ValueError(f"an analyst's name is a non-empty string without '@' or '/', "
                              f"got {name!r}")
+        if expires is not None and not (isinstance(expires, int | float)
+                                        and not isinstance(expires, bool)
+                                        and math.isfinite(expires) and expires > time.time()):
+            raise ValueError(f"expires must be a time in the future, got {expires!r}")
         token = secrets.token_urlsafe(32)
         records = dict(self._load())
         records[name] = {"token_sha256": hashlib.sha256(token.encode()).hexdigest(),
                          "caps": {k: float(v) for k, v in caps.items()},
                          "role": "owner" if owner else "analyst", "created": time.time()}
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_suffix(".tmp")
-        with open(tmp, "w") as fh:
-            json.dump(records, fh, indent=1)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o600)
-        os.replace(tmp, self.path)
+        if expires is not None:
+            records[name]["expires"] = float(expires)
+        self._write(records)
         return token
 
-    def who(self, token: str | None) -> tuple[str, dict] | None:
-        """The analyst a bearer token belongs to, or ``None`` (compared in constant time)."""
+    def revoke(self, name: str) -> None:
+        """Revoke an analyst's token at once (a running curator refuses it at the next
+        request). Their releases and spends stay in the ledger."""
+        records = dict(self._load())
+        if name not in records:
+            raise KeyError(name)
+        records[name] = {**records[name], "revoked": time.time()}
+        self._write(records)
+
+    def lookup(self, token: str | None) -> tuple[str, dict, str | None] | None:
+        """``(name, record, refusal)`` for a known token, or ``None``: ``refusal`` is
+        ``None`` (let in), ``"revoked"`` or ``"expired"`` (compared in constant time)."""
         if not token:
             return None
         digest = hashlib.sha256(token.encode()).hexdigest()
@@ -118,14 +147,33 @@ class Analysts:
         for name, record in self._load().items():
             if hmac.compare_digest(digest, record.get("token_sha256", "")):
                 found = (name, record)
-        return found
+        if found is None:
+            return None
+        name, record = found
+        expires = record.get("expires")
+        refusal = ("revoked" if record.get("revoked") is not None else
+                   "expired" if expires is not None and time.time() >= float(expires) else None)
+        return name, record, refusal
+
+    def who(self, token: str | None) -> tuple[str, dict] | None:
+        """The analyst a valid bearer token belongs to, or ``None`` (unknown, revoked or
+        expired)."""
+        found = self.lookup(token)
+        if found is None or found[2] is not None:
+            return None
+        return found[0], found[1]
 
 
 class AuditLog:
     """Every request the curator answered: who, what, ε, parameters, outcome, when.
 
     One SQLite file in rollback-journal mode with ``synchronous=FULL`` (a committed row
-    survives a crash); the owner exports it with :meth:`export`."""
+    survives a crash), readable by its owner only (the file and its journal are created 0600:
+    the log names analysts and what they asked); the owner exports it with :meth:`export`.
+    A refusal records what was asked (dataset, mechanism, parameters as sent, bounded in
+    size: :data:`MAX_TEXT` characters a cell)."""
+
+    MAX_TEXT = 4000
 
     _SCHEMA = """CREATE TABLE IF NOT EXISTS audit (
         id INTEGER PRIMARY KEY, time REAL NOT NULL, analyst TEXT, dataset TEXT,
@@ -135,7 +183,14 @@ class AuditLog:
                "outcome", "status", "message", "idempotency_key")
 
     def __init__(self, path: Path):
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        # Created owner-only before SQLite opens it (SQLite gives its journal the database
+        # file's mode; the journal is created 0600 here as well). An older, wider file is
+        # narrowed.
+        for p in (path, path.with_name(path.name + "-journal")):
+            os.close(os.open(p, os.O_RDWR | os.O_CREAT, 0o600))
+            os.chmod(p, 0o600)
         self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._lock = threading.Lock()
         with self._lock:
@@ -148,16 +203,26 @@ class AuditLog:
 
     def record(self, *, analyst, dataset, mechanism, params, epsilon, outcome, status,
                message="", key=None) -> None:
-        try:
-            text = canonical(params) if isinstance(params, dict) else None
-        except (TypeError, ValueError):
-            text = None
+        text = None
+        if params is not None:
+            try:
+                text = canonical(params)
+            except (TypeError, ValueError):  # a refused request's parameters, as sent
+                text = json.dumps(params, default=repr, sort_keys=True)[:self.MAX_TEXT + 1]
+
+        def bounded(value):
+            if value is None:
+                return None
+            value = value if isinstance(value, str) else repr(value)
+            return value if len(value) <= self.MAX_TEXT else value[:self.MAX_TEXT] + "…"
+
         with self._lock:
             self._conn.execute(
                 "INSERT INTO audit (time, analyst, dataset, mechanism, params, epsilon, outcome,"
                 " status, message, idempotency_key) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (time.time(), analyst, dataset, mechanism, text, epsilon, outcome, status,
-                 message[:2000], key))
+                (time.time(), bounded(analyst), bounded(dataset), bounded(mechanism),
+                 bounded(text), epsilon, outcome, status, bounded(message or ""),
+                 bounded(key)))
 
     def failed(self, analyst: str, key: str) -> bool:
         """Whether this analyst's release with this idempotency key failed on the data."""
@@ -173,20 +238,41 @@ class AuditLog:
                 f"SELECT {', '.join(self.COLUMNS)} FROM audit ORDER BY id").fetchall()
         return [dict(zip(self.COLUMNS, r, strict=True)) for r in rows]
 
+    # A cell a spreadsheet would read as a formula (OWASP, "CSV Injection"): its first
+    # character, or its first after leading whitespace, is one of these.
+    _FORMULA = ("=", "+", "-", "@", "\uff1d", "\uff0b", "\uff0d", "\uff20")
+
+    @classmethod
+    def _cell(cls, value):
+        """A CSV cell that opens as text: a string a spreadsheet would take for a formula
+        gets a leading single quote."""
+        if isinstance(value, str) and value and (
+                value[0] in ("\t", "\r") or value.lstrip().startswith(cls._FORMULA)):
+            return "'" + value
+        return value
+
     def export(self, fmt: str = "csv") -> str:
-        """The whole log as CSV or JSON lines."""
+        """The whole log as CSV or JSON lines; ``time`` in ISO 8601, UTC. In CSV every string
+        cell a spreadsheet would run as a formula is prefixed with ``'`` (the log holds
+        analyst-supplied strings: parameters, dataset names, idempotency keys)."""
+        import datetime
+
+        if fmt not in ("csv", "jsonl"):
+            raise ValueError(f"format must be 'csv' or 'jsonl', got {fmt!r}")
         rows = self.rows()
+        for r in rows:
+            r["time"] = datetime.datetime.fromtimestamp(
+                r["time"], datetime.UTC).isoformat(timespec="microseconds").replace(
+                    "+00:00", "Z")
         if fmt == "jsonl":
             return "".join(json.dumps(r) + "\n" for r in rows)
-        if fmt != "csv":
-            raise ValueError(f"format must be 'csv' or 'jsonl', got {fmt!r}")
         import csv
         import io
 
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=self.COLUMNS)
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: self._cell(v) for k, v in r.items()} for r in rows)
         return out.getvalue()
 
     def close(self) -> None:
