@@ -439,17 +439,19 @@ def _engine_cases():
     d = (pred, rng.normal(0, 0.5, 1566))
     out.append(("private_residual_plot add/remove n=1566", diagnostics.private_residual_plot,
                 d, _plus_record(d, (0.0, 0.0)), {"epsilon": 1.0, "neighbours": "add/remove"}))
-    # The DP fits: lambda and the output grid must not come from len(X).
+    # The DP fits under add/remove (n declared): lambda and the output grid must not come from
+    # len(X). (With n omitted they take len(X) and say replace-one: see the test below.)
     rng = np.random.default_rng(9)
     x = rng.uniform(-1, 1, (1000, 1))
     y = (rng.random(1000) < 0.5).astype(float)
     out.append(("dp_logistic_regression n=1000", regression.dp_logistic_regression,
                 (x, y), (np.vstack([x, [[1.0]]]), np.append(y, 1.0)),
-                {"epsilon": 1.0, "data_norm": 1.0}))
+                {"epsilon": 1.0, "data_norm": 1.0, "n": 1000}))
     yl = np.clip(x[:, 0] + rng.normal(0, 0.3, 1000), -2, 2)
     out.append(("dp_linear_regression n=1000", regression.dp_linear_regression,
                 (x, yl), (np.vstack([x, [[1.0]]]), np.append(yl, 2.0)),
-                {"epsilon": 1.0, "bounds_X": ([-1.0], [1.0]), "bounds_y": (-2.0, 2.0)}))
+                {"epsilon": 1.0, "bounds_X": ([-1.0], [1.0]), "bounds_y": (-2.0, 2.0),
+                 "n": 1000}))
     # DSFT / DSAT: one user added to every snapshot.
     rng = np.random.default_rng(10)
     hist = rng.poisson(20.0, (8, 12)).astype(float)
@@ -480,11 +482,7 @@ def _engine_cases():
 
 
 #: Engine entry points with a known leak being fixed by their owners: label -> the leak.
-KNOWN_ENGINE: dict[str, str] = {
-    "dp_logistic_regression n=1000": "without n= the fit takes n = len(X): details.n, the "
-                                     "regularization, l1_sensitivity and noise_scale",
-    "dp_linear_regression n=1000": "without n= the fit publishes details.n = len(X)",
-}
+KNOWN_ENGINE: dict[str, str] = {}
 
 
 def _engine_params():
@@ -503,3 +501,17 @@ def test_engine_entry_points_do_not_read_their_shape_off_the_data(fn, d, e, kwar
     on_e = [_result_leaves(_call(fn, e, kwargs, 100 + seed)) for seed in range(RUNS_E)]
     found = leaks(on_d, on_e)
     assert not found, f"{fn.__name__}: deterministic in the data: " + "; ".join(found[:12])
+
+
+def test_an_engine_entry_point_that_reads_n_off_the_data_says_n_is_public():
+    """With ``n`` omitted, a DP fit takes ``len(X)`` as n: then its guarantee must be for
+    replace-one only (n public), never add/remove. Seed 12, 100 rows."""
+    from dpwidgets.engine import regression
+
+    rng = np.random.default_rng(12)
+    x = rng.uniform(-1, 1, (100, 1))
+    y = (rng.random(100) < 0.5).astype(float)
+    fits = [regression.dp_logistic_regression(x, y, 1.0, 1.0, rng=rng),
+            regression.dp_linear_regression(x, y, 1.0, ([-1.0], [1.0]), (0.0, 1.0), rng=rng)]
+    for fit in fits:
+        assert "replace-one" in fit.guarantee and "add/remove" not in fit.guarantee, fit.guarantee
