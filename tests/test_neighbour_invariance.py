@@ -420,7 +420,7 @@ def _plus_record(arrays, values):
 
 
 def _engine_cases():
-    from dpwidgets.engine import diagnostics, dynamic, regression, streams, svt, synth
+    from dpwidgets.engine import diagnostics, dynamic, histograms, regression, streams, svt, synth
 
     out = []
     # PriROC / PriBRP / PriRP under add/remove, either side of their size thresholds: 2^s
@@ -471,6 +471,15 @@ def _engine_cases():
     for fn in (synth.dpcopula, synth.independent_synth, synth.laplace_histogram_synth):
         out.append((f"{fn.__name__} n=499", fn, (frame,), (bigger,),
                     {"epsilon": 1.0, "domains": domains}))
+    # Every private histogram publisher (the margins of the synthesizers and the dynamic
+    # releases): one empty cell of a 1-D histogram gains a record.
+    cells = np.array([0, 3, 9, 14, 2, 0, 40, 41, 38, 5, 0, 1, 7, 7, 30, 0], dtype=float)
+    cells2 = cells.copy()
+    cells2[5] += 1
+    for method, spec in histograms.PUBLISHERS.items():
+        if spec.private and 1 in spec.dims:
+            out.append((f"publish {method}", histograms.publish, (cells,), (cells2,),
+                        {"epsilon": 1.0, "method": method}))
     counts = rng.poisson(30.0, 40).astype(float)
     counts2 = counts.copy()
     counts2[17] += 1
