@@ -524,3 +524,30 @@ def test_an_engine_entry_point_that_reads_n_off_the_data_says_n_is_public():
             regression.dp_linear_regression(x, y, 1.0, ([-1.0], [1.0]), (0.0, 1.0), rng=rng)]
     for fit in fits:
         assert "replace-one" in fit.guarantee and "add/remove" not in fit.guarantee, fit.guarantee
+
+
+def test_the_harness_finds_a_leak_and_not_the_noise(tmp_path):
+    """A toy count that also publishes len(data) in ``details`` and a grid sized from it,
+    released through the door: the harness names both fields, and not the noisy count."""
+    from dpwidgets.engine.mechanisms import laplace
+    from dpwidgets.mechanism import Mechanism, register_mechanism
+
+    def run(data, p, rng):
+        return {"count": float(np.sum(data > 0)) + laplace(1 / p["epsilon"], rng=rng),
+                "details": {"n": int(data.size)}, "grid": np.linspace(0, 1, 2 + data.size % 3)}
+
+    name = "leaky_toy_count"
+    register_mechanism(Mechanism(name, lambda params, n: dict(params), run,
+                                 lambda result, p: result, lambda p: "toy"))
+    try:
+        s = Session("analyst", ledger=tmp_path / "ledger.sqlite")
+        for key, data in (("d", np.ones(50)), ("e", np.ones(51))):
+            s.add_dataset(key, data, total_epsilon=100.0, allow_mechanisms=[name])
+        on_d = [_leaves_of(s, "d", name, k, {}) for k in range(RUNS_D)]
+        on_e = [_leaves_of(s, "e", name, k, {}) for k in range(RUNS_E)]
+        s.close()
+    finally:
+        MECHANISMS.pop(name)
+    found = " ".join(leaks(on_d, on_e))
+    assert ".output.details.n" in found and ".output.grid{shape}" in found
+    assert ".output.count" not in found
