@@ -396,7 +396,7 @@ class Session:
             cost = float(mech.cost(p)) * ds.unit_rows  # group privacy over a unit's rows
         except ReleaseRefused:
             raise
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, ArithmeticError) as exc:  # overflow in a cost, too
             raise ParameterError(str(exc)) from None
         if release and not self.teaching and not private:
             what = f"variant {p['variant']!r}" if "variant" in p else repr(mech.name)

@@ -236,13 +236,16 @@ def create_app(curator: Curator):
 
     @app.exception_handler(StarletteHTTPException)  # FastAPI's HTTPException is one too
     async def _http(request: Request, exc: StarletteHTTPException):
+        detail = exc.detail
+        if exc.status_code == 400 and detail == "There was an error parsing the body":
+            detail = "request body: not valid JSON (or nested too deeply to parse)"
         if not getattr(exc, "audited", False):
             curator.audit.record(
                 analyst=who_of(request), dataset=None, mechanism=None, params=None,
                 epsilon=None, status=exc.status_code, outcome="bad request",
-                message=f"{request.method} {request.url.path[:200]}: {exc.detail}")
+                message=f"{request.method} {request.url.path[:200]}: {detail}")
         headers = {"WWW-Authenticate": "Bearer"} if exc.status_code == 401 else None
-        return JSONResponse({"error": exc.detail}, status_code=exc.status_code, headers=headers)
+        return JSONResponse({"error": detail}, status_code=exc.status_code, headers=headers)
 
     def analyst(authorization: str | None):
         found = curator.analysts.lookup(token_of(authorization))

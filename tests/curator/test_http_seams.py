@@ -209,6 +209,10 @@ def test_malformed_bodies_and_missing_releases_are_audited(app):
         r = do()
         assert 400 <= r.status_code < 500, r.text
         assert len(curator.audit.rows()) == before + 1
+    # Too deep for the JSON parser: a 400 that says so, audited.
+    r = client.post("/v1/releases", content=b"[" * 200_000 + b"]" * 200_000, headers=h)
+    assert r.status_code == 400 and "JSON" in r.json()["error"]
+    assert _last(curator)["status"] == 400 and "JSON" in _last(curator)["message"]
 
 
 # -- 8. the audit export ------------------------------------------------------------------------
