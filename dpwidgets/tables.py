@@ -323,6 +323,9 @@ class Table:
             raise ValueError(f"max_rows must be an integer in [1, 10000], got {self.max_rows!r}")
         if self.engine not in ENGINES:
             raise ValueError(f"engine must be one of {ENGINES}, got {self.engine!r}")
+        if self.table is not None and (not isinstance(self.table, str) or not self.table):
+            raise ValueError(f"table must be a table's name (a non-empty str) or None, got "
+                             f"{self.table!r}")
         if not isinstance(self.distinct, bool):
             raise ValueError(f"distinct must be True or False, got {self.distinct!r}")
         if self.unit is None and (self.max_rows != 1 or self.distinct):
@@ -612,6 +615,8 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
     the data is public) reads every view now; otherwise a view is read when a release runs."""
     from .catalog import Entry, check_allowed, check_description, check_facts
 
+    if not isinstance(name, str) or not name.strip():
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
     allowed = check_allowed(allowed)
     check_description(description)
     entries = []

@@ -106,6 +106,7 @@ def test_a_list_of_names_is_allowed():
     ({"unit": 5}, "unit"),
     ({"max_rows": 2.0}, "max_rows"),
     ({"max_rows": True}, "max_rows"),
+    ({"table": 5}, "table"),
     ({"facts": {"items": {"monotonic": "false"}}}, "monotonic"),
     ({"facts": {"items": {"monotnic": True}}}, "unknown fact"),
     ({"facts": {"items": {"sensitivity": 0}}}, "sensitivity"),
@@ -116,6 +117,12 @@ def test_add_table_checks_its_arguments_when_declared(kwargs, match):
     with pytest.raises(ValueError, match=match):
         s.add_table("t", _people_frame(), columns=_COLUMNS, items="page", **kwargs)
     assert s.datasets == []
+
+
+def test_add_table_checks_its_name():
+    s = Session()
+    with pytest.raises(ValueError, match="name"):
+        s.add_table(5, _people_frame(), columns=_COLUMNS, unit="person", items="page")
 
 
 def test_add_dataset_checks_its_other_arguments():

@@ -440,7 +440,8 @@ PERSONALIZED_MECHANISMS: dict[str, Mechanism] = {
         label=_histogram_label, table=True,
         # Nothing here reads the table before the charge: a record whose budget column is
         # below what the plan gives it is left out inside the run (``covered``).
-        neighbours=pdp.NEIGHBOURS,
+        neighbours=(f"{pdp.NEIGHBOURS}; a record whose own budget column is below what this "
+                    f"release gives it is left out of the counts (it spends nothing)"),
     ),
 }
 """The personalized-DP mechanisms, by session name (registered on import)."""
