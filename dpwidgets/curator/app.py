@@ -4,8 +4,8 @@ Every answer is decided in this order: who (``Authorization: Bearer <token>``; 4
 may touch (a dataset they have a cap on, a mechanism the owner allows; 403), whether the request
 is well formed (400, naming the argument; facts about the data, domains and the unit cannot be
 passed), the cost and the budget (409, naming what is left) -- all before the data is read and
-with nothing charged -- then the release. Every request is written to the audit log, whatever
-its answer: a bad request gets a 4xx naming the problem, and an unexpected failure a 500 with a
+with nothing charged -- then the release. Every release, replay and refusal is written to the
+audit log: a bad request gets a 4xx naming the problem, and an unexpected failure a 500 with a
 fixed message (never the exception's text), both audited.
 
 Requests are bounded on the bytes actually received (:class:`_Guard`, a pure ASGI middleware
@@ -65,7 +65,8 @@ free with the same parameters) and their downloads, and, to the data owner only,
 
 **Not exposed:** records, true counts or any statistic computed without noise; the ledger or
 the audit log to analysts; anything about a refused request's data (a refusal reads nothing and
-charges nothing). Every request, answered or refused, is written to the audit log.
+charges nothing). Every release and every refused or failed request is written to the audit
+log.
 
 Authenticate with `Authorization: Bearer <token>` (`dpwidgets curator add-analyst`). Bodies are
 at most 1 MiB. Serve over TLS only (a reverse proxy in front); a release's response time can
