@@ -223,7 +223,8 @@ class Mechanism:
         The data is a table (``validate`` gets its shape) / a pandas DataFrame with the public
         schema.
     facts : mapping of str to Fact
-        The parameters that are facts about the data (declared by the owner).
+        The parameters that are facts about the data (declared by the owner), each typed by
+        its :class:`FactKind` (required of a built-in mechanism).
     neighbours : str or callable
         The neighbour relation of the guarantee, in words ("one row added or removed"), or
         ``neighbours(p) -> str`` when a parameter chooses it.

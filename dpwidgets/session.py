@@ -210,10 +210,13 @@ class Session:
         facts : mapping, optional
             Facts about the data that mechanisms rely on and an analyst may not lower:
             ``sensitivity``, ``monotonic``, ``threshold_sensitivity`` (SVT), ``cardinality``
-            (dynamic histograms), ``domains`` (synthetic data), ... Checked against the data
-            here where they can be.
+            (dynamic histograms), ... Each is checked here, by its type (a bool, a finite number
+            > 0, an integer >= 2, ...: :class:`~dpwidgets.mechanism.FactKind`; ``"false"`` is no
+            bool), and against the data where it can be; a name no mechanism knows is refused
+            (the error lists the known ones).
         allow_mechanisms : iterable of str
-            Mechanisms registered outside dpwidgets that analysts may run on this dataset.
+            Mechanisms registered outside dpwidgets that analysts may run on this dataset: a
+            list of names (a string itself is refused).
         """
         if name in self._datasets:
             raise ValueError(f"dataset {name!r} is already in this session")
