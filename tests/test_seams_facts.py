@@ -345,3 +345,19 @@ def test_the_dynamic_widget_never_reads_the_cardinality_off_teaching_data():
         DynamicHistogramWidget(s, "series", debounce=0, compare=False)
     wd = DynamicHistogramWidget(s, "series", cardinality=250, debounce=0, compare=False)
     assert wd.cardinality == 250
+
+
+@pytest.mark.parametrize("method", ["minimum", "threshold", "sampling", "privacy_aware",
+                                    "utility", "weighted"])
+def test_a_left_out_record_is_in_no_count_of_any_method(method):
+    # The engine's include: records left out contribute to no release. Budgets 1e4 for all
+    # (Laplace scale 2e-4 per cell; |noise| < 0.5 with probability 1 - e^-2500), every scale
+    # factor 1 (equal budgets), so the counts are the histogram of the included records.
+    from dpwidgets.engine.personalized import personalized_histogram
+
+    values, _ = _survey(400, seed=6)
+    include = np.arange(400) % 3 != 0
+    result = personalized_histogram(values, np.full(400, 1e4), EDGES, method,
+                                    rng=np.random.default_rng(0), include=include)
+    np.testing.assert_array_equal(np.round(result.counts),
+                                  np.histogram(values[include], bins=EDGES)[0])
