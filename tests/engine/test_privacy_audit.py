@@ -196,17 +196,22 @@ def test_dsft_and_dsat_without_a_declared_cardinality():
         assert not result.exceeds_claim, result.summary()
 
 
-def test_private_roc_curve_add_remove_at_181_and_182_records():
-    """Issue 24 item 2: PriROC under add/remove, the engine called as a direct caller would
-    (no declared n), on n = 181 vs 182. Seed 182, 300 trials per side, claimed ε = 1."""
+@pytest.mark.parametrize("declared", [None, 181])
+def test_private_roc_curve_add_remove_at_181_and_182_records(declared):
+    """Issue 24 item 2: PriROC under add/remove on n = 181 vs 182 records, called as a direct
+    caller would: without n (it must refuse, or stay within its claim) and with the declared
+    n = 181 on both sides. Seed 182, 300 trials per side, claimed ε = 1."""
     from dpwidgets.engine.diagnostics import private_roc_curve
 
     labels, scores = _logistic(181)
     d = (labels, scores)
     e = _plus_record(d, (1.0, 0.999))
-    sides = _engine_samples(private_roc_curve, d, e, {"epsilon": 1.0, "neighbours": "add/remove"},
-                            300, 182)
+    kwargs = {"epsilon": 1.0, "neighbours": "add/remove"}
+    if declared is not None:
+        kwargs["n"] = declared
+    sides = _engine_samples(private_roc_curve, d, e, kwargs, 300, 182)
     if sides is None:
+        assert declared is None, "PriROC refused a declared n"
         return  # refused without a public n: nothing released
     result = audit_samples([_public(r) for r in sides[0]], [_public(r) for r in sides[1]],
                            claimed_epsilon=1.0, confidence=CONFIDENCE, label="PriROC add/remove")
