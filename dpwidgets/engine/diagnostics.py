@@ -440,7 +440,9 @@ def private_bounds(
 
     Alg. 10 asks SVT the counts ``q_i = #{x : |x - c| <= mu 2^i}``, ``i = 0, 1, ...``, against
     the noisy threshold ``theta·n + Lap(2/epsilon)`` with fresh ``Lap(4/epsilon)`` on every
-    count, and returns the first ``d = mu 2^i`` whose noisy count reaches it. This is standard
+    count, and returns the first ``d = mu 2^i`` whose noisy count reaches it. Here the same
+    test is asked of the records outside the interval (``n - q_i <= (1 - theta)·n``, the
+    public ``n``; see :func:`_bounds_of`), which needs no true count. This is standard
     SVT with cutoff c = 1 and an even split, so it runs through :func:`.svt.sparse_vector`
     (``variant="standard", c=1, ratio=1``: threshold ``Lap(1/(eps/2)) = Lap(2/eps)``). The
     counts are monotone (below), so by default the queries get ``Lap(1/(eps/2)) = Lap(2/eps)``,
@@ -534,13 +536,21 @@ def _bounds_of(records: Records, column: str, epsilon: float, *, mu: float, thet
                max_doublings: int, center: float, rng: np.random.Generator,
                monotonic: bool, n: int) -> PrivateBounds:
     """:func:`private_bounds` on one column of checked records (parameters checked too);
-    ``n`` is the public row count of the threshold (never ``records.n``)."""
-    # q_i for every i at once: the smallest i with |x - c| <= mu 2^i (max_doublings + 1 means
-    # "in no interval"), then a cumulative count.
-    first = records.doubling_counts(column, center, mu, max_doublings)
-    q = np.cumsum(np.asarray(first)[: max_doublings + 1])
+    ``n`` is the public row count of the threshold (never ``records.n``).
 
-    run = sparse_vector(q.astype(float), theta * n, epsilon, variant="standard", c=1,
+    The test ``q_i >= theta·n`` is asked as ``-o_i >= -(1 - theta)·n`` with ``o_i = #{x : |x -
+    c| > mu 2^i}``, the records *outside* interval i: for a true count equal to ``n`` the two
+    are the same test (both sides shifted by n; the same noise), and neither needs the true
+    count. Where the true count falls short of ``theta·n`` (a declared ``n`` above the true
+    one) ``q_i`` could never reach the threshold and every run would be capped at the widest
+    interval; ``o_i`` still falls to ``(1 - theta)·n``, so the interval then holds all but
+    about ``(1 - theta)·n`` records. ``o_i`` has sensitivity 1 and is monotone in the same
+    sense as ``q_i`` (an added record raises the ``o_i`` with ``i < a(x)``, and so on)."""
+    # Counts per first doubling index (the last entry: in no interval); o_i sums those above i.
+    first = np.asarray(records.doubling_counts(column, center, mu, max_doublings), dtype=float)
+    outside = np.cumsum(first[::-1])[::-1][1: max_doublings + 2]
+
+    run = sparse_vector(-outside, -(1.0 - theta) * n, epsilon, variant="standard", c=1,
                         sensitivity=1.0, monotonic=bool(monotonic), ratio=1.0, rng=rng)
     capped = run.positives.size == 0
     i = max_doublings if capped else int(run.positives[0])

@@ -303,3 +303,18 @@ def test_canonical_parameters_validate_to_themselves_and_n_is_the_owners(tmp_pat
     with pytest.raises(ReleaseRefused, match="public row count"):
         s.release("t/diagnostics", mechanism, **params, n=n + 1)
     assert s.spent("t/diagnostics") == 0.0
+
+
+def test_prirp_bounds_survive_a_declared_n_above_the_true_count():
+    # 1000 records, n = 1250 declared: q_i >= 0.95 n (1187.5) could never hold, and every SVT
+    # run would be capped at mu 2^40 (a plot of one cell). Asked as "at most 0.05 n (62.5)
+    # records outside", the interval is found: a record count (sensitivity 1) against the
+    # threshold with Lap(2/0.15) noise (scale 13) misses by 60 with chance < 1% per query,
+    # and capping needs it to miss at every one of the 41 doublings. Seeds 0-9.
+    frame = _rows(1000)
+    x, y = frame["x"].to_numpy(), frame["y"].to_numpy()
+    for seed in range(10):
+        res = private_residual_plot(2 * x, y - 2 * x, 1.0, np.random.default_rng(seed),
+                                    n=1250, neighbours="add/remove")
+        assert not res.bounds_predicted.capped and not res.bounds_residual.capped
+        assert res.bounds_predicted.half_width <= 8.0 and res.bounds_residual.half_width <= 8.0
