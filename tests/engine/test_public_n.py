@@ -318,3 +318,15 @@ def test_prirp_bounds_survive_a_declared_n_above_the_true_count():
                                     n=1250, neighbours="add/remove")
         assert not res.bounds_predicted.capped and not res.bounds_residual.capped
         assert res.bounds_predicted.half_width <= 8.0 and res.bounds_residual.half_width <= 8.0
+
+
+def test_an_add_dataset_tables_shape_is_its_public_n(tmp_path):
+    # add_dataset makes a 2-D array's shape public (Session.shape, the stand-in's shape): n is
+    # len(data) there, in the canonical parameters, under either relation.
+    table = _rows(400)[["x", "y"]].to_numpy()
+    s = Session("analyst", ledger=tmp_path / "l.sqlite")
+    s.add_dataset("t", table, total_epsilon=5.0, stand_in="continuous")
+    assert s.shape("t") == (400, 2)
+    for neighbours in ("replace-one", "add/remove"):
+        r = s.release("t", "residual_plot", epsilon=1.0, neighbours=neighbours, **_PUBLIC_LINEAR)
+        assert r.params["n"] == 400 and r.params["grid"] == r.output["grid"]
