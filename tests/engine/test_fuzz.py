@@ -238,14 +238,20 @@ SPECS: dict[str, Spec] = {
     "streams.binary_tree_window_sums": Spec(
         lambda: {"counts": _counts(), "epsilon": 1.0, "w": 2}, eps=("epsilon",),
         sizes=("w",), data=("counts",)),
+    # cardinality: the public lower bound on the snapshot sizes (every snapshot of _series()
+    # holds at least 900 records).
     "dynamic.dsft": Spec(
-        lambda: {"histograms": _series(), "epsilon": 1.0, "cutoff": 2, "threshold": 0.5},
-        eps=("epsilon",), sizes=("cutoff",), data=("histograms",)),
-    "dynamic.dsat": Spec(lambda: {"histograms": _series(), "epsilon": 1.0, "cutoff": 2},
-                         eps=("epsilon",), sizes=("cutoff", "burn_in"), data=("histograms",)),
+        lambda: {"histograms": _series(), "epsilon": 1.0, "cutoff": 2, "threshold": 0.5,
+                 "cardinality": 900},
+        eps=("epsilon",), sizes=("cutoff", "cardinality"), data=("histograms",)),
+    "dynamic.dsat": Spec(
+        lambda: {"histograms": _series(), "epsilon": 1.0, "cutoff": 2, "cardinality": 900},
+        eps=("epsilon",), sizes=("cutoff", "burn_in", "cardinality"), data=("histograms",)),
     "dynamic.dsat_w_event": Spec(
-        lambda: {"histograms": _series(), "epsilon": 1.0, "w": 3, "cutoff": 2},
-        eps=("epsilon",), sizes=("w", "cutoff", "burn_in"), data=("histograms",)),
+        lambda: {"histograms": _series(), "epsilon": 1.0, "w": 3, "cutoff": 2,
+                 "cardinality": 900},
+        eps=("epsilon",), sizes=("w", "cutoff", "burn_in", "cardinality"),
+        data=("histograms",)),
     "dynamic.uniform_budget_release": Spec(
         lambda: {"histograms": _series(), "epsilon": 1.0}, eps=("epsilon",),
         data=("histograms",)),
