@@ -6,14 +6,19 @@ without those links, the icons coming from the Font Awesome that Voila bundles) 
 Voila's default with ``binder/etc/jupyter/voila.json``. Here ``voila`` runs on a copy of
 ``notebooks/`` with exactly those files, found the way an installed environment finds them
 (the template on ``JUPYTER_PATH``, the config on ``JUPYTER_CONFIG_PATH``). Chromium resolves no
-host but 127.0.0.1 (see ``conftest.py``) and every request is recorded: a lesson renders, its
-Bokeh figures (BokehJS sent inline by the kernel) and its icons show, and no request went to
+host but 127.0.0.1 (see ``conftest.py``), every request to another host is also aborted by a
+Playwright route and recorded: a lesson renders, its Bokeh figures (BokehJS sent inline by the
+kernel), its widgets and its icons show, its math is typeset (by the MathJax 3 that Voila's
+front end bundles: no MathJax is fetched), no output names a widget model that is gone (the
+progress bars of the lesson's audits were tqdm widgets whose models closed when they finished:
+"Error displaying widget: model not found", nine times in lesson 01) and no request went to
 another host. The notebook list is checked the same way.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -145,10 +150,22 @@ def voila_server(tmp_path_factory) -> VoilaServer:
 
 
 def _record_hosts(page) -> set[str]:
-    """Every host the page asks for from now on (``scheme://host``)."""
+    """Every host the page asks for from now on (``scheme://host``); a request to any host but
+    127.0.0.1 / localhost is aborted and kept in ``page.dpw_blocked``."""
     hosts: set[str] = set()
+    page.dpw_blocked = []
     page.on("request", lambda r: hosts.add(
         f"{urlparse(r.url).scheme}://{urlparse(r.url).hostname or ''}"))
+
+    def route(r):
+        url = r.request.url
+        if url.startswith(("data:", "blob:")) or urlparse(url).hostname in LOCAL_HOSTS:
+            r.continue_()
+        else:
+            page.dpw_blocked.append(url)
+            r.abort()
+
+    page.route("**/*", route)
     return hosts
 
 
@@ -156,9 +173,34 @@ def _assert_only_local(page, hosts: set[str], voila_server: VoilaServer) -> None
     remote = {h for h in hosts
               if not h.startswith(("data:", "blob:")) and h.split("://")[1] not in LOCAL_HOSTS}
     assert "http://127.0.0.1" in hosts, hosts  # the recorder saw the page itself
-    assert not remote and not page.dpw_log.external_requests, (
-        f"requests beyond 127.0.0.1: {sorted(remote)}\n{page.dpw_log.summary()}\n"
-        f"--- voila log ---\n{voila_server.log_tail()}")
+    assert not remote and not page.dpw_log.external_requests and not page.dpw_blocked, (
+        f"requests beyond 127.0.0.1: {sorted(remote)}, blocked {page.dpw_blocked}\n"
+        f"{page.dpw_log.summary()}\n--- voila log ---\n{voila_server.log_tail()}")
+
+
+# The outputs that show a widget error, with the cell they are in (its index and first line).
+_BROKEN_WIDGETS_JS = """
+() => [...document.querySelectorAll('.jp-OutputArea-output')]
+  .filter(o => /Error displaying widget|model not found/i.test(o.innerText))
+  .map(o => {
+    const cell = o.closest('[cell-index]');
+    return {cell: cell && cell.getAttribute('cell-index'), output: o.innerText.slice(0, 200)};
+  })
+"""
+
+# TeX left as typed: $...$, $$...$$, \(...\), \[...\] in the text a reader sees.
+RAW_TEX = re.compile(r"\$\$?[^$\n]+\$|\\\(|\\\[")
+
+
+def assert_math_rendered(body) -> int:
+    """Every formula of the Markdown cells typeset (MathJax 3's ``mjx-container``), none left
+    raw; returns the number typeset."""
+    typeset = body.locator(".jp-RenderedMarkdown mjx-container").count()
+    prose = "\n".join(body.locator(".jp-RenderedMarkdown").all_inner_texts())
+    assert prose, "no Markdown cell rendered"
+    raw = RAW_TEX.findall(prose)
+    assert typeset > 0 and not raw, f"{typeset} formulas typeset; raw TeX left: {raw[:10]}"
+    return typeset
 
 
 @pytest.mark.parametrize("lesson", LESSONS)
@@ -170,8 +212,19 @@ def test_lesson_renders_with_no_other_host(page, voila_server, lab_server, lesso
     wait_for_bokeh(body, timeout_ms=RENDER_TIMEOUT_MS)
     page.wait_for_load_state("load", timeout=RENDER_TIMEOUT_MS)
     expect(body.locator(".dpw-meter").first).to_be_visible()
+    expect(body.locator(".jupyter-widgets").first).to_be_visible()
+    # The last cell's widget and math are in: nothing still to come renders an error later.
+    page.wait_for_function("() => !document.querySelector('.jp-RenderedMarkdown') ||"
+                           " document.querySelectorAll('mjx-container').length > 0",
+                           timeout=60_000)
+    broken = page.evaluate(_BROKEN_WIDGETS_JS)
+    assert not broken, f"widgets that failed to display, by cell: {broken}"
     assert_no_widget_errors(body)
+    assert "model not found" not in body.inner_text().lower()
+    assert not [e for e in page.dpw_log.console_errors if "model not found" in e.lower()], (
+        page.dpw_log.summary())
     assert not page.dpw_log.page_errors, page.dpw_log.summary()
+    formulas = assert_math_rendered(body)
 
     # The button icons use the Font Awesome bundled with Voila, its font loaded from here.
     icons = page.evaluate(_ICONS_JS)
@@ -179,7 +232,8 @@ def test_lesson_renders_with_no_other_host(page, voila_server, lab_server, lesso
     assert icons["loaded"], icons
     screenshot(page, lab_server.screenshots, f"voila-offline-{lesson}")
     _assert_only_local(page, hosts, voila_server)
-    print(f"{lesson}: requested hosts {sorted(hosts)}; icon fonts {icons['loaded']}")
+    print(f"{lesson}: requested hosts {sorted(hosts)}; icon fonts {icons['loaded']}; "
+          f"{formulas} formulas typeset")
 
 
 def test_notebook_list_asks_no_other_host(page, voila_server):
