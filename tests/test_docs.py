@@ -5,13 +5,22 @@ directory with a cold lesson cache, so every lesson is executed (about 1.5 minut
 this test takes on 2 cores; ``DPWIDGETS_DOCS_EXECUTE=off`` in the environment skips that). The
 build needs the ``docs`` extra, which the ``test`` extra pulls in: without it the test fails
 rather than skips, so a CI that lost the extra does not go green on an unbuilt site.
+
+The site builds exactly the lessons ``docs/conf.py`` lists (``LESSONS``: the committed notebooks
+of ``notebooks/``); the build here runs with a notebook that raises left in ``docs/lessons/``, as a
+user's own scratch notebook would be, and must neither execute nor build it. Whether the built
+pages render offline is ``tests/ui/test_docs_offline.py``'s question.
 """
 
 from __future__ import annotations
 
+import ast
 import html
 import importlib.util
+import json
+import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +41,25 @@ _SCRIPT_OR_STYLE = re.compile(r"<(script|style)\b.*?</\1\s*>", re.S | re.I)
 _TAG = re.compile(r"<[^>]+>")
 
 
+def _conf_lessons() -> list[str]:
+    """``LESSONS`` of docs/conf.py, read without running the configuration."""
+    tree = ast.parse((DOCS / "conf.py").read_text(encoding="utf-8"))
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "LESSONS" for t in node.targets):
+            return list(ast.literal_eval(node.value))
+    raise AssertionError("docs/conf.py has no LESSONS")
+
+
+# A notebook the build must leave alone: executed, it would fail the build.
+SCRATCH = {"cells": [{"cell_type": "code", "execution_count": None, "id": "scratch",
+                      "metadata": {}, "outputs": [],
+                      "source": "raise RuntimeError('a scratch notebook was executed')"}],
+           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3",
+                                       "language": "python"}},
+           "nbformat": 4, "nbformat_minor": 5}
+
+
 def _text(page: Path) -> str:
     """What a reader sees on a page: no scripts (BokehJS, widget state), no styles, no tags,
     whitespace collapsed."""
@@ -49,7 +77,13 @@ def site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("docs")
     cmd = [sys.executable, "-m", "sphinx", "-W", "--keep-going", "-b", "html",
            "-d", str(out / "doctrees"), str(DOCS), str(out / "html")]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT, cwd=ROOT)
+    scratch = DOCS / "lessons" / f"zz_scratch_{os.getpid()}.ipynb"  # git-ignored folder
+    scratch.write_text(json.dumps(SCRATCH), encoding="utf-8")
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=BUILD_TIMEOUT,
+                              cwd=ROOT)
+    finally:
+        scratch.unlink()
     log = (proc.stdout + proc.stderr).splitlines()
     problems = [line for line in log if "WARNING" in line or "ERROR" in line]
     assert proc.returncode == 0, (
@@ -65,9 +99,36 @@ def test_the_site_builds_with_warnings_as_errors(site):
         assert (site / f"{page}.html").is_file(), page
     for family in FAMILIES:
         assert (site / "families" / f"{family}.html").is_file(), family
-    lessons = sorted(p.stem for p in (ROOT / "notebooks").glob("*.ipynb"))
+    lessons = sorted(Path(name).stem for name in _conf_lessons())
     built = sorted(p.stem for p in (site / "lessons").glob("*.html") if p.stem != "index")
-    assert built == lessons
+    assert built == lessons  # no scratch notebook among them
+    # The pages load their scripts from the site: no CDN (tests/ui/test_docs_offline.py
+    # opens them with every other host blocked).
+    page = (site / "lessons" / "01_sparse_vector.html").read_text(encoding="utf-8")
+    srcs = re.findall(r'<script[^>]*\bsrc="([^"]+)"', page)
+    assert srcs and not [s for s in srcs if s.startswith(("http:", "https:", "//"))], srcs
+    for shipped in ("require.js", "embed-amd.js", "tex-mml-chtml.js", "dpw-widgets.js"):
+        assert any(s.split("?")[0].endswith(shipped) for s in srcs), (shipped, srcs)
+        (hit,) = [s.split("?")[0] for s in srcs if s.split("?")[0].endswith(shipped)]
+        assert (site / "lessons" / hit).resolve().is_file(), hit
+
+
+def test_the_lessons_are_the_committed_notebooks():
+    """docs/conf.py names every lesson; the list is what git has in notebooks/ (checked where
+    this is a git checkout; a fresh clone without git builds the same list)."""
+    lessons = _conf_lessons()
+    assert lessons == sorted(lessons) and len(set(lessons)) == len(lessons), lessons
+    for name in lessons:
+        assert (ROOT / "notebooks" / name).is_file(), name
+    git = shutil.which("git")
+    if git is None or not (ROOT / ".git").exists():
+        pytest.skip("not a git checkout: the list cannot be compared with the committed files")
+    proc = subprocess.run([git, "ls-files", "--", "notebooks/*.ipynb"], capture_output=True,
+                          text=True, cwd=ROOT, check=True)
+    committed = sorted(Path(line).name for line in proc.stdout.split())
+    assert lessons == committed, (
+        "docs/conf.py LESSONS and the notebooks committed in notebooks/ differ: add a new "
+        f"lesson to LESSONS when committing it (LESSONS {lessons}, committed {committed})")
 
 
 @pytest.mark.slow
