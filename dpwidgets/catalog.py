@@ -161,12 +161,29 @@ def _is_frame(value) -> bool:
     return hasattr(value, "columns") and hasattr(value, "to_numpy")
 
 
-def default_stand_in(n: int) -> np.ndarray:
-    """A public stand-in that depends on nothing but the public size: a Zipf(1) profile of
-    ``n`` scores over 1,000,000 records (Lyu, Su & Li 2017, §6), in a fixed shuffled order."""
+def default_stand_in(n: int, total: int | None = None) -> np.ndarray:
+    """A public stand-in that depends on nothing but public facts: a Zipf(1) profile of ``n``
+    scores (Lyu, Su & Li 2017, §6), in a fixed shuffled order, over ``total`` records -- the
+    public total the data owner declared (:meth:`~dpwidgets.session.Session.add_table`'s
+    ``totals=``), which the scores then sum to exactly -- or, undeclared, over about
+    1,000,000 records."""
     weights = 1.0 / np.arange(1, n + 1)
-    scores = np.round(weights / weights.sum() * 1_000_000)
+    if total is None:
+        scores = np.round(weights / weights.sum() * 1_000_000)
+    else:
+        scores = _apportion(weights, total)
     return np.random.default_rng(0).permutation(scores)
+
+
+def _apportion(weights: np.ndarray, total: int) -> np.ndarray:
+    """Whole counts proportional to ``weights`` that sum to ``total`` exactly (largest
+    remainders; ties to the first cell)."""
+    share = weights / weights.sum() * total
+    counts = np.floor(share)
+    short = int(total - counts.sum())
+    if short > 0:
+        counts[np.argsort(counts - share, kind="stable")[:short]] += 1
+    return counts
 
 
 def _stand_in(shape: tuple[int, ...], stand_in) -> np.ndarray:
@@ -252,7 +269,7 @@ def entry(name: str, data, stand_in, description: str, unit: str,
     if not isinstance(name, str) or not name.strip():
         raise ValueError(f"name must be a non-empty string, got {name!r}")
     if not isinstance(unit, str) or unit not in UNITS:
-        raise ValueError(f"unit must be one of {UNITS}, got {unit!r}")
+        raise ValueError(f"privacy_unit must be one of {UNITS}, got {unit!r}")
     check_description(description)
     allowed = check_allowed(allow_mechanisms)
     columns = dtypes = None

@@ -90,6 +90,37 @@ __all__ = [
 
 Mode = Literal["teaching", "analyst"]
 
+_UNSET: Any = object()  # "not given", for the deprecated spellings
+
+
+def _renamed(old: str, new: str, value, given, default) -> Any:
+    """The value of a renamed keyword: ``new``'s (``given``), or ``old``'s (``value``) with a
+    DeprecationWarning that says what to write instead (both given: refused)."""
+    if value is _UNSET:
+        return given
+    if given != default:
+        raise ValueError(f"give {new}= only ({old}= is its old name), not both")
+    warnings.warn(f"{old}= is deprecated here: write {new}={value!r}", DeprecationWarning,
+                  stacklevel=3)
+    return value
+
+
+def _asked_for(exc: BudgetExceededError, name: str) -> BudgetExceededError:
+    """The ledger's refusal, naming the dataset the request asked for (a table's view
+    ``"visits/items"``), not only the budget it is charged to."""
+    if getattr(exc, "asked", None) is not None:
+        return exc
+    return BudgetExceededError(exc.dataset, exc.requested, exc.remaining, exc.total, exc.label,
+                               asked=name)
+
+
+def _round_dust(x: float) -> float:
+    """A ledger total for a person to read: the exact sum rounded to 12 significant digits, so
+    that 1 - 0.8 reads 0.2, not 0.19999999999999996. Only what is *reported*: the cap check
+    stays exact (the ledger's, in fractions, with a relative slack of 1e-9 that admits
+    spending exactly what this reports)."""
+    return float(f"{float(x):.12g}")
+
 
 def _check_total(total_epsilon) -> None:
     """A budget cap (``None``: the ledger's recorded one), checked before anything is read."""
@@ -180,9 +211,10 @@ class Session:
         total_epsilon: float | None = 1.0,
         stand_in=None,
         description: str = "",
-        unit: str = "row",
+        privacy_unit: str = "row",
         facts: Mapping[str, Any] | None = None,
         allow_mechanisms: Iterable[str] = (),
+        unit: Any = _UNSET,
     ) -> None:
         """Register a dataset (the data owner's call) and open its ledger.
 
@@ -204,9 +236,10 @@ class Session:
             (``"continuous"``/``"binary"`` build one from the public shape).
         description : str
             Shown in the meter.
-        unit : {"row", "person"}
+        privacy_unit : {"row", "person"}
             The privacy unit. ``"row"`` (default): every guarantee protects one row, and says so.
             ``"person"``: the owner declares that each person contributes at most one row.
+            (A table whose rows name their person: :meth:`add_table` with ``unit_column=``.)
         facts : mapping, optional
             Facts about the data that mechanisms rely on and an analyst may not lower:
             ``sensitivity``, ``monotonic``, ``threshold_sensitivity`` (SVT), ``cardinality``
@@ -217,11 +250,15 @@ class Session:
         allow_mechanisms : iterable of str
             Mechanisms registered outside dpwidgets that analysts may run on this dataset: a
             list of names (a string itself is refused).
+        unit : {"row", "person"}
+            Deprecated: the old name of ``privacy_unit`` (a DeprecationWarning says so).
         """
+        privacy_unit = _renamed("unit", "privacy_unit", unit, privacy_unit, "row")
         if name in self._datasets:
             raise ValueError(f"dataset {name!r} is already in this session")
         _check_total(total_epsilon)
-        held = catalog.entry(name, data, stand_in, description, unit, facts, allow_mechanisms)
+        held = catalog.entry(name, data, stand_in, description, privacy_unit, facts,
+                             allow_mechanisms)
         self._hold(held, total_epsilon)
 
     def _hold(self, held: Entry, total_epsilon: float | None) -> None:
@@ -241,33 +278,44 @@ class Session:
                              total_epsilon=total_epsilon,
                              fingerprint=held.ledger_fingerprint or held.fingerprint)
 
-    def add_table(self, name: str, source, *, columns, unit: str | None = None,
+    def add_table(self, name: str, source, *, columns, unit_column: str | None = None,
                   max_rows: int = 1, table: str | None = None, total_epsilon: float = 1.0,
                   description: str = "", allow_mechanisms: Iterable[str] = (),
-                  **views) -> list[str]:
+                  unit: Any = _UNSET, **views) -> list[str]:
         """Declare a table of records once -- a DataFrame, a CSV or Parquet file, a database
-        table -- with its public schema (``columns``: kind and domain), its privacy ``unit``
-        column and ``max_rows`` per unit, and which columns feed which family (``items=``,
-        ``time=``, ``snapshots=``, ``features=``/``outcome=``, ``attributes=``, ``rows=``,
-        ``facts=``, ``views=``; :func:`~dpwidgets.tables.declared_views`). Each view is a
-        dataset ``"<name>/<view>"``; all share one budget. Nothing public is read from the
-        data; views are queried by DuckDB (:mod:`dpwidgets.tables`). Returns the datasets.
+        table -- with its public schema (``columns``: kind and domain), the column naming the
+        person each row belongs to (``unit_column``) and ``max_rows`` per person, and which
+        columns feed which family (``items=``, ``time=``, ``snapshots=``,
+        ``features=``/``outcome=``, ``attributes=``, ``rows=``, ``facts=``, ``totals=``,
+        ``views=``; :func:`~dpwidgets.tables.declared_views`). Each view is a dataset
+        ``"<name>/<view>"``; all share one budget. Nothing public is read from the data; views
+        are queried by DuckDB (:mod:`dpwidgets.tables`). Returns the datasets.
 
-        Every argument is checked when declared, before the source is read: ``unit`` a column
-        name or ``None``, ``max_rows`` an integer in [1, 10000], ``total_epsilon`` a budget,
-        ``rows`` an integer >= 2, ``allow_mechanisms`` a list of names, each view's ``facts``
-        of its type (:func:`~dpwidgets.catalog.check_facts`).
+        Every argument is checked when declared, before the source is read: ``unit_column`` a
+        column name or ``None`` (one row per person), ``max_rows`` an integer in [1, 10000],
+        ``total_epsilon`` a budget, ``rows`` an integer >= 2, ``allow_mechanisms`` a list of
+        names, each view's ``facts`` of its type (:func:`~dpwidgets.catalog.check_facts`).
+        ``unit=`` is the deprecated name of ``unit_column=`` (a DeprecationWarning says so).
 
-        Rows whose ``unit`` is NULL (no person) are dropped inside the query engine before
-        any view counts them: a row that names nobody cannot be bounded per person, and
-        keeping them as one "unit" would let one added person change 2 ``max_rows`` rows.
-        Rows outside a column's declared domain are dropped the same way."""
+        Previews run on a public stand-in of each view, built from the declarations alone.
+        A counting view's stand-in sums to its declared public total -- ``totals={"items":
+        20_000}`` or ``"total"`` in a ``views=`` spec (the owner's number: the rows the view
+        counts, e.g. a published table size) -- else to ``rows=`` if declared, else to
+        1,000,000 (Zipf over the items; Poisson counts per step). It is never derived from
+        the data, and previews (an SVT threshold suggested on the stand-in, say) are only as
+        realistic as this scale.
+
+        Rows whose person is NULL are dropped inside the query engine before any view counts
+        them: a row that names nobody cannot be bounded per person, and keeping them as one
+        "unit" would let one added person change 2 ``max_rows`` rows. Rows outside a column's
+        declared domain are dropped the same way."""
         from .tables import Table, declared_views, view_entries
 
+        unit_column = _renamed("unit", "unit_column", unit, unit_column, None)
         _check_total(total_epsilon)
         catalog.check_allowed(allow_mechanisms)
         catalog.check_description(description)
-        src = Table(source, columns, unit=unit, max_rows=max_rows, table=table,
+        src = Table(source, columns, unit=unit_column, max_rows=max_rows, table=table,
                     distinct=views.pop("distinct", False))
         src.check_schema()
         entries = view_entries(name, src, declared_views(**views), load=self.teaching,
@@ -330,12 +378,15 @@ class Session:
         return self._ledgers[self._dataset(dataset).name]
 
     def spent(self, dataset: str | None = None) -> float:
-        """Epsilon charged to a dataset's ledger (teaching overdrafts not included)."""
-        return self.ledger(dataset).spent
+        """Epsilon charged to a dataset's ledger (teaching overdrafts not included), to 12
+        significant digits (0.3 after 0.1 + 0.2, not 0.30000000000000004)."""
+        return _round_dust(self.ledger(dataset).spent)
 
     def remaining(self, dataset: str | None = None) -> float:
-        """Epsilon still available on a dataset's ledger."""
-        return self.ledger(dataset).remaining
+        """Epsilon still available on a dataset's ledger, to 12 significant digits (0.2
+        after 0.8 of 1, not 0.19999999999999996): a release of exactly this much passes the
+        ledger's exact cap check, one of more does not."""
+        return _round_dust(self.ledger(dataset).remaining)
 
     def overdrafts(self, dataset: str | None = None) -> list[Overdraft]:
         """Teaching-mode runs past the cap (what analyst mode would have refused)."""
@@ -399,6 +450,10 @@ class Session:
             cost = float(mech.cost(p)) * ds.unit_rows  # group privacy over a unit's rows
         except ReleaseRefused:
             raise
+        except KeyError as exc:  # a spec reads a required parameter that was not given
+            missing = exc.args[0] if exc.args else "?"
+            raise ParameterError(f"{mech.name!r} needs the parameter {missing}= (it has no "
+                                 f"default). Nothing was charged.") from None
         except (ValueError, TypeError, ArithmeticError) as exc:  # overflow in a cost, too
             raise ParameterError(str(exc)) from None
         if release and not self.teaching and not private:
@@ -414,10 +469,38 @@ class Session:
                 f"charged.")
         return mech, p, cost
 
-    def cost(self, mechanism: str, dataset: str | None = None, **params) -> float:
-        """What a release with these parameters would charge (before any cache hit)."""
+    def cost(self, dataset: str | None, mechanism: str | None = None, **params) -> float:
+        """What a release with these parameters would charge (before any cache hit), in the
+        order of :meth:`release`: ``cost(dataset, mechanism, **params)``.
+
+        The old order ``cost(mechanism, dataset)`` still works for a deprecation period (a
+        DeprecationWarning): a first argument that names a mechanism and no dataset is one;
+        a name that is both is refused, because the call would be ambiguous."""
+        dataset, mechanism = self._ordered(dataset, mechanism)
         params.pop("run", None)
         return self._request(self._dataset(dataset), mechanism, params, release=False)[2]
+
+    def _ordered(self, dataset, mechanism) -> tuple:
+        """``(dataset, mechanism)`` of a :meth:`cost` call, swapping the deprecated order."""
+        def kinds(name):
+            ok = isinstance(name, str)
+            return ok and name in MECHANISMS, ok and name in self._datasets
+
+        first_mech, first_data = kinds(dataset)
+        second_mech, second_data = kinds(mechanism)
+        if first_mech and first_data and not (second_mech and not second_data):
+            raise ParameterError(
+                f"{dataset!r} names both a dataset and a mechanism, so cost({dataset!r}, "
+                f"{mechanism!r}) is ambiguous: give the dataset another name")
+        old = first_mech and not first_data
+        if old:
+            warnings.warn(
+                f"cost(mechanism, dataset) is deprecated: write cost({mechanism!r}, "
+                f"{dataset!r}, ...), in the order of release()", DeprecationWarning, stacklevel=3)
+            return mechanism, dataset
+        if mechanism is None:
+            raise ParameterError("cost(dataset, mechanism, **params): name the mechanism")
+        return dataset, mechanism
 
     def release_key(self, dataset: str | None, mechanism: str, **params) -> str:
         """The cache key of a release (it includes the data's fingerprint; stays in Python)."""
@@ -460,7 +543,8 @@ class Session:
         remaining = ledger.remaining
         if self.teaching or epsilon <= remaining * (1 + 1e-12):
             return
-        exc = BudgetExceededError(ds.ledger_name, epsilon, remaining, ledger.total_epsilon, label)
+        exc = BudgetExceededError(ds.ledger_name, epsilon, remaining, ledger.total_epsilon, label,
+                                  asked=ds.name)
         self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
         raise exc
 
@@ -537,7 +621,10 @@ class Session:
             if cached is None and not self.teaching:
                 # Charge before the data is read. With an idempotency key the charge is a
                 # claim, which may find the output another attempt with that key stored.
-                claim = self._charge(ds, epsilon, label, key, idempotency_key)
+                try:
+                    claim = self._charge(ds, epsilon, label, key, idempotency_key)
+                except BudgetExceededError as exc:
+                    raise _asked_for(exc, ds.name) from None
                 cached = claim.stored if claim is not None else None
             if cached is not None:
                 release = Release(
@@ -593,8 +680,9 @@ class Session:
                 # Another process charged this very key since has_key: pay for our own run.
                 ledger.spend(epsilon, label, key=f"{key}#{uuid.uuid4().hex}")
         except BudgetExceededError as exc:
+            exc = _asked_for(exc, ds.name)
             self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
-            raise
+            raise exc from None
 
     def _run_sealed(self, ds: Entry, mech: Mechanism, p: dict, epsilon: float):
         """Run on confidential data with fresh OS entropy; nothing it says gets out.
@@ -634,8 +722,8 @@ class Session:
             self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
             raise
         output = mech.outputs(result, p)
-        if mech.spent is not None and not math.isclose(float(mech.spent(result, p)), epsilon,
-                                                       rel_tol=1e-9):
+        if mech.spent is not None and not math.isclose(
+                float(mech.spent(result, p)) * ds.unit_rows, epsilon, rel_tol=1e-9):
             raise RuntimeError(f"{mech.name!r} spent a different epsilon than it was charged")
         ledger = self._ledgers[ds.name]
         try:

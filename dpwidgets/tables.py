@@ -315,7 +315,8 @@ class Table:
         self.columns = cols
         if self.unit is not None:
             if not isinstance(self.unit, str) or not self.unit:
-                raise ValueError(f"unit must be a column name or None, got {self.unit!r}")
+                raise ValueError(f"the unit column (add_table's unit_column=) must be a column "
+                                 f"name or None, got {self.unit!r}")
             if self.unit in cols:
                 raise ValueError("the unit column identifies people: it is not a public column")
         if isinstance(self.max_rows, bool) or not isinstance(self.max_rows, int) or not (
@@ -329,7 +330,8 @@ class Table:
         if not isinstance(self.distinct, bool):
             raise ValueError(f"distinct must be True or False, got {self.distinct!r}")
         if self.unit is None and (self.max_rows != 1 or self.distinct):
-            raise ValueError("max_rows bounds the rows of one unit: declare unit= with it")
+            raise ValueError("max_rows bounds the rows of one person: declare the unit column "
+                             "with it (add_table's unit_column=)")
 
     # -- what is public ---------------------------------------------------------------------
     @property
@@ -565,17 +567,28 @@ class RowsQuery:
 _DTYPES = {"int": "int64", "category": "int64", "float": "float64"}
 
 
-def generated_stand_in(table: Table, view: View, outcome: str = "continuous") -> np.ndarray:
+def generated_stand_in(table: Table, view: View, outcome: str = "continuous",
+                       total: int | None = None) -> np.ndarray:
     """A public stand-in of a view's public shape, from the declared schema alone (seeded;
     never from the data): a Zipf profile for counts, Poisson counts per step or cell, rows
-    uniform over the declared domains (or a well-specified linear model for real columns)."""
+    uniform over the declared domains (or a well-specified linear model for real columns).
+
+    ``total`` (a counting view's public total, declared by the owner: :func:`check_total`)
+    scales a counting view's stand-in to sum to it exactly: the Zipf profile over ``total``
+    records, or ``total`` records spread uniformly at random over the steps or cells. Without
+    one: Zipf over about 1,000,000 records, 20 per step, 5 per cell."""
     from .catalog import default_stand_in
     from .releases.diagnostics import table_stand_in
 
     shape = table.shape(view)
     rng = np.random.default_rng(0)
+    if total is not None:
+        total = check_total(total, view)
     if view.kind == "counts":
-        return default_stand_in(shape[0])
+        return default_stand_in(shape[0], total)
+    if total is not None:  # per_step, counts2d, snapshots: total records over the cells
+        cells = int(np.prod(shape))
+        return rng.multinomial(total, np.full(cells, 1.0 / cells)).reshape(shape).astype(float)
     if view.kind == "per_step":
         return rng.poisson(20.0, shape[0]).astype(float)
     if view.kind in ("counts2d", "snapshots"):
@@ -591,6 +604,18 @@ def generated_stand_in(table: Table, view: View, outcome: str = "continuous") ->
             high = c.domain[1] + 1 if c.kind == "int" else c.size
             out[:, j] = rng.integers(c.domain[0] if c.kind == "int" else 0, high, shape[0])
     return out
+
+
+def check_total(total, view: View | None = None) -> int:
+    """A counting view's declared public total: an integer >= 1 (how many rows the view
+    counts; the owner's number, e.g. a published table size -- never read from the data).
+    A ``"rows"`` view declares its size with ``rows=`` instead."""
+    if view is not None and view.kind == "rows":
+        raise ValueError("a 'rows' view declares its public size with rows=, not total=")
+    if isinstance(total, bool) or not isinstance(total, int | np.integer) or total < 1:
+        raise ValueError(f"a view's public total must be an integer >= 1 (the rows it "
+                         f"counts, declared by the owner), got {total!r}")
+    return int(total)
 
 
 def _synth_domains(table: Table, columns) -> dict | None:
@@ -610,8 +635,10 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
                  description: str = "", allowed=frozenset(), fingerprint: str | None = None
                  ) -> list:
     """One :class:`~dpwidgets.catalog.Entry` per view, named ``"<name>/<view>"``, all keyed to
-    the budget ``name`` (and, if given, to the table's content ``fingerprint``). ``views`` maps a view's name to ``{"view": View, "facts": {...},
-    "stand_in": array or None, "outcome": ..., "description": ...}``. ``load=True`` (teaching:
+    the budget ``name`` (and, if given, to the table's content ``fingerprint``). ``views``
+    maps a view's name to ``{"view": View, "facts": {...}, "stand_in": array or None,
+    "total": int or None, "outcome": ..., "description": ...}`` (``total``: the public total
+    a counting view's generated stand-in sums to, :func:`generated_stand_in`). ``load=True`` (teaching:
     the data is public) reads every view now; otherwise a view is read when a release runs."""
     from .catalog import Entry, check_allowed, check_description, check_facts
 
@@ -628,8 +655,14 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
             raise ValueError(f"view {vname!r}: {exc}") from None
         rows = view.kind == "rows"
         stand_in = spec.get("stand_in")
+        if spec.get("total") is not None and stand_in is not None:
+            raise ValueError(f"view {vname!r}: give a stand_in or its total, not both")
         if stand_in is None:
-            stand_in = generated_stand_in(table, view, spec.get("outcome", "continuous"))
+            try:
+                stand_in = generated_stand_in(table, view, spec.get("outcome", "continuous"),
+                                              spec.get("total"))
+            except ValueError as exc:
+                raise ValueError(f"view {vname!r}: {exc}") from None
         elif np.shape(stand_in) != table.shape(view):
             raise ValueError(f"view {vname!r}: stand_in has shape {np.shape(stand_in)}; its "
                              f"public shape is {table.shape(view)}")
@@ -666,7 +699,8 @@ def declared_views(*, views: Mapping[str, Mapping] | None = None, items: str | N
                    time: str | None = None, snapshots: str | None = None,
                    features: Sequence[str] | None = None, outcome: str | None = None,
                    attributes: Sequence[str] | None = None, rows: int | None = None,
-                   facts: Mapping[str, Mapping] | None = None) -> dict[str, dict]:
+                   facts: Mapping[str, Mapping] | None = None,
+                   totals: Mapping[str, int] | None = None) -> dict[str, dict]:
     """The views of a table from which columns feed which family (or from ``views`` given in
     full, ``{name: {"kind", "columns", "rows", "facts", "stand_in", "outcome"}}``):
 
@@ -675,11 +709,16 @@ def declared_views(*, views: Mapping[str, Mapping] | None = None, items: str | N
     (dynamic histograms) as ``"histograms"``; ``features`` + ``outcome``: the rows, features
     then the outcome (regression diagnostics) as ``"diagnostics"``; ``attributes``: the rows
     (synthetic data) as ``"synthetic"``. ``rows`` is the public row count previews use.
-    ``facts`` maps a view's name to the facts its owner declares for it."""
+    ``facts`` maps a view's name to the facts its owner declares for it.
+
+    ``totals`` maps a counting view's name to its public total (the rows it counts, declared
+    by the owner: ``{"items": 20_000}``; ``"total"`` in a ``views`` spec says the same): its
+    stand-in sums to it, so previews -- an SVT threshold suggested on the stand-in -- are on
+    the table's scale. A counting view without one takes ``rows`` as its total if declared."""
     out: dict[str, dict] = {}
     for vname, spec in (views or {}).items():
         unknown = set(spec) - {"kind", "columns", "rows", "facts", "stand_in", "outcome",
-                               "description"}
+                               "description", "total"}
         if unknown:
             raise ValueError(f"views.{vname}: unknown keys {sorted(unknown)}")
         out[vname] = {**spec, "view": View(spec.get("kind"), tuple(spec.get("columns") or ()),
@@ -702,6 +741,21 @@ def declared_views(*, views: Mapping[str, Mapping] | None = None, items: str | N
         if vname not in out:
             raise ValueError(f"facts: no view named {vname!r}; views: {sorted(out)}")
         out[vname]["facts"] = dict(declared)
+    if totals is not None and not isinstance(totals, Mapping):
+        raise ValueError(f"totals must map a view's name to its public total, got {totals!r}")
+    for vname, total in (totals or {}).items():
+        if vname not in out:
+            raise ValueError(f"totals: no view named {vname!r}; views: {sorted(out)}")
+        out[vname]["total"] = total
+    for vname, spec in out.items():
+        if spec.get("total") is not None:
+            try:
+                check_total(spec["total"], spec["view"])
+            except ValueError as exc:
+                raise ValueError(f"view {vname!r}: {exc}") from None
+        elif (isinstance(rows, int) and not isinstance(rows, bool) and rows >= 1
+              and spec["view"].kind != "rows" and spec.get("stand_in") is None):
+            spec["total"] = rows  # the owner's declared row count: the scale of every count
     if not out:
         raise ValueError("declare at least one view: items=, time=, features=/outcome=, "
                          "attributes= or views=")

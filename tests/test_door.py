@@ -196,10 +196,10 @@ def test_guarantees_are_per_row_unless_the_owner_declared_one_row_per_person(tmp
     assert "discrete Laplace" in r.guarantee  # the sampler an analyst release used
     assert "continuous" in s.preview("visits", "svt", **SVT).guarantee
     assert s.unit("visits") == "row"
-    p = analyst(tmp_path / "m.sqlite", name="people", data=SECRET + 1, unit="person")
+    p = analyst(tmp_path / "m.sqlite", name="people", data=SECRET + 1, privacy_unit="person")
     assert "per person" in p.release("people", "svt", **SVT).guarantee
     with pytest.raises(ValueError, match="unit"):
-        analyst(tmp_path / "n.sqlite", unit="household")
+        analyst(tmp_path / "n.sqlite", privacy_unit="household")
 
 
 def test_the_door_imports_no_ui():

@@ -31,7 +31,7 @@ def visits(seed=0, people=300) -> pd.DataFrame:
 
 def declare(session, source, name="visits", **extra):
     return session.add_table(
-        name, source, columns=COLUMNS, unit="person", max_rows=3, total_epsilon=3.0,
+        name, source, columns=COLUMNS, unit_column="person", max_rows=3, total_epsilon=3.0,
         items="page", time="day", snapshots="page", features=["x"], outcome="y",
         attributes=["page", "day", "device"], rows=1000,
         facts={"items": {"monotonic": True}}, **extra)
@@ -119,7 +119,7 @@ def test_declaring_fewer_columns_of_the_same_table_does_not_reset_its_budget(tmp
     s = Session("analyst", ledger=tmp_path / "ledger.sqlite")
     declare(s, frame)
     s.release("visits/stream", "laplace_stream", epsilon=0.5)
-    names = s.add_table("narrow", frame, columns={"page": COLUMNS["page"]}, unit="person",
+    names = s.add_table("narrow", frame, columns={"page": COLUMNS["page"]}, unit_column="person",
                         max_rows=3, items="page", total_epsilon=3.0)
     assert s.spent(names[0]) == pytest.approx(1.5)
     s.close()

@@ -130,7 +130,7 @@ def test_bad_parameters_are_refused_before_any_noise_or_charge(analyst, monkeypa
     with pytest.raises(ValueError, match=match):
         analyst.release("series", mechanism, **params)
     with pytest.raises(ValueError):
-        analyst.cost(mechanism, "series", **params)
+        analyst.cost("series", mechanism, **params)
     assert analyst.spent("series") == 0.0
     assert analyst.ledger("series").spends == []
 
@@ -186,7 +186,7 @@ def test_w_event_release_is_charged_at_user_level(analyst, mechanism):
     windows = release.output["window_epsilons"]
     assert windows.size == N - 25 + 1 and np.all(windows <= 0.2 + 1e-9)
     # w >= N: the whole series is one window, charged epsilon.
-    assert analyst.cost(mechanism, "series", epsilon=0.2, **{**WEVENT[mechanism], "w": N}) == \
+    assert analyst.cost("series", mechanism, epsilon=0.2, **{**WEVENT[mechanism], "w": N}) == \
         pytest.approx(0.2)
 
 

@@ -96,7 +96,7 @@ def test_bad_parameters_are_refused_before_any_charge_or_noise(analyst, budgets,
     with pytest.raises(ValueError, match=message):
         analyst.release("survey", NAME, **p)
     with pytest.raises(ValueError, match=message):
-        analyst.cost(NAME, "survey", **p)
+        analyst.cost("survey", NAME, **p)
     assert analyst.spent("survey") == 0.0
     assert analyst.ledger("survey").spends == []
     assert analyst.rng.bit_generator.state == state  # no noise was drawn
@@ -148,7 +148,7 @@ def test_a_release_is_charged_its_largest_per_record_loss(analyst, budgets, meth
     """The ledger keeps one ε for everybody: a personalized release costs max_j enjoyed[j],
     which is what the engine's plan (a function of the public vector) gives every record."""
     p = params(budgets, method=method)
-    cost = analyst.cost(NAME, "survey", **p)
+    cost = analyst.cost("survey", NAME, **p)
     plan = engine.plan_releases(budgets, method, utility_options={
         "cell_variance": (1 - 1 / 20) / 20})
     assert cost == pytest.approx(float(np.max(plan.enjoyed)))

@@ -105,7 +105,7 @@ def test_non_count_data_fails_in_the_engine_without_a_free_answer(tmp_path):
 
 def test_pegasus_costs_epsilon_once_and_outputs_only_dp_values(analyst):
     # The text's defaults (Chen 2018, §5.6.1), one argument away.
-    assert analyst.cost("pegasus", "wifi", epsilon=0.3, defaults="text") == pytest.approx(0.3)
+    assert analyst.cost("wifi", "pegasus", epsilon=0.3, defaults="text") == pytest.approx(0.3)
     r = analyst.release("wifi", "pegasus", epsilon=0.3, perturber_share=0.7, defaults="text")
     assert r.charged and r.result is None and analyst.spent("wifi") == pytest.approx(0.3)
     assert r.label == "PeGaSus stream (ε_p:ε_g = 0.7:0.3, text defaults)"

@@ -88,7 +88,7 @@ def test_allow_mechanisms_must_be_a_list_of_names(allowed):
     with pytest.raises(ValueError, match="allow_mechanisms"):
         s.add_dataset("d", np.ones(20), allow_mechanisms=allowed)
     with pytest.raises(ValueError, match="allow_mechanisms"):
-        s.add_table("t", _people_frame(), columns=_COLUMNS, unit="person", items="page",
+        s.add_table("t", _people_frame(), columns=_COLUMNS, unit_column="person", items="page",
                     allow_mechanisms=allowed)
     assert s.datasets == []
 
@@ -103,7 +103,7 @@ def test_a_list_of_names_is_allowed():
     ({"total_epsilon": "1"}, "total_epsilon"),
     ({"total_epsilon": float("nan")}, "total_epsilon"),
     ({"description": 5}, "description"),
-    ({"unit": 5}, "unit"),
+    ({"unit_column": 5}, "unit"),
     ({"max_rows": 2.0}, "max_rows"),
     ({"max_rows": True}, "max_rows"),
     ({"table": 5}, "table"),
@@ -113,7 +113,7 @@ def test_a_list_of_names_is_allowed():
 ])
 def test_add_table_checks_its_arguments_when_declared(kwargs, match):
     s = Session()
-    kwargs = {"unit": "person", **kwargs}
+    kwargs = {"unit_column": "person", **kwargs}
     with pytest.raises(ValueError, match=match):
         s.add_table("t", _people_frame(), columns=_COLUMNS, items="page", **kwargs)
     assert s.datasets == []
@@ -122,13 +122,13 @@ def test_add_table_checks_its_arguments_when_declared(kwargs, match):
 def test_add_table_checks_its_name():
     s = Session()
     with pytest.raises(ValueError, match="name"):
-        s.add_table(5, _people_frame(), columns=_COLUMNS, unit="person", items="page")
+        s.add_table(5, _people_frame(), columns=_COLUMNS, unit_column="person", items="page")
 
 
 def test_add_dataset_checks_its_other_arguments():
     s = Session()
     for kwargs, match in (({"total_epsilon": "1"}, "total_epsilon"),
-                          ({"unit": ["row"]}, "unit"), ({"description": 1}, "description")):
+                          ({"privacy_unit": ["row"]}, "unit"), ({"description": 1}, "description")):
         with pytest.raises(ValueError, match=match):
             s.add_dataset("d", np.ones(20), **kwargs)
     assert s.datasets == []
@@ -327,7 +327,7 @@ def test_null_person_ids_are_dropped_in_spark(tmp_path):
 
 def test_the_guarantee_says_null_ids_are_dropped():
     s = Session()
-    (name,) = s.add_table("t", _people_frame(), columns=_COLUMNS, unit="person", max_rows=K,
+    (name,) = s.add_table("t", _people_frame(), columns=_COLUMNS, unit_column="person", max_rows=K,
                           items="page")
     text = s.preview(name, "svt", epsilon=0.5, threshold=5.0, c=1).guarantee
     assert "NULL person id" in text

@@ -384,7 +384,7 @@ def create_app(curator: Curator):
         who, _, door = analyst(authorization)
         try:
             name, mech, params = request_of(body, who, door)
-            return {"epsilon": door.cost(mech, name, **params)}
+            return {"epsilon": door.cost(name, mech, **params)}
         except ReleaseRefused as exc:
             return answer(who, body, exc)
 

@@ -223,8 +223,11 @@ class RemoteSession(Session):
                         raise
                     time.sleep(0.5 * (attempt + 1))
         except (DPWidgetsError, BudgetExceededError) as exc:
+            if isinstance(exc, BudgetExceededError) and exc.asked is None:
+                exc = BudgetExceededError(exc.dataset, exc.requested, exc.remaining, exc.total,
+                                          exc.label, asked=held.name)  # the view asked for
             self._notify({"kind": "refused", "dataset": held.name, "message": str(exc)})
-            raise
+            raise exc from None
         blob = base64.b64decode(r["blob"]) if r["blob"] else None
         release = Release(
             r["budget"], r["mechanism"], r["label"], r["params"], float(r["epsilon"]),

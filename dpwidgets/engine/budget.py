@@ -237,16 +237,23 @@ class BudgetExceededError(ReleaseRefused, RuntimeError):
         The dataset's cap.
     label : str
         The label of the refused release.
+    asked : str or None
+        The dataset the request named (a view of a table, ``"visits/items"``), when it is not
+        the ledger's own name: the message names it first, then the budget it shares.
     """
 
-    def __init__(self, dataset: str, requested: float, remaining: float, total: float, label: str):
+    def __init__(self, dataset: str, requested: float, remaining: float, total: float, label: str,
+                 *, asked: str | None = None):
         self.dataset = dataset
         self.requested = requested
         self.remaining = remaining
         self.total = total
         self.label = label
+        self.asked = asked
+        where = (f"dataset {dataset!r}" if asked in (None, dataset) else
+                 f"dataset {asked!r} (charged to the budget {dataset!r})")
         super().__init__(
-            f"privacy budget of dataset {dataset!r} exceeded: {label!r} asks for "
+            f"privacy budget of {where} exceeded: {label!r} asks for "
             f"epsilon={requested:.6g} but only {remaining:.6g} of {total:.6g} is left. "
             f"Nothing was charged. Lower epsilon to at most {remaining:.6g}, or replay a "
             f"release already paid for."

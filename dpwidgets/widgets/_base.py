@@ -462,7 +462,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
 
     def cost(self) -> float:
         """The exact ε a release with the current parameters would charge."""
-        return self.session.cost(self.mechanism, self.dataset, **self.params)
+        return self.session.cost(self.dataset, self.mechanism, **self.params)
 
     @property
     def unit(self) -> str:

@@ -407,9 +407,9 @@ class _DiagnosticWidget(ReleaseWidget):
     # -- actions ---------------------------------------------------------------------------
     def cost(self) -> float:
         """What a release would charge: the diagnostic, plus the DP fit if one is chosen."""
-        total = self.session.cost(self.mechanism, self.dataset, **self._spec({"model": "ordinary"}))
+        total = self.session.cost(self.dataset, self.mechanism, **self._spec({"model": "ordinary"}))
         if self.model.value == "dp":
-            total += self.session.cost("fit_model", self.dataset, **self.fit_params())
+            total += self.session.cost(self.dataset, "fit_model", **self.fit_params())
         return total
 
     def _make_release(self) -> Release:
@@ -423,7 +423,7 @@ class _DiagnosticWidget(ReleaseWidget):
         model: dict | None = {"model": "ordinary"}
         if self.model.value == "dp":
             fit_params = self.fit_params()
-            self.session.cost("fit_model", ds, **fit_params)  # validates, charges nothing
+            self.session.cost(ds, "fit_model", **fit_params)  # validates, charges nothing
             if self.session.is_cached(ds, "fit_model", **fit_params):
                 fit = self.session.release(ds, "fit_model", **fit_params)
                 model = {"model": "public", "coef": fit.output["coef"],
@@ -434,7 +434,7 @@ class _DiagnosticWidget(ReleaseWidget):
                 model = None
         probe = model or {"model": "public", "coef": np.zeros(self.session.shape(ds)[1] - 1),
                           "intercept": 0.0}
-        cost = self.session.cost(self.mechanism, ds, **self._spec(probe))
+        cost = self.session.cost(ds, self.mechanism, **self._spec(probe))
         if model is None or not self.session.is_cached(ds, self.mechanism,
                                                        **self._spec(model)):
             total += cost
@@ -510,10 +510,10 @@ class _DiagnosticWidget(ReleaseWidget):
         if self.model.value == "dp":
             fit_params = self.fit_params()
             if not self.session.is_cached(self.dataset, "fit_model", **fit_params):
-                fit_cost = self.session.cost("fit_model", self.dataset, **fit_params)
+                fit_cost = self.session.cost(self.dataset, "fit_model", **fit_params)
                 fit_note = f" + ε = {fmt(fit_cost)} for the DP fit"
         # What the door charges (ε times a person's rows on a user-level table), as the button.
-        own = self.session.cost(self.mechanism, self.dataset, **self._spec({"model": "ordinary"}))
+        own = self.session.cost(self.dataset, self.mechanism, **self._spec({"model": "ordinary"}))
         self.status.value = (
             "<span class='dpw-preview'>PREVIEW on the public stand-in (same size) — nothing "
             f"spent. Release would charge ε = {fmt(own)}{fit_note} "

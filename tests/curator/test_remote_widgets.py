@@ -84,7 +84,7 @@ def sessions(tmp_path_factory):
     token = Analysts(config.analysts).add("alice", {"visits": 100.0})
     server = Server(where / "curator.toml").start()
     local = Session("analyst", ledger=where / "local.sqlite", seed=11)
-    local.add_table("visits", frame, columns=COLUMNS, unit="person", max_rows=MAX_ROWS,
+    local.add_table("visits", frame, columns=COLUMNS, unit_column="person", max_rows=MAX_ROWS,
                     total_epsilon=100.0, views=VIEWS)
     remote = Session.connect(server.url, token=token, seed=11)
     try:

@@ -99,7 +99,7 @@ def test_remote_session_previews_locally_and_releases_on_the_curator(curator):
     s = Session.connect(server.url, token=tokens["alice"])
     assert s.mode == "analyst" and s.datasets[0] == "visits/pages"
     assert s.shape("visits/pages") == (PAGES,) and s.unit("visits/pages") == "person"
-    assert s.cost("top_c", "visits/pages", epsilon=0.05, c=3) == pytest.approx(0.05 * MAX_ROWS)
+    assert s.cost("visits/pages", "top_c", epsilon=0.05, c=3) == pytest.approx(0.05 * MAX_ROWS)
     preview = s.preview("visits/pages", "top_c", epsilon=0.05, c=3)
     assert preview.preview and not preview.charged
     assert _budget(server, tokens["alice"])["visits"]["spent"] == 0

@@ -89,7 +89,7 @@ def _teaching_view(case, name: str):
     decl = dict(case.declare)
     outcome = decl.pop("outcome", "y")
     facts = decl.pop("facts", None) or {}
-    s.add_table(name, data, columns=COLUMNS, unit="person", items="page", time="day",
+    s.add_table(name, data, columns=COLUMNS, unit_column="person", items="page", time="day",
                 snapshots="page", features=["x"], outcome=outcome,
                 attributes=["page", "day", "device"], rows=len(case.d),
                 facts={"items": {"monotonic": True}, **facts})

@@ -42,7 +42,7 @@ def test_person_unit_changes_the_guarantee_sentence(tmp_path):
     s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=3)
     s.add_dataset("rows", secret_scores(300), total_epsilon=1.0, stand_in=zipf_scores(300, 3))
     s.add_dataset("people", secret_scores(300), total_epsilon=1.0,
-                  stand_in=zipf_scores(300, 3), unit="person")
+                  stand_in=zipf_scores(300, 3), privacy_unit="person")
     rows = SVTExplorer(s, "rows", epsilon=0.2, c=3, threshold=100.0, debounce=0)
     people = SVTExplorer(s, "people", epsilon=0.2, c=3, threshold=100.0, debounce=0)
     assert "per row" in rows.banner.value and "per person" not in rows.banner.value

@@ -256,7 +256,7 @@ def test_analyst_controls_drive_free_previews_only(analyst):
     wd = PersonalizedWidget(s, "survey", bins=EDGES, debounce=0)
     np.testing.assert_array_equal(wd.budgets.array, b)  # read from the public stand-in
     assert wd.privacy.disabled and wd.data.disabled
-    cost = s.cost("personalized_histogram", "survey", **wd.params)
+    cost = s.cost("survey", "personalized_histogram", **wd.params)
     assert f"charge ε = {cost:.3g}" in wd.status.value and "PREVIEW" in wd.status.value
     # Moving ε_T re-runs Sampling's preview only; the others keep theirs.
     before = dict(wd.outputs)
@@ -285,7 +285,7 @@ def test_analyst_release_spends_once_and_draws_the_dp_output_only(analyst):
     s, b = analyst
     wd = PersonalizedWidget(s, "survey", bins=EDGES, method="sampling", threshold=0.3,
                             debounce=0)
-    cost = s.cost("personalized_histogram", "survey", **wd.params)
+    cost = s.cost("survey", "personalized_histogram", **wd.params)
     assert cost == pytest.approx(0.3)  # Sampling's largest per-record loss is ε_T
     release = wd.release()
     assert release.charged and s.spent("survey") == pytest.approx(0.3)
