@@ -47,10 +47,14 @@ java:
 	$$SUDO apt-get update -qq && \
 	  $$SUDO apt-get install -y -qq default-jre-headless >/dev/null
 
+# The lessons' own JupyterLab defaults (jupyter-config/lab/settings/overrides.json: no "Would you
+# like to receive official Jupyter news?" popup, no update check) as its application settings.
 demo: $(VENV)/.installed-demo
 	@echo "Starting JupyterLab on notebooks/ -- open the http://127.0.0.1:$(PORT)/lab?token=... URL printed below."
 	$(BIN)/jupyter lab --no-browser --ip=127.0.0.1 --port=$(PORT) \
-	  --ServerApp.root_dir=notebooks $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
+	  --ServerApp.root_dir=notebooks \
+	  --LabApp.app_settings_dir="$(CURDIR)/jupyter-config/lab/settings" \
+	  $$( [ "$$(id -u)" = 0 ] && echo --allow-root )
 
 # A demo curator (a generated table with repeated people, its config and an analyst token, kept
 # in curator-demo/): prints the line that connects a notebook. Your own: see the README.

@@ -713,6 +713,8 @@ class ResidualPlotWidget(_DiagnosticWidget):
         if self._syncing:
             return
         self.rho.disabled = bool(self.auto_rho.value)
+        # The rule's ρ may need n: hidden, not shown with a ρ the run does not use.
+        self.rho.layout.visibility = "hidden" if self.auto_rho.value else "visible"
         super()._on_change(change)
 
     @property

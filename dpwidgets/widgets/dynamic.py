@@ -74,13 +74,13 @@ def _moving(rng: np.random.Generator):
 #: The public series of the teaching widget (Li 2017, §4.5.1's two kinds of data, scaled down).
 DATASETS: dict[str, SeriesSource] = {
     "census": SeriesSource(
-        "Census-like (Li 2017, §4.5.1, with drift between periods): N = 500 snapshots of "
-        "n = 100,000 people, age × education × income (3,456 bins)",
+        "Census-like, drifting (Li 2017, §4.5.1): N = 500 snapshots of 100,000 people, "
+        "age × education × income",
         _census, (96, 12, 3), ("age", "education", "income"), 100_000,
     ),
     "moving": SeriesSource(
-        "Moving objects (stand-in for the Oldenburg data of Li 2017): N = 400 snapshots of 20,000 "
-        "objects on a 16 × 16 grid",
+        "Moving objects (Li 2017's Oldenburg data, a stand-in): N = 400 snapshots of 20,000 "
+        "on a 16 × 16 grid",
         _moving, (16, 16), ("y", "x"), 20_000,
     ),
 }
@@ -431,6 +431,8 @@ class DynamicHistogramWidget(ReleaseWidget):
             else "T1 (initial)")
         self.burn_in.layout.display = None if method in _ADAPTIVE else "none"
         self.k.disabled = bool(self.auto_k.value)
+        # Irrelevant under the engine's rule: hidden, not shown with a k the run does not use.
+        self.k.layout.visibility = "hidden" if self.auto_k.value else "visible"
         limit = self._window_limit()
         with self._setting():
             self.cutoff.max = max(limit, 2)

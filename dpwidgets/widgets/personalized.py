@@ -576,6 +576,8 @@ class PersonalizedWidget(ReleaseWidget):
         self.rounds.layout.visibility = (
             "visible" if any(m in _ROUNDS for m in shown) else "hidden")
         self.epsilon.disabled = bool(self.no_cap.value)
+        # No cap: the cap slider is hidden, not shown with a cap the run does not apply.
+        self.epsilon.layout.visibility = "hidden" if self.no_cap.value else "visible"
 
     def _on_change(self, change=None) -> None:
         if not self._quiet(change) and self.privacy.value != "dataset":

@@ -44,7 +44,7 @@ from ..engine.evaluation import detect_events, detection_rates
 from ..releases import streams as rs
 from ..session import Release, Session
 from . import figures
-from ._base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of
+from ._base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
 from ._base import fmt as _fmt
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, FloatSlider, IntSlider, epsilon_guardrail
@@ -333,7 +333,7 @@ class StreamWidget(ReleaseWidget):
         eps = float(self.epsilon.value)
         share = float(self.split.value)
         return {"epsilon": eps, "defaults": self.defaults.value, "perturber_share": share,
-                "theta": float(self.theta.value) / (eps * (1.0 - share))}
+                "theta": undust(float(self.theta.value) / (eps * (1.0 - share)))}
 
     @property
     def t(self) -> int:
@@ -728,7 +728,7 @@ class StreamWidget(ReleaseWidget):
             f"{q['LM scaled L1']:.3f} · PeGaSus {q['PeGaSus scaled L1']:.3f}; "
             f"windows (w = {int(self.w.value)}) average L1 — WSS {q['WSS average L1']:,.4g} · "
             f"sum of ĉ {q['sum of ĉ average L1']:,.4g} · LM {q['LM window average L1']:,.4g}; "
-            f"events AUC — PeGaSus {q['PeGaSus AUC']:.3f} · LM {q['LM AUC']:.3f} "
+            f"{_auc_text(q)} "
             f"(at δ: TPR {q['PeGaSus TPR at δ']:.2f} / FPR {q['PeGaSus FPR at δ']:.3f}).</div>")
 
     def _stats(self, out: dict) -> None:
@@ -1136,3 +1136,12 @@ class HierarchyWidget(ReleaseWidget):
         self._set_stats(self._where, f"{self.hierarchy.n_nodes} nodes × {self.n_steps:,} steps, "
                         f"{share:.1%} of node-steps pruned", out["guarantee"],
                         budget_parts(out["epsilon_parts"]))
+
+
+def _auc_text(q: dict) -> str:
+    """The events' AUC of PeGaSus and LM, or why there is none: an ROC needs steps that are
+    events and steps that are not, at the event threshold δ (Chen 2018, §5.4)."""
+    if np.isfinite(q["PeGaSus AUC"]) and np.isfinite(q["LM AUC"]):
+        return f"events AUC — PeGaSus {q['PeGaSus AUC']:.3f} · LM {q['LM AUC']:.3f}"
+    return ("events AUC not computed: at this event threshold δ the stream's windows are all "
+            "events or none is")

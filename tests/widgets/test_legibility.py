@@ -13,6 +13,7 @@ import re
 import numpy as np
 import pandas as pd
 import pytest
+from bokeh.core.property.vectorization import Value
 from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
 
 from dpwidgets import Session
@@ -314,3 +315,101 @@ def test_an_analyst_diagnostic_starts_safe(tmp_path):
     assert taught.model.value == "ordinary" and taught.epsilon.value == 1.0
     s.close()
     t.close()
+
+
+# -- what the canvas hides from the DOM: titles against toolbars, legends against their plot --
+#: Average advance of one character of BokehJS's default sans-serif, in em. Helvetica / Arial
+#: text (lower case, spaces, digits) averages about 0.5 em; 0.55 errs towards "does not fit".
+CHAR_EM = 0.55
+
+
+def _px(size: str) -> float:
+    """A CSS font size ("13px", "8pt") in pixels."""
+    number = float(re.sub(r"[a-z]+$", "", size))
+    return number * 4 / 3 if size.endswith("pt") else number
+
+
+def _legend_extent(legend: Legend) -> float:
+    """The estimated length of a legend along its orientation, in px (BokehJS's layout: per
+    item the glyph, the standoff, the label and the spacing; padding and margin around), over
+    the longest row when ``ncols`` wraps it. Items labelled from a field (known only once the
+    data arrive) are left out: the estimate is a lower bound."""
+    char = CHAR_EM * _px(legend.label_text_font_size or "13px")
+    texts = [item.label.value if isinstance(item.label, Value) else item.label
+             for item in legend.items]
+    texts = [t for t in texts if isinstance(t, str)]
+    if legend.orientation != "horizontal":
+        return 2 * (legend.padding + legend.margin) + len(texts) * (
+            max(legend.glyph_height, 1.2 * _px(legend.label_text_font_size or "13px"))
+            + legend.spacing)
+    widths = [legend.glyph_width + legend.label_standoff + char * len(t) + legend.spacing
+              for t in texts]
+    per_row = len(widths) or 1
+    if isinstance(legend.ncols, int):
+        per_row = legend.ncols
+    elif isinstance(legend.nrows, int):
+        per_row = -(-per_row // legend.nrows)
+    rows = [sum(widths[i:i + per_row]) for i in range(0, len(widths), per_row)] or [0]
+    return 2 * (legend.padding + legend.margin) + max(rows)
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_no_title_runs_into_the_toolbar(name):
+    """A titled plot keeps its toolbar off the title's side: BokehJS stacks both in one panel
+    and a long title then runs under the tool icons (what a person saw in lessons 04 and 06)."""
+    clash = [p.title.text for p in BUILDERS[name]().layout.select({"type": Plot})
+             if p.title is not None and p.title.text and p.toolbar.tools
+             and p.toolbar_location == p.title_location]
+    assert clash == [], f"titles beside the toolbar: {clash}"
+
+
+@pytest.mark.parametrize("name", sorted(BUILDERS))
+def test_a_legend_beside_the_frame_fits_its_plot(name):
+    """A legend above or below a plot is no wider than the plot as built (BokehJS clips it at
+    the canvas: lesson 04's threshold legend lost its last entry); one left or right is no
+    taller. The browser measures the drawn boxes too (tests/ui/test_layout_ui.py)."""
+    too_long = []
+    for p in BUILDERS[name]().layout.select({"type": Plot}):
+        for side, room in (("above", p.width), ("below", p.width),
+                           ("left", p.height), ("right", p.height)):
+            for legend in getattr(p, side):
+                if isinstance(legend, Legend) and _legend_extent(legend) > room:
+                    too_long.append(f"{p.title.text!r}: {side} legend "
+                                    f"~{_legend_extent(legend):.0f} px in {room} px")
+    assert too_long == [], too_long
+
+
+# -- a control made irrelevant by another choice -----------------------------------------------
+def _teaching(widget_class, **kwargs):
+    return widget_class(Session("teaching", seed=0), debounce=0, **kwargs)
+
+
+@pytest.mark.parametrize("case", ["dynamic k", "residual rho", "personalized cap", "svt split"])
+def test_a_control_another_choice_makes_irrelevant_is_hidden(case):
+    """Greyed out with a value the run does not use would mislead (issue 22): the k of the
+    dynamic widget under the engine's rule, PriRP's ρ under its rule, the ε cap with "no cap",
+    SVT's split for a variant that fixes its own are hidden while irrelevant, shown again when
+    not."""
+    if case == "dynamic k":
+        widget = _teaching(DynamicHistogramWidget, epsilon=0.5, cutoff=4)
+        switch, control, irrelevant = widget.auto_k, widget.k, True
+    elif case == "residual rho":
+        widget = _teaching(ResidualPlotWidget, scenario="ideal", n=500)
+        switch, control, irrelevant = widget.auto_rho, widget.rho, True
+    elif case == "personalized cap":
+        widget = _teaching(PersonalizedWidget)
+        switch, control, irrelevant = widget.no_cap, widget.epsilon, True
+    else:
+        widget = _teaching(SVTExplorer)
+        switch, control = widget.variant, widget.split
+        irrelevant = next(v for v in widget.variant.options
+                          if (v[1] if isinstance(v, tuple) else v) != "standard")
+        irrelevant = irrelevant[1] if isinstance(irrelevant, tuple) else irrelevant
+    before = switch.value
+    switch.value = irrelevant
+    widget._on_change()
+    assert control.layout.visibility == "hidden", (case, control.layout.visibility)
+    switch.value = "standard" if case == "svt split" else False
+    widget._on_change()
+    assert control.layout.visibility != "hidden", case
+    switch.value = before

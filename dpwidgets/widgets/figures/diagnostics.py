@@ -197,6 +197,8 @@ def roc_figure(*, width: int = 460, height: int = 400) -> DiagnosticFigure:
     p.add_tools(HoverTool(renderers=[dots], tooltips=[("θ", "@theta{0.000}"),
                                                       ("FPR", "@x{0.000}"), ("TPR", "@y{0.000}")]))
     p.legend.orientation = "horizontal"
+    # Two entries a row in small type: four in one row are wider than the panel (clipped).
+    p.legend.ncols, p.legend.label_text_font_size = 2, "8pt"
     return DiagnosticFigure(p, sources, {"roc": p})
 
 

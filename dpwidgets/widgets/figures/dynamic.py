@@ -105,7 +105,7 @@ class DynamicFigure(FigureHandle):
 
 def _heatmap(title: str, time_range, level_range, mapper, width: int, height: int):
     p = figure(width=width, height=height, tools=_TOOLS, title=title, x_range=time_range,
-               y_range=level_range, toolbar_location="above")
+               y_range=level_range, toolbar_location="right")
     p.grid.visible = False
     return p
 
@@ -169,11 +169,11 @@ def dynamic_figure(*, width: int = 560, height: int = 150, side: int = 340) -> D
         ("release at t", "@x"), ("ε of the release", "@epsilon{0.[0000]}")]))
 
     threshold = figure(width=width, height=height + 60, tools=_TOOLS, x_range=time_range,
-                       title="Threshold and release points", toolbar_location="above",
+                       title="Threshold and release points", toolbar_location="right",
                        y_axis_label="L1 distance")
     threshold.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
     threshold.line("x", "y", source=sources["distance"], color="#9e9e9e", line_width=1,
-                   legend_label="distance the decisions test (not private)")
+                   legend_label="distance tested (not private)")
     threshold.step("x", "y", source=sources["threshold"], mode="after", color="#2ca02c",
                    line_width=2, legend_label="threshold T_i (public)")
     dots = threshold.scatter("x", "y", source=sources["points"], marker="triangle", size=8,
@@ -181,7 +181,7 @@ def dynamic_figure(*, width: int = 560, height: int = 150, side: int = 340) -> D
     threshold.add_tools(HoverTool(renderers=[dots], tooltips=[("t", "@x"), ("T", "@y{0.000}")]))
 
     error = figure(width=width, height=height + 110, tools=_TOOLS, x_range=time_range,
-                   y_axis_type="log", title="Error over time", toolbar_location="above",
+                   y_axis_type="log", title="Error over time", toolbar_location="right",
                    x_axis_label="time point t", y_axis_label="mean |error| per bin")
     error.yaxis.ticker = LogTicker(desired_num_ticks=4)  # a narrow range: few labels
     legend = Legend(click_policy="hide", orientation="horizontal")
@@ -194,7 +194,7 @@ def dynamic_figure(*, width: int = 560, height: int = 150, side: int = 340) -> D
         items.append(LegendItem(label=value(name), renderers=[line]))
     legend.items = items
 
-    snapshot = figure(width=side, height=2 * height + 60, tools=_TOOLS, toolbar_location="above",
+    snapshot = figure(width=side, height=2 * height + 60, tools=_TOOLS, toolbar_location="right",
                       title="Histogram at t", y_axis_label="count")
     snapshot.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
     snapshot.vbar(x="x", top="top", width="width", source=sources["snapshot_truth"],

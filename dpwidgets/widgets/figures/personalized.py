@@ -150,14 +150,14 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
     vector = figure(width=third, height=250, tools=_TOOLS, x_range=budget_range,
                     title="Privacy vector: the budget each record asks for",
                     x_axis_label="budget ε_j", y_axis_label="records",
-                    toolbar_location="above")
+                    toolbar_location="right")
     vector.quad(left="left", right="right", bottom=0, top="top", source=sources["vector"],
                 color="#9ecae1", line_color="#6baed6")
 
     enjoyed = figure(width=width - third, height=250, tools=_TOOLS, x_range=Range1d(0, 1),
                      title="Asked vs enjoyed, records sorted by budget",
                      x_axis_label="share of records (sorted by asked budget)",
-                     y_axis_label="budget", toolbar_location="above")
+                     y_axis_label="budget", toolbar_location="right")
     # Legends sit outside the frames, never over the data.
     enjoyed.add_layout(Legend(click_policy="hide", orientation="horizontal",
                               label_text_font_size="8pt"), "below")
@@ -173,7 +173,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
 
     methods = FactorRange(factors=["—"])
     strips = figure(width=width, height=230, tools="pan,xwheel_zoom,reset,save",
-                    x_range=enjoyed.x_range, y_range=methods, toolbar_location="above",
+                    x_range=enjoyed.x_range, y_range=methods, toolbar_location="right",
                     title="Partitions each mechanism forms (round 1) on the sorted-budget axis; "
                           "colour: budget of the release",
                     x_axis_label="share of records (sorted by asked budget)")
@@ -185,7 +185,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
         ("budget", "@eps{0.[0000]}")]))
     strips.ygrid.visible = False
 
-    histogram = figure(width=width - third, height=270, tools=_TOOLS, toolbar_location="above",
+    histogram = figure(width=width - third, height=270, tools=_TOOLS, toolbar_location="right",
                        title="Histogram of the values", y_axis_label="count")
     histogram.add_layout(Legend(click_policy="hide", orientation="horizontal",
                                 label_text_font_size="8pt"), "below")
@@ -203,7 +203,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
                    line_width=1.2, legend_label="reference")
 
     accuracy = figure(width=third, height=270, tools=_TOOLS, x_range=budget_range,
-                      y_axis_type="log", toolbar_location="above",
+                      y_axis_type="log", toolbar_location="right",
                       title="Relative frequency error vs ε_T",
                       x_axis_label="sampling threshold ε_T", y_axis_label="RFE")
     legend = Legend(click_policy="hide", orientation="horizontal", ncols=2,

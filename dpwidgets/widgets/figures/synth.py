@@ -168,7 +168,7 @@ def synth_figure(*, margin_width: int = 430, height: int = 250, cell: int = 290,
     synthetic = _margin_panel("Synthetic table (DPCopula)", margin_width, height, "#1f77b4",
                               sources["margin_synthetic"])
     # Below the frame, never over the bars.
-    synthetic.add_layout(Legend(orientation="horizontal", label_text_font_size="8pt",
+    synthetic.add_layout(Legend(orientation="horizontal", label_text_font_size="8pt", ncols=1,
                                 padding=2, margin=2, border_line_alpha=0), "below")
     synthetic.line("x", "y", source=sources["margin_dp"], color="#d62728", line_width=1.5,
                    legend_label="DP margin (drawn from)")
