@@ -345,7 +345,7 @@ def _declare(session: Session, name: str, case: Case, rows: int, mechanism: str)
     outcome = decl.pop("outcome", "y")
     facts = decl.pop("facts", None) or {}
     session.add_table(
-        name, frame, columns=COLUMNS, unit="person", total_epsilon=1000.0,
+        name, frame, columns=COLUMNS, unit_column="person", total_epsilon=1000.0,
         items="page", time="day", snapshots="page", features=["x"], outcome=outcome,
         attributes=["page", "day", "device"], rows=rows,
         facts={"items": {"monotonic": True}, **facts})
