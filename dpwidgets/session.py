@@ -114,6 +114,21 @@ def _asked_for(exc: BudgetExceededError, name: str) -> BudgetExceededError:
                                asked=name)
 
 
+def _source(value) -> str:
+    """A declared value as Python source (arrays as lists, numpy scalars as numbers)."""
+    if isinstance(value, np.ndarray):
+        return repr(value.tolist())
+    if isinstance(value, np.generic):
+        return repr(value.item())
+    if isinstance(value, Mapping):
+        return "{" + ", ".join(f"{k!r}: {_source(v)}" for k, v in value.items()) + "}"
+    if isinstance(value, tuple | list):
+        items = ", ".join(_source(v) for v in value)
+        return f"({items}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) \
+            else f"[{items}]"
+    return repr(value)
+
+
 def _round_dust(x: float) -> float:
     """A ledger total for a person to read: the exact sum rounded to 12 significant digits, so
     that 1 - 0.8 reads 0.2, not 0.19999999999999996. Only what is *reported*: the cap check
@@ -181,6 +196,7 @@ class Session:
         self._meter = None
         self._lock = threading.RLock()
         self._store: ReleaseStore | None = None
+        self._tables: dict[str, dict] = {}  # add_table's public declarations, by table name
 
     @staticmethod
     def connect(url: str, *, token: str, **kwargs) -> Session:
@@ -312,6 +328,10 @@ class Session:
         from .tables import Table, declared_views, view_entries
 
         unit_column = _renamed("unit", "unit_column", unit, unit_column, None)
+        declared = {"source": source, "columns": columns, "unit_column": unit_column,
+                    "max_rows": max_rows, "table": table, "total_epsilon": total_epsilon,
+                    "description": description, "allow_mechanisms": list(allow_mechanisms),
+                    **views}
         _check_total(total_epsilon)
         catalog.check_allowed(allow_mechanisms)
         catalog.check_description(description)
@@ -326,7 +346,31 @@ class Session:
             raise ValueError(f"datasets {clash} are already in this session")
         for held in entries:
             self._hold(held, total_epsilon)
+        self._tables[name] = declared
         return [h.name for h in entries]
+
+    def declaration(self, dataset: str | None = None) -> str | None:
+        """The ``add_table(...)`` call that declared a table view's table, as Python source
+        (``session.add_table(...)``): the source's path and the owner's public declarations
+        only -- schema, person column, bounds, views, facts, totals -- never a row of data.
+        What the code a widget offers to copy starts with, so that it runs as it is in a fresh
+        kernel. ``None`` for a dataset added with :meth:`add_dataset` (its data is the
+        user's to add). A table declared on an in-memory DataFrame names it ``frame``."""
+        held = self._dataset(dataset)
+        declared = self._tables.get(held.budget) if held.budget else None
+        if declared is None:
+            return None
+        source = declared["source"]
+        source = (repr(os.fspath(source)) if isinstance(source, str | os.PathLike)
+                  else "frame")  # the DataFrame itself is data: named, never copied
+        args = [repr(held.budget), source]
+        defaults = {"unit_column": None, "max_rows": 1, "table": None, "description": "",
+                    "allow_mechanisms": []}
+        for key, value in declared.items():
+            if key == "source" or (key in defaults and value == defaults[key]):
+                continue
+            args.append(f"{key}={_source(value)}")
+        return f"session.add_table({', '.join(args)})"
 
     def _dataset(self, name: str | None) -> Entry:
         if name is None:

@@ -228,6 +228,19 @@ class PublicSource:
     fixed_n: bool = field(default=False, kw_only=True)
 
 
+def shown(x: float) -> float:
+    """The number :func:`fmt` shows, as a float (4008.5 -> 4010.0): what a value the widget
+    computes for a control (a suggested threshold) is set to, so that the control, its note,
+    the button and the run all carry one value."""
+    return float(fmt(float(x)).replace(",", ""))
+
+
+def undust(x: float) -> float:
+    """A computed parameter without float dust (160 / 0.005 = 31999.99999999997 -> 32000.0):
+    12 significant digits, far below any noise, so the value a run uses reads as it is."""
+    return float(f"{float(x):.12g}")
+
+
 def _literal(value) -> str:
     """A parameter as Python source (arrays as lists, numpy scalars as numbers)."""
     if isinstance(value, np.ndarray):
@@ -648,13 +661,22 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         copy into a script): the same dataset, mechanism, parameters and ``run``, so that in
         the same session (or on the same ledger) they replay it for free."""
         s = self.session
-        if hasattr(s, "url") and hasattr(s, "analyst"):
+        remote = hasattr(s, "url") and hasattr(s, "analyst")
+        declare = getattr(s, "declaration", None)
+        declaration = None if remote or declare is None or self.dataset is None else (
+            declare(self.dataset))
+        if remote:
             opening = f"session = Session.connect({s.url!r}, token=TOKEN)  # your token"
         elif s.teaching:
-            opening = 'session = Session("teaching")  # then add the same public data'
+            opening = ('session = Session("teaching")' if declaration else
+                       'session = Session("teaching")  # then add the same public data')
+        elif declaration:
+            opening = f"session = Session(\"analyst\", ledger={s.ledger_path!r})"
         else:
             opening = (f"session = Session(\"analyst\", ledger={s.ledger_path!r})  # then "
-                       f"add_dataset / add_table as its owner declared it")
+                       f"add_dataset as its owner declared it")
+        if declaration:  # a table's view: its public declaration, so the code runs as it is
+            opening += "\n" + declaration
         args = "".join(f", {k}={_literal(v)}" for k, v in self.params.items())
         run = f", run={self._run}" if self._run else ""
         return "\n".join([

@@ -292,7 +292,14 @@ class SliderText(w.HBox):
 
     def _from_slider(self, change) -> None:
         if not self._syncing:
-            self.value = change["new"]
+            self.value = self._dragged(change["new"])
+
+    def _dragged(self, value):
+        """A dragged value as the widget keeps it: without float dust (a step of 0.1 lands on
+        0.30000000000000004), so the box, the labels and the run carry the value shown. A
+        typed value is kept exactly."""
+        return float(f"{value:.12g}") if isinstance(value, float) and math.isfinite(value) \
+            else value
 
     def _from_text(self, change) -> None:
         if not self._syncing:

@@ -237,12 +237,31 @@ class BudgetMeter(anywidget.AnyWidget):
         self.refresh()
 
     def budget(self, dataset: str | None = None) -> dict:
-        """The entry of ``budgets`` for one dataset (default: the active one)."""
+        """The entry of ``budgets`` for one dataset (default: the active one): the views of one
+        table share one entry, found by any of their names or by the table's."""
         name = dataset or self.active or (self.budgets[0]["dataset"] if self.budgets else "")
         for entry in self.budgets:
-            if entry["dataset"] == name:
+            if name == entry["dataset"] or name in entry.get("datasets", ()):
                 return entry
         raise KeyError(f"no budget for dataset {name!r}")
+
+    def _groups(self) -> list[tuple[str, list[str]]]:
+        """The session's datasets grouped by the ledger they are charged to, in the session's
+        order: the views of one table share one budget, so they are one bar, not one each.
+        Each group is ``(label, names)``: a dataset alone keeps its name; a table's views read
+        ``"visits (items, stream)"``."""
+        groups: dict[str, list[str]] = {}
+        for name in self._session.datasets:
+            key = getattr(self._session.ledger(name), "dataset", None) or name
+            groups.setdefault(key, []).append(name)
+        out = []
+        for key, names in groups.items():
+            if len(names) == 1:
+                out.append((names[0], names))
+                continue
+            short = [n.partition("/")[2] if n.startswith(f"{key}/") else n for n in names]
+            out.append((f"{key} ({', '.join(short)})", names))
+        return out
 
     def _unit(self, dataset: str) -> str:
         """The privacy unit the data owner declared: "person" only when the session says so."""
@@ -260,8 +279,9 @@ class BudgetMeter(anywidget.AnyWidget):
         budgets = []
         latest: tuple[float, str] | None = None  # (time, dataset) of the newest spend
         teaching = self._session.mode == "teaching"
-        for name in self._session.datasets:
-            ledger = self._session.ledger(name)
+        active = self.active
+        for name, names in self._groups():
+            ledger = self._session.ledger(names[0])  # one ledger for the group
             # One snapshot: the count, the total and the latest spends agree even while
             # another process spends.
             summary = ledger.summary(recent=self.LATEST)
@@ -278,7 +298,8 @@ class BudgetMeter(anywidget.AnyWidget):
             )
             # Overdrafts exist in teaching mode only, where the data is public; analyst mode
             # shows none, whatever the session holds.
-            overdrafts = list(self._session.overdrafts(name)) if teaching else []
+            overdrafts = sorted((o for n in names for o in self._session.overdrafts(n)),
+                                key=lambda o: o.time) if teaching else []
             overdraft = math.fsum(o.epsilon for o in overdrafts)
             segments += _segments(
                 overdrafts,
@@ -288,10 +309,13 @@ class BudgetMeter(anywidget.AnyWidget):
                 total_charged=overdraft,
             )
             remaining = summary["remaining"]
-            unit = self._unit(name)
+            unit = self._unit(names[0])
+            if active in names:
+                active = name  # the view released last: its table's bar is the active one
             budgets.append(
                 {
                     "dataset": name,
+                    "datasets": list(names),
                     "total": total,
                     "spent": spent,
                     "remaining": remaining,
@@ -304,7 +328,9 @@ class BudgetMeter(anywidget.AnyWidget):
                     "segments": segments,
                 }
             )
-        if not self.active and budgets:
+        if not active and budgets:
             # A meter shown after the releases: the dataset released last is the active one.
-            self.active = latest[1] if latest else budgets[0]["dataset"]
+            active = latest[1] if latest else budgets[0]["dataset"]
+        if active != self.active:
+            self.active = active
         self.budgets = budgets

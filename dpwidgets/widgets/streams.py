@@ -44,7 +44,7 @@ from ..engine.evaluation import detect_events, detection_rates
 from ..releases import streams as rs
 from ..session import Release, Session
 from . import figures
-from ._base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of
+from ._base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
 from ._base import fmt as _fmt
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import EpsilonSlider, FloatSlider, IntSlider, epsilon_guardrail
@@ -333,7 +333,7 @@ class StreamWidget(ReleaseWidget):
         eps = float(self.epsilon.value)
         share = float(self.split.value)
         return {"epsilon": eps, "defaults": self.defaults.value, "perturber_share": share,
-                "theta": float(self.theta.value) / (eps * (1.0 - share))}
+                "theta": undust(float(self.theta.value) / (eps * (1.0 - share)))}
 
     @property
     def t(self) -> int:

@@ -36,7 +36,7 @@ from ..engine.evaluation import top_c_rates
 from ..engine.svt import VARIANTS
 from ..session import PrivacyPolicyError, Release, Session
 from . import figures
-from ._base import ReleaseWidget, fmt, fold, is_echo
+from ._base import ReleaseWidget, fmt, fold, is_echo, shown
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import (
     EpsilonSlider,
@@ -59,14 +59,16 @@ DEFAULT_DATASET = "zipf_items"
 
 
 def default_threshold(scores: np.ndarray, c: int) -> float:
-    """Lyu, Su & Li 2017, §6's threshold: the mean of the c-th and (c+1)-th highest scores.
+    """Lyu, Su & Li 2017, §6's threshold: the mean of the c-th and (c+1)-th highest scores,
+    to the 3 significant digits every label shows (:func:`~._base.shown`: 4008.5 is 4010
+    in the box, the note, the button and the run alike).
 
     Only ever applied to public values (the data in teaching mode, the stand-in otherwise).
     """
     scores = np.asarray(scores, dtype=float)
     c = min(max(1, c), scores.size - 1)
     top = np.sort(np.partition(scores, scores.size - c - 1)[scores.size - c - 1 :])[::-1]
-    return float((top[c - 1] + top[c]) / 2.0)
+    return shown((top[c - 1] + top[c]) / 2.0)
 
 
 _LOSSES: dict[tuple[str, float], float | None] = {}
