@@ -685,7 +685,9 @@ def view_entries(name: str, table: Table, views: Mapping[str, Mapping], *, load:
             "person" if table.unit else "row", facts, allowed,
             unit_rows=table.unit_rows, load=(lambda v=view: table.read(v)),
             query=(lambda v=view: RowsQuery(table, v)) if rows and data is None else None,
-            shape=table.shape(view) if data is None else data.shape,
+            # The declared shape in both modes: a rows view's true (bounded) row count is
+            # never its public size, even when teaching loads the rows.
+            shape=table.shape(view),
             domains=_synth_domains(table, view.columns) if rows else None,
             ranges=tuple(None if table.column(c).kind == "category" else table.column(c).domain
                          for c in view.columns) if rows else None,

@@ -246,15 +246,8 @@ NOT_PRIVATE = {"reconstruction": {"epsilon": 1.0}}
 #: diagnostic): slow-marked.
 SLOW = {"residual_plot", "roc_curve", "binned_residuals"}
 
-#: Known leaks being fixed by their owners: (mechanism, case) -> the leak.
-_TEACHING_N = ("teaching mode: a table view's public shape is the loaded rows (len(data)), "
-               "not the declared rows=, so params.n is the true n")
-KNOWN: dict[tuple[str, str], str] = {
-    ("fit_model", "add one person, teaching"): _TEACHING_N,
-    ("residual_plot", "add one person, teaching"): _TEACHING_N,
-    ("roc_curve", "add one person, teaching"): _TEACHING_N,
-    ("binned_residuals", "add one person, teaching"): _TEACHING_N + " (and params.threshold)",
-}
+#: Known leaks being fixed by their owners: (mechanism, case) -> the leak (strict xfails).
+KNOWN: dict[tuple[str, str], str] = {}
 
 
 # --------------------------------------------------------------------------------------------
