@@ -192,3 +192,17 @@ def test_an_over_budget_refusal_names_the_view_asked_for(tmp_path):
     assert "'visits/items'" in s.last_refusal
     with pytest.raises(BudgetExceededError, match="'visits/items'"):
         s.check_budget("visits/items", 1.0, "a group")
+
+
+def test_a_curators_view_declares_its_total_in_the_config(tmp_path):
+    from dpwidgets.curator.config import load_config
+
+    _frame().to_csv(tmp_path / "visits.csv", index=False)
+    (tmp_path / "curator.toml").write_text(
+        '[datasets.visits]\nsource = "visits.csv"\nunit = "uid"\nmax_rows = 4\n'
+        'total_epsilon = 2.0\ncolumns.page = { kind = "int", domain = [0, 49] }\n'
+        f'views.pages = {{ kind = "counts", columns = ["page"], total = {ROWS} }}\n'
+        'views.other = { kind = "counts", columns = ["page"] }\n')
+    views = load_config(tmp_path / "curator.toml").datasets["visits"].views
+    assert views["pages"].stand_in.sum() == ROWS
+    assert abs(views["other"].stand_in.sum() - 1_000_000) <= 50  # undeclared: the default

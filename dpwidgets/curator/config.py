@@ -58,7 +58,7 @@ __all__ = ["CuratorConfig", "DatasetConfig", "ViewConfig", "load_config"]
 
 _DATASET_KEYS = {"source", "table", "unit", "max_rows", "total_epsilon", "mechanisms",
                  "columns", "views", "description", "engine", "distinct", "respond_after"}
-_VIEW_KEYS = {"kind", "columns", "rows", "facts", "stand_in", "description", "outcome"}
+_VIEW_KEYS = {"kind", "columns", "rows", "facts", "stand_in", "description", "outcome", "total"}
 _CURATOR_KEYS = {"ledger", "analysts", "audit", "memory_limit", "claim_lease"}
 
 
@@ -155,7 +155,7 @@ def _relative(base: Path, value: str) -> str:
 def _stand_in(table: Table, view: View, spec: Mapping, base: Path) -> np.ndarray:
     given = spec.get("stand_in")
     if given is None:
-        return generated_stand_in(table, view, spec.get("outcome", "continuous"))
+        return generated_stand_in(table, view, spec.get("outcome", "continuous"), spec.get("total"))
     values = np.load(_relative(base, str(given)), allow_pickle=False).astype(float)
     if values.shape != table.shape(view):
         raise ValueError(f"stand_in {given!r} has shape {values.shape}; the view's public "
