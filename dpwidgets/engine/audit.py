@@ -1108,6 +1108,14 @@ def _leaf_features(output, path: str, out: dict[str, float]) -> None:
             out[f"{path}#q{q}"] = float(np.quantile(finite, q))
 
 
+def _check_samples(outputs, outputs_neighbour) -> None:
+    """Both sides are sequences of sampled outputs (not one output, not text)."""
+    for name, given in (("outputs", outputs), ("outputs_neighbour", outputs_neighbour)):
+        if isinstance(given, str | bytes | dict) or not hasattr(given, "__len__"):
+            raise TypeError(f"{name} must be a sequence of sampled outputs, got "
+                            f"{type(given).__name__}")
+
+
 def output_features(outputs: Sequence, outputs_neighbour: Sequence) -> tuple[np.ndarray,
                                                                             np.ndarray, list]:
     """Candidate scalar statistics of sampled outputs, aligned between D and D'.
@@ -1126,6 +1134,7 @@ def output_features(outputs: Sequence, outputs_neighbour: Sequence) -> tuple[np.
     names : list of str
         The statistics' names (paths into the output).
     """
+    _check_samples(outputs, outputs_neighbour)
     rows = []
     for output in (*outputs, *outputs_neighbour):
         leaves: dict[str, float] = {}
@@ -1232,10 +1241,13 @@ def audit_samples(
     confidence = check_probability(confidence, "confidence")
     if claimed_epsilon is not None:
         claimed_epsilon = check_epsilon(claimed_epsilon, "claimed_epsilon", allow_zero=True)
+    if not isinstance(label, str):
+        raise TypeError(f"label must be a string, got {type(label).__name__}")
+    _check_samples(outputs, outputs_neighbour)
     size = len(outputs)
     if size != len(outputs_neighbour) or size < 4:
-        raise ValueError(f"give the same number (>= 4) of outputs on D and D', got {size} and "
-                         f"{len(outputs_neighbour)}")
+        raise ValueError(f"outputs and outputs_neighbour must hold the same number (>= 4) of "
+                         f"outputs, got {size} and {len(outputs_neighbour)}")
     features, features2, names = output_features(outputs, outputs_neighbour)
     half = size // 2
     pilot, pilot2 = features[:half], features2[:half]

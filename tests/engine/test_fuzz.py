@@ -338,6 +338,13 @@ def _queries():
 #: The public engine functions without an ``rng``: the same refusals (a, b, d), no state.
 PLAIN_SPECS: dict[str, Spec] = {
     "mechanisms.floating_point_safe": Spec(lambda: {}),
+    # The black-box audit of sampled outputs: outputs are opaque (any form flattens).
+    "audit.output_features": Spec(lambda: {"outputs": [{"a": 1.0}] * 4,
+                                           "outputs_neighbour": [{"a": 2.0}] * 4}),
+    "audit.audit_samples": Spec(
+        lambda: {"outputs": [float(i % 2) for i in range(8)],
+                 "outputs_neighbour": [float(i % 3 == 0) for i in range(8)]},
+        eps0=("claimed_epsilon",), allowed=(("label", "'no-such-option'"),)),
     # Post-processing of a release: beta is any real threshold (<= 0 prunes nothing).
     "streams.prune_released": Spec(lambda: {"result": _hierarchy_result(), "beta": 2.0}),
     "mechanisms.is_floating_point_safe": Spec(lambda: {}),
