@@ -728,8 +728,7 @@ class StreamWidget(ReleaseWidget):
             f"{q['LM scaled L1']:.3f} · PeGaSus {q['PeGaSus scaled L1']:.3f}; "
             f"windows (w = {int(self.w.value)}) average L1 — WSS {q['WSS average L1']:,.4g} · "
             f"sum of ĉ {q['sum of ĉ average L1']:,.4g} · LM {q['LM window average L1']:,.4g}; "
-            f"{_auc_text(q)} "
-            f"(at δ: TPR {q['PeGaSus TPR at δ']:.2f} / FPR {q['PeGaSus FPR at δ']:.3f}).</div>")
+            f"{_events_text(q)}.</div>")
 
     def _stats(self, out: dict) -> None:
         n_groups = int(np.asarray(out["boundaries"]).size)
@@ -1138,10 +1137,15 @@ class HierarchyWidget(ReleaseWidget):
                         budget_parts(out["epsilon_parts"]))
 
 
-def _auc_text(q: dict) -> str:
-    """The events' AUC of PeGaSus and LM, or why there is none: an ROC needs steps that are
-    events and steps that are not, at the event threshold δ (Chen 2018, §5.4)."""
+def _events_text(q: dict) -> str:
+    """The events' AUC of PeGaSus and LM with PeGaSus's TPR / FPR at δ, each one left out, with
+    the reason, when it is undefined: an ROC needs windows that are events and windows that
+    are not, a TPR true events, an FPR non-events (Chen 2018, §5.4)."""
     if np.isfinite(q["PeGaSus AUC"]) and np.isfinite(q["LM AUC"]):
-        return f"events AUC — PeGaSus {q['PeGaSus AUC']:.3f} · LM {q['LM AUC']:.3f}"
-    return ("events AUC not computed: at this event threshold δ the stream's windows are all "
-            "events or none is")
+        text = f"events AUC — PeGaSus {q['PeGaSus AUC']:.3f} · LM {q['LM AUC']:.3f}"
+    else:
+        text = ("events AUC not computed: at this event threshold the stream's windows are all "
+                "events or none is")
+    rates = [f"{name} {q[f'PeGaSus {name} at δ']:{spec}}" for name, spec in
+             (("TPR", ".2f"), ("FPR", ".3f")) if np.isfinite(q[f"PeGaSus {name} at δ"])]
+    return f"{text} (at δ: {' / '.join(rates)})" if rates else text

@@ -8,7 +8,9 @@ tests/ui/test_legibility_ui.py.
 
 from __future__ import annotations
 
+import ast
 import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -36,6 +38,9 @@ from .conftest import secret_scores, zipf_scores
 from .test_diagnostics_widgets import secret_logistic, secret_regression
 
 pytestmark = pytest.mark.usefixtures("close_new_widgets")
+
+#: The lessons, as a new user opens them.
+LESSONS = Path(__file__).resolve().parents[2] / "notebooks"
 
 #: The most characters a folded text (banner, status) shows before it is opened: one line.
 ONE_LINE = 160
@@ -413,3 +418,49 @@ def test_a_control_another_choice_makes_irrelevant_is_hidden(case):
     widget._on_change()
     assert control.layout.visibility != "hidden", case
     switch.value = before
+
+
+# -- the lessons' exercises --------------------------------------------------------------------
+def _answers_assigned(tree) -> list:
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id.startswith("answer_") for t in node.targets)]
+
+
+@pytest.mark.parametrize("lesson", sorted(p.name for p in LESSONS.glob("0*.ipynb")))
+def test_an_exercise_leaves_the_answer_to_the_student(lesson):
+    """An exercise cell holds placeholders (``answer_1 = ...``), never the answer; the answers
+    are in one solution cell after it, tagged ``solution`` and collapsed, which fills in only
+    what the student left as ``...`` (so the lesson still runs top to bottom)."""
+    import nbformat
+
+    nb = nbformat.read(str(LESSONS / lesson), as_version=4)
+    code = [(i, c) for i, c in enumerate(nb.cells) if c.cell_type == "code"]
+    exercise = [(i, c) for i, c in code if "solution" not in (c.metadata.get("tags") or [])
+                and _answers_assigned(ast.parse(c.source))]
+    solutions = [(i, c) for i, c in code if "solution" in (c.metadata.get("tags") or [])]
+    assert len(exercise) == 1 and len(solutions) == 1, (lesson, len(exercise), len(solutions))
+    (at, cell), (sol_at, sol) = exercise[0], solutions[0]
+    filled = [ast.unparse(n) for n in _answers_assigned(ast.parse(cell.source))
+              if not (isinstance(n.value, ast.Constant) and n.value.value is Ellipsis)]
+    assert filled == [], f"{lesson}: answers given in the exercise cell: {filled}"
+    assert sol_at == at + 1 and sol.metadata.get("jupyter", {}).get("source_hidden") is True
+    guarded = {n.test.left.id for n in ast.parse(sol.source).body if isinstance(n, ast.If)
+               and isinstance(n.test, ast.Compare) and isinstance(n.test.left, ast.Name)}
+    top = [n for n in ast.parse(sol.source).body if _answers_assigned(n) and not
+           isinstance(n, ast.If)]
+    asked = {t.id for n in _answers_assigned(ast.parse(cell.source)) for t in n.targets}
+    assert top == [] and guarded == asked, (lesson, guarded, asked)
+
+
+def test_an_undefined_metric_is_left_out_with_its_reason():
+    """No "nan" on screen: a stream without events (lesson 07's) has no ROC, so no AUC and no
+    TPR; the quality line says why instead of printing nan."""
+    from dpwidgets.widgets.streams import _events_text
+
+    nan = float("nan")
+    q = {"PeGaSus AUC": nan, "LM AUC": nan, "PeGaSus TPR at δ": nan, "PeGaSus FPR at δ": 0.053}
+    text = _events_text(q)
+    assert "nan" not in text.lower() and "not computed" in text and "FPR 0.053" in text, text
+    q.update({"PeGaSus AUC": 0.91, "LM AUC": 0.85, "PeGaSus TPR at δ": 0.5})
+    assert _events_text(q) == ("events AUC — PeGaSus 0.910 · LM 0.850 "
+                               "(at δ: TPR 0.50 / FPR 0.053)")
