@@ -37,7 +37,8 @@ import numpy as np
 
 from .mechanism import Release
 
-__all__ = ["load_release", "release_files", "release_table", "save_release", "sidecar"]
+__all__ = ["export_bytes", "load_release", "release_files", "release_table", "save_release",
+           "sidecar"]
 
 FORMAT = "dpwidgets-release/2"
 
@@ -257,11 +258,27 @@ def sidecar(release: Release | dict, files: list[str] | None = None, skeleton=No
     return out
 
 
-def _write(frame, path: Path, fmt: str) -> None:
+def _export(release, stem: str, fmt: str) -> tuple[list, dict]:
+    """The files of an export, the principal table first, and its sidecar."""
+    if fmt not in _FORMATS:
+        raise ValueError(f"format must be 'csv' or 'parquet', got {fmt!r}")
+    output = release["output"] if isinstance(release, dict) else release.output
+    files, skeleton = release_files(output, stem, fmt)
+    if not files:  # nothing but scalars: an empty principal table keeps the layout uniform
+        import pandas as pd
+
+        files = [(f"{stem}.{fmt}", pd.DataFrame())]
+    return files, sidecar(release, [name for name, _ in files], skeleton)
+
+
+def _encode(frame, fmt: str) -> bytes:
+    import io
+
     if fmt == "csv":
-        frame.to_csv(path, index=False)
-    else:
-        frame.to_parquet(path, index=False)
+        return frame.to_csv(index=False).encode()
+    buf = io.BytesIO()
+    frame.to_parquet(buf, index=False)
+    return buf.getvalue()
 
 
 def save_release(release: Release, path: str | os.PathLike, *, format: str | None = None
@@ -279,20 +296,44 @@ def save_release(release: Release, path: str | os.PathLike, *, format: str | Non
     if fmt not in _FORMATS:
         raise ValueError(f"format must be 'csv' or 'parquet', got {fmt!r}")
     stem = path.name[: -len(path.suffix)] if path.suffix.lstrip(".").lower() == fmt else path.name
-    files, skeleton = release_files(release.output, stem, fmt)
-    if not files:  # nothing but scalars: an empty principal table keeps the layout uniform
-        import pandas as pd
-
-        files = [(f"{stem}.{fmt}", pd.DataFrame())]
-    written = []
-    for name, frame in files:
-        target = path if not written else path.with_name(name)
-        _write(frame, target, fmt)
-        written.append(target.name)
-    skeleton = _relink(skeleton, files[0][0], path.name)
+    files, meta = _export(release, stem, fmt)
+    for i, (name, frame) in enumerate(files):
+        (path if i == 0 else path.with_name(name)).write_bytes(_encode(frame, fmt))
+    meta["files"][0] = path.name
+    meta["output"] = _relink(meta["output"], files[0][0], path.name)
     side = path.with_name(path.name + ".json")
-    side.write_text(json.dumps(sidecar(release, written, skeleton), indent=1, allow_nan=False))
+    side.write_text(json.dumps(meta, indent=1, allow_nan=False))
     return path, side
+
+
+def export_bytes(release: Release | dict, *, format: str = "csv", file: str | None = None,
+                 stem: str = "release") -> tuple[bytes, str]:
+    """One download of an exported release, as ``(content, media type)``: the sidecar
+    (``format="json"``), the principal table or the file named ``file`` of the sidecar's
+    ``files`` (``"csv"``, ``"parquet"``), or every file and the sidecar in one zip archive
+    (``"zip"``, CSV inside; unpacked, :func:`load_release` reads it). What the curator's
+    ``GET /v1/releases/...`` serves."""
+    if format == "zip":
+        import io
+        import zipfile
+
+        files, meta = _export(release, stem, "csv")
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as archive:
+            for name, frame in files:
+                archive.writestr(name, _encode(frame, "csv"))
+            archive.writestr(f"{stem}.csv.json", json.dumps(meta, indent=1, allow_nan=False))
+        return buf.getvalue(), "application/zip"
+    if format == "json":
+        _, meta = _export(release, stem, "csv")
+        return json.dumps(meta, indent=1, allow_nan=False).encode(), "application/json"
+    files, meta = _export(release, stem, format)
+    names = dict(files)
+    name = files[0][0] if file is None else file
+    if name not in names:
+        raise ValueError(f"file must be one of {sorted(names)}, got {file!r}")
+    media = "text/csv" if format == "csv" else "application/vnd.apache.parquet"
+    return _encode(names[name], format), media
 
 
 def _relink(tree, old: str, new: str):

@@ -238,11 +238,16 @@ class RemoteSession(Session):
         self._notify({"kind": "release", "dataset": held.name, "release": release})
         return release
 
-    def download(self, release: Release, format: str = "csv") -> bytes:
-        """A release as the curator stores it: ``"csv"``, ``"parquet"`` or ``"json"`` (the
-        provenance sidecar)."""
-        return self._raw("GET", f"/releases/{release.dataset}/{release.key}",
-                         params={"format": format})
+    def download(self, release: Release, format: str = "csv", file: str | None = None
+                 ) -> bytes:
+        """A release as the curator stores it (:func:`dpwidgets.export.export_bytes`):
+        ``"json"`` (the sidecar: provenance, guarantee, the whole output with its arrays
+        referenced by file), ``"csv"``/``"parquet"`` (the principal table, or the sidecar's
+        ``file``), ``"zip"`` (every file and the sidecar; unpacked,
+        :func:`dpwidgets.export.load_release` reads it back). ``release.save(path)`` writes the
+        same files locally."""
+        params = {"format": format} if file is None else {"format": format, "file": file}
+        return self._raw("GET", f"/releases/{release.dataset}/{release.key}", params=params)
 
     def close(self) -> None:
         self._http.close()
