@@ -3,15 +3,17 @@ JupyterLab (Chromium), then measured in the page (DOM geometry, not pixel diffs)
 
 Per lesson: no cut text (a dropdown's chosen option wider than its box, a label or readout
 whose ``scrollWidth`` exceeds its box), no Bokeh legend outside its canvas (measured on
-BokehJS's own layout, ``Bokeh.index``), no "nan" / "NaN" / "None" shown by a widget, no budget
-meter under "Nothing has been spent yet" that shows a refusal, and no JupyterLab news popup.
+BokehJS's own layout, ``Bokeh.index``), no axis whose tick labels run into each other
+(BokehJS's tick positions against the labels' size), no "nan" / "NaN" / "None" shown by a
+widget, no budget meter under "Nothing has been spent yet" that shows a refusal, and no
+JupyterLab news popup.
 The server is started as ``make demo`` starts it: with the repository's
 ``jupyter-config/lab/settings`` as its application settings and without the harness's own
 "no news" user setting, so that only the repository's configuration keeps the popup away.
 
 A screenshot per lesson is saved (its path is in every assertion message). What the canvas
-hides from the DOM (titles against toolbars, tick labels against each other, disabled
-controls against the parameters used) is checked on the models in
+hides from the DOM (titles against toolbars, legends estimated against their plot as built,
+controls hidden while irrelevant) is checked on the models in
 tests/widgets/test_legibility.py.
 """
 
@@ -158,7 +160,40 @@ _FACTS_JS = r"""
       }
     }
   }
-  return {cut, words, meters, legends, views,
+  // Tick labels that run into each other, from BokehJS's own tick positions (canvas px).
+  const ticks = [];
+  const ctx = document.createElement('canvas').getContext('2d');
+  const px = (size) => parseFloat(size) * (String(size).endsWith('pt') ? 4 / 3 : 1);
+  if (index && index.all_views) {
+    for (const v of index.all_views()) {
+      if (!v.model || !/Axis$/.test(v.model.type) || !v.model.visible || !v.panel) continue;
+      const pv = v.parent;
+      if (!pv || !pv.el || !pv.el.isConnected || !pv.el.offsetParent) continue;
+      const vertical = v.panel.side === 'left' || v.panel.side === 'right';
+      let at, labels;
+      try {
+        const coords = v.tick_coords.major[vertical ? 1 : 0];
+        const scale = vertical ? v.coordinates.y_scale : v.coordinates.x_scale;
+        at = Array.from(scale.v_compute(coords));
+        labels = v.compute_labels(coords).items.map((l) => l.text);
+      } catch (e) { continue; }
+      const size = px(v.model.major_label_text_font_size || '11px');
+      const turned = v.model.major_label_orientation !== 'horizontal';
+      ctx.font = `${size}px helvetica, arial, sans-serif`;
+      for (let i = 1; i < at.length; i++) {
+        const gap = Math.abs(at[i] - at[i - 1]);
+        const need = vertical || turned ? size
+          : (ctx.measureText(labels[i]).width + ctx.measureText(labels[i - 1]).width) / 2 + 2;
+        if (gap < need) {
+          const title = pv.model.title ? pv.model.title.text : '';
+          ticks.push(`"${title}" ${v.panel.side} axis: "${labels[i - 1]}" and "${labels[i]}" `
+                     + `${Math.round(gap)} px apart (need ${Math.round(need)})`);
+          break;
+        }
+      }
+    }
+  }
+  return {cut, words, meters, legends, views, ticks,
           news: document.body.innerText.includes('official Jupyter news')};
 }
 """
@@ -183,7 +218,9 @@ def test_a_lesson_reads_whole(lesson_page, demo_server, notebook):
         "() => document.querySelectorAll('.jp-OutputArea-output .jupyter-widgets').length > 0",
         timeout=60_000)
     # The whole lesson on one screen (and in the screenshot): the window as tall as the notebook.
-    height = page.evaluate("(s) => document.querySelector(s).scrollHeight", NOTEBOOK)
+    height = page.evaluate("""(s) => Math.max(...[...document.querySelectorAll(
+        `${s}, ${s} .jp-WindowedPanel-outer, ${s} .jp-WindowedPanel-inner`)]
+        .map((e) => e.scrollHeight))""", NOTEBOOK)
     page.set_viewport_size({"width": 1400, "height": min(int(height) + 200, 16_000)})
     page.wait_for_timeout(1500)  # BokehJS's layout after the last redraw: let it settle once
     facts = page.evaluate(_FACTS_JS, NOTEBOOK)
@@ -192,6 +229,7 @@ def test_a_lesson_reads_whole(lesson_page, demo_server, notebook):
     assert not facts["news"], f"JupyterLab's news popup is on screen {where}"
     assert facts["cut"] == [], f"cut text: {facts['cut']} {where}"
     assert facts["legends"] == [], f"legends outside their canvas: {facts['legends']} {where}"
+    assert facts["ticks"] == [], f"tick labels that overlap: {facts['ticks']} {where}"
     assert facts["words"] == [], f"a widget shows nan/None: {facts['words']} {where}"
     assert facts["meters"] == [], (
         f"a refusal on the meter under 'Nothing has been spent yet': {facts['meters']} {where}")

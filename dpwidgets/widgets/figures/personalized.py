@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import FactorRange, HoverTool, Legend, LegendItem, Range1d, Span
+from bokeh.models import FactorRange, HoverTool, Legend, LegendItem, LogTicker, Range1d, Span
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
@@ -185,7 +185,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
         ("budget", "@eps{0.[0000]}")]))
     strips.ygrid.visible = False
 
-    histogram = figure(width=width - third, height=270, tools=_TOOLS, toolbar_location="right",
+    histogram = figure(width=width - third, height=320, tools=_TOOLS, toolbar_location="right",
                        title="Histogram of the values", y_axis_label="count")
     histogram.add_layout(Legend(click_policy="hide", orientation="horizontal",
                                 label_text_font_size="8pt"), "below")
@@ -202,11 +202,14 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
     histogram.step("x", "y", source=sources["truth"], mode="center", color="black",
                    line_width=1.2, legend_label="reference")
 
-    accuracy = figure(width=third, height=270, tools=_TOOLS, x_range=budget_range,
+    # Tall enough for a frame that spaces its log ticks (a narrow range, under one decade,
+    # gets linear ticks that crowd together at its top) above a two-row legend.
+    accuracy = figure(width=third, height=320, tools=_TOOLS, x_range=budget_range,
                       y_axis_type="log", toolbar_location="right",
                       title="Relative frequency error vs ε_T",
                       x_axis_label="sampling threshold ε_T", y_axis_label="RFE")
-    legend = Legend(click_policy="hide", orientation="horizontal", ncols=2,
+    accuracy.yaxis.ticker = LogTicker(desired_num_ticks=4)
+    legend = Legend(click_policy="hide", orientation="horizontal", ncols=3,
                     label_text_font_size="8pt")
     accuracy.add_layout(legend, "below")
     lines = accuracy.multi_line("xs", "ys", source=sources["levels"], line_color="colour",
