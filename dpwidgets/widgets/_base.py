@@ -32,6 +32,7 @@ from .._progress import reporting
 from ..engine.budget import BudgetExceededError
 from ..engine.errors import DPWidgetsError
 from ..session import Release, Session
+from ..store import canonical
 from ._bokeh import OfflineBokehMixin, one_patch
 from .accuracy import AccuracyMixin
 from .controls import (
@@ -345,6 +346,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         self._rng = np.random.default_rng(session.rng.integers(2**63))
         self._run = 0
         self._release: Release | None = None  # the release drawn now (analyst)
+        self._released_as = ""  # its widget parameters (canonical), for the button
         self.last_release: Release | None = None
         self.quality_values: dict[str, float] = {}
         self.banner, self.message, self.status, self.stats, self.quality, self.epsilon_note = (
@@ -587,6 +589,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         finally:
             self.release_button.disabled = False
         self._release = self.last_release = release
+        self._released_as = canonical(self.params)  # what the button compares with
         what = (f"charged ε = {fmt(release.epsilon)}" if release.charged
                 else "replayed a cached release: free, nothing spent")
         self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
@@ -642,9 +645,13 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
             return
         title = self.title or self.mechanism
         params = self.params
+        # The release on screen describes the controls as they are (a control moved clears
+        # it): clicking again replays it, free -- also for a widget whose release adds
+        # parameters of its own (a DP fit's coefficients), which is_cached cannot see here.
         try:
-            free = (not self.session.teaching
-                    and self.session.is_cached(self.dataset, self.mechanism, **params))
+            free = not self.session.teaching and (
+                (self._release is not None and self._released_as == canonical(params))
+                or self.session.is_cached(self.dataset, self.mechanism, **params))
         except CAUGHT:  # a widget whose release adds parameters of its own (a model)
             free = False
         price = "free: already released" if free else f"costs ε={fmt(cost)}"

@@ -133,3 +133,27 @@ def test_the_copied_code_runs_as_it_is_in_a_fresh_kernel(tmp_path, mode):
                         items="page", total_epsilon=10.0)
         assert again.spent("visits/items") == spent
         again.close()
+
+
+def test_a_replayed_release_is_free_on_the_button_with_a_dp_fit(tmp_path):
+    """The diagnostic on a DP fit: its release adds the fit's coefficients, which is_cached of
+    the widget's own parameters cannot see; the button said "(costs ε=2)" after a replay."""
+    from dpwidgets.widgets import ResidualPlotWidget
+
+    s = Session("analyst", ledger=tmp_path / "l.sqlite", seed=0)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(1, 50, 2_000)
+    s.add_dataset("income", np.column_stack((x, 2 * x + rng.normal(0, 3, 2_000))),
+                  total_epsilon=10.0, stand_in="continuous")
+    w = ResidualPlotWidget(s, "income", debounce=0,
+                           fit_bounds={"bounds_X": (1, 50), "bounds_y": (-10, 120)})
+    w.model.value = "dp"
+    assert "(costs ε=" in w.release_button.description
+    first = w.release()
+    spent = s.spent("income")
+    assert first is not None and "(free: already released)" in w.release_button.description
+    again = w.release()
+    assert again is not None and s.spent("income") == spent  # indeed a free replay
+    assert "(free: already released)" in w.release_button.description
+    w.epsilon.value = 0.3  # another release: it costs again
+    assert "(costs ε=" in w.release_button.description
