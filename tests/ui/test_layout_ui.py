@@ -222,6 +222,8 @@ def test_a_lesson_reads_whole(lesson_page, demo_server, notebook):
         `${s}, ${s} .jp-WindowedPanel-outer, ${s} .jp-WindowedPanel-inner`)]
         .map((e) => e.scrollHeight))""", NOTEBOOK)
     page.set_viewport_size({"width": 1400, "height": min(int(height) + 200, 16_000)})
+    page.evaluate("""(s) => document.querySelectorAll(`${s}, ${s} .jp-WindowedPanel-outer`)
+        .forEach((e) => { e.scrollTop = 0; })""", NOTEBOOK)  # from the first cell
     page.wait_for_timeout(1500)  # BokehJS's layout after the last redraw: let it settle once
     facts = page.evaluate(_FACTS_JS, NOTEBOOK)
     shot = screenshot(page, demo_server.screenshots, lesson_name(notebook))
