@@ -206,3 +206,21 @@ def test_a_curators_view_declares_its_total_in_the_config(tmp_path):
     views = load_config(tmp_path / "curator.toml").datasets["visits"].views
     assert views["pages"].stand_in.sum() == ROWS
     assert abs(views["other"].stand_in.sum() - 1_000_000) <= 50  # undeclared: the default
+
+
+def test_a_curators_over_budget_refusal_names_the_view_asked_for(tmp_path):
+    from tests.curator.conftest import Server, write_curator
+
+    path, tokens = write_curator(tmp_path)
+    server = Server(path).start()
+    try:
+        s = Session.connect(server.url, token=tokens["alice"])
+        with pytest.raises(BudgetExceededError) as info:
+            s.release("visits/pages", "top_c", epsilon=1.0, c=3)
+        assert "'visits/pages'" in str(info.value) and "'visits/pages'" in s.last_refusal
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # the one order, inherited: no warning
+            assert s.cost("visits/pages", "top_c", epsilon=0.05, c=3) > 0
+        s.close()
+    finally:
+        server.stop()
