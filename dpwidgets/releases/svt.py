@@ -59,6 +59,9 @@ def _svt_validate(params: dict, n: int) -> dict:
     variant = p.pop("variant", "standard")
     if variant not in svt.VARIANTS:
         raise ValueError(f"variant must be one of {sorted(svt.VARIANTS)}, got {variant!r}")
+    if p.get("threshold") is None:
+        raise ValueError("'svt' needs the parameter threshold= (public: a number, or one per "
+                         "query; never computed from the data). Nothing was charged.")
     out = {
         "variant": variant,
         "epsilon": check_epsilon(p.pop("epsilon")),
