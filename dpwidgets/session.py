@@ -370,7 +370,11 @@ class Session:
             if key == "source" or (key in defaults and value == defaults[key]):
                 continue
             args.append(f"{key}={_source(value)}")
-        return f"session.add_table({', '.join(args)})"
+        call = f"session.add_table({', '.join(args)})"
+        if source == "frame":
+            call = ("# frame = the DataFrame the table was declared on (data: never copied here)\n"
+                    + call)
+        return call
 
     def _dataset(self, name: str | None) -> Entry:
         if name is None:

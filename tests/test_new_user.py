@@ -224,3 +224,16 @@ def test_a_curators_over_budget_refusal_names_the_view_asked_for(tmp_path):
         s.close()
     finally:
         server.stop()
+
+
+def test_a_tables_declaration_is_its_public_call_never_its_data():
+    s = Session()
+    frame = _frame()
+    s.add_table("visits", frame, columns=COLUMNS, unit_column="uid", max_rows=4, items="page",
+                totals={"items": ROWS})
+    text = s.declaration("visits/items")
+    assert text.splitlines()[-1].startswith("session.add_table('visits', frame, columns=")
+    assert "unit_column='uid'" in text and "max_rows=4" in text and "totals={'items': 20000}" in text
+    assert "4999" not in text  # no value of the data (uid runs to 4,999)
+    s.add_dataset("x", np.arange(5.0))
+    assert s.declaration("x") is None  # add_dataset's data is the user's to add
