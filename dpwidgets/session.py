@@ -328,12 +328,12 @@ class Session:
         from .tables import Table, declared_views, view_entries
 
         unit_column = _renamed("unit", "unit_column", unit, unit_column, None)
+        catalog.check_allowed(allow_mechanisms)
         declared = {"source": source, "columns": columns, "unit_column": unit_column,
                     "max_rows": max_rows, "table": table, "total_epsilon": total_epsilon,
                     "description": description, "allow_mechanisms": list(allow_mechanisms),
                     **views}
         _check_total(total_epsilon)
-        catalog.check_allowed(allow_mechanisms)
         catalog.check_description(description)
         src = Table(source, columns, unit=unit_column, max_rows=max_rows, table=table,
                     distinct=views.pop("distinct", False))

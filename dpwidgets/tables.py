@@ -595,7 +595,7 @@ def generated_stand_in(table: Table, view: View, outcome: str = "continuous",
         return rng.poisson(5.0, shape).astype(float)
     cols = [table.column(c) for c in view.columns]
     if all(c.kind == "float" for c in cols) and outcome in ("continuous", "binary"):
-        return table_stand_in(shape[0], shape[1] - 1, outcome)
+        return _within_domains(table_stand_in(shape[0], shape[1] - 1, outcome), cols)
     out = np.empty(shape)
     for j, c in enumerate(cols):
         if c.kind == "float":
@@ -603,6 +603,20 @@ def generated_stand_in(table: Table, view: View, outcome: str = "continuous",
         else:
             high = c.domain[1] + 1 if c.kind == "int" else c.size
             out[:, j] = rng.integers(c.domain[0] if c.kind == "int" else 0, high, shape[0])
+    return out
+
+
+def _within_domains(stand_in: np.ndarray, cols) -> np.ndarray:
+    """A generated table mapped into its columns' declared domains: a column that leaves its
+    domain is moved affinely onto it (which keeps a linear model linear), so a preview sees
+    values its release could see. Columns already inside are left as they are."""
+    out = stand_in.copy()
+    for j, c in enumerate(cols):
+        lo, hi = (float(v) for v in c.domain)
+        a, b = float(out[:, j].min()), float(out[:, j].max())
+        if a < lo or b > hi:
+            out[:, j] = (lo + (out[:, j] - a) * (hi - lo) / (b - a) if b > a
+                         else np.full(out.shape[0], (lo + hi) / 2.0))
     return out
 
 

@@ -64,6 +64,23 @@ class RemoteLedger(LedgerView):
         pass
 
 
+def _on_the_wire(value):
+    """A parameter as JSON carries it: arrays and tuples as lists, numpy scalars as numbers,
+    a privacy vector (a digest string carrying its array) as its budgets."""
+    array = getattr(value, "array", None)
+    if isinstance(value, str) and isinstance(array, np.ndarray):
+        return array.tolist()
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, dict):
+        return {k: _on_the_wire(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_on_the_wire(v) for v in value]
+    return value
+
+
 class RemoteSession(Session):
     """An analyst-mode session on a curator's datasets (see the module docstring).
 
@@ -189,7 +206,7 @@ class RemoteSession(Session):
                 same = False
             if same:
                 del out["domains"]
-        return out
+        return {k: _on_the_wire(v) for k, v in out.items()}
 
     def is_cached(self, dataset, mechanism, **params) -> bool:
         held = self._dataset(dataset)

@@ -28,7 +28,9 @@ COLUMNS = {"page": {"kind": "int", "domain": [0, 19]},
            "device": {"kind": "category", "domain": ["phone", "desktop"]},
            "x": {"kind": "float", "domain": [-3, 3]},
            "y": {"kind": "float", "domain": [-8, 8]},
-           "label": {"kind": "int", "domain": [0, 1]}}
+           "label": {"kind": "int", "domain": [0, 1]},
+           "value": {"kind": "float", "domain": [0, 100]},
+           "budget": {"kind": "float", "domain": [0.5, 1.0]}}
 VIEWS = {"pages": {"kind": "counts", "columns": ["page"], "facts": {"monotonic": True}},
          "daily": {"kind": "per_step", "columns": ["day"]},
          "states": {"kind": "counts2d", "columns": ["state", "day"]},
@@ -36,11 +38,12 @@ VIEWS = {"pages": {"kind": "counts", "columns": ["page"], "facts": {"monotonic":
                         "facts": {"cardinality": 5}},
          "table": {"kind": "rows", "columns": ["page", "day", "device"], "rows": 900},
          "xy": {"kind": "rows", "columns": ["x", "y"], "rows": 900},
-         "clinic": {"kind": "rows", "columns": ["x", "label"], "rows": 900}}
+         "clinic": {"kind": "rows", "columns": ["x", "label"], "rows": 900},
+         "survey": {"kind": "rows", "columns": ["value", "budget"], "rows": 900}}
 MECHANISMS = ["top_c", "svt", "laplace_stream", "pegasus", "hierarchical_pegasus", "dsat",
               "dsft", "dynamic_fixed", "dynamic_uniform", "dpcopula", "independent_synth",
               "laplace_histogram_synth", "fit_model", "roc_curve", "binned_residuals",
-              "residual_plot"]
+              "residual_plot", "personalized_histogram"]
 
 
 def visits(seed: int = 3, people: int = 300) -> pd.DataFrame:
@@ -53,7 +56,8 @@ def visits(seed: int = 3, people: int = 300) -> pd.DataFrame:
         "person": pid, "page": rng.integers(0, 20, n), "day": rng.integers(0, 30, n),
         "state": rng.integers(0, 8, n), "device": rng.choice(["phone", "desktop"], n),
         "x": x, "y": 2 * x + rng.normal(0, 1, n),
-        "label": (rng.random(n) < 1 / (1 + np.exp(-2 * x))).astype(int)})
+        "label": (rng.random(n) < 1 / (1 + np.exp(-2 * x))).astype(int),
+        "value": rng.uniform(0, 100, n), "budget": rng.choice([0.5, 1.0], n)})
 
 
 def _toml(value) -> str:
@@ -129,12 +133,14 @@ def make(which: str, session):
         "binned": lambda: w.BinnedResidualWidget(session, dataset="visits/clinic",
                                                  debounce=0),
         "residuals": lambda: w.ResidualPlotWidget(session, dataset="visits/xy", debounce=0),
+        "personalized": lambda: w.PersonalizedWidget(session, "visits/survey",
+                                                     bins=np.linspace(0, 100, 11), debounce=0),
     }[which]()
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("which", ["svt", "stream", "hierarchy", "dynamic", "synthetic", "roc",
-                                   "binned", "residuals"])
+                                   "binned", "residuals", "personalized"])
 def test_a_widget_previews_and_releases_on_a_curator_as_locally(sessions, which):
     local, remote = sessions
     made = {}
