@@ -114,16 +114,17 @@ def _asked_for(exc: BudgetExceededError, name: str) -> BudgetExceededError:
                                asked=name)
 
 
-def _source(value) -> str:
-    """A declared value as Python source (arrays as lists, numpy scalars as numbers)."""
+def python_literal(value) -> str:
+    """A declared value or a parameter as Python source (arrays as lists, numpy scalars as
+    numbers, tuples and dicts kept): what copied code writes."""
     if isinstance(value, np.ndarray):
         return repr(value.tolist())
     if isinstance(value, np.generic):
         return repr(value.item())
     if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k!r}: {_source(v)}" for k, v in value.items()) + "}"
+        return "{" + ", ".join(f"{k!r}: {python_literal(v)}" for k, v in value.items()) + "}"
     if isinstance(value, tuple | list):
-        items = ", ".join(_source(v) for v in value)
+        items = ", ".join(python_literal(v) for v in value)
         return f"({items}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) \
             else f"[{items}]"
     return repr(value)
@@ -369,7 +370,7 @@ class Session:
         for key, value in declared.items():
             if key == "source" or (key in defaults and value == defaults[key]):
                 continue
-            args.append(f"{key}={_source(value)}")
+            args.append(f"{key}={python_literal(value)}")
         call = f"session.add_table({', '.join(args)})"
         if source == "frame":
             call = ("# frame = the DataFrame the table was declared on (data: never copied here)\n"

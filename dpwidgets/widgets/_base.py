@@ -31,7 +31,7 @@ import numpy as np
 from .._progress import reporting
 from ..engine.budget import BudgetExceededError
 from ..engine.errors import DPWidgetsError
-from ..session import Release, Session
+from ..session import Release, Session, python_literal
 from ..store import canonical
 from ._bokeh import OfflineBokehMixin, one_patch
 from .accuracy import AccuracyMixin
@@ -240,21 +240,6 @@ def undust(x: float) -> float:
     """A computed parameter without float dust (160 / 0.005 = 31999.99999999997 -> 32000.0):
     12 significant digits, far below any noise, so the value a run uses reads as it is."""
     return float(f"{float(x):.12g}")
-
-
-def _literal(value) -> str:
-    """A parameter as Python source (arrays as lists, numpy scalars as numbers)."""
-    if isinstance(value, np.ndarray):
-        return repr(value.tolist())
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    if isinstance(value, dict):
-        return "{" + ", ".join(f"{k!r}: {_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, tuple | list):
-        items = ", ".join(_literal(v) for v in value)
-        return f"({items}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) \
-            else f"[{items}]"
-    return repr(value)
 
 
 def _param_text(params: dict, title: str = "") -> str:
@@ -684,7 +669,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
                        f"add_dataset as its owner declared it")
         if declaration:  # a table's view: its public declaration, so the code runs as it is
             opening += "\n" + declaration
-        args = "".join(f", {k}={_literal(v)}" for k, v in self.params.items())
+        args = "".join(f", {k}={python_literal(v)}" for k, v in self.params.items())
         run = f", run={self._run}" if self._run else ""
         return "\n".join([
             "from dpwidgets import Session", opening,
