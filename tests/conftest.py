@@ -11,10 +11,11 @@ import pytest
 os.environ.setdefault("DPWIDGETS_PROGRESS", "0")
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def close_new_widgets():
     """Close the widgets a test made, so the leak checks of later tests (which serialize every
-    live widget) scan only their own."""
+    live widget) scan only their own. For every test: a module that forgets it otherwise
+    leaves widgets whose public numbers a later leak check may match by chance."""
     from ipywidgets.widgets.widget import _instances
 
     before = set(_instances)

@@ -24,6 +24,9 @@ from dpwidgets.mechanism import MECHANISMS, Mechanism
 from dpwidgets.releases.personalized import personalized_stand_in
 from dpwidgets.tables import Table, View, view_entries
 
+# Widgets made here are closed after each test: later leak checks scan every live widget.
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
+
 EDGES = np.linspace(0.0, 100.0, 11)
 PERSONALIZED = "personalized_histogram"
 

@@ -21,6 +21,9 @@ from dpwidgets.curator.door import Analysts
 
 from .conftest import Server
 
+# Widgets made here are closed after each test: later leak checks scan every live widget.
+pytestmark = pytest.mark.usefixtures("close_new_widgets")
+
 MAX_ROWS = 2
 COLUMNS = {"page": {"kind": "int", "domain": [0, 19]},
            "day": {"kind": "int", "domain": [0, 29]},

@@ -93,9 +93,18 @@ def time_lesson(page: Page, server: LabServer, notebook: str,
 
 def _wait_for_idle_kernel(server: LabServer, timeout_s: float = 90.0) -> None:
     """Wait until the server has a kernel and it is idle (started, nothing running)."""
+    import urllib.error
+
     deadline = time.monotonic() + timeout_s
     while True:
-        kernels = server.api("kernels")
+        try:
+            kernels = server.api("kernels")
+        except urllib.error.HTTPError as exc:
+            # jupyter_server answers 500 to a kernel list that races a kernel's shutdown (the
+            # previous lesson's): ask again, within the same deadline.
+            if exc.code < 500 or time.monotonic() > deadline:
+                raise
+            kernels = None
         if kernels and all(k["execution_state"] == "idle" for k in kernels):
             return
         if time.monotonic() > deadline:
