@@ -98,12 +98,15 @@ class Server:
         self.url = ""
 
     def start(self) -> Server:
+        return self.launch([sys.executable, "-m", "dpwidgets.curator.cli"])
+
+    def launch(self, command: list[str], env: dict | None = None) -> Server:
+        """Run ``command curator serve --config ... --port ...`` and wait until it answers."""
         port = _free_port()
         self.url = f"http://127.0.0.1:{port}"
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "dpwidgets.curator.cli", "curator", "serve", "--config",
-             str(self.config), "--port", str(port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ})
+            [*command, "curator", "serve", "--config", str(self.config), "--port", str(port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, **(env or {})})
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sqlite3
-import subprocess
 import sys
 import textwrap
 import threading
@@ -25,7 +24,7 @@ import pytest
 from dpwidgets.curator import Curator, load_config
 from dpwidgets.engine.budget import BudgetExceededError, PrivacyLedger
 
-from .conftest import MAX_ROWS, Server, _free_port, bearer, write_curator
+from .conftest import MAX_ROWS, Server, bearer, write_curator
 
 pytestmark = pytest.mark.slow
 
@@ -54,29 +53,13 @@ class Replica(Server):
     """``dpwidgets curator serve`` in its own process, after registering ``slow_stream``."""
 
     def start(self) -> Replica:
-        port = _free_port()
-        self.url = f"http://127.0.0.1:{port}"
         launcher = self.config.parent / "serve_with_slow_stream.py"
         launcher.write_text(_REGISTER + textwrap.dedent("""
             import sys
             from dpwidgets.curator.cli import main
             sys.exit(main(sys.argv[1:]))
         """))
-        self.proc = subprocess.Popen(
-            [sys.executable, str(launcher), "curator", "serve", "--config", str(self.config),
-             "--port", str(port)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-            env={**os.environ, "DPW_TEST_SLOW": str(SLOW)})
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(self.proc.stderr.read().decode())
-            try:
-                if httpx.get(f"{self.url}/v1/health", timeout=1).status_code == 200:
-                    return self
-            except httpx.HTTPError:
-                time.sleep(0.1)
-        raise RuntimeError("the curator did not start")
+        return self.launch([sys.executable, str(launcher)], env={"DPW_TEST_SLOW": str(SLOW)})
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
