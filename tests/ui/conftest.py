@@ -16,8 +16,7 @@ import urllib.error
 
 import pytest
 
-from .lab import PageLog
-from .server import CHROMIUM, LabServer, LabStartError, launch_chromium, start_lab, stop_lab
+from .server import CHROMIUM, LabServer, LabStartError, recorded_page, start_lab, stop_lab
 
 _SERVER: LabServer | None = None
 
@@ -55,19 +54,14 @@ def playwright_driver():
 @pytest.fixture
 def page(playwright_driver, lab_server, tmp_path):
     """A fresh Chromium profile and page; console errors and off-host requests recorded."""
-    context = launch_chromium(playwright_driver, tmp_path / "chromium-profile")
-    pg = context.pages[0] if context.pages else context.new_page()
-    pg.dpw_log = PageLog.attach(pg, allowed_host="127.0.0.1")
-    try:
+    with recorded_page(playwright_driver, tmp_path / "chromium-profile") as pg:
         yield pg
-    finally:
-        context.close()
-        # Shut down the kernels this test started (they belong to our server).
-        try:
-            for kernel in lab_server.api("kernels"):
-                lab_server.api(f"kernels/{kernel['id']}", method="DELETE")
-        except (urllib.error.URLError, OSError):
-            pass
+    # Shut down the kernels this test started (they belong to our server).
+    try:
+        for kernel in lab_server.api("kernels"):
+            lab_server.api(f"kernels/{kernel['id']}", method="DELETE")
+    except (urllib.error.URLError, OSError):
+        pass
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -20,6 +20,7 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -179,6 +180,21 @@ def stop_lab(server: LabServer) -> None:
         server.process.wait(timeout=10)
     if server.log_file is not None:
         server.log_file.close()
+
+
+@contextmanager
+def recorded_page(playwright, profile: Path):
+    """A fresh Chromium profile's page, its console, errors and off-host requests recorded
+    (``page.dpw_log``); the browser is closed afterwards."""
+    from .lab import PageLog
+
+    context = launch_chromium(playwright, profile)
+    page = context.pages[0] if context.pages else context.new_page()
+    page.dpw_log = PageLog.attach(page, allowed_host="127.0.0.1")
+    try:
+        yield page
+    finally:
+        context.close()
 
 
 def launch_chromium(playwright, profile: Path):

@@ -28,8 +28,8 @@ from urllib.parse import urlparse
 import pytest
 from playwright.sync_api import expect
 
-from .lab import PageLog, assert_no_widget_errors
-from .server import launch_chromium
+from .lab import assert_no_widget_errors
+from .server import recorded_page
 
 pytestmark = [pytest.mark.ui, pytest.mark.slow]
 
@@ -107,13 +107,8 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 def page(playwright_driver, tmp_path):
     """A fresh Chromium page (no JupyterLab server needed); its console, errors and off-host
     requests recorded."""
-    context = launch_chromium(playwright_driver, tmp_path / "chromium-profile")
-    pg = context.pages[0] if context.pages else context.new_page()
-    pg.dpw_log = PageLog.attach(pg, allowed_host="127.0.0.1")
-    try:
+    with recorded_page(playwright_driver, tmp_path / "chromium-profile") as pg:
         yield pg
-    finally:
-        context.close()
 
 
 def _block_other_hosts(page) -> list[str]:

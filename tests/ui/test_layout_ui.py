@@ -27,14 +27,13 @@ import pytest
 
 from .lab import (
     NOTEBOOK,
-    PageLog,
     assert_no_widget_errors,
     open_notebook,
     run_all_cells,
     screenshot,
 )
 from .lesson_timing import lesson_name, lessons
-from .server import REPO, launch_chromium, start_lab, stop_lab
+from .server import REPO, recorded_page, start_lab, stop_lab
 
 pytestmark = pytest.mark.ui
 
@@ -74,15 +73,10 @@ def demo_server(tmp_path_factory):
 
 @pytest.fixture
 def lesson_page(playwright_driver, demo_server, tmp_path):
-    context = launch_chromium(playwright_driver, tmp_path / "chromium-profile")
-    pg = context.pages[0] if context.pages else context.new_page()
-    pg.dpw_log = PageLog.attach(pg, allowed_host="127.0.0.1")
-    try:
+    with recorded_page(playwright_driver, tmp_path / "chromium-profile") as pg:
         yield pg
-    finally:
-        context.close()
-        for kernel in demo_server.api("kernels"):
-            demo_server.api(f"kernels/{kernel['id']}", method="DELETE")
+    for kernel in demo_server.api("kernels"):
+        demo_server.api(f"kernels/{kernel['id']}", method="DELETE")
 
 
 # Everything measured in one pass. BokehJS draws legends on its canvas: their boxes come from
