@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 import time
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import urlparse
@@ -89,6 +90,42 @@ def screenshot(page: Page, folder: Path, name: str) -> Path:
 NOTEBOOK = ".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook"
 
 
+# The kernel of the current notebook as the server sees it: its session's kernel id and state
+# (a same-origin GET with the page's cookie). JupyterLab shows "idle" in the toolbar before the
+# session has a kernel on a loaded machine; the server's word is the one a run needs.
+_KERNEL_JS = """
+async () => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const title = panel && document.querySelector(
+    `.lm-TabBar-tab[data-id="${panel.id}"] .lm-TabBar-tabLabel`);
+  if (!panel || !title) return null;
+  const name = title.textContent.trim();
+  const sessions = await (await fetch('/api/sessions', {credentials: 'same-origin'})).json();
+  const mine = sessions.filter(s => s.path.split('/').pop() === name && s.kernel);
+  return mine.length === 1
+    ? {id: mine[0].kernel.id, state: mine[0].kernel.execution_state} : null;
+}
+"""
+
+
+def notebook_kernel(page: Page) -> dict | None:
+    """``{"id", "state"}`` of the current notebook's kernel on the server, or None."""
+    return page.evaluate(_KERNEL_JS)
+
+
+def wait_for_kernel(page: Page, timeout_ms: int = 60_000) -> dict:
+    """Wait until the current notebook has exactly one kernel on the server and it is idle."""
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        _accept_kernel_dialog(page)
+        kernel = notebook_kernel(page)
+        if kernel and kernel["state"] == "idle":
+            return kernel
+        if time.monotonic() > deadline:
+            raise AssertionError(f"the notebook's kernel is not idle on the server: {kernel}")
+        page.wait_for_timeout(250)  # the re-check interval of a condition, not a sync
+
+
 def open_notebook(page: Page, url: str) -> Locator:
     """Open a notebook in JupyterLab and wait until its kernel is idle; return the notebook."""
     page.goto(url)
@@ -96,6 +133,7 @@ def open_notebook(page: Page, url: str) -> Locator:
     pw_expect(notebook.locator(".jp-Cell").first).to_be_visible(timeout=60_000)
     pw_expect(page.locator('.jp-Notebook-ExecutionIndicator[data-status="idle"]')).to_have_count(
         1, timeout=60_000)
+    wait_for_kernel(page)
     return notebook
 
 
@@ -112,16 +150,18 @@ def _accept_kernel_dialog(page: Page) -> None:
         pw_expect(dialog).to_have_count(0, timeout=10_000)
 
 
-def _start_run_all(page: Page, attempts: int = 3) -> None:
+def _start_run_all(page: Page, attempts: int = 3, fresh: bool = True) -> None:
     """Click Run > Run All Cells until the notebook shows a queued or finished cell.
 
     Right after the page loads, the notebook may not be JupyterLab's current widget yet and
     the menu item is then disabled (or the click is lost): focus a cell, check the item is
     enabled, and confirm on the DOM that the run started; else close the menu and retry.
+    ``fresh=False`` (a rerun over cells that already ran): the run has started when a cell is
+    queued again, or every cell already has its new count.
     """
     started = f"""() => {{
       const s = ({_CELL_STATE_JS})({NOTEBOOK!r});
-      return s && (s.done > 0 || s.running > 0);
+      return s && ({'s.done > 0 || ' if fresh else 's.done === s.cells || '}s.running > 0);
     }}"""
     item = page.locator(".lm-Menu-item:not(.lm-mod-disabled)").filter(
         has=page.locator(".lm-Menu-itemLabel", has_text=re.compile(r"^Run All Cells$")))
@@ -134,7 +174,8 @@ def _start_run_all(page: Page, attempts: int = 3) -> None:
             page.wait_for_function(started, timeout=10_000, polling=100)
             return
         except PlaywrightTimeoutError:
-            page.keyboard.press("Escape")
+            if page.locator(".lm-Menu").count():
+                page.keyboard.press("Escape")
     raise AssertionError(f"Run All Cells did not start after {attempts} attempts")
 
 
@@ -151,37 +192,62 @@ def write_notebook(path: Path, *cells: str) -> Path:
 
 
 def wait_for_run_all(page: Page, timeout_ms: int, polling: int = 250) -> None:
-    """Wait until Run All has finished: something ran and nothing is queued any more (or the
-    queue stopped early: a cell raised, the cells after it went back to "[ ]")."""
+    """Wait until a Run All that has started (:func:`_start_run_all`) has finished: nothing is
+    queued any more (or the queue stopped early: a cell raised, or the kernel was restarted
+    under it, and the cells after went back to "[ ]")."""
     page.wait_for_function(
         f"""() => {{
           const s = ({_CELL_STATE_JS})({NOTEBOOK!r});
-          return s && s.done > 0 && s.running === 0;
+          return s && s.running === 0;
         }}""",
         timeout=timeout_ms,
         polling=polling,
     )
 
 
+def _page_dialogs(page: Page) -> list[str]:
+    return [t.strip() for t in page.locator(".jp-Dialog").all_inner_texts()]
+
+
 def run_all_cells(page: Page, timeout_ms: int = RUN_TIMEOUT_MS) -> dict:
     """Run > Run All Cells from the menu bar; wait until the queue is empty.
 
     Returns the final cell state; fails (quoting the traceback) if a cell raised, i.e. if the
-    queue stopped before every code cell had an execution count.
+    queue stopped before every code cell had an execution count. A run that stopped because
+    the kernel went away under it (the server gave the notebook another kernel, or restarted
+    it: the queue is cancelled with no traceback) is run again once on the new kernel, from
+    the first cell; a second loss, or a stop with the same kernel, fails with what the page
+    and the server said.
     """
     state = cell_state(page)
     assert state and state["cells"] > 0, f"no code cells in {NOTEBOOK}: {state}"
     assert state["done"] == 0, (
         f"the notebook was saved with execution counts ({state}); strip its outputs")
-    _start_run_all(page)
-    wait_for_run_all(page, timeout_ms)
-    state = cell_state(page)
-    if state["done"] < state["cells"]:
+    for attempt in (1, 2):
+        before = wait_for_kernel(page)
+        _start_run_all(page, fresh=attempt == 1)
+        wait_for_run_all(page, timeout_ms)
+        state = cell_state(page)
+        if state["done"] == state["cells"]:
+            return state
+        after = notebook_kernel(page)
         stderr = page.locator(
             f'{NOTEBOOK} [data-mime-type="application/vnd.jupyter.stderr"]').all_inner_texts()
-        tracebacks = [t for t in stderr if "Traceback" in t or "Error" in t] or stderr
-        raise AssertionError(
-            f"Run All Cells stopped early ({state}):\n" + "\n---\n".join(tracebacks)[-4000:])
+        tracebacks = [t for t in stderr if "Traceback" in t or "Error" in t]
+        dialogs = _page_dialogs(page)
+        lost = not tracebacks and (
+            after is None or after["id"] != before["id"] or after["state"] != "idle"
+            or any("Kernel Restarting" in d or "appears to have died" in d for d in dialogs))
+        why = f"{state}; kernel {before} -> {after}; dialogs {dialogs}"
+        if not lost or attempt == 2:
+            raise AssertionError(f"Run All Cells stopped early ({why}):\n"
+                                 + "\n---\n".join(tracebacks or stderr)[-4000:])
+        # Not the notebook's doing (it raised nothing): the kernel process went away. Say so in
+        # the test report, answer JupyterLab's dialog and run the whole notebook again.
+        warnings.warn(f"the kernel went away under Run All Cells ({why}); running it again",
+                      stacklevel=2)
+        for button in page.locator(".jp-Dialog .jp-mod-accept").all():
+            button.click()
     return state
 
 
