@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import re
 from collections.abc import Callable
 
 import ipywidgets as w
@@ -263,7 +264,7 @@ class SliderText(w.HBox):
         self.text.add_class("dpw-number")
         self.accepted, self.open_lo, self._widen = accepted, open_lo, widen
         self.label = slider.description
-        self._syncing = False
+        self._syncing = self._dragging = False
         super().__init__([slider, self.text], value=value)
         if css:
             self.add_class(css)
@@ -292,7 +293,14 @@ class SliderText(w.HBox):
 
     def _from_slider(self, change) -> None:
         if not self._syncing:
-            self.value = self._dragged(change["new"])
+            # The handle stays where it was dragged: the value it stands for may be rounded
+            # (see _dragged), and moving the handle to the rounded value under the pointer
+            # would fight the drag.
+            self._dragging = True
+            try:
+                self.value = self._dragged(change["new"])
+            finally:
+                self._dragging = False
 
     def _dragged(self, value):
         """A dragged value as the widget keeps it: without float dust (a step of 0.1 lands on
@@ -316,7 +324,7 @@ class SliderText(w.HBox):
         try:
             if math.isfinite(value):  # NaN/inf would not survive the JSON sent to the page
                 self.text.value = value
-            shown = self._slider_value(value)
+            shown = None if self._dragging else self._slider_value(value)
             if shown is not None:
                 self.slider.value = shown
         finally:
@@ -398,6 +406,16 @@ class EpsilonSlider(SliderText):
     @property
     def base(self) -> float:
         return self.slider.base
+
+    def _dragged(self, value):
+        """A dragged ε is the number its readout shows (two significant digits by default,
+        d3's ``".2"``): the log slider's positions are 10^(k/100), so without this a drag
+        left ε = 0.107151930524 in the box beside a readout of "0.11", and that was what ran
+        and was charged. A typed value is kept exactly."""
+        digits = re.fullmatch(r"\.(\d+)", str(self.slider.readout_format or ""))
+        if digits and isinstance(value, float) and math.isfinite(value) and value > 0:
+            return float(f"{value:.{int(digits.group(1))}g}")
+        return super()._dragged(value)
 
 
 def split_presets(c: int, monotonic: bool = False) -> dict[str, float]:

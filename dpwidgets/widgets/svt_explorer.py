@@ -36,7 +36,7 @@ from ..engine.evaluation import top_c_rates
 from ..engine.svt import VARIANTS
 from ..session import PrivacyPolicyError, Release, Session
 from . import figures
-from ._base import ReleaseWidget, fmt, fold, is_echo, shown
+from ._base import ReleaseWidget, fmt, fold, is_echo, shown, undust
 from ._bokeh import bokeh_widget, ensure_bokehjs
 from .controls import (
     EpsilonSlider,
@@ -58,17 +58,26 @@ __all__ = ["MAX_TOPC_RUNS", "AuditJob", "SVTExplorer", "audit_epsilon", "audit_f
 DEFAULT_DATASET = "zipf_items"
 
 
-def default_threshold(scores: np.ndarray, c: int) -> float:
+def default_threshold(scores: np.ndarray, c: int, step: float | None = None) -> float:
     """Lyu, Su & Li 2017, §6's threshold: the mean of the c-th and (c+1)-th highest scores,
     to the 3 significant digits every label shows (:func:`~._base.shown`: 4008.5 is 4010
     in the box, the note, the button and the run alike).
+
+    ``step``: the threshold slider's step (1, 2 or 5 times a power of ten). When it is coarser
+    than the third significant digit the value is rounded to the step instead (604.4 -> 605
+    at a step of 5), so the slider's readout shows the value too. Either way the result has
+    at most 3 significant digits: a multiple of a step of ``{1, 2, 5}·10^m`` above the third
+    digit's ``10^k`` is a multiple of ``10^m``, ``m >= k``.
 
     Only ever applied to public values (the data in teaching mode, the stand-in otherwise).
     """
     scores = np.asarray(scores, dtype=float)
     c = min(max(1, c), scores.size - 1)
     top = np.sort(np.partition(scores, scores.size - c - 1)[scores.size - c - 1 :])[::-1]
-    return shown((top[c - 1] + top[c]) / 2.0)
+    value = shown((top[c - 1] + top[c]) / 2.0)
+    if step and value and step > 10.0 ** (math.floor(math.log10(abs(value))) - 2):
+        value = undust(round(value / step) * step)
+    return value
 
 
 _LOSSES: dict[tuple[str, float], float | None] = {}
@@ -318,7 +327,8 @@ class SVTExplorer(ReleaseWidget):
         t_step = _nice_step(t_max - lo)
         t_min = math.floor(lo / t_step) * t_step
         self._typed_threshold = threshold is not None
-        start = threshold if threshold is not None else default_threshold(public, int(c))
+        start = threshold if threshold is not None else default_threshold(public, int(c),
+                                                                   t_step)
         self.threshold = SliderText(
             FloatSlider(value=min(max(start, t_min), t_max), min=t_min, max=t_max, step=t_step,
                         description="threshold", continuous_update=True,
@@ -438,7 +448,7 @@ class SVTExplorer(ReleaseWidget):
                 self._setting_threshold = True
                 try:
                     self.threshold.value = default_threshold(
-                        self.session.public_view(self.dataset), c
+                        self.session.public_view(self.dataset), c, self.threshold.step
                     )
                 finally:
                     self._setting_threshold = False
@@ -468,7 +478,7 @@ class SVTExplorer(ReleaseWidget):
             return
         suggestion = default_threshold(self.session.stand_in(self.dataset),
                                        max(1, int(self.c.value)) if control_problem(self.c)
-                                       is None else 1)
+                                       is None else 1, self.threshold.step)
         typed = ("You typed the threshold: a release uses exactly it." if self._typed_threshold
                  else "<b>Type the threshold</b>: Release is refused until you do.")
         self.threshold_note.value = (

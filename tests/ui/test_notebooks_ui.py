@@ -9,6 +9,8 @@ slider must NOT change the meter: previews are free.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from playwright.sync_api import expect
 
@@ -217,13 +219,17 @@ def test_diagnostics_in_jupyterlab(page, lab_server):
     status = analyst.locator(".dpw-status").first
     slider = analyst.locator(".dpw-epsilon").first
     type_into_readout(slider, "0.8")
-    # The log slider snaps a typed 0.8 to 10^-0.1 = 0.794: that is the ε previewed and charged.
+    # The log slider snaps a typed 0.8 to 10^-0.1 = 0.794 and its readout shows "0.79": a
+    # value from the slider is the number its readout shows, so 0.79 is in the box, previewed
+    # and charged (before, 0.794 was charged beside a readout of 0.79).
     expect(slider.locator(".widget-readout").first).to_have_text("0.79")
-    expect(status.locator(".dpw-preview")).to_contain_text("charge ε = 0.794",
+    expect(slider.locator(".dpw-number input").first).to_have_value("0.79")
+    expect(status.locator(".dpw-preview")).to_contain_text(re.compile(r"charge ε = 0\.79(?!\d)"),
                                                            timeout=WIDGET_TIMEOUT_MS)
     assert _meter_text(analyst) == meter_before
     _release_changes_meter(analyst)
-    expect(analyst.locator(".dpw-message .dpw-ok")).to_contain_text("charged ε = 0.794")
+    expect(analyst.locator(".dpw-message .dpw-ok")).to_contain_text(
+        re.compile(r"charged ε = 0\.79(?!\d)"))
     screenshot(page, shots, "diagnostics-lab-released")
     assert_no_widget_errors(notebook)
     assert not page.dpw_log.page_errors, page.dpw_log.summary()

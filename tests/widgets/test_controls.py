@@ -42,8 +42,9 @@ def test_typed_epsilon_passes_exactly_and_dragging_still_works():
     assert s.value == 0.5 and s.slider.value == 0.5
     s.slider.value = 10 ** -0.3  # the browser's echo of 0.5 snapped to its grid: dropped
     assert s.value == 0.5
-    s.slider.value = 10 ** -0.5  # dragged elsewhere: the grid value
-    assert s.value == pytest.approx(0.316, abs=1e-3) and s.text.value == s.value
+    s.slider.value = 10 ** -0.5  # dragged elsewhere: the value its readout shows ("0.32")
+    assert s.value == 0.32 and s.text.value == 0.32
+    assert s.slider.value == 10 ** -0.5  # the handle stays where it was dragged
     s.disabled = True
     assert s.slider.disabled and s.text.disabled
 
@@ -106,8 +107,8 @@ def test_sliders_ignore_the_browser_snapping_their_value_to_the_step():
     # The browser shows 10^round(log10(0.5), 2) = 10^-0.30 and sends it back: not a move.
     eps.slider.set_state({"value": 10 ** -0.30})
     assert eps.value == 0.5
-    eps.slider.set_state({"value": 10 ** -0.29})  # one real step
-    assert eps.value == pytest.approx(10 ** -0.29)
+    eps.slider.set_state({"value": 10 ** -0.29})  # one real step, to 0.5129: shown as "0.51"
+    assert eps.value == 0.51 and eps.text.value == 0.51
     share = FloatSlider(min=0.01, max=0.99, step=0.005, value=0.17543)
     share.set_state({"value": 0.01 + round((0.17543 - 0.01) / 0.005) * 0.005})
     assert share.value == 0.17543
@@ -175,3 +176,13 @@ def test_range_sliders_keep_a_bad_pair_and_name_it():
     assert r.value == (0.1, 0.9) and "got 0.1-0.9" in control_problem(r)
     cells = IntRangeSlider(value=(0, 128), min=0, max=100, description="cells shown")
     assert cells.value == (0, 128) and "cells shown: got 0-128" in control_problem(cells)
+
+
+@pytest.mark.parametrize("position", [k / 100 for k in range(-300, 101, 7)])
+def test_a_dragged_epsilon_is_the_number_its_readout_shows(position):
+    """One value per control: the box, the run and the readout (d3's ".2": two significant
+    digits) agree wherever the log slider is dragged, and no float dust reaches the box."""
+    eps = EpsilonSlider(0.5)
+    eps.slider.set_state({"value": 10 ** position})
+    shown = float(f"{10 ** position:.2g}")
+    assert eps.value == shown and eps.text.value == shown
