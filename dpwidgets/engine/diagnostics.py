@@ -103,6 +103,8 @@ __all__ = [
     "PriROC",
     "roc_fixed_laplace",
     "ROC_DEFAULTS",
+    "BRP_DEFAULTS",
+    "binned_residual_levels",
     "fixed_space_levels",
     "private_binned_residual_plot",
     "PriBRP",
@@ -1439,14 +1441,48 @@ def _adjust_bins(sizes: np.ndarray, threshold: float, epsilon: float, rng) -> li
     return groups
 
 
+#: The two sets of defaults of :func:`private_binned_residual_plot`'s depth, name -> rule.
+BRP_DEFAULTS: Mapping[str, str] = MappingProxyType({
+    "dpwidgets": "s = clip(round(log2(n eps) / 2) - 2, 3, the text's s): 2^s about "
+                 "sqrt(n eps) / 4 initial bins",
+    "text": "s = max{t : 2^t <= sqrt(n)} (Chen 2018, Alg. 13)",
+})
+
+
+def binned_residual_levels(n: int, epsilon: float, defaults: str = "dpwidgets") -> int:
+    """The depth ``s`` (``2^s`` initial bins) of PriBRP's s-RecursiveMedians, from public inputs.
+
+    ``defaults="text"``: ``s = max{t : 2^t <= sqrt(n)}`` (Chen 2018, Alg. 13), which ignores
+    ε. ``defaults="dpwidgets"`` (the default): ``s = round(log2(n·ε) / 2) - 2``, at least 3
+    and at most the text's ``s`` -- about ``sqrt(n·ε) / 4`` initial bins.
+
+    Why: a bin of ``m`` records has a mean residual whose sampling error is about
+    ``sqrt(p(1 - p) / m)`` and whose noise is about ``16 / (ε m)`` (the residual sum's
+    ``Lap(2(1 + r - l)/(ε3/4))`` under replace-one, over the noisy size). The text's bins
+    hold about ``sqrt(n)`` records, far fewer than where the noise stops dominating (``m`` of
+    order ``10^3 / ε²``), so its plots are mostly noise and a misspecified model is seldom
+    told from a correct one; fewer, larger bins keep the shape a misspecification draws and
+    lose the noise. The benchmark ``benchmarks/diagnostics_brp_separation.py`` measures both
+    rules. ``n`` and ε are public, so the rule costs no budget.
+    """
+    n = check_positive_int(n, "n")
+    epsilon = check_epsilon(epsilon)
+    if not isinstance(defaults, str) or defaults not in BRP_DEFAULTS:
+        raise ValueError(f"defaults must be one of {sorted(BRP_DEFAULTS)}, got {defaults!r}")
+    text = min(MAX_LEVELS, max(1, int(math.floor(math.log2(math.sqrt(n))))))
+    if defaults == "text":
+        return text
+    return int(min(text, max(3, round(math.log2(n * epsilon) / 2.0) - 2)))
+
+
 def binned_residuals_defaults(n: int, epsilon: float,
                               split: tuple[float, float, float] = (0.15, 0.15, 0.7),
                               s: int | None = None, gamma: float = 0.9,
-                              threshold: float | None = None, neighbours: str = "replace-one"
-                              ) -> tuple[int, float]:
+                              threshold: float | None = None, neighbours: str = "replace-one",
+                              defaults: str = "dpwidgets") -> tuple[int, float]:
     """PriBRP's depth ``s`` and Alg. 14 threshold ``θ`` from public inputs alone.
 
-    ``s = max{t : 2^t <= sqrt(n)}`` clipped to ``[1, MAX_LEVELS]`` unless given, and ``θ =
+    ``s`` from :func:`binned_residual_levels` (``defaults``) unless given, and ``θ =
     n/(2^s·2) + 2b·ln(2/γ)``, ``b = 2·factor/(split[1]·eps)`` (``factor`` 2 under replace-one,
     1 under add/remove), unless given; ``n`` is the public row count (declared by the data
     owner), so both are the same on neighbours of any size and the door decides them before
@@ -1458,8 +1494,8 @@ def binned_residuals_defaults(n: int, epsilon: float,
         raise ValueError(f"split must be three positive fractions summing to 1, got {split!r}")
     gamma = _check_fraction(gamma, "gamma")
     factor = _check_neighbours(neighbours)
-    s = (min(MAX_LEVELS, max(1, int(math.floor(math.log2(math.sqrt(n))))))
-         if s is None else check_positive_int(s, "s", maximum=MAX_LEVELS))
+    levels = binned_residual_levels(n, epsilon, defaults)
+    s = levels if s is None else check_positive_int(s, "s", maximum=MAX_LEVELS)
     if threshold is None:
         b = 2.0 / (fractions[1] * epsilon / factor)
         threshold = n / (2.0**s * 2.0) + 2.0 * b * math.log(2.0 / gamma)
@@ -1479,11 +1515,13 @@ def private_binned_residual_plot(
     median_variant: str = "nrs",
     neighbours: str = "replace-one",
     n: int | None = None,
+    defaults: str = "dpwidgets",
 ) -> PrivateBinnedResiduals:
     """PriBRP: an epsilon-DP binned residual plot of a logistic model (Chen 2018 Alg. 13).
 
     Step 1: ``2^s`` bins by :func:`s_recursive_medians` on the predictions with ε1,
-    ``s = max{t : 2^t <= sqrt(n)}``. Step 2: Alg. 14 merges consecutive small bins with ε2 and
+    ``s`` by :func:`binned_residual_levels` (the text's ``s = max{t : 2^t <= sqrt(n)}`` with
+    ``defaults="text"``; by default about ``sqrt(n·ε)/4`` bins, far more accurate). Step 2: Alg. 14 merges consecutive small bins with ε2 and
     ``θ = n/(2^s·2) + 2b·ln(2/γ)`` where b is the Laplace scale of its threshold and queries
     (b = 2/ε2 gives the text's ``4 ln(2/γ)/ε2``; γ = 0.9 in the experiments). Step 3, per bin
     ``[l, r]``: the size with ``Lap(2/(ε3/2))``, and with ε3/4 each the sums of the predictions
@@ -1504,6 +1542,8 @@ def private_binned_residual_plot(
     s : int, optional
         Depth of the recursion (default as above, clipped to :data:`MAX_LEVELS`; n >= 4
         needed for s >= 1).
+    defaults : {"dpwidgets", "text"}
+        Which rule gives ``s`` when it is not given (:data:`BRP_DEFAULTS`).
     gamma : float
         Failure probability in θ (Chen 2018 §4.4.2; not Alg. 12's γ).
     threshold : float, optional
@@ -1549,7 +1589,8 @@ def private_binned_residual_plot(
     n = public_n(n, records.n, neighbours, minimum=4)
     epsilon = check_epsilon(epsilon)
     fractions = [check_positive(f, "split") for f in split] if len(split) == 3 else None
-    s, threshold = binned_residuals_defaults(n, epsilon, split, s, gamma, threshold, neighbours)
+    s, threshold = binned_residuals_defaults(n, epsilon, split, s, gamma, threshold, neighbours,
+                                             defaults)
     _median_cost_factor(median_variant, "median_variant")
     rng = check_rng(rng)
 

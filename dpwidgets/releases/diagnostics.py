@@ -376,6 +376,10 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
     # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3, Fig. 4.15).
     out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
     s = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
+    defaults = p.pop("defaults", "dpwidgets")
+    if defaults not in _diagnostics().BRP_DEFAULTS:
+        raise ValueError(
+            f"defaults must be one of {sorted(_diagnostics().BRP_DEFAULTS)}, got {defaults!r}")
     # The depth and Alg. 14's threshold from the public row count (never the true one).
     out["n"] = _public_rows(p, shape, 4, "a binned residual plot")
     threshold = p.pop("threshold", None)
@@ -383,7 +387,7 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
         threshold = float(check_finite_array([threshold], "threshold")[0])
     out["s"], out["threshold"] = _diagnostics().binned_residuals_defaults(
         out["n"], out["epsilon"], _brp_split(out), s, threshold=threshold,
-        neighbours=out["neighbours"])
+        neighbours=out["neighbours"], defaults=defaults)
     # each median's budget, before anything is charged
     _diagnostics().median_budget(out["rho"] * out["epsilon"], out["s"], out["neighbours"])
     return _finish(p, out, shape, "binned_residuals", "a binned residual plot", minimum=4)

@@ -935,7 +935,9 @@ class BinnedResidualWidget(_DiagnosticWidget):
         ε1/ε = ε2/ε for the bins (Alg. 12) and their merging (Alg. 14); the averages get
         ε3 = (1 − 2ρ)ε. 0.15 in Chen 2018, §4.4.3 (Fig. 4.15).
     s : int, optional
-        2^s initial bins; default ``max{t : 2^t <= sqrt(n)}``.
+        2^s initial bins; default (0 = auto) about ``sqrt(n·ε)/4`` of them
+        (:func:`~dpwidgets.engine.diagnostics.binned_residual_levels`; the text's
+        ``max{t : 2^t <= sqrt(n)}`` is ``s`` set by hand).
 
     Attributes
     ----------

@@ -577,8 +577,11 @@ def test_pribrp_invariants_and_budget():
     _budget_exact(res)
     assert res.epsilon_parts["bins"] == pytest.approx(0.075)
     assert res.epsilon_parts["averages"] == pytest.approx(0.35)
-    assert res.s == 6  # 2^6 = 64 <= sqrt(5000) = 70.7 < 128
-    assert res.initial_bins.size == 2**6 + 1
+    assert res.s == 4  # round(log2(5000 · 0.5) / 2) - 2 = round(5.64) - 2
+    text = private_binned_residual_plot(y, p, 0.5, np.random.default_rng(10), defaults="text")
+    _budget_exact(text)
+    assert text.s == 6  # the text's rule: 2^6 = 64 <= sqrt(5000) = 70.7 < 128
+    assert res.initial_bins.size == 2**4 + 1 and text.initial_bins.size == 2**6 + 1
     assert res.bins[0] == 0 and res.bins[-1] == 1 and np.all(np.diff(res.bins) > 0)
     assert set(res.bins) <= set(res.initial_bins)
     k = res.bins.size - 1
@@ -588,7 +591,8 @@ def test_pribrp_invariants_and_budget():
     assert np.all((res.mean_residual >= -hi) & (res.mean_residual <= 1 - lo))  # eq. 4.12
     # θ = n / (2^s · 2) + 2b ln(2/γ), b = 2 / (ε2/2) under replace-one.
     b = 2 / (0.075 / 2)
-    assert res.threshold == pytest.approx(5000 / 128 + 2 * b * math.log(2 / 0.9))
+    assert res.threshold == pytest.approx(5000 / 2**5 + 2 * b * math.log(2 / 0.9))  # s = 4
+    assert text.threshold == pytest.approx(5000 / 2**7 + 2 * b * math.log(2 / 0.9))  # s = 6
 
 
 # ---------------------------------------------------------------------------------------------
@@ -757,3 +761,41 @@ def test_empty_partitions_release_noisy_midpoints():
         spread.append(abs(top - 0.55))
     assert exact <= 3
     assert 0.5 * 1.8e-3 < np.median(spread) < 2 * 1.8e-3
+
+
+@pytest.mark.parametrize(("n", "epsilon", "dpwidgets", "text"), [
+    (5000, 1.0, 4, 6), (20_000, 1.0, 5, 7), (20_000, 0.3, 4, 7), (100_000, 1.0, 6, 8),
+    (4, 1.0, 1, 1), (600, 0.1, 3, 4), (10**9, 10.0, 14, 14),
+])
+def test_binned_residual_levels_follow_n_eps_within_the_texts_depth(n, epsilon, dpwidgets, text):
+    from dpwidgets.engine.diagnostics import binned_residual_levels
+
+    assert binned_residual_levels(n, epsilon) == dpwidgets
+    assert binned_residual_levels(n, epsilon, "text") == text
+    with pytest.raises(ValueError, match="defaults"):
+        binned_residual_levels(n, epsilon, "paper")
+
+
+@pytest.mark.slow
+def test_pribrp_default_depth_tells_a_misspecified_fit_apart():
+    # Model pairs the text does not use: logit = -1 + x + 0.3 x², x ~ N(0, 1), n = 20,000,
+    # eps = 1; the misspecified fit lacks x². 40 plots per fit (seeds 5/1, 5/2); a plot is
+    # "told apart" when its ShapeD (against the correct fit's non-private plot) is above the
+    # 95th percentile of the correct fit's plots. Measured (60 plots): 1.00 with the default
+    # depth (s = 5), 0.55 with the text's (s = 7). Bounds: >= 0.9 and >= 0.25 above the text.
+    from benchmarks.diagnostics_brp_separation import _pair
+
+    y, fits = _pair(0.3, 5)
+    reference = binned_residuals(y, fits["correct"])
+    told = {}
+    for defaults in ("dpwidgets", "text"):
+        shaped = {}
+        for name, p in fits.items():
+            rng = np.random.default_rng([5, 1 if name == "correct" else 2])
+            shaped[name] = np.array([
+                shape_distance(r.mean_predicted, r.mean_residual, *reference)
+                for r in (private_binned_residual_plot(y, p, 1.0, rng, n=y.size,
+                                                       defaults=defaults) for _ in range(40))])
+        told[defaults] = np.mean(shaped["misspecified"] > np.quantile(shaped["correct"], 0.95))
+    assert told["dpwidgets"] >= 0.9
+    assert told["dpwidgets"] >= told["text"] + 0.25
