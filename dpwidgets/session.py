@@ -59,7 +59,7 @@ import numpy as np
 
 from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
-from .catalog import _FAILED, UNITS, Entry, fingerprint
+from .catalog import _FAILED, UNITS, Entry, fingerprint, table_stand_in
 from .engine._validation import EPSILON_MAX, check_epsilon, check_rng
 from .engine.budget import BudgetExceededError, PrivacyLedger
 from .engine.errors import (
@@ -79,7 +79,7 @@ from .mechanism import (
     is_builtin,
     register_mechanism,
 )
-from .releases.diagnostics import MODELS, OUTCOMES, model_predictions, table_stand_in
+from .releases.diagnostics import MODELS, OUTCOMES, model_predictions
 from .store import ReleaseStore, canonical
 
 __all__ = [
