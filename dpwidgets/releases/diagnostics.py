@@ -498,7 +498,6 @@ for _mechanism in DIAGNOSTIC_MECHANISMS.values():
     register_mechanism(_mechanism)
 
 
-
 def __getattr__(name: str):
     # table_stand_in lived here until the catalog (which builds every stand-in) took it: the
     # catalog must not import a mechanism spec that reaches back into it through the tables.
