@@ -20,14 +20,13 @@ from typing import Any
 import numpy as np
 
 from .engine._results import eps_text
-from .engine._validation import check_finite_array
+from .engine._validation import check_finite_array, check_positive_int
 from .engine.budget import default_ledger_path
 from .engine.errors import ParameterError, PrivacyPolicyError
 from .mechanism import MECHANISMS, Mechanism
-from .releases.diagnostics import table_stand_in
 
 __all__ = ["UNITS", "Entry", "apply_facts", "check_allowed", "check_facts", "entry", "fingerprint",
-           "guarantee", "ledger_path"]
+           "guarantee", "ledger_path", "table_stand_in"]
 
 _SAFE_NOISE = (
     "discrete Laplace on a power-of-two grid (Canonne, Kamath & Steinke 2020; Mironov 2012), "
@@ -173,6 +172,28 @@ def default_stand_in(n: int, total: int | None = None) -> np.ndarray:
     else:
         scores = _apportion(weights, total)
     return np.random.default_rng(0).permutation(scores)
+
+
+def table_stand_in(n: int, n_features: int = 1, outcome: str = "continuous") -> np.ndarray:
+    """A public stand-in table (n, n_features + 1) that depends on nothing but the public shape.
+
+    ``"continuous"``: Chen 2018, §4.2.3's Ideal scenario, ``x ~ U[1, 50]`` per feature and
+    ``y = mean(x) + N(0, 1)`` -- a well-specified linear model. ``"binary"``: Chen 2018, §4.4.3's M1,
+    ``x ~ U[-1, 1]`` per feature and ``logit P(y = 1) = 2·mean(x)``. Seeded (0): a preview on it
+    is reproducible and says nothing about any confidential table.
+    """
+    n = check_positive_int(n, "n")
+    n_features = check_positive_int(n_features, "n_features")
+    rng = np.random.default_rng(0)
+    if outcome == "continuous":
+        X = rng.uniform(1.0, 50.0, (n, n_features))
+        y = X.mean(axis=1) + rng.normal(0.0, 1.0, n)
+    elif outcome == "binary":
+        X = rng.uniform(-1.0, 1.0, (n, n_features))
+        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-2.0 * X.mean(axis=1)))).astype(float)
+    else:
+        raise ValueError(f"outcome must be 'continuous' or 'binary', got {outcome!r}")
+    return np.column_stack((X, y))
 
 
 def _apportion(weights: np.ndarray, total: int) -> np.ndarray:

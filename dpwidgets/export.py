@@ -32,10 +32,12 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from .mechanism import Release
+if TYPE_CHECKING:  # Release.save calls down into this module, which needs Release for hints only
+    from .mechanism import Release
 
 __all__ = ["export_bytes", "load_release", "release_files", "release_table", "save_release",
            "sidecar"]

@@ -43,7 +43,6 @@ Examples: ``README.md`` ("Modes and the budget") and ``CONTRIBUTING.md``. A cura
 
 from __future__ import annotations
 
-import importlib
 import json
 import math
 import os
@@ -59,7 +58,7 @@ import numpy as np
 
 from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
-from .catalog import _FAILED, UNITS, Entry, fingerprint
+from .catalog import _FAILED, UNITS, Entry, fingerprint, table_stand_in
 from .engine._validation import EPSILON_MAX, check_epsilon, check_rng
 from .engine.budget import BudgetExceededError, PrivacyLedger
 from .engine.errors import (
@@ -79,7 +78,7 @@ from .mechanism import (
     is_builtin,
     register_mechanism,
 )
-from .releases.diagnostics import MODELS, OUTCOMES, model_predictions, table_stand_in
+from .releases.diagnostics import MODELS, OUTCOMES, model_predictions
 from .store import ReleaseStore, canonical
 
 __all__ = [
@@ -89,6 +88,13 @@ __all__ = [
 ]
 
 Mode = Literal["teaching", "analyst"]
+
+# What the door hands out but must not import: the budget meter (a widget; the door imports no
+# UI code) and a curator's session (a Session subclass, whose module imports this one). The
+# package's __init__, which sits above all three and runs before this module can be used, sets
+# "meter" (session -> BudgetMeter, for Session.meter) and "remote" (url, token, **kwargs ->
+# RemoteSession, for Session.connect).
+FACTORIES: dict[str, Callable[..., Any]] = {}
 
 _UNSET: Any = object()  # "not given", for the deprecated spellings
 
@@ -202,7 +208,7 @@ class Session:
     @staticmethod
     def connect(url: str, *, token: str, **kwargs) -> Session:
         """A session on a curator's datasets (:class:`~dpwidgets.curator.client.RemoteSession`)."""
-        return importlib.import_module("dpwidgets.curator.client").RemoteSession(url, token, **kwargs)
+        return FACTORIES["remote"](url, token, **kwargs)
 
     @property
     def mode(self) -> Mode:
@@ -445,9 +451,10 @@ class Session:
     def meter(self):
         """The session's budget meter widget (created on first use).
 
-        The view is loaded by name: the door itself never imports UI code."""
+        The view comes from ``FACTORIES`` (set by the package): the door itself never
+        imports UI code."""
         if self._meter is None:
-            self._meter = importlib.import_module("dpwidgets.widgets.meter").BudgetMeter(self)
+            self._meter = FACTORIES["meter"](self)
         return self._meter
 
     def observe(self, callback: Callable[[Session, dict], None]) -> None:

@@ -577,8 +577,7 @@ def generated_stand_in(table: Table, view: View, outcome: str = "continuous",
     scales a counting view's stand-in to sum to it exactly: the Zipf profile over ``total``
     records, or ``total`` records spread uniformly at random over the steps or cells. Without
     one: Zipf over about 1,000,000 records, 20 per step, 5 per cell."""
-    from .catalog import default_stand_in
-    from .releases.diagnostics import table_stand_in
+    from .catalog import default_stand_in, table_stand_in
 
     shape = table.shape(view)
     rng = np.random.default_rng(0)

@@ -42,7 +42,7 @@ from ..engine._validation import (
 )
 from ..mechanism import Mechanism, register_mechanism
 
-__all__ = ["DIAGNOSTIC_MECHANISMS", "MODELS", "OUTCOMES", "model_predictions", "table_stand_in"]
+__all__ = ["DIAGNOSTIC_MECHANISMS", "MODELS", "OUTCOMES", "model_predictions"]
 
 OUTCOMES: dict[str, str] = {"y": "the outcome as recorded", "log": "its natural logarithm"}
 MODELS = ("ordinary", "public")
@@ -502,24 +502,15 @@ for _mechanism in DIAGNOSTIC_MECHANISMS.values():
     register_mechanism(_mechanism)
 
 
-def table_stand_in(n: int, n_features: int = 1, outcome: str = "continuous") -> np.ndarray:
-    """A public stand-in table (n, n_features + 1) that depends on nothing but the public shape.
+def __getattr__(name: str):
+    # table_stand_in lived here until the catalog (which builds every stand-in) took it: the
+    # catalog must not import a mechanism spec that reaches back into it through the tables.
+    if name == "table_stand_in":
+        import warnings
 
-    ``"continuous"``: Chen 2018, §4.2.3's Ideal scenario, ``x ~ U[1, 50]`` per feature and
-    ``y = mean(x) + N(0, 1)`` -- a well-specified linear model. ``"binary"``: Chen 2018, §4.4.3's M1,
-    ``x ~ U[-1, 1]`` per feature and ``logit P(y = 1) = 2·mean(x)``. Seeded (0): a preview on it
-    is reproducible and says nothing about any confidential table.
-    """
-    n = check_positive_int(n, "n")
-    n_features = check_positive_int(n_features, "n_features")
-    rng = np.random.default_rng(0)
-    if outcome == "continuous":
-        X = rng.uniform(1.0, 50.0, (n, n_features))
-        y = X.mean(axis=1) + rng.normal(0.0, 1.0, n)
-    elif outcome == "binary":
-        X = rng.uniform(-1.0, 1.0, (n, n_features))
-        y = (rng.random(n) < 1.0 / (1.0 + np.exp(-2.0 * X.mean(axis=1)))).astype(float)
-    else:
-        raise ValueError(f"outcome must be 'continuous' or 'binary', got {outcome!r}")
-    return np.column_stack((X, y))
+        from ..catalog import table_stand_in
 
+        warnings.warn("dpwidgets.releases.diagnostics.table_stand_in moved to "
+                      "dpwidgets.catalog.table_stand_in", DeprecationWarning, stacklevel=2)
+        return table_stand_in
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
