@@ -1,8 +1,8 @@
 """Deprecated: the privacy ledger moved to :mod:`dpwidgets.persistence`.
 
 Every name this module held is still importable from here, with a ``DeprecationWarning`` that
-names its new home (:mod:`dpwidgets.persistence.ledger`, ``.records``, ``.sqlite``,
-``.postgres``, ``.backend``, ``.paths``; :class:`BudgetExceededError` lives in
+names its new home (:mod:`dpwidgets.persistence.ledger`, ``.datasets``, ``.records``,
+``.sqlite``, ``.postgres``, ``.backend``, ``.paths``; :class:`BudgetExceededError` lives in
 :mod:`dpwidgets.engine.errors` and is imported from here without a warning).
 """
 
@@ -18,7 +18,7 @@ __all__ = ["BudgetExceededError"]
 # old name -> (new module, new name)
 _MOVED = {
     "PrivacyLedger": ("dpwidgets.persistence.ledger", "PrivacyLedger"),
-    "normalise_name": ("dpwidgets.persistence.ledger", "normalise_name"),
+    "normalise_name": ("dpwidgets.persistence.datasets", "normalise_name"),
     "Spend": ("dpwidgets.persistence.records", "Spend"),
     "Claim": ("dpwidgets.persistence.records", "Claim"),
     "LedgerView": ("dpwidgets.persistence.records", "LedgerView"),

@@ -42,15 +42,15 @@ from typing import Any, Protocol
 
 __all__ = ["SCHEMA_TEMPLATE", "SCHEMA_VERSION", "Backend"]
 
-# The schema version: 2 added running totals, aliases and fingerprints, 3 the claims on
-# idempotency keys. SQLite files written by earlier versions have 0 or 2 (``PRAGMA
-# user_version``) and are migrated on open.
+#: The schema version: 2 added running totals, aliases and fingerprints, 3 the claims on
+#: idempotency keys. SQLite files written by earlier versions have 0 or 2 (``PRAGMA
+#: user_version``) and are migrated on open.
 SCHEMA_VERSION = 3
 
-# Executed statement by statement inside the opening transaction (``executescript`` would
-# commit first, and two processes must not both create or migrate the tables). One template for
-# both backends: {float} is DOUBLE PRECISION in PostgreSQL, not its 4-byte REAL (an epsilon must
-# read back as the float that was written); {id} is SQLite's rowid alias or an identity column.
+#: Executed statement by statement inside the opening transaction (``executescript`` would
+#: commit first, and two processes must not both create or migrate the tables). One template for
+#: both backends: {float} is DOUBLE PRECISION in PostgreSQL, not its 4-byte REAL (an epsilon must
+#: read back as the float that was written); {id} is SQLite's rowid alias or an identity column.
 SCHEMA_TEMPLATE = [
     """CREATE TABLE IF NOT EXISTS datasets (
         name TEXT PRIMARY KEY,

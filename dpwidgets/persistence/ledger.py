@@ -49,53 +49,35 @@ The totals are exact rational numbers (a float is a dyadic rational, so ``Fracti
 exact), stored as text and rounded to a float once when read: ten spends of 0.1 make
 ``spent == 1.0`` exactly, as ``math.fsum`` would.
 
-Datasets and aliases
---------------------
-A dataset is looked up by its normalised name (Unicode NFKC, surrounding whitespace stripped,
-inner whitespace collapsed, case folded) and, if given, by a content fingerprint. Whatever
-name or fingerprint finds an existing dataset binds to *its* budget and is recorded as an
-alias, so the same data added as "visits", "Visits " or "visits_2" is charged to one budget.
+How a dataset is found by its names and fingerprints is described in
+:mod:`dpwidgets.persistence.datasets`.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
-import math
 import os
 import random
 import threading
 import time
-import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 
 from ..engine._validation import check_epsilon
 from ..engine.errors import BudgetExceededError
-from .backend import SCHEMA_VERSION
 from .claims import Claims
+from .datasets import Datasets, normalise_name
 from .paths import is_postgres_url
 from .postgres import PostgresBackend
 from .records import Spend
 from .sqlite import SQLiteBackend
 
-__all__ = ["PrivacyLedger", "normalise_name"]
+__all__ = ["PrivacyLedger"]
 
 # Relative slack when comparing a new total with the cap, so that spending exactly what
 # ``remaining`` reports (itself rounded to a float) is allowed; far below any meaningful epsilon.
 _TOLERANCE = 1e-9
-
-
-def normalise_name(name: str) -> str:
-    """The form under which dataset names are compared.
-
-    Unicode NFKC, surrounding whitespace stripped, inner runs of whitespace collapsed to one
-    space, case folded: "Visits", " visits" and "visits" name one dataset.
-    """
-    folded = " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
-    # Case folding can produce characters NFKC would rewrite again (e.g. "ß" -> "ss" is fine,
-    # but some compatibility characters reappear); one more pass makes the form a fixed point.
-    return unicodedata.normalize("NFKC", folded)
 
 
 def _fraction(text: str | None) -> Fraction:
@@ -110,7 +92,7 @@ def _where(partition: str | None, parts: tuple[str, ...] | None) -> str:
     return "" if partition is None else f" on parts {list(parts or ())} of {partition!r}"
 
 
-class PrivacyLedger(Claims):
+class PrivacyLedger(Datasets, Claims):
     """Budget accounting for one dataset, persisted in SQLite or PostgreSQL.
 
     Parameters
@@ -123,7 +105,8 @@ class PrivacyLedger(Claims):
         ledger (teaching mode), or ``None`` for :func:`default_ledger_path`.
     dataset : str
         The name the spends are keyed by. Every process opening the same database and dataset
-        shares one budget. Names are compared normalised (see :func:`normalise_name`).
+        shares one budget. Names are compared normalised (see
+        :func:`~dpwidgets.persistence.datasets.normalise_name`).
     total_epsilon : float, optional
         The cap. Required the first time a dataset is recorded. When the dataset is found by
         its recorded name, a given cap must equal the recorded one (a cap cannot be changed
@@ -253,99 +236,6 @@ class PrivacyLedger(Claims):
                 # Spends recorded by an older writer: rebuild the totals once, then charge.
                 self._repair(stale.dataset)
         return self._transaction(body, write=True, lock=datasets)
-
-    # -- opening --------------------------------------------------------------------------
-    def _migrate(self) -> None:
-        """Bring the database to the current schema (inside the opening transaction)."""
-        db = self._db
-        version = db.schema_version()
-        if version >= SCHEMA_VERSION:
-            return
-        db.create_schema()
-        alias = db.insert("aliases", ("kind", "value", "dataset", "created"), ignore=True)
-        names = db.execute("SELECT name, created FROM datasets ORDER BY created, name")
-        for name, created in names.fetchall() if version < 2 else ():
-            # Oldest first: if two old datasets differ only in spelling, the older one keeps
-            # the normalised name (both stay reachable by their exact names).
-            db.execute(alias, ("name", normalise_name(name), name, created))
-            self._rebuild(name)
-        db.set_schema_version(SCHEMA_VERSION)
-
-    def _open_dataset(
-        self, requested: str, total_epsilon: float | None, fingerprint: str | None
-    ) -> None:
-        db = self._db
-        db.lock_for_opening()
-        self._migrate()
-        now = time.time()
-        normal = normalise_name(requested)
-        exact = db.execute("SELECT name FROM datasets WHERE name = ?", (requested,)).fetchone()
-        if exact is not None:
-            by_name = exact[0]
-        else:
-            row = db.execute(
-                "SELECT dataset FROM aliases WHERE kind = 'name' AND value = ?", (normal,)
-            ).fetchone()
-            by_name = row[0] if row else None
-        by_fingerprint = None
-        if fingerprint is not None:
-            row = db.execute(
-                "SELECT dataset FROM aliases WHERE kind = 'fingerprint' AND value = ?",
-                (fingerprint,),
-            ).fetchone()
-            by_fingerprint = row[0] if row else None
-        if by_name is not None and by_fingerprint is not None and by_name != by_fingerprint:
-            raise ValueError(
-                f"dataset name {requested!r} is recorded in the ledger {self.path} for other "
-                f"data than the data given (whose content is recorded under another name); "
-                f"use that name, or a new name for new data"
-            )
-        canonical = by_name or by_fingerprint
-        if canonical is None:
-            if total_epsilon is None:
-                raise ValueError(
-                    f"dataset {requested!r} has no budget recorded in {self.path}; "
-                    f"pass total_epsilon= to set its cap"
-                )
-            canonical = requested
-            db.execute(
-                "INSERT INTO datasets (name, total_epsilon, created, fingerprint) "
-                "VALUES (?, ?, ?, ?)",
-                (canonical, total_epsilon, now, fingerprint),
-            )
-            db.execute(
-                "INSERT INTO totals (dataset, whole, parallel, count, last_id) "
-                "VALUES (?, '0', '0', 0, 0)",
-                (canonical,),
-            )
-        cap = db.execute(
-            "SELECT total_epsilon FROM datasets WHERE name = ?", (canonical,)
-        ).fetchone()[0]
-        if (
-            exact is not None
-            and total_epsilon is not None
-            and not math.isclose(cap, total_epsilon)
-        ):
-            # Found by its own name: today's rule, a reopening cannot change the cap. Found
-            # through an alias, the recorded cap wins without a word: an alias must not be a
-            # way to change or reset a budget.
-            raise ValueError(
-                f"dataset {canonical!r} already has a cap of epsilon={cap:.6g} in "
-                f"{self.path}; reopening cannot change it (asked for {total_epsilon:.6g})"
-            )
-        # Record every spelling and fingerprint that found (or created) the dataset, so a
-        # later lookup by any of them finds it too.
-        alias = db.insert("aliases", ("kind", "value", "dataset", "created"), ignore=True)
-        db.execute(alias, ("name", normal, canonical, now))
-        if fingerprint is not None:
-            db.execute(alias, ("fingerprint", fingerprint, canonical, now))
-            db.execute(
-                "UPDATE datasets SET fingerprint = ? WHERE name = ? AND fingerprint IS NULL",
-                (fingerprint, canonical),
-            )
-        self.dataset = canonical
-        self.alias_of = canonical if canonical != requested else None
-        self.total_epsilon = float(cap)
 
     # -- running totals -------------------------------------------------------------------
     def _rebuild(self, dataset: str) -> None:

@@ -23,8 +23,8 @@ POSTGRES_SCHEMA = [
     )""",
 ]
 
-# pg_advisory_xact_lock key that serialises opening datasets (and creating the tables):
-# "dpwledgr" in ASCII.
+#: pg_advisory_xact_lock key that serialises opening datasets (and creating the tables):
+#: "dpwledgr" in ASCII.
 PG_OPEN_LOCK = int.from_bytes(b"dpwledgr", "big") & 0x7FFF_FFFF_FFFF_FFFF
 
 
