@@ -148,8 +148,12 @@ API_MODULES = [
     "dpwidgets.curator.app",
     "dpwidgets.curator.client",
     "dpwidgets.curator.cli",
+    "dpwidgets.persistence",
+    *(f"dpwidgets.persistence.{m}" for m in (
+        "ledger", "datasets", "claims", "records", "backend", "sqlite", "postgres", "paths",
+        "store")),
     *(f"dpwidgets.engine.{m}" for m in (
-        "mechanisms", "budget", "svt", "diagnostics", "streams", "dynamic", "synth",
+        "mechanisms", "svt", "diagnostics", "streams", "dynamic", "synth",
         "personalized", "histograms", "evaluation", "audit", "attacks", "errors")),
     *(f"dpwidgets.releases.{m}" for m in (
         "svt", "diagnostics", "streams", "dynamic", "synth", "personalized")),

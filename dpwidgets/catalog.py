@@ -21,9 +21,9 @@ import numpy as np
 
 from .engine._results import eps_text
 from .engine._validation import check_finite_array, check_positive_int
-from .engine.budget import default_ledger_path
 from .engine.errors import ParameterError, PrivacyPolicyError
 from .mechanism import MECHANISMS, Mechanism
+from .persistence import default_ledger_path
 
 __all__ = ["UNITS", "Entry", "apply_facts", "check_allowed", "check_facts", "entry", "fingerprint",
            "guarantee", "ledger_path", "table_stand_in"]

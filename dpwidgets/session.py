@@ -1,6 +1,6 @@
 """The session: the one door between widgets and confidential data.
 
-A :class:`Session` owns the datasets and one :class:`~dpwidgets.engine.budget.PrivacyLedger`
+A :class:`Session` owns the datasets and one :class:`~dpwidgets.persistence.ledger.PrivacyLedger`
 per dataset. Widgets and notebooks never hold confidential records: they ask the door to
 :meth:`~Session.preview` a mechanism on the public stand-in (free) or to
 :meth:`~Session.release` it on the data (charged once). Every mechanism is a declared spec
@@ -60,7 +60,6 @@ from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
 from .catalog import _FAILED, UNITS, Entry, fingerprint, table_stand_in
 from .engine._validation import EPSILON_MAX, check_epsilon, check_rng
-from .engine.budget import BudgetExceededError, PrivacyLedger
 from .engine.errors import (
     DPWidgetsError,
     ParameterError,
@@ -78,8 +77,9 @@ from .mechanism import (
     is_builtin,
     register_mechanism,
 )
+from .persistence import BudgetExceededError, PrivacyLedger
+from .persistence.store import ReleaseStore, canonical
 from .releases.diagnostics import MODELS, OUTCOMES, model_predictions
-from .store import ReleaseStore, canonical
 
 __all__ = [
     "DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",
@@ -162,7 +162,7 @@ class Session:
         Fixed for the session's life (see the module docstring).
     ledger : str or path-like, optional
         Analyst mode: the SQLite ledger file (default
-        :func:`~dpwidgets.engine.budget.default_ledger_path`); ``~`` is expanded and the path
+        :func:`~dpwidgets.persistence.paths.default_ledger_path`); ``~`` is expanded and the path
         made absolute once. Teaching mode: in memory only (a file is refused).
     seed : int, optional
         Seeds the generator of teaching runs and of previews. Analyst releases never use it.

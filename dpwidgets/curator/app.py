@@ -32,7 +32,6 @@ from typing import Annotated, Any
 import numpy as np
 
 from ..catalog import guarantee as guarantee_text
-from ..engine.budget import BudgetExceededError
 from ..engine.errors import (
     ParameterError,
     PrivacyPolicyError,
@@ -41,7 +40,8 @@ from ..engine.errors import (
 )
 from ..export import export_bytes, sidecar
 from ..mechanism import MECHANISMS
-from ..store import encode_output
+from ..persistence import BudgetExceededError
+from ..persistence.store import encode_output
 from .door import Curator, ReleaseInProgress
 
 __all__ = ["create_app"]

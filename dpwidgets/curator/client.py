@@ -23,12 +23,12 @@ import uuid
 import numpy as np
 
 from ..catalog import Entry
-from ..engine.budget import BudgetExceededError, LedgerView, Spend
 from ..engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
 from ..mechanism import Release, _same
+from ..persistence import BudgetExceededError, LedgerView, Spend
+from ..persistence.store import decode_output
 from ..releases.synth import domain_values
 from ..session import Session
-from ..store import decode_output
 
 __all__ = ["RemoteSession", "CuratorUnavailable"]
 

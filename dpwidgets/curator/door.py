@@ -9,7 +9,7 @@ the analyst's own cap on it, before the data is read.
 Idempotency: the client sends a key with each release. A retry with the same key charges
 nothing again and gets the one output the key paid for, whichever replica it reaches. The
 charge is a *claim* in the ledger, recorded in the spend's own transaction
-(:meth:`~dpwidgets.engine.budget.PrivacyLedger.claim`): the attempt that holds it (a fresh
+(:meth:`~dpwidgets.persistence.ledger.PrivacyLedger.claim`): the attempt that holds it (a fresh
 owner id per attempt) and a lease, ``[curator] claim_lease`` seconds (default
 :data:`CLAIM_LEASE`, 10 minutes: longer than a slow release). Only the holder runs the
 release; it ends the claim when it has stored the output. Another attempt with the key:
@@ -45,10 +45,10 @@ import uuid
 from pathlib import Path
 
 from ..catalog import _FAILED, Entry
-from ..engine.budget import BudgetExceededError, LedgerView, PrivacyLedger
 from ..engine.errors import DPWidgetsError, ReleaseFailed
+from ..persistence import BudgetExceededError, LedgerView, PrivacyLedger
+from ..persistence.store import ReleaseStore, canonical
 from ..session import Session
-from ..store import ReleaseStore, canonical
 from ..tables import view_entries
 from .config import CuratorConfig
 
@@ -303,7 +303,7 @@ class JointLedger(LedgerView):
 
     def claim(self, epsilon: float, label: str, *, key: str, owner: str, lease: float):
         """Charge both caps and claim ``key`` (kept on the analyst's ledger), in one
-        transaction (:meth:`~dpwidgets.engine.budget.PrivacyLedger.claim`)."""
+        transaction (:meth:`~dpwidgets.persistence.ledger.PrivacyLedger.claim`)."""
         return self.mine.claim(epsilon, label, key=key, owner=owner, lease=lease,
                                jointly=(self.shared,))
 

@@ -2,7 +2,6 @@
 
 | module | what |
 |---|---|
-| :mod:`.budget` | the privacy ledger (SQLite, shared by processes, never exceedable) |
 | :mod:`.mechanisms` | the one Laplace sampler, the exponential mechanism, the smooth-sensitivity median |
 | :mod:`.svt` | the Sparse Vector Technique family, correct and broken; top-c selection; FNR/SER |
 | :mod:`.attacks` | the GPTT reconstruction attack; the empirical privacy-loss audit (from :mod:`.audit`) |
@@ -12,9 +11,21 @@
 | :mod:`.dynamic` | dynamic histogram release: DSFT, DSAT (PID threshold), w-event, baselines |
 | :mod:`.synth` | DPCopula synthetic data, its baselines and peers, range-query evaluation |
 | :mod:`.personalized` | personalized DP: Minimum, Sampling, privacy-aware/utility partitioning, ensembles |
+| :mod:`.errors` | the one error root: refusals (``BudgetExceededError``, ...) and ``ReleaseFailed`` |
+
+The privacy ledger lives in :mod:`dpwidgets.persistence`; ``PrivacyLedger`` is still importable
+from here (loaded on first use, so that importing the engine does not load persistence).
 """
 
-from .budget import BudgetExceededError, PrivacyLedger
+from .errors import BudgetExceededError
 from .svt import VARIANTS, sparse_vector, top_c
 
 __all__ = ["BudgetExceededError", "PrivacyLedger", "VARIANTS", "sparse_vector", "top_c"]
+
+
+def __getattr__(name: str):
+    if name == "PrivacyLedger":
+        from ..persistence import PrivacyLedger
+
+        return PrivacyLedger
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -21,6 +21,7 @@ class                      raised when                               also an ins
 from __future__ import annotations
 
 __all__ = [
+    "BudgetExceededError",
     "DPWidgetsError",
     "ParameterError",
     "PrivacyPolicyError",
@@ -40,6 +41,44 @@ class ReleaseRefused(DPWidgetsError):
 class PrivacyPolicyError(ReleaseRefused, ValueError):
     """A release the session's mode or the data owner's declarations forbid (e.g. a broken SVT
     variant, or a parameter that would lower a declared sensitivity, in analyst mode)."""
+
+
+class BudgetExceededError(ReleaseRefused, RuntimeError):
+    """A spend would take a dataset past its total budget; nothing was recorded.
+
+    Attributes
+    ----------
+    dataset : str
+        The dataset whose budget would be exceeded.
+    requested : float
+        The epsilon asked for.
+    remaining : float
+        The epsilon still available.
+    total : float
+        The dataset's cap.
+    label : str
+        The label of the refused release.
+    asked : str or None
+        The dataset the request named (a view of a table, ``"visits/items"``), when it is not
+        the ledger's own name: the message names it first, then the budget it shares.
+    """
+
+    def __init__(self, dataset: str, requested: float, remaining: float, total: float, label: str,
+                 *, asked: str | None = None):
+        self.dataset = dataset
+        self.requested = requested
+        self.remaining = remaining
+        self.total = total
+        self.label = label
+        self.asked = asked
+        where = (f"dataset {dataset!r}" if asked in (None, dataset) else
+                 f"dataset {asked!r} (charged to the budget {dataset!r})")
+        super().__init__(
+            f"privacy budget of {where} exceeded: {label!r} asks for "
+            f"epsilon={requested:.6g} but only {remaining:.6g} of {total:.6g} is left. "
+            f"Nothing was charged. Lower epsilon to at most {remaining:.6g}, or replay a "
+            f"release already paid for."
+        )
 
 
 class ParameterError(ReleaseRefused, ValueError, TypeError):

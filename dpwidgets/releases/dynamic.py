@@ -75,7 +75,7 @@ import numpy as np
 
 from ..engine._validation import check_epsilon, check_positive_int
 from ..mechanism import Fact, Mechanism, integer_at_least, register_mechanism
-from ..store import plain as _plain
+from ..persistence.store import plain as _plain
 from ._common import publisher_is_private
 
 __all__ = [

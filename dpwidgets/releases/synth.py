@@ -74,7 +74,7 @@ import numpy as np
 
 from ..engine._validation import check_epsilon, check_positive, check_positive_int
 from ..mechanism import Mechanism, register_mechanism
-from ..store import plain as _plain
+from ..persistence.store import plain as _plain
 from ._common import publisher_is_private
 
 if TYPE_CHECKING:  # pandas is imported when a table is released, not with the package

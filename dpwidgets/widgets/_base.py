@@ -29,10 +29,10 @@ import ipywidgets as w
 import numpy as np
 
 from .._progress import reporting
-from ..engine.budget import BudgetExceededError
 from ..engine.errors import DPWidgetsError
+from ..persistence import BudgetExceededError
+from ..persistence.store import canonical
 from ..session import Release, Session, python_literal
-from ..store import canonical
 from ._bokeh import OfflineBokehMixin, one_patch
 from .accuracy import AccuracyMixin
 from .controls import (
