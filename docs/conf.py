@@ -176,6 +176,20 @@ def _reexports() -> dict[str, str]:
     return out
 
 
+def _drop_stale_api_pages() -> None:
+    """Remove generated API pages of modules no longer in ``API_MODULES`` (a module moved or
+    split leaves its old page behind in a working copy: an orphan page, and its objects found
+    twice). Pages of listed modules are kept, so a rebuild stays quick."""
+    generated = Path(__file__).resolve().parent / "api" / "generated"
+    if not generated.is_dir():
+        return
+    for page in generated.glob("*.rst"):
+        name = page.stem
+        if not any(name == m or name.startswith(m + ".") for m in API_MODULES):
+            page.unlink()
+
+
+_drop_stale_api_pages()
 autosummary_generate = True
 autosummary_ignore_module_all = False  # a module's page lists exactly its __all__
 autosummary_imported_members = False
