@@ -1100,11 +1100,11 @@ def fixed_space_levels(n: int, epsilon: float) -> int:
     11,600, 2^10 from about 4.7·10^7. Why: each interval's two counts carry Laplace noise, and a
     TPR or FPR is a prefix sum of up to ``2^s`` of them, so the noise grows with ``2^s`` (as
     ``sqrt(2^s)/(n eps)`` for the flat tree HB keeps up to 32 cells) while the discretisation
-    error of the equal-width curve shrinks with ``2^-s``; on binormal score sets (n = 558 and
-    684, AUC 0.95 and 0.80, 60 runs at n·eps in {50, ..., 20000}) the AUC error is least at
-    s = 3 for n·eps <= 1000, s = 4 at 2000-5000 and s = 5 at 20000, and one level finer costs
-    little (``benchmarks/diagnostics_priroc.py`` reproduces this). The extra level is kept for
-    scores that crowd into part of the public range, where equal-width intervals lose more.
+    error of the equal-width curve shrinks with ``2^-s``, so the best depth grows slowly with
+    ``n·eps``; the rule sits up to one level finer than the best depth on well-spread scores, which
+    costs little there and keeps resolution for scores that crowd into part of the public
+    range, where equal-width intervals lose more (the figures behind the rule are on the
+    diagnostics family page of the documentation).
     ``n`` is the public row count (declared by the data owner, never ``len(data)``; see
     :func:`public_n`) and ``eps`` is public, so the rule costs no budget and gives the same
     depth on neighbours of any size.
@@ -1152,13 +1152,11 @@ def private_roc_curve(
 
     Defaults. ``defaults="dpwidgets"`` (the default): N-FixedSpace thresholds, ``2^s``
     intervals with ``s`` from :func:`fixed_space_levels` (a rule in ``n·eps``), and HB. At the
-    text's own budgets (ρ = 0.2, s = 9, n ≈ 600, eps <= 1) 98.5-100% of the s-RecursiveMedians
+    text's own budgets (ρ = 0.2, s = 9, n ≈ 600, eps <= 1) nearly all of the s-RecursiveMedians
     thresholds fall back to equal-width midpoints, so ε1 buys almost nothing; spending all of
-    epsilon on fewer, coarser counts does better (mean AUC error at eps = 1 on the binormal
-    stand-ins of the text's two data sets, 20 runs: 0.059 / 0.063 with the text's settings,
-    0.020 / 0.012 with these, 0.23 / 0.30 for the naive Laplace curve of
-    :func:`roc_fixed_laplace`; below it at every n·eps from 50 to 2000; see
-    ``benchmarks/results/diagnostics_priroc.md``). ``defaults="text"``:
+    epsilon on fewer, coarser counts is more accurate than the text's settings and than the
+    naive Laplace curve of :func:`roc_fixed_laplace` at the text's budgets (the benchmark
+    ``benchmarks/diagnostics_priroc.py`` measures both). ``defaults="text"``:
     s-RecursiveMedians with ρ = 0.2, ``s = min(10, floor(log2 n))``, DAWA — Chen 2018 §4.3.3.
     Any argument given explicitly overrides either set.
 

@@ -95,9 +95,9 @@ Departures from the text (each is an erratum or a fix; see the function docstrin
    on the release *count* behind the schedule ``C t/N``, floored at twice the sampling-noise
    distance), measures the distance to the true snapshot at the last release (sensitivity
    ``2 Delta``), and sizes ``k`` from the decision noise it needs (:func:`paced_k`). Same
-   privacy argument (SVT on adaptively chosen queries against a public threshold); measured
-   against the text's version, fixed sampling and the baseline in
-   ``benchmarks/results/dynamic_dsat_design.md``.
+   privacy argument (SVT on adaptively chosen queries against a public threshold); the
+   benchmark ``benchmarks/dynamic_dsat_design.py`` compares it with the text's version, fixed
+   sampling and the baseline.
 
 On the text's own data setup (tuples replaced by tuples of the same population) the
 histograms only move by sampling noise: there is no change point to find and no version of
@@ -411,10 +411,10 @@ def _check_unit(value, name: str) -> float:
 #: *adjacent* cells into buckets (Li, Hay, Miklau, Wang 2014), EFPA keeps the low frequencies of
 #: the 1-D sequence. On a snapshot of several attributes flattened to U cells, adjacent cells
 #: differ in the last attribute, or are unrelated where a row of it ends, so the buckets mix
-#: cells that have nothing in common and the bias swamps the saving in noise (DSAT on the
-#: flattened 96 x 12 x 3 census series, C = 50: 11x the identity publisher's range-query error;
-#: ``benchmarks/results/dynamic_publishers.md``). Identity, uniform, HB, AHP and MWEM do not
-#: rely on a smooth 1-D order (HB measured 1.5x identity there, hence identity for ``"auto"``).
+#: cells that have nothing in common and the bias swamps the saving in noise (measured on a
+#: flattened multi-dimensional census series by ``benchmarks/dynamic_publishers.py``).
+#: Identity, uniform, HB, AHP and MWEM do not rely on a smooth 1-D order; HB is no better than
+#: identity there, hence identity for ``"auto"``.
 ORDER_DEPENDENT_PUBLISHERS: tuple[str, ...] = ("dawa_dyadic", "efpa")
 
 #: ``publisher="auto"``: the rule that picks the publisher from the snapshot's public ``shape``.
@@ -932,8 +932,8 @@ def dsft(
         identity on a flattened multi-dimensional one or without ``shape``). An explicit
         order-dependent publisher (:data:`ORDER_DEPENDENT_PUBLISHERS`, e.g. ``"dawa"``) on a
         multi-dimensional ``shape`` is kept, with a note in ``details["publisher_note"]``:
-        it merges cells adjacent only in the flattened order (up to 11x identity's error on
-        the census series, ``benchmarks/results/dynamic_publishers.md``).
+        it merges cells adjacent only in the flattened order, which can multiply the error
+        (``benchmarks/dynamic_publishers.py`` measures it).
     shape : sequence of int, optional
         The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
         only to choose the publisher (see ``publisher``). Default: not given.
@@ -1086,19 +1086,18 @@ def dsat(
     ``C`` and ``eps``. Neighbours: add/remove one user with all of their occurrences (Li 2017
     Def. 4.1.1).
 
-    Why ``"paced"`` is the default: on twelve families of series with real change points (the
-    census-like series with ``drift > 0``, objects on a grid, abrupt, gradual, churned,
-    Poisson and sparse histograms; eps 0.2 and 1, C = 0.01 N) its range-query error is 0.18
-    to 0.95 times that of fixed sampling (mean per family; geometric mean 0.65), where the
-    text's version is 0.6-1.2 times fixed sampling (its threshold sits at 0 or 2 and it
-    releases on the fixed schedule) or, where Thm 4.3.4's ``k`` reaches its cap ``1 - C/N``
-    (few bins for the number of records), 2.7-37 times worse. On the text's census setup (no
-    change point) paced DSAT and fixed sampling are equal on average (ratio 1.00). It is not
-    uniformly better: single trials lose by up to 1.7x (adaptive releases spent on early
-    changes leave later ones uncovered; most likely when ``C`` is 2-4), and on series that
-    change a lot at most steps the stale releases of ``C = 0.01 N`` can be worse than the
-    ``eps/N`` baseline at large ``eps`` (pass a larger ``cutoff``). Measured in
-    ``benchmarks/results/dynamic_dsat_design.md`` and ``dynamic_epsilon.md``.
+    Why ``"paced"`` is the default: on series with real change points (census-like series
+    with drift, objects on a grid, abrupt, gradual, churned, Poisson and sparse histograms)
+    its range-query error is below that of fixed sampling on average, where the text's
+    version is about level with fixed sampling (its threshold sits at 0 or 2 and it releases
+    on the fixed schedule) or, where Thm 4.3.4's ``k`` reaches its cap ``1 - C/N`` (few bins
+    for the number of records), much worse. On the text's census setup (no change point)
+    paced DSAT and fixed sampling are level. It is not uniformly better: a single trial can
+    lose (adaptive releases spent on early changes leave later ones uncovered; most likely
+    when ``C`` is 2-4), and on series that change a lot at most steps the stale releases of
+    ``C = 0.01 N`` can be worse than the ``eps/N`` baseline at large ``eps`` (pass a larger
+    ``cutoff``). The benchmarks ``benchmarks/dynamic_dsat_design.py`` and
+    ``benchmarks/dynamic_epsilon.py`` measure it.
 
     References
     ----------

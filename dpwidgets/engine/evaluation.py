@@ -117,7 +117,7 @@ def range_counts(codes: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
     column ``j``. For each column, the distinct query end points cut the codes into buckets;
     a table of prefix row-bitsets over the buckets (``P[t]`` = the rows in buckets before
     ``t``) gives each query's row set as ``P[hi + 1] XOR P[lo]``; the columns' sets are ANDed
-    and the bits counted. About 4x faster than testing every row against every query, and
+    and the bits counted. Faster than testing every row against every query, and
     rows are processed in chunks so the bitsets stay under ``max_bytes`` per column.
 
     Parameters

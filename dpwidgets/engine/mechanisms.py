@@ -1186,7 +1186,8 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
     low bits could tell ``k`` from ``k + 1``.
 
     Time: per draw about 1.6 uniform integers, 3.2 uniforms, 1.6 table look-ups (``exp``
-    beyond 2**16) and a few integer passes; 2-3x ``rng.laplace`` (benchmarks/noise_samplers.py).
+    beyond 2**16) and a few integer passes; a small multiple of ``rng.laplace``'s time
+    (benchmarks/noise_samplers.py measures it).
     Draws are made in equal passes of at most 2**14 (small arrays stay in the cache); which pass and batch
     a draw comes from depends on (scale, number of draws) only, so a seeded call is
     reproducible bit for bit.
@@ -1206,8 +1207,8 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
 
 #: Draws per pass of :func:`_discrete_laplace_draws` (at most): its dozen temporary arrays
 #: (128 KiB each) stay in the CPU cache and in heap memory the allocator reuses instead of
-#: fresh pages to fault in; 1e6 draws take about 0.6x the time of one pass over all of them,
-#: and 1e5 draws about 2x numpy's Laplace instead of 3x (benchmarks/noise_samplers.py).
+#: fresh pages to fault in, so many draws in passes of this size are faster than one pass over
+#: all of them (benchmarks/noise_samplers.py measures the sampler against numpy's Laplace).
 _DRAW_CHUNK = 2**14
 
 
@@ -1250,7 +1251,7 @@ def _discrete_laplace_pass(b: float, n: int, rng: np.random.Generator) -> np.nda
         if t == 1:
             keep = np.ones(m, dtype=bool)
         else:
-            # exp(-u/b), nudged up; from a table when it is small (a gather is ~3x cheaper
+            # exp(-u/b), nudged up; from a table when it is small (a gather is cheaper
             # than exp). u * (-1/b) differs from -(u/b) by < 2**-52: inside the nudge.
             if t <= min(2**16, m):
                 accept = _acceptance(np.arange(t), b)[x]
@@ -1812,8 +1813,7 @@ def _base2_selection(qualities: np.ndarray, epsilon: float, sensitivity: float, 
     probability exactly ``m_i 2**-j_i / sum_l m_l 2**-j_l`` over the live candidates
     (:func:`base2_selection_probabilities`), every live candidate with a positive one. Time:
     O(n log n) once (vectorised; a radix sort unless the exponents are large) plus O(groups
-    within 64 bits) Python operations per round: about 2-8 ms for 1e5 candidates and 10-30 us
-    per round (benchmarks/noise_samplers.py).
+    within 64 bits) Python operations per round (benchmarks/noise_samplers.py measures it).
 
     Parameters
     ----------

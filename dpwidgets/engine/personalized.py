@@ -1497,7 +1497,7 @@ def _pareto_front(sizes: np.ndarray, epsilons: np.ndarray) -> np.ndarray:
 
 #: Gradient tolerance of the objective-perturbation fits (L-BFGS ``pgtol``): far tighter than
 #: diffprivlib's default 1e-4, so the released model is the minimiser the proof is about up to
-#: a negligible optimisation error (measured: 10-35 iterations on the fair-logistic data).
+#: a negligible optimisation error, at a few dozen iterations at most on the benchmark data.
 LOGISTIC_TOL = 1e-8
 
 #: Default iteration cap of :func:`personalized_logistic_regression` (a fit that needs more

@@ -53,12 +53,12 @@ Errata and readings (Chen 2018 Ch. 5)
   (:func:`prune_released`, ``hs_pegasus(..., beta=)``), post-processing that saves no budget.
 - The defaults of §5.6.1 (θ = 5/ε_g with Lap(4/ε_g) on θ and Lap(8/ε_g) on each deviation
   test) make every scale of the Grouper a multiple of 1/ε_g: on a flat stretch (dev = 0) the
-  partition does not depend on ε, and open groups are short (P(size 1) = 0.31, mean ~3 steps
-  over all groups). The median smoother then gains a fixed factor over LM there (0.756 of its
-  L1 error at every ε), about what BS_1 gains, so BS_k with k >= 2 beats PeGaSus on flat or
-  sparse streams, and HS-PGS stays within ~1.3x of HS-LM. The text's Fig. 5.3 and 5.8 report
-  far larger gains; Alg. 16 as printed does not reproduce them (benchmarks/results/
-  streams_unit_counts.md, streams_hierarchy.md). θ is public, so a larger θ costs no privacy
+  partition does not depend on ε, and open groups are short (a few steps). The median
+  smoother then gains only a fixed factor over LM there, about what BS_1 gains, so BS_k with
+  k >= 2 beats PeGaSus on flat or sparse streams, and HS-PGS stays close to HS-LM. The text's
+  Fig. 5.3 and 5.8 report far larger gains; Alg. 16 as printed does not reproduce them (the
+  benchmarks ``benchmarks/streams_unit_counts.py`` and ``benchmarks/streams_hierarchy.py``
+  measure both). θ is public, so a larger θ costs no privacy
   and gives longer groups. The defaults here are therefore new (``defaults="new"``): θ =
   160/ε_g, ε_g = 0.05ε, the threshold/test split of Lyu, Su & Li 2017 and an adaptive
   trailing-window smoother; ``defaults="text"`` restores §5.6.1 exactly.
@@ -158,7 +158,7 @@ LYU_THRESHOLD_SHARE = 1.0 / (1.0 + 2.0 ** (2.0 / 3.0))
 #: θ = 5/ε_g, the Grouper's budget halved between threshold and tests, MedianSmoother).
 #: ``"new"`` (the default): a Grouper share of 0.05ε, θ = 160/ε_g, the threshold/test split
 #: of Lyu, Su & Li 2017 and the adaptive smoother — all public choices, so the privacy
-#: argument is the text's (benchmarks/results/streams_unit_counts.md measures both).
+#: argument is the text's (benchmarks/streams_unit_counts.py measures both).
 DEFAULTS: Mapping[str, Mapping[str, object]] = MappingProxyType(
     {
         "new": MappingProxyType(
@@ -2403,11 +2403,10 @@ def prune_released(result: HierarchyResult, beta: float) -> HierarchyResult:
         Any hierarchical release (:func:`hs_pegasus`, :func:`hs_laplace`, or :func:`phs_pegasus`,
         whose pruned node-steps stay pruned).
     beta : float
-        The threshold on the parent's previous estimate (public). On the Multi_5 stand-in
-        (benchmarks/results/streams_hierarchy.md's data, seed 1) HS-PGS's average L1 error at
-        ε = 0.1 falls from 2.03 to 0.97 (β = 2) and 0.90 (β = 8) with the new defaults, from 61
-        to 1.8 (β = 32) with the text's (PHS-PGS: 0.92 and 0.94; releasing all zeros: 1.01 on
-        this sparse stand-in). A larger β prunes more, in the limit everything but the root.
+        The threshold on the parent's previous estimate (public). On a sparse hierarchy a
+        modest β brings HS-PGS's error down to about PHS-PGS's, at no privacy cost (the
+        figures are on the streams family page of the documentation). A larger β prunes
+        more, in the limit everything but the root.
 
     Notes
     -----

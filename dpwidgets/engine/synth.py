@@ -56,12 +56,11 @@ Defaults that differ from the text (measured, each switchable back; see :func:`d
 6. Margins through DAWA (``publisher="dawa"``), not EFPA: EFPA keeps a few Fourier
    coefficients and needs all of them -- at ``sqrt(d)`` times Laplace's noise -- for a
    margin with a point mass (a zero income, a top code), so on the census-shaped tables
-   DPCopula's range-query error with EFPA margins was 2.4x-43x (negatives projected away;
-   2.9x-117x clipped) that with DAWA margins, and no better than a dependence-free
-   baseline; on the Gaussian-dependence tables the two were within noise for Gaussian and
-   uniform margins and EFPA 1.2x-1.4x ahead for Zipf margins
-   (``benchmarks/results/synth_margin_publishers.md``, ``synth_census.md``,
-   ``synth_synthetic.md``). ``publisher="efpa"`` is the text's configuration.
+   DPCopula's range-query error with EFPA margins is many times that with DAWA margins, and
+   no better than a dependence-free baseline; on smooth margins the two are close
+   (``benchmarks/synth_margin_publishers.py``, ``benchmarks/synth_census.py`` and
+   ``benchmarks/synth_synthetic.py`` measure it). ``publisher="efpa"`` is the text's
+   configuration.
 7. Noisy margins are projected onto the non-negative histograms with the same noisy total
    (Norm-Sub, ``margin_fit="project"``); the text does not say how it removes negatives.
 8. Kendall's tau-b (tie-corrected with the DP margins, post-processing) instead of tau-a,
@@ -74,22 +73,19 @@ Defaults that differ from the text (measured, each switchable back; see :func:`d
    ``sample_size="text"`` the text's rule, which samples fewer rows the larger epsilon is).
 9. The hybrid partitions by the small attributes only while the number of partitions stays
    within ``max_partitions`` (default 8; smallest domains first), not by all of them: each
-   partition gets its own noisy margins, and 3,360 partitions made the synthetic table worse
-   than the dependence-free baseline on a 5-small-attribute table. The text's tables (2 and
+   partition gets its own noisy margins, and thousands of partitions make the synthetic table
+   worse than the dependence-free baseline (``benchmarks/synth_hybrid.py``). The text's tables (2 and
    8 partitions) are unaffected.
 10. The hybrid partitions only when the DP size per partition supports the margins it must
     pay for: ``epsilon * n~ / (P * m_c) >= hybrid_min_support`` (default 500), with ``n~``
     the sum of the released noisy partition counts and ``m_c`` the number of attributes the
     copula models in each partition -- post-processing of a released value and public
     parameters. Otherwise the small attributes join the copula, their margins taken from the
-    released counts (nothing more is spent). On the Brazil-shaped table (m_c = 5) at
-    epsilon = 0.05 the text's 8 partitions gave 2.3x the range-query error of the rule
-    (paired z 25.7 over the same seeds); at 0.1 the two are level (0.93x, not significant)
-    and at 1 the rule partitions as the text does (``benchmarks/results/synth_hybrid.md``).
-    On the RAND Health Insurance Experiment table (m_c = 7) a rule counting records only
-    (2,500 per partition) partitioned at epsilon = 1 and doubled the error; counting margins
-    it does not (``benchmarks/results/synth_hybrid_rule.md``). ``hybrid_min_support=0`` is
-    the text's rule.
+    released counts (nothing more is spent). At small epsilon the text's partitions cost
+    more error than they save, at large epsilon the rule partitions as the text does
+    (``benchmarks/synth_hybrid.py``); the threshold counts margins, not only records, because
+    a table with more copula attributes needs more support per partition
+    (``benchmarks/synth_hybrid_rule.py``). ``hybrid_min_support=0`` is the text's rule.
 
 References
 ----------
@@ -207,7 +203,8 @@ SAMPLE_RULES: Mapping[str, str] = MappingProxyType(
 #: (the DP size per partition times the budget, per margin each partition must pay for: m_c
 #: attributes left to the copula) stays at least this (``hybrid_min_support``; 0 is the
 #: text's rule, always partition). 500 per margin: for the 5 copula attributes of the
-#: Brazil-census-shaped table it is the 2,500 per partition measured there.
+#: Brazil-census-shaped table it is the support per partition chosen there
+#: (``benchmarks/synth_hybrid.py``).
 HYBRID_MIN_SUPPORT = 500.0
 #: The text's rule for the number of MLE blocks, l > C(m,2) / (0.025 eps2) (Li 2017 §3.2.1).
 _MLE_CONSTANT = 0.025
@@ -1353,8 +1350,7 @@ def _supported_partition(
     released noisy partition counts and ``epsilon``, ``min_support`` and the domain sizes are
     public: a function of DP outputs only (post-processing), so the choice costs no budget.
     All or nothing: on the Brazil-shaped table partitioning by some of the binary attributes
-    (2 or 4 partitions) was worse than none wherever 8 partitions were (4 seeds: 0.50 and
-    0.70 vs 0.46 at epsilon 0.1).
+    (2 or 4 partitions) was worse than none wherever partitioning by all of them was.
     """
     n_parts = math.prod(sizes[j] for j in small)
     margins = max(len(sizes) - len(small), 1)
@@ -1408,17 +1404,16 @@ def dpcopula(
         and then EFPA's noise per cell is about sqrt(domain size) times Laplace's; with
         ``publisher_options={"fallback": "identity"}`` its exponential mechanism may pick
         the Laplace histogram instead). DAWA's data-aware buckets keep spikes and flat
-        stretches alike: on the census-shaped tables it beat EFPA 2.4x-43x in range-query
-        error; on Gaussian-dependence tables the two were within noise, except Zipf margins
-        where EFPA was 1.2x-1.4x better (``benchmarks/results/synth_margin_publishers.md``,
-        ``synth_synthetic.md``).
+        stretches alike, so it is far more accurate on census-shaped margins and close to
+        EFPA on smooth ones (``benchmarks/synth_margin_publishers.py`` and
+        ``benchmarks/synth_synthetic.py`` measure it).
     hybrid_threshold : int or None
         Attributes with fewer than this many values are handled by the hybrid (Alg. 6):
         they partition the data and DPCopula runs in every partition. ``None`` (or 2)
         disables it. The text's default; its price is that every margin is estimated per
         partition (the same noise on a fraction of the data), which can outweigh keeping
-        the small attributes' dependence exactly: compare the "no hybrid" rows of
-        ``benchmarks/results/synth_margin_publishers.md``.
+        the small attributes' dependence exactly (``benchmarks/synth_margin_publishers.py``
+        measures it with and without the hybrid).
     n_rows : int, optional
         Number of synthetic records (a public choice). Default: the DP estimate of the
         record count (mean of the margins' unclipped noisy totals; for the hybrid, the sum
@@ -1433,9 +1428,8 @@ def dpcopula(
         larger epsilon is); ``"text"`` is the text's rule alone. At the text's rule the
         tau noise scale ``C(m,2) 4 / (t eps2)`` is 0.04 whatever ``n``, ``m`` and
         ``epsilon``; a larger ``t`` lowers it in proportion, and the sampling error with
-        it, at ``O(t log t)`` per pair (1,000,000 rows: ~0.15 s per pair). All rows against
-        the floor rule: 0.92x the range-query error on the Brazil-shaped table at
-        epsilon = 1 (``benchmarks/results/synth_hybrid.md``).
+        it, at ``O(t log t)`` per pair. All rows are somewhat more accurate than the floor
+        rule (``benchmarks/synth_hybrid.py`` measures both).
     mle_partitions : int, optional
         MLE only: the number ``l`` of blocks. Default: the text's
         ``ceil(C(m,2) / (0.025 eps2))``, capped so that blocks hold >= 20 records on average
@@ -1447,10 +1441,9 @@ def dpcopula(
         by ``tie_correction``). The text partitions by every small attribute (Alg. 6) -- 2
         partitions for its US table, 8 for Brazil, both within the default; but every
         partition gets its own noisy margins, so with many small attributes the hybrid
-        drowns the data: on ``benchmarks/synth_hybrid``'s 30,000-row table with 5 small
-        attributes (3,360 partitions) the range-query error at epsilon = 1 was 0.53 against
-        0.10 with the default's 2 partitions (independent margins: 0.20), and a release took
-        14.9 s instead of 0.27 s (a loaded machine). A large value restores the text's rule.
+        drowns the data: with thousands of partitions the synthetic table is less accurate
+        than independent margins, and far slower to release
+        (``benchmarks/synth_hybrid.py`` measures it). A large value restores the text's rule.
     hybrid_min_support : float, optional
         Partition only if ``epsilon * n~ / (P * m_c)`` is at least this (default
         :data:`HYBRID_MIN_SUPPORT` = 500), ``n~`` the sum of the released noisy partition
@@ -1458,20 +1451,17 @@ def dpcopula(
         copula models in each; otherwise the small attributes join the copula
         (``details["partition_attributes"]`` says which way it went). ``0`` always
         partitions (the text's rule). Each partition pays its own margins' noise on a
-        fraction of the data: on the Brazil-shaped table (3 binary attributes, 8
-        partitions, m_c = 5) the text's hybrid had 2.3x the rule's error at epsilon = 0.05
-        and was level with it at 0.1 (0.93x, not significant); at 1 both partition
-        (``benchmarks/results/synth_hybrid.md``). On the RAND table (m_c = 7) the rule
-        keeps the copula whole at epsilon = 1, where partitioning doubled the error
-        (``benchmarks/results/synth_hybrid_rule.md``).
+        fraction of the data, which at small epsilon costs more error than partitioning
+        saves (``benchmarks/synth_hybrid.py`` and ``benchmarks/synth_hybrid_rule.py``
+        measure the rule against the text's).
     margin_fit : {"clip", "project"}
         How a noisy margin becomes the DP empirical distribution (post-processing, free):
         ``"project"`` (default; Norm-Sub: the closest non-negative histogram with the same
         noisy total, which does not pile the positive noise of empty cells into phantom
         mass) or ``"clip"`` (negatives to 0, normalised); see :data:`MARGIN_FITS`. The text
-        does not say how its margins are made non-negative; ``benchmarks/synth_margin_
-        publishers`` found ``project`` better than ``clip`` for EFPA, identity and HB (up to
-        2.5x) and equal for DAWA, hence the default.
+        does not say how its margins are made non-negative; ``project`` is more accurate
+        than ``clip`` for EFPA, identity and HB and level for DAWA
+        (``benchmarks/synth_margin_publishers.py`` measures both), hence the default.
     publisher_options : mapping, optional
         Options passed to the margin publisher.
     tie_correction : bool
@@ -1479,7 +1469,7 @@ def dpcopula(
         before ``P = sin(pi tau / 2)``, and for every pair with a tied attribute (a DP
         margin with ``sum p^2 >`` :data:`HEAVY_TIE_SHARE`) replace the sine by the
         correlation whose simulated copula data reproduce that tau-b (post-processing,
-        free; ~15 ms per such pair). Pairs whose corrected tau would carry DP noise of
+        free). Pairs whose corrected tau would carry DP noise of
         s.d. above :data:`TIE_NOISE_LIMIT` (0.1) keep tau-a: the correction divides the
         noise by ``sqrt(u_j u_k)`` as well, and for rare categories with many attributes
         (small ``t eps2 / C(m,2)``) the amplified noise is a bigger error than the ties'

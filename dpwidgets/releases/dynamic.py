@@ -516,7 +516,7 @@ def dynamic_stand_in(
     for t in range(n_times):  # inherently sequential, a tiny body
         current = (1.0 - step[t]) * current + step[t] * targets[period[t] + 1]
         dist[t] = current
-    # Poisson sampling noise (a multinomial per snapshot is ~100x slower at this size), then
+    # Poisson sampling noise (a multinomial per snapshot is far slower at this size), then
     # the shortfall below n, if any, added to each snapshot's largest cell: every row holds at
     # least n records, as the public size promises.
     counts = rng.poisson(cardinality * dist / dist.sum(axis=1, keepdims=True)).astype(float)

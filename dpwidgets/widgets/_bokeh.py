@@ -123,11 +123,11 @@ class BatchedBokehModel(BokehModel):
 
     jupyter_bokeh sends one message (three frames plus two per array) for every changed
     property, and BokehJS repaints after each: a widget redrawing a dozen sources after a
-    slider move showed a dozen intermediate frames over a second or more in the browser
-    (``benchmarks/results/browser_redraw.md``). Held and sent together, the changes are
+    slider move shows a dozen intermediate frames in the browser (``benchmarks/browser_redraw.py``
+    measures it). Held and sent together, the changes are
     applied in one go and painted once. Outside :func:`one_patch` it behaves as its parent.
 
-    In a kernel, the render bundle (the whole document, serialised: a few hundred ms for a
+    In a kernel, the render bundle (the whole document, serialised: not cheap for a
     widget's figures) is made once, when it is needed, not also at construction: a widget
     draws right after wrapping its layout, so the construction-time bundle was always stale,
     serialised for nothing and drawn by the browser before the current one replaced it. Until

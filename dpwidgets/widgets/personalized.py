@@ -61,10 +61,10 @@ from .controls import EpsilonSlider, FloatRangeSlider, FloatSlider, IntSlider, s
 __all__ = ["COMPARED", "DATASETS", "METHODS", "PRIVACY", "PersonalizedWidget", "ValueSource"]
 
 MECHANISM = "personalized_histogram"
-#: Candidate cuts of the partitioning dynamic programme (the engine's default is 1,024): with
-#: 256 quantile cuts 100,000 continuous budgets partition several times faster, Alg. 10's wasted
-#: budget grows by about 1% or less and Alg. 11's utility falls by < 0.1% on Li 2017, §5.3.1's
-#: vectors (benchmarks/results/personalized_widget_redraw.md).
+#: Candidate cuts of the partitioning dynamic programme (the engine's default is 1,024): fewer
+#: quantile cuts partition many continuous budgets much faster, at a barely measurable loss in
+#: Alg. 10's wasted budget and Alg. 11's utility on Li 2017, §5.3.1's vectors
+#: (benchmarks/personalized_widget_redraw.py measures both).
 MAX_GROUPS = 256
 #: The budget column of the built-in teaching tables: the most any what-if vector may ask.
 TEACHING_CEILING = 1.0

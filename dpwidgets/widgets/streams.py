@@ -774,8 +774,8 @@ class HierarchyWidget(ReleaseWidget):
         mode each is a release of its own (charged); in an analyst preview they run on the
         stand-in (free); an analyst release is PHS-PGS only. Default: on up to
         :data:`COMPARE_MAX_CELLS` states × steps (the lesson's 16 × 2,000), off beyond, where
-        the two extra runs over every node take seconds per ε move (about 9 s at 128 ×
-        20,000 on a 2-core machine); the checkbox turns it on.
+        the two extra runs over every node take seconds per ε move; the checkbox turns it
+        on.
     node : int
         The node whose streams are drawn (0: the root in the default tree).
     debounce : float

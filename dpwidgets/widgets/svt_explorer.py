@@ -9,7 +9,7 @@ waits for is), ``message``, ``stats``.
 Teaching mode reruns the chosen variant on every control change through
 ``session.release`` (charged to the teaching ledger so the meter shows what live use costs),
 draws the true answers, the noisy threshold and the true top-c, and offers the broken variants
-under a "not private" banner with their audited privacy loss. The audits (up to 0.8 s each) run
+under a "not private" banner with their audited privacy loss. The audits (each a short wait) run
 in one background thread, started when the widget is built for every broken variant at the
 current ε grid point, so switching variants never runs one on the redraw path: the banner shows
 the audit's result once it is in (and says "running" until then, with a progress bar over the
@@ -90,7 +90,7 @@ def audited_loss(variant: str, epsilon: float, *, progress=None) -> float | None
     counterexample from Lyu, Su & Li 2017 or Chen 2018 (never on the user's data), sized for this ε (more queries
     and runs at small ε), with a fixed seed, so the banner is reproducible. Callers round ε
     to one significant digit (:func:`audit_epsilon`), so dragging the slider costs one audit
-    (0.01-2 s) per new grid value, not per pixel. A value <= ε means no violation was found
+    per new grid value, not per pixel. A value <= ε means no violation was found
     at that size, not that the variant is private. ``None`` if the variant has no
     counterexample of its own or the audit module is missing.
 

@@ -47,8 +47,8 @@ __all__ = [
 ]
 
 #: Most points per line sent to the browser by the whole-stream panels (min/max envelope):
-#: about two per pixel column of the widest panel (820 px), all a screen can show. 6,000 made
-#: the browser settle 200 ms later after an ε move (benchmarks/results/browser_redraw.md).
+#: about two per pixel column of the widest panel (820 px), all a screen can show; more only
+#: delays the browser's redraw after an ε move (benchmarks/browser_redraw.py measures it).
 MAX_LINE_POINTS = 2_000
 #: Most event markers drawn per series (a uniform, fixed-seed sample beyond that).
 MAX_MARKERS = 3_000
@@ -58,10 +58,9 @@ _EMPTY = np.zeros(0)
 _EMPTY_XY = {"x": _EMPTY, "y": _EMPTY}
 #: Every panel draws on a 2D canvas. At most MAX_LINE_POINTS per line and MAX_MARKERS markers
 #: are cheap there, while each WebGL repaint also copies the GL canvas into the 2D one, slow
-#: without a GPU (headless Chromium, many VMs): with the windows and events panels on WebGL,
-#: about 90 such copies took 7 s of the browser's main thread while the streams lesson ran
-#: (JupyterLab, a CPU profile of the page), and the lesson twice as long
-#: (``benchmarks/lesson_times.py``).
+#: without a GPU (headless Chromium, many VMs): with the windows and events panels on WebGL
+#: those copies dominate the browser's main thread while the streams lesson runs, and slow the
+#: lesson down (``benchmarks/lesson_times.py``).
 _BACKEND = "canvas"
 
 
