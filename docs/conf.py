@@ -155,21 +155,43 @@ API_MODULES = [
     *(f"dpwidgets.engine.{m}" for m in (
         "mechanisms", "svt", "diagnostics", "streams", "dynamic", "synth",
         "personalized", "histograms", "evaluation", "audit", "attacks", "errors")),
+    *(f"dpwidgets.engine.svt.{m}" for m in (
+        "variants", "run", "trials", "interactive", "selection")),
     *(f"dpwidgets.releases.{m}" for m in (
         "svt", "diagnostics", "streams", "dynamic", "synth", "personalized")),
     "dpwidgets.widgets",
 ]
 
 
+#: Packages split out of one module whose public names stay documented on the package's page,
+#: where they were documented (and linked, e.g. from docs/families/) before the split; the
+#: pages of their submodules link there.
+API_HOME_PACKAGES = {"dpwidgets.engine.svt"}
+
+
+def _home(obj, name: str) -> str | None:
+    """The module whose page documents ``obj``: where it is defined, or the package of
+    :data:`API_HOME_PACKAGES` that defines it and re-exports it under ``name``."""
+    home = getattr(obj, "__module__", None)
+    if not isinstance(home, str):
+        return None
+    package = home.rpartition(".")[0]
+    if package in API_HOME_PACKAGES:
+        exported = importlib.import_module(package)
+        if name in exported.__all__ and getattr(exported, name) is obj:
+            return package
+    return home
+
+
 def _reexports() -> dict[str, str]:
-    """``"module.name" -> "defining_module.name"`` for the public names a module re-exports from
+    """``"module.name" -> "documenting_module.name"`` for the public names a module shares with
     another documented module: its page links there instead of documenting the object twice."""
     out = {}
     for modname in API_MODULES:
         mod = importlib.import_module(modname)
         for name in getattr(mod, "__all__", ()):
             obj = getattr(mod, name)
-            home = getattr(obj, "__module__", None)
+            home = _home(obj, name)
             if (isinstance(home, str) and home != modname and home in API_MODULES
                     and getattr(obj, "__name__", None) == name):
                 out[f"{modname}.{name}"] = f"{home}.{name}"
@@ -221,7 +243,8 @@ _LITERAL = re.compile(r"(``.+?``|:[\w:]+:`[^`]*`|`[^`]*`_{0,2})", re.S)
 _BARS = re.compile(r"(?<![\\|\w])\|(?=[^\s|])([^|\n]*?[^\s|\\])\|(?![|_\w])")
 _UNDERLINE = re.compile(r"(-{3,}|={3,}|~{3,}|\^{3,})")
 _SIBLING = re.compile(r":(mod|func|class|data|meth|attr|exc|obj):`(~?)\.((\w+)(\.[\w.]*)?)`")
-_ENGINE = {p.stem for p in (ROOT / "dpwidgets" / "engine").glob("[!_]*.py")}
+_ENGINE = {p.stem for p in (ROOT / "dpwidgets" / "engine").glob("[!_]*.py")} | {
+    p.parent.name for p in (ROOT / "dpwidgets" / "engine").glob("[!_]*/__init__.py")}
 
 
 def _literal_lines(lines: list[str]) -> set[int]:

@@ -300,7 +300,7 @@ def test_all_noise_goes_through_the_one_laplace_sampler(monkeypatch):
         calls.append(scale)
         return np.zeros(size) if size is not None else 0.0
 
-    monkeypatch.setattr(svt, "laplace", zeros)
+    monkeypatch.setattr(svt.variants, "laplace", zeros)
     answers = np.array([0.0, 3.0, 1.0, 5.0, 2.0])
     for variant in ALL:
         result = sparse_vector(answers, 2.5, 1.0, variant, c=5, epsilon3=0.0,
@@ -508,7 +508,7 @@ def test_svt_retr_raises_the_threshold_by_increment_sds(monkeypatch):
     at epsilon1:epsilon2 = 1:c^(2/3): the gaps (bar - score) and the scale handed to the
     first-hit sampler say so, and so does the pass-by-pass loop of the floating-point-safe
     path, fed zero noise."""
-    monkeypatch.setattr(svt, "laplace", lambda scale, size=None, *, rng: (
+    monkeypatch.setattr(svt.variants, "laplace", lambda scale, size=None, *, rng: (
         np.zeros(size) if size is not None else 0.0))
     seen = {}
     real_first_hits = svt._first_hits
@@ -517,7 +517,7 @@ def test_svt_retr_raises_the_threshold_by_increment_sds(monkeypatch):
         seen.update(gaps=gaps.copy(), scale=scale)
         return real_first_hits(gaps, scale, c, max_passes, rng)
 
-    monkeypatch.setattr(svt, "_first_hits", spy)
+    monkeypatch.setattr(svt.selection, "_first_hits", spy)
     scores = np.arange(100.0) * 10.0
     c, eps, threshold, increment = 3, 1.0, 500.0, 2.0
     e1 = eps / (1 + c ** (2 / 3))
