@@ -155,6 +155,9 @@ API_MODULES = [
     *(f"dpwidgets.engine.{m}" for m in (
         "mechanisms", "svt", "diagnostics", "streams", "dynamic", "synth",
         "personalized", "histograms", "evaluation", "audit", "attacks", "errors")),
+    *(f"dpwidgets.engine.histograms.{m}" for m in (
+        "interface", "workloads", "hilbert", "trees", "baselines", "hb", "dawa",
+        "dawa_published", "ahp", "ag", "mwem", "efpa")),
     *(f"dpwidgets.releases.{m}" for m in (
         "svt", "diagnostics", "streams", "dynamic", "synth", "personalized")),
     "dpwidgets.widgets",
@@ -207,7 +210,8 @@ _LITERAL = re.compile(r"(``.+?``|:[\w:]+:`[^`]*`|`[^`]*`_{0,2})", re.S)
 _BARS = re.compile(r"(?<![\\|\w])\|(?=[^\s|])([^|\n]*?[^\s|\\])\|(?![|_\w])")
 _UNDERLINE = re.compile(r"(-{3,}|={3,}|~{3,}|\^{3,})")
 _SIBLING = re.compile(r":(mod|func|class|data|meth|attr|exc|obj):`(~?)\.((\w+)(\.[\w.]*)?)`")
-_ENGINE = {p.stem for p in (ROOT / "dpwidgets" / "engine").glob("[!_]*.py")}
+_ENGINE = {p.stem for p in (ROOT / "dpwidgets" / "engine").glob("[!_]*.py")} | {
+    p.parent.name for p in (ROOT / "dpwidgets" / "engine").glob("[!_]*/__init__.py")}
 
 
 def _literal_lines(lines: list[str]) -> set[int]:

@@ -1,9 +1,11 @@
 """DAWA on aligned dyadic buckets: a private L1 partition, then a workload-aware measurement
-of the buckets (after Li, Hay, Miklau, Wang 2014); the private ``"dawa"`` of :func:`publish`.
+of the buckets (after Li, Hay, Miklau, Wang 2014); the private ``"dawa"`` of
+:func:`~dpwidgets.engine.histograms.interface.publish`.
 
 Stage 1 is ``dyadic_l1_partition``; stage 2 (``_dawa_measure``, shared with the published,
-non-private variant in :mod:`.dawa_published`) picks a hierarchy over the buckets by its exact
-expected workload error (``_bucket_hierarchy_design``) and measures it.
+non-private variant in :mod:`~dpwidgets.engine.histograms.dawa_published`) picks a hierarchy
+over the buckets by its exact expected workload error (``_bucket_hierarchy_design``) and
+measures it.
 """
 
 from __future__ import annotations

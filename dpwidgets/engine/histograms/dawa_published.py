@@ -3,7 +3,8 @@
 ``"dawa_published_not_private"`` uses the partition calibration of Li, Hay, Miklau & Wang 2014
 (§3.2); :func:`partition_singletons_log_ratio` computes the exact privacy loss of one of its
 outputs (and of the private ``"dawa_dyadic"``'s, for comparison). Kept apart from
-:mod:`.dawa` so that the non-private code is never mistaken for the private one.
+:mod:`~dpwidgets.engine.histograms.dawa` so that the non-private code is never mistaken for
+the private one.
 """
 
 from __future__ import annotations
