@@ -22,10 +22,9 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpwidgets.engine import histograms as histograms_module
 from dpwidgets.engine import mechanisms as mechanisms_module
 from dpwidgets.engine.dynamic import budget_absorption_release, dsat
-from dpwidgets.engine.histograms import publish
+from dpwidgets.engine.histograms import dawa, efpa, mwem, publish
 from dpwidgets.engine.mechanisms import (
     GRID_BITS,
     SELECTION_SLACK,
@@ -277,13 +276,14 @@ def test_mwem_efpa_and_dawa_use_the_safe_samplers(monkeypatch):
     # per level (max_changed = depth = 7 for 128 cells).
     counts = np.random.default_rng(3).poisson(20, 128)
     calls = []
-    real = histograms_module.laplace_reals
+    real = dawa.laplace_reals
 
     def spy(values, sensitivity, epsilon, **kwargs):
         calls.append((np.size(values), kwargs.get("max_changed", 1)))
         return real(values, sensitivity, epsilon, **kwargs)
 
-    monkeypatch.setattr(histograms_module, "laplace_reals", spy)
+    for module in (dawa, mwem, efpa):  # where the publishers look the sampler up
+        monkeypatch.setattr(module, "laplace_reals", spy)
     with floating_point_safe():
         for method in ("mwem", "efpa", "dawa"):
             out = publish(counts, 1.0, method, rng=_forbidding(4))
