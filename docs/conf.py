@@ -156,7 +156,7 @@ API_MODULES = [
         "mechanisms", "svt", "diagnostics", "streams", "dynamic", "synth",
         "personalized", "histograms", "evaluation", "audit", "attacks", "errors")),
     *(f"dpwidgets.engine.svt.{m}" for m in (
-        "variants", "run", "trials", "interactive", "selection")),
+        "variants", "run", "selection")),
     *(f"dpwidgets.engine.histograms.{m}" for m in (
         "interface", "workloads", "hilbert", "trees", "baselines", "hb", "dawa",
         "dawa_published", "ahp", "ag", "mwem", "efpa")),

@@ -6,31 +6,18 @@ names its new home.
 
 from __future__ import annotations
 
-import importlib
-import warnings
+from ._moved import moved
 
 __all__: list[str] = []
 
-# old name -> new name in dpwidgets.persistence.store
-_MOVED = {
-    "ReleaseStore": "ReleaseStore",
-    "canonical": "canonical",
-    "plain": "plain",
-    "encode_output": "encode_output",
-    "decode_output": "decode_output",
-    "_to_jsonable": "to_jsonable",
-    "_from_jsonable": "from_jsonable",
-}
-
-
-def __getattr__(name: str):
-    try:
-        new = _MOVED[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    warnings.warn(
-        f"dpwidgets.store.{name} moved to dpwidgets.persistence.store.{new}; import it from there",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module("dpwidgets.persistence.store"), new)
+_NEW = "dpwidgets.persistence.store"
+# old name -> (new module, new name)
+__getattr__ = moved(__name__, {
+    "ReleaseStore": (_NEW, "ReleaseStore"),
+    "canonical": (_NEW, "canonical"),
+    "plain": (_NEW, "plain"),
+    "encode_output": (_NEW, "encode_output"),
+    "decode_output": (_NEW, "decode_output"),
+    "_to_jsonable": (_NEW, "to_jsonable"),
+    "_from_jsonable": (_NEW, "from_jsonable"),
+})

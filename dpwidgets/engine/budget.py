@@ -8,15 +8,13 @@ names its new home (:mod:`dpwidgets.persistence.ledger`, ``.datasets``, ``.recor
 
 from __future__ import annotations
 
-import importlib
-import warnings
-
+from .._moved import moved
 from .errors import BudgetExceededError
 
 __all__ = ["BudgetExceededError"]
 
 # old name -> (new module, new name)
-_MOVED = {
+__getattr__ = moved(__name__, {
     "PrivacyLedger": ("dpwidgets.persistence.ledger", "PrivacyLedger"),
     "normalise_name": ("dpwidgets.persistence.datasets", "normalise_name"),
     "Spend": ("dpwidgets.persistence.records", "Spend"),
@@ -34,17 +32,4 @@ _MOVED = {
     "_PG_SCHEMA": ("dpwidgets.persistence.postgres", "PG_SCHEMA"),
     "_POSTGRES_SCHEMA": ("dpwidgets.persistence.postgres", "POSTGRES_SCHEMA"),
     "_PG_OPEN_LOCK": ("dpwidgets.persistence.postgres", "PG_OPEN_LOCK"),
-}
-
-
-def __getattr__(name: str):
-    try:
-        module, new = _MOVED[name]
-    except KeyError:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
-    warnings.warn(
-        f"dpwidgets.engine.budget.{name} moved to {module}.{new}; import it from there",
-        DeprecationWarning,
-        stacklevel=2,
-    )
-    return getattr(importlib.import_module(module), new)
+})

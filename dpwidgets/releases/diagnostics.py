@@ -34,6 +34,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .._moved import moved
 from ..engine._validation import (
     check_epsilon,
     check_finite_array,
@@ -502,15 +503,6 @@ for _mechanism in DIAGNOSTIC_MECHANISMS.values():
     register_mechanism(_mechanism)
 
 
-def __getattr__(name: str):
-    # table_stand_in lived here until the catalog (which builds every stand-in) took it: the
-    # catalog must not import a mechanism spec that reaches back into it through the tables.
-    if name == "table_stand_in":
-        import warnings
-
-        from ..catalog import table_stand_in
-
-        warnings.warn("dpwidgets.releases.diagnostics.table_stand_in moved to "
-                      "dpwidgets.catalog.table_stand_in", DeprecationWarning, stacklevel=2)
-        return table_stand_in
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# table_stand_in lived here until the catalog (which builds every stand-in) took it: the
+# catalog must not import a mechanism spec that reaches back into it through the tables.
+__getattr__ = moved(__name__, {"table_stand_in": ("dpwidgets.catalog", "table_stand_in")})

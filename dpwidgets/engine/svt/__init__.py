@@ -18,9 +18,9 @@ module                 what
 :mod:`.variants`       :data:`VARIANTS`, :class:`SVTVariant`, :class:`SVTNoise`,
                        :func:`default_ratio`, and the checks of every parameter, before any
                        noise is drawn
-:mod:`.run`            :func:`sparse_vector` and its :class:`SVTResult`
-:mod:`.trials`         :func:`sparse_vector_trials` and its :class:`SVTTrials`
-:mod:`.interactive`    :class:`SparseVector`, :class:`SVTAnswer`, :class:`SVTExhausted`
+:mod:`.run`            :func:`sparse_vector` (:class:`SVTResult`), :func:`sparse_vector_trials`
+                       (:class:`SVTTrials`), :class:`SparseVector` (:class:`SVTAnswer`,
+                       :class:`SVTExhausted`): one run, many, one query at a time
 :mod:`.selection`      :func:`top_c`, :func:`false_negative_rate`, :func:`score_error_rate`
 =====================  ======================================================================
 
@@ -50,8 +50,18 @@ actually incurred (``math.inf`` when none is bounded).
 # The private names are imported too: dpwidgets.engine.svt was one module, and other modules
 # and the tests import its helpers (_first_hits, _check_params, ...) from here.
 # ruff: noqa: F401
-from .interactive import SparseVector, SVTAnswer, SVTExhausted
-from .run import SVTResult, _first_at_or_above, _plan, sparse_vector
+from .run import (
+    MAX_TRIALS,
+    SparseVector,
+    SVTAnswer,
+    SVTExhausted,
+    SVTResult,
+    SVTTrials,
+    _first_at_or_above,
+    _plan,
+    sparse_vector,
+    sparse_vector_trials,
+)
 from .selection import (
     MAX_PASSES,
     _check_selection,
@@ -61,7 +71,6 @@ from .selection import (
     score_error_rate,
     top_c,
 )
-from .trials import MAX_TRIALS, SVTTrials, sparse_vector_trials
 from .variants import (
     _NOT_DP,
     MAX_CUTOFF,

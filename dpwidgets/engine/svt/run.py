@@ -1,23 +1,39 @@
-"""One SVT run over a vector of query answers: :func:`sparse_vector` -> :class:`SVTResult`.
+"""The three ways to run SVT over query answers, with the same checks and the same scales.
 
-The result holds every number a view needs to draw the run (outcomes, numeric outputs, budget
-split, scales) and, marked secret, the noisy threshold and answers for teaching views.
-``_plan`` (the checks and scales a run decides before it draws) is shared with
-:func:`~dpwidgets.engine.svt.trials.sparse_vector_trials`.
+- :func:`sparse_vector` -> :class:`SVTResult`: one run over a vector of answers. The result
+  holds every number a view needs to draw the run (outcomes, numeric outputs, budget split,
+  scales) and, marked secret, the noisy threshold and answers for teaching views.
+- :func:`sparse_vector_trials` -> :class:`SVTTrials`: many independent runs at once, vectorised
+  over trials, each with the distribution of one :func:`sparse_vector` run (the privacy audits
+  in :mod:`dpwidgets.engine.audit` draw their samples here). ``_plan`` (the checks and scales a
+  run decides before it draws) is shared by both.
+- :class:`SparseVector`: the interactive form, one query at a time, refusing after c ⊤
+  (:exc:`SVTExhausted`). The threshold noise is drawn once, at construction; every query draws
+  fresh noise. The budget is the session's to charge; this object only enforces the cutoff.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
+from numbers import Real
 
 import numpy as np
 
 from .._results import frozen as _readonly
-from .._validation import check_rng
-from ..mechanisms import laplace_reals
-from .variants import VARIANTS, _check_answers_and_threshold, _check_params, _noise_of, _Units
+from .._validation import check_positive_int, check_rng
+from ..mechanisms import MAX_DRAWS, laplace_reals
+from .variants import (
+    VARIANTS,
+    SVTNoise,
+    _check_answers_and_threshold,
+    _check_params,
+    _noise_of,
+    _Units,
+)
 
-__all__ = ["SVTResult", "sparse_vector"]
+__all__ = ["SVTResult", "sparse_vector", "SVTTrials", "sparse_vector_trials", "MAX_TRIALS",
+           "SVTAnswer", "SVTExhausted", "SparseVector"]
 
 
 @dataclass(frozen=True, eq=False)
@@ -297,3 +313,317 @@ def sparse_vector(
         noisy_threshold=_readonly(units.values(noisy_threshold[:examined])),
         noisy_answers=_readonly(units.values(noisy_answers[:examined])),
     )
+
+
+#: The most runs :func:`sparse_vector_trials` simulates; also ``trials * len(answers)`` must
+#: stay within :data:`.mechanisms.MAX_DRAWS`.
+MAX_TRIALS = 10**7
+
+
+@dataclass(frozen=True, eq=False)
+class SVTTrials:
+    """Independent runs of one SVT configuration on the same answers.
+
+    Attributes
+    ----------
+    outcomes : numpy.ndarray of bool, shape (trials, n)
+        ⊤ per trial and query; False for queries after the run stopped.
+    examined : numpy.ndarray of int, shape (trials,)
+        Number of queries examined in each trial.
+    values : numpy.ndarray of float, shape (trials, n)
+        Numeric outputs as in :class:`SVTResult`; NaN where there is none.
+    variant, epsilon, noise, privacy_loss :
+        The configuration, its :class:`SVTNoise` and the bound on the privacy loss.
+    """
+
+    outcomes: np.ndarray
+    examined: np.ndarray
+    values: np.ndarray
+    variant: str
+    epsilon: float
+    noise: SVTNoise
+    privacy_loss: float
+
+    @property
+    def trials(self) -> int:
+        return int(self.outcomes.shape[0])
+
+
+def sparse_vector_trials(
+    answers,
+    threshold,
+    epsilon: float,
+    variant: str = "standard",
+    c: int = 1,
+    sensitivity: float = 1.0,
+    monotonic: bool = False,
+    ratio: float | None = None,
+    trials: int = 1000,
+    rng: np.random.Generator | None = None,
+    *,
+    threshold_sensitivity: float = 0.0,
+    epsilon3: float = 0.0,
+) -> SVTTrials:
+    """Simulate ``trials`` independent runs of :func:`sparse_vector`, vectorised over trials.
+
+    Parameters
+    ----------
+    answers, threshold, epsilon, variant, c, sensitivity, monotonic, ratio, epsilon3, rng,
+    threshold_sensitivity :
+        As for :func:`sparse_vector` (same validation, same scales from :data:`VARIANTS`).
+    trials : int
+        Number of independent runs (>= 1).
+
+    Returns
+    -------
+    SVTTrials
+        ``outcomes`` (trials, n) with False after a stop, ``examined`` (trials,), ``values``.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As for :func:`sparse_vector`; ``trials < 1``.
+
+    Notes
+    -----
+    Each row has the distribution of one :func:`sparse_vector` run (the privacy argument is
+    that of the variant; see :func:`sparse_vector`). Memory is O(trials × n): meant for audits
+    with few queries and many trials. ``dpbook`` loops over queries (vectorised over trials),
+    because its threshold changes after each ⊤.
+
+    References
+    ----------
+    Lyu, Su & Li 2017 Alg. 1-7; Chen 2018 Alg. 5, Alg. 8.
+    """
+    p, spec, noise, answers, thresholds = _plan(
+        answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
+        threshold_sensitivity,
+    )
+    trials = check_positive_int(trials, "trials", maximum=MAX_TRIALS)
+    if trials * answers.size > MAX_DRAWS:
+        raise ValueError(
+            f"trials x len(answers) must be at most MAX_DRAWS = {MAX_DRAWS} noise draws; "
+            f"lower trials"
+        )
+    rng = check_rng(rng)
+    n = answers.size
+    units = _Units(noise, p.sensitivity, p.threshold_sensitivity)
+    thresholds = units.of(thresholds)
+
+    rho = units.noise(noise.threshold_scale, trials, rng=rng)
+    noisy_answers = units.of(answers) + units.noise(noise.query_scale, (trials, n), rng=rng)
+
+    if spec.resamples_threshold:
+        outcomes = np.zeros((trials, n), dtype=bool)
+        count = np.zeros(trials, dtype=np.int64)
+        examined = np.zeros(trials, dtype=np.int64)
+        for i in range(n):
+            active = count < p.c
+            top = active & (noisy_answers[:, i] >= thresholds[i] + rho)
+            outcomes[:, i] = top
+            examined += active
+            count += top
+            n_top = int(top.sum())
+            if n_top:
+                rho[top] = units.noise(noise.resample_scale, n_top, rng=rng)
+    else:
+        outcomes = noisy_answers >= thresholds + rho[:, None]
+        if spec.has_cutoff:
+            before = np.cumsum(outcomes, axis=1) - outcomes  # ⊤'s strictly before query i
+            live = before < p.c
+            outcomes &= live
+            examined = live.sum(axis=1)
+        else:
+            examined = np.full(trials, n, dtype=np.int64)
+
+    values = np.full((trials, n), np.nan)
+    if spec.emits_values:
+        values[outcomes] = units.values(noisy_answers[outcomes])
+    elif noise.value_scale is not None:
+        rows, cols = np.nonzero(outcomes)
+        # Each trial releases at most c answers (L1 cΔ): the grid is that of one trial.
+        values[rows, cols] = laplace_reals(
+            answers[cols], p.c * p.sensitivity, noise.epsilon3, rng=rng,
+            scale=noise.value_scale, max_changed=p.c,
+        )
+
+    return SVTTrials(
+        outcomes=outcomes,
+        examined=np.asarray(examined, dtype=np.int64),
+        values=values,
+        variant=spec.name,
+        epsilon=p.epsilon,
+        noise=noise,
+        privacy_loss=spec.privacy_loss(p.epsilon, p.c, p.monotonic),
+    )
+
+
+class SVTExhausted(RuntimeError):
+    """Raised when an interactive SVT has already given its c ⊤ answers."""
+
+
+@dataclass(frozen=True)
+class SVTAnswer:
+    """One interactive answer: truthy iff ⊤; ``value`` is the numeric output or NaN."""
+
+    index: int
+    above: bool
+    value: float = math.nan
+
+    def __bool__(self) -> bool:
+        return self.above
+
+
+class SparseVector:
+    """Interactive SVT: answers one query at a time, refuses once c ⊤ have been given.
+
+    The threshold noise is drawn at construction; each :meth:`query` draws fresh query noise.
+
+    Parameters
+    ----------
+    threshold : float
+        Default threshold T (a query may pass its own T_i; for ``generalized`` θ_i(D)).
+    epsilon, variant, c, sensitivity, monotonic, ratio, epsilon3, rng, threshold_sensitivity :
+        As for :func:`sparse_vector`.
+
+    Attributes
+    ----------
+    positives : int
+        Number of ⊤ answers given so far.
+    remaining : int or float
+        ⊤ answers still available (``math.inf`` for variants without cutoff).
+    history : tuple of SVTAnswer
+        Every answer given, in order.
+
+    Raises
+    ------
+    ValueError, TypeError
+        As for :func:`sparse_vector`, at construction or per query.
+    SVTExhausted
+        From :meth:`query` once c ⊤ have been given (variants with a cutoff).
+
+    Notes
+    -----
+    Privacy and neighbours as for :func:`sparse_vector`: the whole interaction costs
+    ``privacy_loss`` however many ⊥ answers it gives. The budget is the session's to charge
+    (at construction); this object only enforces the cutoff.
+
+    References
+    ----------
+    Lyu, Su & Li 2017 Alg. 1 / Alg. 7 (interactive stream of queries), Alg. 2; Chen 2018 Alg. 8.
+    """
+
+    def __init__(
+        self,
+        threshold: float,
+        epsilon: float,
+        variant: str = "standard",
+        c: int = 1,
+        sensitivity: float = 1.0,
+        monotonic: bool = False,
+        ratio: float | None = None,
+        epsilon3: float = 0.0,
+        rng: np.random.Generator | None = None,
+        *,
+        threshold_sensitivity: float = 0.0,
+    ) -> None:
+        p = _check_params(
+            variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
+        )
+        self.threshold = self._check_scalar(threshold, "threshold")
+        self._rng = check_rng(rng)
+        self._params = p
+        self.spec = VARIANTS[p.variant]
+        self.noise = _noise_of(self.spec, p)
+        # Comparisons on a grid inside floating_point_safe(), decided here for the whole run.
+        self._units = _Units(self.noise, p.sensitivity, p.threshold_sensitivity)
+        self._rho = self._units.noise(self.noise.threshold_scale, rng=self._rng)
+        self._history: list[SVTAnswer] = []
+        self._noisy_thresholds: list[float] = []
+        self._positives = 0
+
+    @staticmethod
+    def _check_scalar(value, name: str) -> float:
+        if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(value):
+            raise ValueError(f"{name} must be a finite number, got {value!r}")
+        return float(value)
+
+    @property
+    def variant(self) -> str:
+        return self.spec.name
+
+    @property
+    def epsilon(self) -> float:
+        return self._params.epsilon
+
+    @property
+    def c(self) -> int:
+        return self._params.c
+
+    @property
+    def privacy_loss(self) -> float:
+        p = self._params
+        return self.spec.privacy_loss(p.epsilon, p.c, p.monotonic)
+
+    @property
+    def positives(self) -> int:
+        return self._positives
+
+    @property
+    def remaining(self) -> int | float:
+        return self.c - self._positives if self.spec.has_cutoff else math.inf
+
+    @property
+    def exhausted(self) -> bool:
+        return self.spec.has_cutoff and self._positives >= self.c
+
+    @property
+    def history(self) -> tuple[SVTAnswer, ...]:
+        return tuple(self._history)
+
+    @property
+    def outcomes(self) -> np.ndarray:
+        return np.array([a.above for a in self._history], dtype=bool)
+
+    @property
+    def secret_noisy_thresholds(self) -> np.ndarray:
+        """T_i + rho in force at each query. SECRET: teaching mode only, never release."""
+        return np.array(self._noisy_thresholds)
+
+    def query(self, answer: float, threshold: float | None = None) -> SVTAnswer:
+        """Test one query answer q_i(D) against the threshold; returns ⊤ (truthy) or ⊥.
+
+        Raises
+        ------
+        SVTExhausted
+            If c ⊤ have already been given.
+        ValueError
+            If ``answer`` or ``threshold`` is not a finite number.
+        """
+        if self.exhausted:
+            raise SVTExhausted(
+                f"this {self.variant!r} SVT has given its c={self.c} ⊤ answers and is spent; "
+                f"start a new SparseVector with fresh budget to ask more"
+            )
+        answer = self._check_scalar(answer, "answer")
+        t = self.threshold if threshold is None else self._check_scalar(threshold, "threshold")
+        units = self._units
+        noisy = units.of(answer) + units.noise(self.noise.query_scale, rng=self._rng)
+        bar = units.of(t) + self._rho
+        above = bool(noisy >= bar)
+        value = math.nan
+        if above:
+            self._positives += 1
+            if self.spec.emits_values:
+                value = float(units.values(noisy))  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
+            elif self.noise.value_scale is not None:
+                value = float(laplace_reals(
+                    answer, self.c * self._params.sensitivity, self.noise.epsilon3,
+                    rng=self._rng, scale=self.noise.value_scale, max_changed=self.c,
+                ))
+            if self.spec.resamples_threshold and not self.exhausted:
+                self._rho = units.noise(self.noise.resample_scale, rng=self._rng)
+        result = SVTAnswer(len(self._history), above, value)
+        self._history.append(result)
+        self._noisy_thresholds.append(float(units.values(bar)))
+        return result

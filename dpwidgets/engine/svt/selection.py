@@ -12,15 +12,7 @@ import warnings
 
 import numpy as np
 
-from .._validation import (
-    check_bool,
-    check_epsilon,
-    check_finite_array,
-    check_nonnegative,
-    check_positive,
-    check_positive_int,
-    check_rng,
-)
+from .. import _validation as validation
 from ..mechanisms import exponential_mechanism
 from .variants import VARIANTS, _check_answers_and_threshold, _optimal_ratio, _Units
 
@@ -106,21 +98,21 @@ def top_c(
     ----------
     Lyu, Su & Li 2017 §5 (SVT versus EM, SVT with retraversal), §6 (Fig. 4-5); McSherry & Talwar 2007.
     """
-    scores = check_finite_array(scores, "scores")
-    c = check_positive_int(c, "c")
+    scores = validation.check_finite_array(scores, "scores")
+    c = validation.check_positive_int(c, "c")
     if c > scores.size:
         raise ValueError(f"c must be at most the number of items ({scores.size}), got {c}")
-    epsilon = check_epsilon(epsilon)
-    sensitivity = check_positive(sensitivity, "sensitivity")
-    monotonic = check_bool(monotonic, "monotonic")
+    epsilon = validation.check_epsilon(epsilon)
+    sensitivity = validation.check_positive(sensitivity, "sensitivity")
+    monotonic = validation.check_bool(monotonic, "monotonic")
     if not isinstance(method, str) or method not in ("em", "svt_retr"):
         raise ValueError(f"method must be 'em' or 'svt_retr', got {method!r}")
-    increment = check_nonnegative(increment, "increment")
-    max_passes = check_positive_int(max_passes, "max_passes", maximum=MAX_PASSES)
+    increment = validation.check_nonnegative(increment, "increment")
+    max_passes = validation.check_positive_int(max_passes, "max_passes", maximum=MAX_PASSES)
     if method == "em":
         if threshold is not None:
             raise ValueError("threshold is only used by method='svt_retr'; pass None for 'em'")
-        rng = check_rng(rng)
+        rng = validation.check_rng(rng)
         return exponential_mechanism(
             scores, epsilon, sensitivity, k=c, monotonic=monotonic, rng=rng
         )
@@ -130,7 +122,7 @@ def top_c(
             "mean of the c-th and (c+1)-th scores)"
         )
     _, thresholds = _check_answers_and_threshold(scores, threshold)
-    rng = check_rng(rng)
+    rng = validation.check_rng(rng)
 
     noise = VARIANTS["standard"].noise(
         epsilon, c, sensitivity, monotonic, _optimal_ratio(c, monotonic)
@@ -200,8 +192,8 @@ def _first_hits(gaps: np.ndarray, scale: float, c: int, max_passes: int,
 
 
 def _check_selection(selected, scores, c) -> tuple[np.ndarray, np.ndarray, int]:
-    scores = check_finite_array(scores, "scores")
-    c = check_positive_int(c, "c")
+    scores = validation.check_finite_array(scores, "scores")
+    c = validation.check_positive_int(c, "c")
     if c > scores.size:
         raise ValueError(f"c must be at most the number of items ({scores.size}), got {c}")
     sel = np.asarray(selected)
