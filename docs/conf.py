@@ -160,6 +160,9 @@ API_MODULES = [
     *(f"dpwidgets.engine.histograms.{m}" for m in (
         "interface", "workloads", "hilbert", "trees", "baselines", "hb", "dawa",
         "dawa_published", "ahp", "ag", "mwem", "efpa")),
+    *(f"dpwidgets.engine.streams.{m}" for m in (
+        "constants", "checks", "scalar_core", "vector_core", "adaptive_smoother",
+        "perturb_group_smooth", "queries", "quality", "baselines", "hierarchies")),
     *(f"dpwidgets.releases.{m}" for m in (
         "svt", "diagnostics", "streams", "dynamic", "synth", "personalized")),
     "dpwidgets.widgets",
