@@ -43,6 +43,7 @@ from .domains import (
     _exact_parts,
     _guarantee,
     _prepare,
+    _Table,
     _warn_from_data,
 )
 from .margins import _check_fit, _distribution, _dp_margins, _sample_copula
@@ -399,32 +400,12 @@ def dpcopula(
     Li 2017 Ch. 3: Alg. 1 and 4 (steps), Alg. 2 (DP MLE), Alg. 3 (sampling), Alg. 5 (DP
     Kendall and the repair), Alg. 6 (hybrid), Lemma 3.2.1, Thms 3.2.1-3.2.4, §3.3.2 (k = 8).
     """
-    epsilon = check_epsilon(epsilon)
-    k = check_positive(k, "k")
-    if concordance is not None and not isinstance(concordance, ConcordanceMemo):
-        raise ValueError(f"concordance must be a ConcordanceMemo or None, got "
-                         f"{type(concordance).__name__}")
-    if not isinstance(tie_correction, bool | np.bool_):
-        raise ValueError(f"tie_correction must be True or False, got {tie_correction!r}")
-    if method not in METHODS:
-        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
-    options = _check_publisher(publisher, publisher_options)
-    if hybrid_threshold is not None:
-        hybrid_threshold = check_positive_int(hybrid_threshold, "hybrid_threshold", minimum=2)
-    n_rows = _check_n_rows(n_rows)
-    if isinstance(sample_size, str):
-        if sample_size not in SAMPLE_RULES:
-            raise ValueError(
-                f"sample_size must be an integer >= 2 or one of {list(SAMPLE_RULES)}, got "
-                f"{sample_size!r}"
-            )
-    elif sample_size is not None:
-        sample_size = check_positive_int(sample_size, "sample_size", minimum=2)
-    if mle_partitions is not None:
-        mle_partitions = check_positive_int(mle_partitions, "mle_partitions", maximum=MAX_PARTITIONS)
-    max_partitions = check_positive_int(max_partitions, "max_partitions", maximum=MAX_PARTITIONS)
-    min_support = _check_min_support(hybrid_min_support)
-    fit = _check_fit(margin_fit)
+    (epsilon, k, options, hybrid_threshold, n_rows, sample_size, mle_partitions,
+     max_partitions, min_support, fit) = _check_options(
+        epsilon, k, concordance, tie_correction, method, publisher, publisher_options,
+        hybrid_threshold, n_rows, sample_size, mle_partitions, max_partitions,
+        hybrid_min_support, margin_fit,
+    )
     table = _prepare(frame, domains)
     sizes = table.sizes
     m = table.m
@@ -460,25 +441,89 @@ def dpcopula(
     }
 
     if not small:
-        parts = _exact_parts(epsilon, {"margins": eps_margin_each * m, "dependence": eps_dep})
-        synthetic, corr, probs, info = _copula_release(
-            table.codes, sizes, eps_margin_each, eps_dep, n_est=None, n_out=n_rows,
-            all_rows=True, **common
+        return _whole_table_release(
+            table, sizes, m, epsilon, eps_margin_each, eps_dep, n_rows, method, common, details
         )
-        details.update(info)
-        return SynthResult(
-            data=table.frame(synthetic),
-            epsilon=epsilon,
-            epsilon_parts=parts,
-            method=f"dpcopula-{method}",
-            correlation=corr,
-            correlation_columns=table.columns,
-            margins=dict(zip(table.columns, probs, strict=True)),
-            domains=table.domains(),
-            guarantee=_guarantee(epsilon, table),
-            details=details,
-        )
+    return _hybrid_release(
+        table, sizes, m, m1, m2, small, large, n_parts, epsilon, eps_margin_each, eps_dep,
+        with_dependence, min_support, n_rows, hybrid_threshold, fit, method, rng, common,
+        details,
+    )
 
+
+def _check_options(
+    epsilon, k, concordance, tie_correction, method, publisher, publisher_options,
+    hybrid_threshold, n_rows, sample_size, mle_partitions, max_partitions, hybrid_min_support,
+    margin_fit,
+) -> tuple:
+    """:func:`dpcopula`'s parameters checked, before any randomness: ``(epsilon, k, options,
+    hybrid_threshold, n_rows, sample_size, mle_partitions, max_partitions, min_support,
+    fit)`` as the release uses them; a ValueError names the first bad one."""
+    epsilon = check_epsilon(epsilon)
+    k = check_positive(k, "k")
+    if concordance is not None and not isinstance(concordance, ConcordanceMemo):
+        raise ValueError(f"concordance must be a ConcordanceMemo or None, got "
+                         f"{type(concordance).__name__}")
+    if not isinstance(tie_correction, bool | np.bool_):
+        raise ValueError(f"tie_correction must be True or False, got {tie_correction!r}")
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {sorted(METHODS)}, got {method!r}")
+    options = _check_publisher(publisher, publisher_options)
+    if hybrid_threshold is not None:
+        hybrid_threshold = check_positive_int(hybrid_threshold, "hybrid_threshold", minimum=2)
+    n_rows = _check_n_rows(n_rows)
+    if isinstance(sample_size, str):
+        if sample_size not in SAMPLE_RULES:
+            raise ValueError(
+                f"sample_size must be an integer >= 2 or one of {list(SAMPLE_RULES)}, got "
+                f"{sample_size!r}"
+            )
+    elif sample_size is not None:
+        sample_size = check_positive_int(sample_size, "sample_size", minimum=2)
+    if mle_partitions is not None:
+        mle_partitions = check_positive_int(mle_partitions, "mle_partitions", maximum=MAX_PARTITIONS)
+    max_partitions = check_positive_int(max_partitions, "max_partitions", maximum=MAX_PARTITIONS)
+    min_support = _check_min_support(hybrid_min_support)
+    fit = _check_fit(margin_fit)
+    return (epsilon, k, options, hybrid_threshold, n_rows, sample_size, mle_partitions,
+            max_partitions, min_support, fit)
+
+
+def _whole_table_release(
+    table: _Table, sizes, m: int, epsilon: float, eps_margin_each: float, eps_dep: float,
+    n_rows: int | None, method: str, common: dict, details: dict[str, Any],
+) -> SynthResult:
+    """:func:`dpcopula` without partitions: the copula models every attribute of ``table``."""
+    parts = _exact_parts(epsilon, {"margins": eps_margin_each * m, "dependence": eps_dep})
+    synthetic, corr, probs, info = _copula_release(
+        table.codes, sizes, eps_margin_each, eps_dep, n_est=None, n_out=n_rows,
+        all_rows=True, **common
+    )
+    details.update(info)
+    return SynthResult(
+        data=table.frame(synthetic),
+        epsilon=epsilon,
+        epsilon_parts=parts,
+        method=f"dpcopula-{method}",
+        correlation=corr,
+        correlation_columns=table.columns,
+        margins=dict(zip(table.columns, probs, strict=True)),
+        domains=table.domains(),
+        guarantee=_guarantee(epsilon, table),
+        details=details,
+    )
+
+
+def _hybrid_release(
+    table: _Table, sizes, m: int, m1: int, m2: int, small: list[int], large: list[int],
+    n_parts: int, epsilon: float, eps_margin_each: float, eps_dep: float,
+    with_dependence: bool, min_support: float, n_rows: int | None,
+    hybrid_threshold: int | None, fit: str, method: str, rng: np.random.Generator,
+    common: dict, details: dict[str, Any],
+) -> SynthResult:
+    """:func:`dpcopula`'s hybrid (Li 2017 Alg. 6): the noisy partition counts, the choice of
+    the partition attributes, one copula per partition (:func:`_release_partitions`), and the
+    margins of the whole table; see :func:`dpcopula`, Notes."""
     # Hybrid (Li 2017 Alg. 6): noisy counts of every combination of the small attributes.
     eps_part = eps_margin_each * m1
     part_sizes = [sizes[j] for j in small]
@@ -516,51 +561,10 @@ def dpcopula(
         rows = np.maximum(np.rint(coarse), 0).astype(np.int64)
     else:
         rows = rng.multinomial(n_rows, coarse_weights)
-    cpid = (
-        np.ravel_multi_index(tuple(table.codes[:, j] for j in keep), keep_sizes)
-        if keep and len(table.codes)
-        else np.zeros(len(table.codes), dtype=np.int64)
+    synthetic, copula_cols, part_corr, large_mix = _release_partitions(
+        table, sizes, m, keep, moved, large, keep_sizes, n_used, rows, grid, coarse,
+        coarse_weights, eps_margin_each, eps_dep, fit, common, details,
     )
-    order = np.argsort(cpid, kind="stable")
-    bounds = np.concatenate(([0], np.cumsum(np.bincount(cpid, minlength=n_used))))
-    keep_codes = (np.stack(np.unravel_index(np.arange(n_used), keep_sizes), axis=1)
-                  if keep else np.zeros((1, 0), dtype=np.int64))
-    copula_cols = sorted(large + moved)
-    copula_sizes = [sizes[j] for j in copula_cols]
-    pieces = []
-    part_corr: dict[tuple, np.ndarray | None] = {}
-    large_mix = {j: np.zeros(sizes[j]) for j in large}
-    for cell in np.flatnonzero(rows > 0).tolist():
-        report(cell, n_used)  # partitions of the public domains
-        block = np.empty((int(rows[cell]), m), dtype=np.int64)
-        block[:, keep] = keep_codes[cell]
-        if copula_cols:
-            members = order[bounds[cell] : bounds[cell + 1]]
-            given = {}
-            for i, j in enumerate(moved):
-                other = tuple(a for a in range(len(moved)) if a != i)
-                given[copula_cols.index(j)] = _distribution(grid[cell].sum(axis=other), fit)
-            synthetic, corr, probs, info = _copula_release(
-                table.codes[np.ix_(members, copula_cols)],
-                copula_sizes,
-                eps_margin_each,
-                eps_dep,
-                n_est=float(coarse[cell]),
-                n_out=int(rows[cell]),
-                given=given,
-                all_rows=not keep,
-                **common,
-            )
-            block[:, copula_cols] = synthetic
-            key = tuple(table.values[j][keep_codes[cell, i]].item() for i, j in enumerate(keep))
-            part_corr[key] = corr
-            if not keep:
-                details.update(info)
-            for i, j in enumerate(copula_cols):
-                if j in large_mix:
-                    large_mix[j] += coarse_weights[cell] * probs[i]
-        pieces.append(block)
-    synthetic = np.concatenate(pieces) if pieces else np.empty((0, m), dtype=np.int64)
     synthetic = synthetic[rng.permutation(len(synthetic))]
     parts = _exact_parts(
         epsilon,
@@ -608,3 +612,61 @@ def dpcopula(
         guarantee=_guarantee(epsilon, table),
         details=details,
     )
+
+
+def _release_partitions(
+    table: _Table, sizes, m: int, keep: list[int], moved: list[int], large: list[int],
+    keep_sizes: list[int], n_used: int, rows: np.ndarray, grid: np.ndarray,
+    coarse: np.ndarray, coarse_weights: np.ndarray, eps_margin_each: float, eps_dep: float,
+    fit: str, common: dict, details: dict[str, Any],
+) -> tuple[np.ndarray, list[int], dict[tuple, np.ndarray | None], dict[int, np.ndarray]]:
+    """The hybrid's synthetic rows, one block per partition with rows (in partition order,
+    not yet shuffled): DPCopula on the partition's records over the copula attributes. Returns
+    the rows, the copula attributes, each partition's correlation and the size-weighted
+    mixture of the large attributes' partition margins."""
+    cpid = (
+        np.ravel_multi_index(tuple(table.codes[:, j] for j in keep), keep_sizes)
+        if keep and len(table.codes)
+        else np.zeros(len(table.codes), dtype=np.int64)
+    )
+    order = np.argsort(cpid, kind="stable")
+    bounds = np.concatenate(([0], np.cumsum(np.bincount(cpid, minlength=n_used))))
+    keep_codes = (np.stack(np.unravel_index(np.arange(n_used), keep_sizes), axis=1)
+                  if keep else np.zeros((1, 0), dtype=np.int64))
+    copula_cols = sorted(large + moved)
+    copula_sizes = [sizes[j] for j in copula_cols]
+    pieces = []
+    part_corr: dict[tuple, np.ndarray | None] = {}
+    large_mix = {j: np.zeros(sizes[j]) for j in large}
+    for cell in np.flatnonzero(rows > 0).tolist():
+        report(cell, n_used)  # partitions of the public domains
+        block = np.empty((int(rows[cell]), m), dtype=np.int64)
+        block[:, keep] = keep_codes[cell]
+        if copula_cols:
+            members = order[bounds[cell] : bounds[cell + 1]]
+            given = {}
+            for i, j in enumerate(moved):
+                other = tuple(a for a in range(len(moved)) if a != i)
+                given[copula_cols.index(j)] = _distribution(grid[cell].sum(axis=other), fit)
+            synthetic, corr, probs, info = _copula_release(
+                table.codes[np.ix_(members, copula_cols)],
+                copula_sizes,
+                eps_margin_each,
+                eps_dep,
+                n_est=float(coarse[cell]),
+                n_out=int(rows[cell]),
+                given=given,
+                all_rows=not keep,
+                **common,
+            )
+            block[:, copula_cols] = synthetic
+            key = tuple(table.values[j][keep_codes[cell, i]].item() for i, j in enumerate(keep))
+            part_corr[key] = corr
+            if not keep:
+                details.update(info)
+            for i, j in enumerate(copula_cols):
+                if j in large_mix:
+                    large_mix[j] += coarse_weights[cell] * probs[i]
+        pieces.append(block)
+    synthetic = np.concatenate(pieces) if pieces else np.empty((0, m), dtype=np.int64)
+    return synthetic, copula_cols, part_corr, large_mix
