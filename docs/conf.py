@@ -157,6 +157,9 @@ API_MODULES = [
         "personalized", "histograms", "evaluation", "audit", "attacks", "errors")),
     *(f"dpwidgets.engine.svt.{m}" for m in (
         "variants", "run", "selection")),
+    *(f"dpwidgets.engine.synth.{m}" for m in (
+        "copula", "margins", "dependence", "ties", "domains", "result", "baselines",
+        "evaluation")),
     *(f"dpwidgets.engine.histograms.{m}" for m in (
         "interface", "workloads", "hilbert", "trees", "baselines", "hb", "dawa",
         "dawa_published", "ahp", "ag", "mwem", "efpa")),
