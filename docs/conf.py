@@ -155,6 +155,9 @@ API_MODULES = [
     *(f"dpwidgets.engine.{m}" for m in (
         "mechanisms", "svt", "diagnostics", "streams", "dynamic", "synth",
         "personalized", "histograms", "evaluation", "audit", "attacks", "errors")),
+    *(f"dpwidgets.engine.mechanisms.{m}" for m in (
+        "noise", "context", "checks", "discrete", "selection", "comparisons", "smooth_median",
+        "coins")),
     *(f"dpwidgets.engine.svt.{m}" for m in (
         "variants", "run", "selection")),
     *(f"dpwidgets.engine.synth.{m}" for m in (

@@ -22,7 +22,6 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpwidgets.engine import mechanisms as mechanisms_module
 from dpwidgets.engine.dynamic import budget_absorption_release, dsat
 from dpwidgets.engine.histograms import dawa, efpa, mwem, publish
 from dpwidgets.engine.mechanisms import (
@@ -34,6 +33,7 @@ from dpwidgets.engine.mechanisms import (
     exponential_mechanism,
     floating_point_safe,
 )
+from dpwidgets.engine.mechanisms import selection as mechanisms_module
 from dpwidgets.engine.svt import SparseVector, sparse_vector, top_c
 
 
