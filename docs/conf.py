@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import atexit
 import importlib
+import inspect
 import json
 import os
 import re
@@ -213,14 +214,19 @@ def _reexports() -> dict[str, str]:
 def _drop_stale_api_pages() -> None:
     """Remove generated API pages of modules no longer in ``API_MODULES`` (a module moved or
     split leaves its old page behind in a working copy: an orphan page, and its objects found
-    twice). Pages of listed modules are kept, so a rebuild stays quick."""
+    twice). Pages of listed modules and of their members are kept, so a rebuild stays quick."""
     generated = Path(__file__).resolve().parent / "api" / "generated"
     if not generated.is_dir():
         return
     for page in generated.glob("*.rst"):
         name = page.stem
-        if not any(name == m or name.startswith(m + ".") for m in API_MODULES):
-            page.unlink()
+        parent, _, last = name.rpartition(".")
+        if name in API_MODULES:
+            continue
+        member = getattr(importlib.import_module(parent), last, None) if parent in API_MODULES \
+            else None
+        if member is None or inspect.ismodule(member):
+            page.unlink()  # a module no longer listed, or a member that is gone
 
 
 _drop_stale_api_pages()
