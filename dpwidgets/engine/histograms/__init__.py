@@ -67,9 +67,6 @@ from .baselines import _identity, _uniform  # noqa: F401
 from .dawa import (  # noqa: F401
     _bucket_hierarchy_design,
     _bucket_hierarchy_search,
-    _dawa,
-    _dawa_measure,
-    _design_candidates,
     _named_workload_design,
     _tree_workload_error,
     dyadic_l1_partition,
@@ -77,50 +74,34 @@ from .dawa import (  # noqa: F401
 from .dawa_published import (  # noqa: F401
     MAX_PUBLISHED_DAWA_CELLS,
     PUBLISHED_DAWA_COST_SCALE,
-    _dawa_published,
     _log_laplace_tail,
-    _window_deviations,
     partition_singletons_log_ratio,
     published_l1_partition,
 )
 from .efpa import (  # noqa: F401
-    _EFPA_BOUNDS,
-    _EFPA_FALLBACKS,
-    _efpa,
     _efpa_scores,
-    _real_fourier_layout,
 )
 from .hb import _deinterleave, _hb, _interleave, hb_branching  # noqa: F401
 from .hilbert import (  # noqa: F401
     MAX_HILBERT_ORDER,
-    _check_cells,
-    _hilbert_order_cached,
     hilbert_d2xy,
     hilbert_order,
     hilbert_xy2d,
 )
 from .interface import (  # noqa: F401
-    _GUARANTEE,
-    _REGISTRY,
     NEIGHBOURS,
     PUBLISHERS,
     PublishedHistogram,
     Publisher,
     PublisherFunction,
-    _no_options,
-    _public_or_private_total,
-    _register,
-    _split,
     publish,
 )
 from .mwem import _mwem  # noqa: F401
 from .trees import _level_sums, _tree_least_squares  # noqa: F401
 from .workloads import (  # noqa: F401
-    _NAMED_WORKLOADS,
     MAX_MATRIX_ENTRIES,
     MAX_QUERIES,
     _check_workload,
-    _Workload,
     workload_matrix,
 )
 

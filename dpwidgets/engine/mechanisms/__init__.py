@@ -78,7 +78,7 @@ public or private, is importable from ``dpwidgets.engine.mechanisms`` itself):
 - :mod:`~dpwidgets.engine.mechanisms.coins` -- :func:`bernoulli_coins`.
 """
 
-# The private names are imported too: dpwidgets.engine.mechanisms was one module, and other
+# The private names that other modules, the tests or the benchmarks use are imported too: dpwidgets.engine.mechanisms was one module, and other
 # modules, the tests and the benchmarks import its helpers (_geometric_levels, _EM_WINDOW, ...)
 # from here.
 # ruff: noqa: F401
@@ -86,8 +86,6 @@ from __future__ import annotations
 
 from .checks import (
     MAX_DRAWS,
-    _check_generator,
-    _check_size,
 )
 from .coins import (
     bernoulli_coins,
@@ -96,28 +94,16 @@ from .comparisons import (
     ComparisonGrid,
 )
 from .context import (
-    _FLOATING_POINT_SAFE,
     floating_point_safe,
     is_floating_point_safe,
 )
 from .discrete import (
-    _DRAW_CHUNK,
-    _MAX_EXACT,
-    _MAX_STEPS,
-    _MIN_BERNOULLI,
-    _NUDGE,
     GRID_BITS,
     MAX_DISCRETE_SCALE,
     NOISE_SAMPLERS,
     NOISE_SLACK,
     _acceptance,
     _calibrated_scale,
-    _check_discrete_scale,
-    _check_grid,
-    _check_integer_counts,
-    _discrete_laplace_draws,
-    _discrete_laplace_pass,
-    _geometric,
     _geometric_levels,
     _period,
     count_laplace,
@@ -125,49 +111,30 @@ from .discrete import (
     grid_laplace,
 )
 from .noise import (
-    _grid_noise,
-    _grid_steps_scale,
-    _noise_grid,
     laplace,
     laplace_mechanism,
     laplace_reals,
 )
 from .selection import (
-    _EM_A_BITS,
-    _EM_BATCH,
-    _EM_ETA_MAX,
-    _EM_MANTISSA_BITS,
     _EM_WINDOW,
-    _LN2_UP,
     SELECTION_SLACK,
-    _base2_constants,
-    _base2_selection,
     _base2_weights,
-    _Base2Urn,
     _check_selection,
-    _halves,
-    _uniform_below,
     base2_exponential_mechanism,
     base2_selection_probabilities,
     exponential_mechanism,
 )
 from .smooth_median import (
-    _POW2_64,
-    _PRUNE_SLACK,
     MEDIAN_FLOOR_BITS,
     MEDIAN_GRID_BITS,
     MEDIAN_SLACK,
     SMOOTH_MEDIAN_VARIANTS,
     SmoothSensitivityMedian,
-    _cauchy,
     _cauchy_draws,
-    _check_bounds,
-    _check_median_values,
     _grid_medians_of_runs,
     _median_smooth_sensitivities,
     _median_smooth_sensitivity_sorted,
     _noisy_medians_of_runs,
-    _row_maxima,
     _safe_alpha,
     median_grid,
     median_smooth_sensitivity,

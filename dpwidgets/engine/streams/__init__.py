@@ -90,54 +90,23 @@ References
 from __future__ import annotations
 
 from .adaptive_smoother import (  # noqa: F401
-    _adaptive_chunk,
-    _AdaptiveState,
-    _ewma,
     _trailing_medians,
     adaptive_window_smoother,
 )
 from .baselines import (  # noqa: F401
     StreamRelease,
     WindowSums,
-    _dyadic_nodes,
-    _trailing_sums,
     backward_smoothing,
     binary_tree_window_sums,
     laplace_stream,
 )
 from .checks import (  # noqa: F401
-    _EXACT_INT64,
     DEV_MAX,
-    _budget_parts,
-    _check_defaults,
-    _check_share,
-    _check_smoother,
-    _check_stream,
-    _check_window,
-    _deviations,
-    _grid_theta,
-    _grouper_grid,
     _grouper_scales,
-    _noise_rows,
-    _resolve_options,
-    _split_pegasus_budget,
     deviation,
 )
 from .constants import (  # noqa: F401
     _CHUNK,
-    _CROSS_CELLS,
-    _GROUP_SUM_STEPS,
-    _LONG_CHUNK,
-    _MAX_CHUNK,
-    _POINTER_STEP,
-    _SCALAR_STEPS,
-    _SENSITIVITY,
-    _SHORT_FAIL_SHARE,
-    _SHORT_OFFSETS,
-    _SLICE_SHARE,
-    _SORTED_WINDOWS,
-    _SPARSE_WINDOWS,
-    _TREE_MIN_GROUP,
     _VECTOR_MIN,
     ADAPTIVE_SMOOTHER,
     DEFAULTS,
@@ -149,10 +118,6 @@ from .constants import (  # noqa: F401
 from .hierarchies import (  # noqa: F401
     Hierarchy,
     HierarchyResult,
-    _check_hierarchy,
-    _hierarchy_inputs,
-    _pegasus_core,
-    _pegasus_rows,
     hs_laplace,
     hs_pegasus,
     phs_pegasus,
@@ -161,7 +126,6 @@ from .hierarchies import (  # noqa: F401
 from .perturb_group_smooth import (  # noqa: F401
     PegasusResult,
     PegasusStream,
-    _Column,
     deviation_grouper,
     pegasus,
 )
@@ -172,9 +136,6 @@ from .quality import (  # noqa: F401
 from .queries import (  # noqa: F401
     EventRoc,
     _check_real,
-    _group_medians,
-    _low_signal_statistic,
-    _released_values,
     event_roc,
     jump_drop_events,
     jump_drop_statistic,
@@ -184,20 +145,9 @@ from .queries import (  # noqa: F401
 )
 from .scalar_core import (  # noqa: F401
     _GroupState,
-    _histogram,
     _run_core,
-    _sync_scalar,
 )
 from .vector_core import (  # noqa: F401
-    _chunk_tests,
-    _direct_tests,
-    _first_failures,
-    _group_means,
-    _group_sums,
-    _group_window_indexer,
-    _grouper_run,
-    _grow_group,
-    _histogram_tests,
     _running_median,
     _vector_core,
 )

@@ -47,7 +47,7 @@ ones ``epsilon`` is only the *nominal* budget — :meth:`SVTVariant.privacy_loss
 actually incurred (``math.inf`` when none is bounded).
 """
 
-# The private names are imported too: dpwidgets.engine.svt was one module, and other modules
+# The private names that other modules, the tests or the benchmarks use are imported too: dpwidgets.engine.svt was one module, and other modules
 # and the tests import its helpers (_first_hits, _check_params, ...) from here.
 # ruff: noqa: F401
 from .run import (
@@ -72,28 +72,13 @@ from .selection import (
     top_c,
 )
 from .variants import (
-    _NOT_DP,
     MAX_CUTOFF,
     VARIANTS,
     SVTNoise,
     SVTVariant,
-    _check_answers_and_threshold,
     _check_params,
-    _check_variant,
     _eps,
-    _inf,
-    _noise_chen2015,
-    _noise_dpbook,
-    _noise_generalized,
-    _noise_gptt,
-    _noise_lee_clifton,
-    _noise_of,
-    _noise_roth2011,
-    _noise_standard,
-    _noise_stoddard,
     _optimal_ratio,
-    _Params,
-    _Units,
     _variant,
     default_ratio,
 )

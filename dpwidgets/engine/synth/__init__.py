@@ -109,7 +109,7 @@ functions", EDBT 2014. Rousseeuw, Molenberghs 1993 (eigenvalue repair).
 McKenna, Miklau, Sheldon 2021 (MST); McKenna, Mullins, Sheldon, Miklau 2022 (AIM).
 """
 
-# The private names are imported too: dpwidgets.engine.synth was one module, and other modules
+# The private names that other modules, the tests or the benchmarks use are imported too: dpwidgets.engine.synth was one module, and other modules
 # and the tests import its helpers (_dp_kendall, _hybrid_attributes, ...) from here; so are the
 # library names the module held (the tests use synth.special and synth.laplace_reals).
 # ruff: noqa: F401
@@ -118,27 +118,21 @@ from scipy import special, stats
 from ..histograms import PUBLISHERS, publish
 from ..mechanisms import laplace_reals
 from .baselines import (
-    _PEER_INSTALL,
     MAX_CELLS,
     independent_synth,
     laplace_histogram_synth,
     peer_synth,
 )
 from .copula import (
-    _MLE_CONSTANT,
-    _MLE_MIN_BLOCK,
     HYBRID_MIN_SUPPORT,
     MAX_PARTITIONS,
     METHODS,
-    _check_min_support,
     _copula_release,
     _hybrid_attributes,
-    _mle_blocks,
     _supported_partition,
     dpcopula,
 )
 from .dependence import (
-    _SAMPLE_CONSTANT,
     CONCORDANCE_MAX_CELLS,
     KENDALL_MIN_ROWS,
     SAMPLE_RULES,
@@ -148,9 +142,7 @@ from .dependence import (
     _dp_kendall,
     _dp_mle,
     _midranks_by_block,
-    _pair_indices,
     _row_concordance,
-    _sample_concordance,
     _ties,
     kendall_sample_size,
     repair_correlation,
@@ -160,17 +152,9 @@ from .domains import (
     MAX_DOMAIN_SIZE,
     MAX_ROWS,
     DomainFromDataWarning,
-    _check_domain_fits_dtype,
-    _check_frame,
-    _check_n_rows,
     _check_publisher,
-    _domain_values,
-    _exact_parts,
     _guarantee,
-    _is_allowed_dtype,
     _prepare,
-    _Table,
-    _warn_from_data,
     resolve_domains,
 )
 from .evaluation import (
@@ -178,38 +162,26 @@ from .evaluation import (
     DependenceComparison,
     RangeCountError,
     RangeQueries,
-    _check_finite_frame,
-    _check_same_columns,
-    _kendall_matrix,
     dependence_comparison,
     marginal_comparison,
     random_range_queries,
     range_count_error,
 )
 from .margins import (
-    _GUIDE_MIN_VALUES,
     MARGIN_FITS,
     _cdf,
-    _check_fit,
     _cholesky,
     _count_at_most,
     _distribution,
-    _dp_margins,
     _inverse_cdf,
-    _inverse_cdf_of_normal,
     _project_nonnegative,
     _sample_copula,
-    _search,
 )
 from .result import NEIGHBOURS, SynthResult
 from .ties import (
-    _CALIBRATION_ROWS,
-    _CALIBRATION_SEED,
-    _CALIBRATION_STEPS,
     HEAVY_TIE_SHARE,
     TIE_NOISE_LIMIT,
     _calibrate_tied_pairs,
-    _repeat_chance,
     _tau_b_from_table,
     _tie_corrected_tau,
     _tie_correction_mask,
