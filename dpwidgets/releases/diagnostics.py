@@ -377,10 +377,7 @@ def _brp_validate(params: dict, shape: tuple) -> dict:
     # ρ = ε1/ε = ε2/ε (bins, merging), ε3 = (1 - 2ρ)ε for the averages (Chen 2018, §4.4.3, Fig. 4.15).
     out["rho"] = _fraction(p.pop("rho", 0.15), "rho", upper=0.5)
     s = _optional_int(p, "s", _diagnostics().MAX_LEVELS)
-    defaults = p.pop("defaults", "dpwidgets")
-    if defaults not in _diagnostics().BRP_DEFAULTS:
-        raise ValueError(
-            f"defaults must be one of {sorted(_diagnostics().BRP_DEFAULTS)}, got {defaults!r}")
+    defaults = p.pop("defaults", "dpwidgets")  # checked by binned_residual_levels
     # The depth and Alg. 14's threshold from the public row count (never the true one).
     out["n"] = _public_rows(p, shape, 4, "a binned residual plot")
     threshold = p.pop("threshold", None)
