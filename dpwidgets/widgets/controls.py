@@ -409,9 +409,8 @@ class EpsilonSlider(SliderText):
 
     def _dragged(self, value):
         """A dragged ε is the number its readout shows (two significant digits by default,
-        d3's ``".2"``): the log slider's positions are 10^(k/100), so without this a drag
-        left ε = 0.107151930524 in the box beside a readout of "0.11", and that was what ran
-        and was charged. A typed value is kept exactly."""
+        d3's ``".2"``), so the box, the run and the charge carry the value the user sees,
+        not the log slider's grid point 10^(k/100). A typed value is kept exactly."""
         digits = re.fullmatch(r"\.(\d+)", str(self.slider.readout_format or ""))
         if digits and isinstance(value, float) and math.isfinite(value) and value > 0:
             return float(f"{value:.{int(digits.group(1))}g}")
