@@ -33,8 +33,8 @@ from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
 from dpwidgets._progress import progress
 from dpwidgets.engine import dynamic as dyn
-from dpwidgets.engine._validation import check_counts
 from dpwidgets.engine.mechanisms import laplace
+from dpwidgets.engine.validation import check_counts
 from dpwidgets.releases.dynamic import dynamic_stand_in
 from dpwidgets.widgets.dynamic import DATASETS, DynamicHistogramWidget
 

@@ -185,7 +185,7 @@ def _meter_session(path: str):
     import numpy as np
 
     from dpwidgets.engine.budget import PrivacyLedger
-    from dpwidgets.widgets.meter import BudgetMeter
+    from dpwidgets.ui.meter import BudgetMeter
 
     try:
         from dpwidgets import Session

@@ -19,6 +19,7 @@ from benchmarks._timing import stats, timed
 from dpwidgets import Session
 from dpwidgets.datasets import zipf_item_scores
 from dpwidgets.engine.svt import sparse_vector
+from dpwidgets.families.svt import display as svt_display
 from dpwidgets.widgets import SVTExplorer, figures
 
 N_QUERIES = 10_000
@@ -52,13 +53,13 @@ def main(argv: list[str] | None = None) -> str:
     rows = []
 
     # 1. The core loop: engine + ColumnDataSource update, no widget machinery.
-    handle = figures.svt_figure()
+    handle = svt_display.svt_figure()
     rng = np.random.default_rng(1)
     thr = float(np.sort(scores)[-26:-24].mean())
 
     def core(i):
         r = sparse_vector(scores, thr, 0.1 + 0.01 * i, c=25, monotonic=True, rng=rng)
-        figures.update(handle, figures.svt_plot_data(
+        figures.update(handle, svt_display.svt_plot_data(
             n_queries=N_QUERIES, outcomes=r.outcomes, threshold=thr, answers=scores,
             noisy_threshold=r.noisy_threshold))
 

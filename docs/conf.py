@@ -138,6 +138,39 @@ def _add_lesson_note(app, docname: str, source: list[str]) -> None:
 
 
 # -- API reference (autosummary + numpydoc) ----------------------------------------------------
+def _family_modules() -> list[str]:
+    """Every module of every family folder (dpwidgets/families/<family>/), found as the
+    package finds its families: a new family's pages need no list edited here."""
+    import pkgutil
+
+    from dpwidgets import families
+
+    found = []
+    for family in families.names():
+        package = importlib.import_module(f"dpwidgets.families.{family}")
+        found.append(package.__name__)
+        found += sorted(f"{package.__name__}.{m.name}" for m in pkgutil.iter_modules(
+            package.__path__) if not m.name.startswith("_"))
+    return found
+
+
+def _write_family_api_page(modules: list[str]) -> None:
+    """docs/api/families.rst: the page of the family modules (in api.md's toctree), written
+    from what the package finds, so that a new family's folder needs no docs edit."""
+    title = "The families"
+    lines = [title, "=" * len(title), "",
+             "Every module of every family folder, found in the package "
+             "(:func:`dpwidgets.families.names`).", "",
+             ".. autosummary::", "   :toctree: generated", ""]
+    lines += [f"   {m}" for m in modules]
+    lines += [""]
+    page = Path(__file__).resolve().parent / "api" / "families.rst"
+    text = "\n".join(lines)
+    if not page.is_file() or page.read_text(encoding="utf-8") != text:
+        page.parent.mkdir(exist_ok=True)
+        page.write_text(text, encoding="utf-8")
+
+
 API_MODULES = [
     "dpwidgets.session",
     "dpwidgets.mechanism",
@@ -155,7 +188,7 @@ API_MODULES = [
         "store")),
     *(f"dpwidgets.engine.{m}" for m in (
         "mechanisms", "svt", "diagnostics", "streams", "dynamic", "synth",
-        "personalized", "histograms", "evaluation", "audit", "attacks", "errors")),
+        "personalized", "histograms", "evaluation", "audit", "attacks", "errors", "validation")),
     *(f"dpwidgets.engine.mechanisms.{m}" for m in (
         "noise", "context", "checks", "discrete", "selection", "comparisons", "smooth_median",
         "coins")),
@@ -171,7 +204,13 @@ API_MODULES = [
         "constants", "checks", "scalar_core", "vector_core", "adaptive_smoother",
         "perturb_group_smooth", "queries", "quality", "baselines", "hierarchies")),
     *(f"dpwidgets.releases.{m}" for m in (
-        "svt", "diagnostics", "streams", "dynamic", "synth", "personalized")),
+        "diagnostics", "streams", "dynamic", "synth", "personalized")),
+    "dpwidgets.params",
+    "dpwidgets.families",
+    *(_FAMILY_MODULES := _family_modules()),
+    "dpwidgets.ui",
+    *(f"dpwidgets.ui.{m}" for m in (
+        "base", "controls", "figures", "bokeh_widget", "accuracy", "meter", "static")),
     "dpwidgets.widgets",
 ]
 
@@ -180,6 +219,9 @@ API_MODULES = [
 #: where they were documented (and linked, e.g. from docs/families/) before the split; the
 #: pages of their submodules link there.
 API_HOME_PACKAGES = {"dpwidgets.engine.svt"}
+
+
+_write_family_api_page(_FAMILY_MODULES)
 
 
 def _home(obj, name: str) -> str | None:
@@ -362,7 +404,7 @@ def _mend_docstring(app, what, name, obj, options, lines: list[str]) -> None:
 
 # -- Warnings that cannot be fixed here --------------------------------------------------------
 suppress_warnings = [
-    # The BokehJS loader that dpwidgets.widgets._bokeh displays once per kernel is a bundle of
+    # The BokehJS loader that dpwidgets.ui.bokeh_widget displays once per kernel is a bundle of
     # application/javascript (rendered: it loads BokehJS into the static page, so that the
     # embedded Bokeh widgets can draw) and Bokeh's own application/vnd.bokehjs_load.v0+json,
     # which myst-nb has no renderer for and warns about while rendering the bundle, before it

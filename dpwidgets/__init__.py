@@ -15,7 +15,7 @@ __all__ = ["Session", "__version__"]
 # The door hands out the budget meter and a curator's session but imports neither (they import
 # it); they are loaded here, on first use, so importing the door loads no UI or HTTP code.
 def _budget_meter(session: Session):
-    from .widgets.meter import BudgetMeter
+    from .ui.meter import BudgetMeter
 
     return BudgetMeter(session)
 

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from .engine._results import eps_text
-from .engine._validation import check_finite_array, check_positive_int
 from .engine.errors import ParameterError, PrivacyPolicyError
+from .engine.validation import check_finite_array, check_positive_int
 from .mechanism import MECHANISMS, Mechanism
 from .persistence import default_ledger_path
 

@@ -27,8 +27,9 @@ the same way, and states it in its guarantee.
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -48,6 +49,7 @@ __all__ = [
     "integer_at_least",
     "is_builtin",
     "register_mechanism",
+    "registering_builtins",
 ]
 
 
@@ -234,6 +236,10 @@ class Mechanism:
     spent : callable, optional
         ``spent(result, p) -> float``: what the result says it spent; the door checks that it
         equals what was charged.
+    params : type, optional
+        The mechanism's frozen :class:`~dpwidgets.params.Params` class, when it has one: the
+        single source of its parameters (``validate`` is then its ``validate``), from which a
+        widget builds its controls.
     pushdown : bool
         ``run`` also accepts a :class:`dpwidgets.tables.RowsQuery` (a table's rows view that
         still lives in its query engine) in place of the array, and asks the engine for the
@@ -254,6 +260,7 @@ class Mechanism:
     guarantee: Callable[[dict], str] | None = None
     spent: Callable[[Any, dict], float] | None = None
     pushdown: bool = False
+    params: type | None = None
 
 
 @dataclass(frozen=True)
@@ -343,6 +350,17 @@ def register_mechanism(mechanism: Mechanism) -> None:
     MECHANISMS[mechanism.name] = mechanism
     if _REGISTERING_BUILTINS[0]:
         _BUILTIN[mechanism.name] = mechanism
+
+
+@contextlib.contextmanager
+def registering_builtins() -> Iterator[None]:
+    """Within this block, :func:`register_mechanism` registers dpwidgets' own (built-in)
+    mechanisms: the loaders of :mod:`dpwidgets.families` and :mod:`dpwidgets.releases` use it."""
+    _REGISTERING_BUILTINS[0] = True
+    try:
+        yield
+    finally:
+        _REGISTERING_BUILTINS[0] = False
 
 
 def is_builtin(name: str) -> bool:

@@ -59,7 +59,6 @@ import numpy as np
 from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
 from .catalog import _FAILED, UNITS, Entry, fingerprint, table_stand_in
-from .engine._validation import EPSILON_MAX, check_epsilon, check_rng
 from .engine.errors import (
     DPWidgetsError,
     ParameterError,
@@ -67,6 +66,7 @@ from .engine.errors import (
     ReleaseFailed,
     ReleaseRefused,
 )
+from .engine.validation import EPSILON_MAX, check_epsilon, check_rng
 from .mechanism import (
     MECHANISMS,
     Fact,

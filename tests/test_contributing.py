@@ -11,13 +11,13 @@ from bokeh.models import ColumnDataSource
 from bokeh.plotting import figure
 
 from dpwidgets import Session
-from dpwidgets.engine._validation import check_epsilon, check_finite_array
 from dpwidgets.engine.errors import ParameterError
 from dpwidgets.engine.mechanisms import laplace
+from dpwidgets.engine.validation import check_epsilon, check_finite_array
 from dpwidgets.mechanism import MECHANISMS, Mechanism, register_mechanism
-from dpwidgets.widgets._base import ReleaseWidget
-from dpwidgets.widgets._bokeh import bokeh_widget
-from dpwidgets.widgets.controls import EpsilonSlider
+from dpwidgets.ui.base import ReleaseWidget
+from dpwidgets.ui.bokeh_widget import bokeh_widget
+from dpwidgets.ui.controls import EpsilonSlider
 
 
 # 1. The engine function ------------------------------------------------------------------------

@@ -140,7 +140,7 @@ def test_a_family_page_shows_its_benchmark_and_links_the_api(site):
         encoding="utf-8").splitlines()[0].lstrip("# ").strip()
     assert " ".join(title.split()) in text
     raw = page.read_text(encoding="utf-8")
-    assert "api/generated/dpwidgets.releases.svt.html" in raw
+    assert "api/generated/dpwidgets.families.svt.spec.html" in raw
     assert "api/generated/dpwidgets.engine.svt.html#dpwidgets.engine.svt.sparse_vector" in raw
 
 

@@ -50,7 +50,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine._validation import check_epsilon
+from ..engine.validation import check_epsilon
 from ..mechanism import MECHANISMS, is_builtin
 from ..tables import Table, View, generated_stand_in, view_entries
 

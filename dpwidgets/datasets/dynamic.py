@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..engine._validation import check_positive_int, check_rng
+from ..engine.validation import check_positive_int, check_rng
 
 __all__ = [
     "CENSUS_ATTRIBUTES",

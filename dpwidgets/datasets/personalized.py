@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ..engine._validation import check_positive_int, check_rng
+from ..engine.validation import check_positive_int, check_rng
 from .synth import fair_affairs
 
 __all__ = [

@@ -28,7 +28,7 @@ import numpy as np
 from scipy import special, stats
 
 from ..engine._results import eps_text
-from ..engine._validation import check_epsilon, check_finite_array, check_positive_int, check_rng
+from ..engine.validation import check_epsilon, check_finite_array, check_positive_int, check_rng
 
 __all__ = [
     "RegressionData", "FittedModel", "RESIDUAL_SCENARIOS", "residual_scenario",

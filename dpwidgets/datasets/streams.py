@@ -28,7 +28,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..engine._validation import check_positive_int, check_rng
+from ..engine.validation import check_positive_int, check_rng
 
 __all__ = [
     "StreamShape", "STREAM_SHAPES", "DAY", "WEEK", "wifi_stream", "multi_state_streams",

@@ -41,7 +41,7 @@ import numpy as np
 import pandas as pd
 from scipy import special
 
-from ..engine._validation import check_positive_int, check_rng
+from ..engine.validation import check_positive_int, check_rng
 
 __all__ = [
     "CodedTable",

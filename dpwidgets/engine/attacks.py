@@ -26,16 +26,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._validation import (
-    check_bool,
-    check_counts,
-    check_epsilon,
-    check_finite_array,
-    check_positive_int,
-    check_probability,
-    check_real,
-    check_rng,
-)
 from .audit import (
     COUNTEREXAMPLES,
     AuditResult,
@@ -46,6 +36,16 @@ from .audit import (
 )
 from .mechanisms import laplace
 from .svt import MAX_CUTOFF
+from .validation import (
+    check_bool,
+    check_counts,
+    check_epsilon,
+    check_finite_array,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_rng,
+)
 
 __all__ = [
     "MAX_QUERIES",

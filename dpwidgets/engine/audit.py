@@ -40,14 +40,14 @@ import numpy as np
 from scipy import stats
 
 from .._progress import Progress
-from ._validation import (
+from .mechanisms import MAX_DRAWS
+from .svt import VARIANTS, SVTTrials, sparse_vector_trials
+from .validation import (
     check_epsilon,
     check_positive_int,
     check_probability,
     check_rng,
 )
-from .mechanisms import MAX_DRAWS
-from .svt import VARIANTS, SVTTrials, sparse_vector_trials
 
 __all__ = [
     "AuditResult",

@@ -62,17 +62,6 @@ from types import MappingProxyType
 import numpy as np
 
 from ._results import eps_text
-from ._validation import (
-    check_epsilon,
-    check_finite_array,
-    check_nonnegative,
-    check_positive,
-    check_positive_int,
-    check_probability,
-    check_real,
-    check_rng,
-    split_budget,
-)
 from .histograms import _check_workload
 from .mechanisms import (
     MEDIAN_FLOOR_BITS,
@@ -86,6 +75,17 @@ from .mechanisms import (
     median_grid,
 )
 from .svt import sparse_vector
+from .validation import (
+    check_epsilon,
+    check_finite_array,
+    check_nonnegative,
+    check_positive,
+    check_positive_int,
+    check_probability,
+    check_real,
+    check_rng,
+    split_budget,
+)
 
 __all__ = [
     "Records",

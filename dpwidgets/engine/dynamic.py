@@ -126,14 +126,14 @@ import numpy as np
 from ._results import eps_text
 from ._results import frozen as _frozen
 from ._results import readonly as _readonly
-from ._validation import (
+from .mechanisms import is_floating_point_safe, laplace, laplace_reals
+from .validation import (
     check_counts,
     check_epsilon,
     check_finite_array,
     check_positive_int,
     check_rng,
 )
-from .mechanisms import is_floating_point_safe, laplace, laplace_reals
 
 __all__ = [
     "NEIGHBOURS",
@@ -1730,7 +1730,7 @@ def range_query_error(
 
 
 def _check_float_series(values, name: str) -> np.ndarray:
-    from ._validation import check_finite_array
+    from .validation import check_finite_array
 
     return check_finite_array(values, name, ndim=2)
 

@@ -75,7 +75,9 @@ from typing import Any
 import numpy as np
 
 from ._results import readonly as _readonly
-from ._validation import (
+from .histograms import publish
+from .mechanisms import bernoulli_coins, laplace
+from .validation import (
     EPSILON_MAX,
     EPSILON_MIN,
     check_epsilon,
@@ -86,11 +88,9 @@ from ._validation import (
     check_probability,
     check_rng,
 )
-from .histograms import publish
-from .mechanisms import bernoulli_coins, laplace
 
 #: The smallest budget a record, or a release, may have: twice the engine's
-#: :data:`~._validation.EPSILON_MIN`, because a histogram release runs at half its budget
+#: :data:`~.validation.EPSILON_MIN`, because a histogram release runs at half its budget
 #: (replace-one). Left-over budgets below it are not spent in later rounds.
 MIN_BUDGET = 2 * EPSILON_MIN
 #: The most rounds of T-round repartitioning (``rounds``).

@@ -48,8 +48,8 @@ import numpy as np
 from scipy import optimize
 
 from ._results import eps_text
-from ._validation import check_epsilon, check_finite_array, check_positive, check_rng
 from .mechanisms import laplace_reals
+from .validation import check_epsilon, check_finite_array, check_positive, check_rng
 
 __all__ = [
     "ArrayMoments",

@@ -64,8 +64,8 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from fractions import Fraction
 
-from ..engine._validation import check_epsilon
 from ..engine.errors import BudgetExceededError
+from ..engine.validation import check_epsilon
 from .claims import Claims
 from .datasets import Datasets, normalise_name
 from .paths import is_postgres_url

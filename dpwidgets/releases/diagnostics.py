@@ -35,7 +35,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .._moved import moved
-from ..engine._validation import (
+from ..engine.validation import (
     check_epsilon,
     check_finite_array,
     check_positive,
@@ -174,7 +174,7 @@ def _publisher(name, ndim: int) -> str:
 
 
 def _fraction(value, name: str, upper: float = 1.0) -> float:
-    from ..engine._validation import check_probability
+    from ..engine.validation import check_probability
 
     value = check_probability(value, name)
     if value >= upper:

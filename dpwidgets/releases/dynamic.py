@@ -73,7 +73,7 @@ from numbers import Real
 
 import numpy as np
 
-from ..engine._validation import check_epsilon, check_positive_int
+from ..engine.validation import check_epsilon, check_positive_int
 from ..mechanism import Fact, Mechanism, integer_at_least, register_mechanism
 from ..persistence.store import plain as _plain
 from ._common import publisher_is_private

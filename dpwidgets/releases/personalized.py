@@ -103,7 +103,7 @@ from numbers import Integral
 import numpy as np
 
 from ..engine import personalized as pdp
-from ..engine._validation import check_epsilon, check_finite_array, check_positive_int
+from ..engine.validation import check_epsilon, check_finite_array, check_positive_int
 from ..mechanism import Mechanism, register_mechanism
 
 __all__ = [

@@ -73,7 +73,7 @@ from types import MappingProxyType
 import numpy as np
 
 from ..engine import streams as st
-from ..engine._validation import check_epsilon, check_positive_int
+from ..engine.validation import check_epsilon, check_positive_int
 from ..mechanism import Mechanism, register_mechanism
 
 __all__ = [

@@ -72,7 +72,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ..engine._validation import check_epsilon, check_positive, check_positive_int
+from ..engine.validation import check_epsilon, check_positive, check_positive_int
 from ..mechanism import Mechanism, register_mechanism
 from ..persistence.store import plain as _plain
 from ._common import publisher_is_private

@@ -35,12 +35,12 @@ import numpy as np
 from ..engine import diagnostics as dx
 from ..engine.histograms import PUBLISHERS
 from ..session import Release, Session, model_predictions
+from ..ui.base import PublicSource, ReleaseWidget, budget_parts, fmt, fold, one_of
+from ..ui.base import g3 as _fmt
+from ..ui.base import round_decimals as _round_floats
+from ..ui.bokeh_widget import bokeh_widget, ensure_bokehjs
+from ..ui.controls import EpsilonSlider, FloatSlider, IntSlider
 from . import figures
-from ._base import PublicSource, ReleaseWidget, budget_parts, fmt, fold, one_of
-from ._base import g3 as _fmt
-from ._base import round_decimals as _round_floats
-from ._bokeh import bokeh_widget, ensure_bokehjs
-from .controls import EpsilonSlider, FloatSlider, IntSlider
 
 __all__ = [
     "BinnedResidualWidget",

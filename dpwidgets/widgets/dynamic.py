@@ -36,11 +36,11 @@ import numpy as np
 
 from ..releases.dynamic import W_EVENT, dynamic_stand_in, expand_releases, user_level_factor
 from ..session import Release, Session
+from ..ui.base import ReleaseWidget, budget_parts, fold, one_of
+from ..ui.base import g3 as _fmt
+from ..ui.bokeh_widget import bokeh_widget, ensure_bokehjs
+from ..ui.controls import EpsilonSlider, FloatSlider, IntSlider, slider
 from . import figures
-from ._base import ReleaseWidget, budget_parts, fold, one_of
-from ._base import g3 as _fmt
-from ._bokeh import bokeh_widget, ensure_bokehjs
-from .controls import EpsilonSlider, FloatSlider, IntSlider, slider
 
 __all__ = ["DATASETS", "METHODS", "DynamicHistogramWidget", "SeriesSource"]
 

@@ -52,11 +52,11 @@ from ..releases.personalized import (
     release_plan,
 )
 from ..session import Release, Session
+from ..ui.base import CAUGHT, PublicSource, ReleaseWidget, fold, one_of
+from ..ui.base import g3 as _fmt
+from ..ui.bokeh_widget import bokeh_widget, ensure_bokehjs
+from ..ui.controls import EpsilonSlider, FloatRangeSlider, FloatSlider, IntSlider, slider
 from . import figures
-from ._base import CAUGHT, PublicSource, ReleaseWidget, fold, one_of
-from ._base import g3 as _fmt
-from ._bokeh import bokeh_widget, ensure_bokehjs
-from .controls import EpsilonSlider, FloatRangeSlider, FloatSlider, IntSlider, slider
 
 __all__ = ["COMPARED", "DATASETS", "METHODS", "PRIVACY", "PersonalizedWidget", "ValueSource"]
 

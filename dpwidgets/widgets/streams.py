@@ -43,11 +43,11 @@ from ..engine import streams as st
 from ..engine.evaluation import detect_events, detection_rates
 from ..releases import streams as rs
 from ..session import Release, Session
+from ..ui.base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
+from ..ui.base import fmt as _fmt
+from ..ui.bokeh_widget import bokeh_widget, ensure_bokehjs
+from ..ui.controls import EpsilonSlider, FloatSlider, IntSlider, epsilon_guardrail
 from . import figures
-from ._base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
-from ._base import fmt as _fmt
-from ._bokeh import bokeh_widget, ensure_bokehjs
-from .controls import EpsilonSlider, FloatSlider, IntSlider, epsilon_guardrail
 
 __all__ = ["COMPARE_MAX_CELLS", "HierarchyWidget", "StreamSource", "STREAMS", "StreamWidget"]
 

@@ -50,11 +50,11 @@ from ..engine.evaluation import encode, kendall_matrix, range_counts, shares, ta
 from ..engine.histograms import PUBLISHERS
 from ..releases import synth as rsynth
 from ..session import Release, Session
+from ..ui.base import CAUGHT, PublicSource, ReleaseWidget, budget_parts, fold, one_of
+from ..ui.base import g3 as _fmt
+from ..ui.bokeh_widget import bokeh_widget, ensure_bokehjs
+from ..ui.controls import EpsilonSlider
 from . import figures
-from ._base import CAUGHT, PublicSource, ReleaseWidget, budget_parts, fold, one_of
-from ._base import g3 as _fmt
-from ._bokeh import bokeh_widget, ensure_bokehjs
-from .controls import EpsilonSlider
 from .diagnostics import _publisher_options
 
 __all__ = ["DATASETS", "SyntheticDataWidget", "TableSource"]

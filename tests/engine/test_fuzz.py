@@ -41,7 +41,7 @@ from dpwidgets.engine import (
     svt,
     synth,
 )
-from dpwidgets.engine._validation import EPSILON_MAX, EPSILON_MIN, check_epsilon
+from dpwidgets.engine.validation import EPSILON_MAX, EPSILON_MIN, check_epsilon
 
 MODULES = (mechanisms, svt, attacks, audit, histograms, diagnostics, streams, dynamic, synth,
            personalized, regression)

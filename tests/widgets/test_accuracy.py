@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from dpwidgets.widgets.accuracy import accuracy_preview, spread
+from dpwidgets.ui.accuracy import accuracy_preview, spread
 
 TRUTH = np.linspace(0.0, 100.0, 50)
 
@@ -155,7 +155,7 @@ def _wild(table: np.ndarray, columns=slice(None)) -> np.ndarray:
 @pytest.mark.usefixtures("close_new_widgets")
 def test_svt_whiskers_on_the_top_c_bars(tmp_path):
     from dpwidgets import Session
-    from dpwidgets.widgets.svt_explorer import SVTExplorer, default_threshold
+    from dpwidgets.families.svt.widget import SVTExplorer, default_threshold
 
     from .conftest import leaked, secret_scores, zipf_scores
 
@@ -417,9 +417,9 @@ def test_personalized_histogram_band_and_the_records_limit(tmp_path):
 @pytest.mark.usefixtures("close_new_widgets")
 def test_no_panel_in_teaching_mode_for_the_other_widgets():
     from dpwidgets import Session
+    from dpwidgets.families.svt.widget import SVTExplorer
     from dpwidgets.widgets import BinnedResidualWidget, ResidualPlotWidget, RocWidget
     from dpwidgets.widgets.personalized import PersonalizedWidget
-    from dpwidgets.widgets.svt_explorer import SVTExplorer
 
     from .conftest import zipf_scores
 

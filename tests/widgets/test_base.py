@@ -12,8 +12,8 @@ import pytest
 import dpwidgets.widgets as widgets
 from dpwidgets import Session
 from dpwidgets.releases.dynamic import dynamic_stand_in
+from dpwidgets.ui.base import ReleaseWidget
 from dpwidgets.widgets import DynamicHistogramWidget, SVTExplorer
-from dpwidgets.widgets._base import ReleaseWidget
 
 from .conftest import leaked, secret_scores, zipf_scores
 
@@ -32,7 +32,7 @@ def _close_new_widgets():
 
 def test_every_widget_derives_from_the_one_base():
     classes = [obj for _, obj in inspect.getmembers(widgets, inspect.isclass)
-               if obj.__module__.startswith("dpwidgets.widgets") and obj.__name__ != "BudgetMeter"]
+               if obj.__module__.startswith(("dpwidgets.widgets", "dpwidgets.families")) and obj.__name__ != "BudgetMeter"]
     assert len(classes) == 10
     for cls in classes:
         assert issubclass(cls, ReleaseWidget), cls

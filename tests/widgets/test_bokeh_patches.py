@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dpwidgets import Session
+from dpwidgets.ui.bokeh_widget import BatchedBokehModel, bokeh_widget, one_patch
+from dpwidgets.ui.figures import FigureHandle, update
 from dpwidgets.widgets import StreamWidget, SVTExplorer
-from dpwidgets.widgets._bokeh import BatchedBokehModel, bokeh_widget, one_patch
-from dpwidgets.widgets.figures._common import FigureHandle, update
 
 # The leak checks of later tests serialize every live widget: close the ones made here.
 pytestmark = pytest.mark.usefixtures("close_new_widgets")
@@ -110,7 +110,7 @@ def test_in_a_kernel_the_document_is_serialised_once_when_it_is_needed(monkeypat
     from bokeh.plotting import figure
     from jupyter_bokeh import BokehModel
 
-    from dpwidgets.widgets import _bokeh
+    from dpwidgets.ui import bokeh_widget as _bokeh
 
     monkeypatch.setattr(_bokeh, "_in_kernel", lambda: True)
     monkeypatch.setattr(_bokeh, "_HOOKED", True)  # nothing to register the cell's end with
@@ -140,7 +140,7 @@ def test_a_widget_displayed_directly_carries_its_drawn_document(monkeypatch):
     import ipywidgets
     from bokeh.plotting import figure
 
-    from dpwidgets.widgets import _bokeh
+    from dpwidgets.ui import bokeh_widget as _bokeh
 
     monkeypatch.setattr(_bokeh, "_in_kernel", lambda: True)
     monkeypatch.setattr(_bokeh, "_HOOKED", True)
@@ -195,7 +195,7 @@ def test_a_cell_sends_its_changes_once_when_it_ends(frames, monkeypatch):
     from bokeh.models import ColumnDataSource
     from bokeh.plotting import figure
 
-    from dpwidgets.widgets import _bokeh
+    from dpwidgets.ui import bokeh_widget as _bokeh
 
     p = figure()
     source = ColumnDataSource({"x": [], "y": []})
@@ -220,7 +220,7 @@ def test_a_cell_sends_its_changes_once_when_it_ends(frames, monkeypatch):
 def test_a_widget_made_in_the_cell_gets_its_document_not_a_patch(frames, monkeypatch):
     from bokeh.plotting import figure
 
-    from dpwidgets.widgets import _bokeh
+    from dpwidgets.ui import bokeh_widget as _bokeh
 
     monkeypatch.setattr(_bokeh, "_in_kernel", lambda: True)
     monkeypatch.setattr(_bokeh, "_HOOKED", True)

@@ -12,7 +12,7 @@ import pytest
 
 import dpwidgets.widgets as widgets
 from dpwidgets import Session
-from dpwidgets.widgets._base import ReleaseWidget
+from dpwidgets.ui.base import ReleaseWidget
 
 pytestmark = pytest.mark.usefixtures("close_new_widgets")
 

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from dpwidgets.widgets.controls import (
+from dpwidgets.ui.controls import (
     Debouncer,
     EpsilonSlider,
     FloatRangeSlider,
@@ -101,7 +101,7 @@ def test_debouncer_runs_at_once_without_a_loop_and_coalesces_inside_one():
 
 
 def test_sliders_ignore_the_browser_snapping_their_value_to_the_step():
-    from dpwidgets.widgets.controls import FloatSlider
+    from dpwidgets.ui.controls import FloatSlider
 
     eps = EpsilonSlider(0.5)
     # The browser shows 10^round(log10(0.5), 2) = 10^-0.30 and sends it back: not a move.
@@ -141,7 +141,7 @@ def _snap_log(value: float, slider) -> float:
 def test_slider_echoes_reach_no_observer_but_user_moves_do():
     # Python sets a value; the browser snaps it to the step and sends it back (set_state).
     # The value Python set is kept and no observer hears the echo; a real move is heard once.
-    from dpwidgets.widgets.controls import FloatSlider
+    from dpwidgets.ui.controls import FloatSlider
 
     eps = EpsilonSlider(0.5)
     heard = []

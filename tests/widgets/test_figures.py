@@ -6,12 +6,13 @@ import numpy as np
 import pytest
 from bokeh.models import ColumnDataSource
 
+from dpwidgets.families.svt import display as svt_display
 from dpwidgets.widgets import figures
 
 
 def test_svt_plot_data_teaching():
     answers = np.array([1.0, 5.0, 2.0, 9.0, 3.0, 8.0])
-    data = figures.svt_plot_data(
+    data = svt_display.svt_plot_data(
         n_queries=6,
         outcomes=np.array([False, True, False, True]),
         threshold=4.0,
@@ -28,7 +29,7 @@ def test_svt_plot_data_teaching():
 
 
 def test_svt_plot_data_release_has_no_answers():
-    data = figures.svt_plot_data(
+    data = svt_display.svt_plot_data(
         n_queries=5, outcomes=np.array([True, False, True]), threshold=7.5
     )
     assert data["answers"]["y"].size == 0 and data["true_top"]["x"].size == 0
@@ -38,7 +39,7 @@ def test_svt_plot_data_release_has_no_answers():
 
 def test_split_curve_minimum_is_the_marked_optimum():
     for c, mono in ((1, False), (10, False), (25, True)):
-        data = figures.split_plot_data(c, mono, share=0.5)
+        data = svt_display.split_plot_data(c, mono, share=0.5)
         curve = data["curve"]
         best = curve["x"][np.argmin(curve["y"])]
         assert data["optimum"]["x"][0] == pytest.approx(best, abs=0.01)
@@ -46,14 +47,14 @@ def test_split_curve_minimum_is_the_marked_optimum():
 
 
 def test_builders_return_named_sources_and_update_assigns():
-    for build in (figures.svt_figure, figures.split_figure, figures.topc_figure,
-                  figures.attack_figure):
+    for build in (svt_display.svt_figure, svt_display.split_figure, svt_display.topc_figure,
+                  svt_display.attack_figure):
         handle = build()
         assert handle.sources and all(
             isinstance(s, ColumnDataSource) for s in handle.sources.values()
         )
-    handle = figures.topc_figure()
-    figures.update(handle, figures.topc_plot_data({"EM": (0.1, 0.05), "SVT-ReTr": (0.3, 0.2)}))
+    handle = svt_display.topc_figure()
+    figures.update(handle, svt_display.topc_plot_data({"EM": (0.1, 0.05), "SVT-ReTr": (0.3, 0.2)}))
     assert handle.sources["rates"].data["method"] == ["SVT-ReTr", "EM"]
     assert handle.sources["rates"].data["fnr"] == [0.3, 0.1]
 
@@ -63,7 +64,7 @@ def test_bokeh_widget_resends_the_document_to_every_new_view():
     # (here a title) is in the render bundle the next displayed view gets.
     from bokeh.plotting import figure
 
-    from dpwidgets.widgets._bokeh import bokeh_widget
+    from dpwidgets.ui.bokeh_widget import bokeh_widget
 
     p = figure(title="before")
     model = bokeh_widget(p)

@@ -19,6 +19,10 @@ from bokeh.core.property.vectorization import Value
 from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
 
 from dpwidgets import Session
+from dpwidgets.families.svt import display as svt_display
+from dpwidgets.ui import base as base
+from dpwidgets.ui.base import fmt, visible_text
+from dpwidgets.ui.figures import GROW, fit_to_page
 from dpwidgets.widgets import (
     DynamicHistogramWidget,
     PersonalizedWidget,
@@ -29,10 +33,7 @@ from dpwidgets.widgets import (
     SyntheticDataWidget,
     figures,
 )
-from dpwidgets.widgets import _base as base
-from dpwidgets.widgets._base import fmt, visible_text
 from dpwidgets.widgets.diagnostics import analyst_defaults
-from dpwidgets.widgets.figures._common import GROW, fit_to_page
 
 from .conftest import secret_scores, zipf_scores
 from .test_diagnostics_widgets import secret_logistic, secret_regression
@@ -48,10 +49,10 @@ ONE_LINE = 160
 
 # -- figures -----------------------------------------------------------------------------------
 BUILDERS = {
-    "svt": figures.svt_figure,
-    "split": figures.split_figure,
-    "topc": figures.topc_figure,
-    "attack": figures.attack_figure,
+    "svt": svt_display.svt_figure,
+    "split": svt_display.split_figure,
+    "topc": svt_display.topc_figure,
+    "attack": svt_display.attack_figure,
     "residual": figures.diagnostics.residual_figure,
     "roc": figures.diagnostics.roc_figure,
     "binned": figures.diagnostics.binned_residual_figure,

@@ -9,9 +9,9 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine.budget import BudgetExceededError
+from dpwidgets.ui.meter import odds_sentence
+from dpwidgets.ui.static import static_path
 from dpwidgets.widgets import BudgetMeter
-from dpwidgets.widgets._static import static_path
-from dpwidgets.widgets.meter import odds_sentence
 
 SVT = dict(variant="standard", c=2, threshold=10.0)
 

@@ -13,9 +13,9 @@ import pandas as pd
 import pytest
 
 from dpwidgets import Session
+from dpwidgets.ui.base import fmt, visible_text
+from dpwidgets.ui.controls import FloatSlider, SliderText
 from dpwidgets.widgets import StreamWidget, SVTExplorer
-from dpwidgets.widgets._base import fmt, visible_text
-from dpwidgets.widgets.controls import FloatSlider, SliderText
 
 pytestmark = pytest.mark.usefixtures("close_new_widgets")
 

@@ -11,8 +11,8 @@ import pytest
 from dpwidgets import Session
 from dpwidgets._progress import report, reporting
 from dpwidgets.datasets import multi_state_streams
+from dpwidgets.ui.base import ReleaseProgress
 from dpwidgets.widgets import HierarchyWidget
-from dpwidgets.widgets._base import ReleaseProgress
 
 pytestmark = pytest.mark.usefixtures("close_new_widgets")
 

@@ -12,9 +12,10 @@ import pytest
 from dpwidgets import Session
 from dpwidgets.engine.audit import audit_svt
 from dpwidgets.engine.svt import VARIANTS
-from dpwidgets.widgets import SVTExplorer, svt_explorer
-from dpwidgets.widgets._base import fmt
-from dpwidgets.widgets.svt_explorer import audit_future, default_threshold
+from dpwidgets.families.svt import widget as svt_explorer
+from dpwidgets.families.svt.widget import audit_future, default_threshold
+from dpwidgets.ui.base import fmt
+from dpwidgets.widgets import SVTExplorer
 
 from .conftest import leaked, secret_scores, zipf_scores
 
@@ -398,7 +399,7 @@ def test_analyst_preview_labels_and_leaks_nothing_new(tmp_path):
 @pytest.mark.parametrize("c", [1, 5, 40])
 def test_the_threshold_readout_box_and_note_show_one_value(mode, c, tmp_path):
     """Seen: the slider's readout said 605 while the box and the suggestion said 604."""
-    from dpwidgets.widgets.svt_explorer import _step_format
+    from dpwidgets.families.svt.widget import _step_format
 
     counts = zipf_scores(2000)  # public in this test; c = 40 gave 604 in a box, 605 beside it
     session = Session(mode=mode, **({"ledger": tmp_path / "l.sqlite"} if mode == "analyst" else {}))

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_nonnegative
 from ..mechanisms import laplace
+from ..validation import check_nonnegative
 from .interface import _register, _split
 
 __all__ = []

@@ -13,8 +13,8 @@ import math
 
 import numpy as np
 
-from .._validation import check_counts, check_epsilon, check_positive
 from ..mechanisms import is_floating_point_safe, laplace
+from ..validation import check_counts, check_epsilon, check_positive
 from .dawa import _dawa_measure
 from .interface import _register, _split
 

@@ -13,7 +13,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._validation import check_positive_int
+from ..validation import check_positive_int
 from .workloads import MAX_MATRIX_ENTRIES
 
 __all__ = ["MAX_HILBERT_ORDER", "hilbert_d2xy", "hilbert_order", "hilbert_xy2d"]

@@ -20,8 +20,8 @@ from typing import Any
 import numpy as np
 
 from .._results import readonly as _readonly
-from .._validation import check_counts, check_epsilon, check_nonnegative, check_rng
 from ..mechanisms import laplace
+from ..validation import check_counts, check_epsilon, check_nonnegative, check_rng
 from .workloads import _check_workload, workload_matrix
 
 __all__ = ["NEIGHBOURS", "PUBLISHERS", "Publisher", "PublishedHistogram", "publish"]

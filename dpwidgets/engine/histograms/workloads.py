@@ -12,7 +12,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._validation import check_positive_int, check_rng
+from ..validation import check_positive_int, check_rng
 
 __all__ = ["workload_matrix", "MAX_QUERIES", "MAX_MATRIX_ENTRIES"]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import check_finite_array
+from ..validation import check_finite_array
 from .checks import _check_generator
 from .context import is_floating_point_safe
 

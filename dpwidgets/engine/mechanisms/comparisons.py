@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._validation import check_positive
+from ..validation import check_positive
 from .checks import _check_generator, _check_size
 from .discrete import _MAX_STEPS, GRID_BITS, MAX_DISCRETE_SCALE, _discrete_laplace_draws
 from .noise import _grid_steps_scale

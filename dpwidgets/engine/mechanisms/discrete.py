@@ -12,7 +12,7 @@ from numbers import Integral
 
 import numpy as np
 
-from .._validation import check_epsilon, check_finite_array, check_positive, check_positive_int
+from ..validation import check_epsilon, check_finite_array, check_positive, check_positive_int
 from .checks import _check_generator, _check_size
 
 __all__ = [

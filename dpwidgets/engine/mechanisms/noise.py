@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from .._validation import (
+from ..validation import (
     check_epsilon,
     check_finite_array,
     check_positive,

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from .._validation import (
+from ..validation import (
     check_bool,
     check_epsilon,
     check_finite_array,

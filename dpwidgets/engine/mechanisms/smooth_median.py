@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._results import eps_text
-from .._validation import check_epsilon, check_finite_array, check_positive, check_rng
+from ..validation import check_epsilon, check_finite_array, check_positive, check_rng
 from .context import is_floating_point_safe
 
 __all__ = [

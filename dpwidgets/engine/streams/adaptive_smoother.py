@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from .._validation import (
+from ..validation import (
     check_finite_array,
     check_positive_int,
 )

@@ -13,12 +13,12 @@ import numpy as np
 
 from .._results import eps_text
 from .._results import frozen as _readonly
-from .._validation import (
+from ..mechanisms import laplace
+from ..validation import (
     check_epsilon,
     check_positive_int,
     check_rng,
 )
-from ..mechanisms import laplace
 from .checks import _budget_parts, _check_stream, _check_window
 from .constants import MAX_WINDOW, NEIGHBOURS
 

@@ -10,14 +10,14 @@ from numbers import Real
 
 import numpy as np
 
-from .._validation import (
+from ..mechanisms import ComparisonGrid, is_floating_point_safe, laplace
+from ..validation import (
     check_counts,
     check_epsilon,
     check_finite_array,
     check_positive_int,
     split_budget,
 )
-from ..mechanisms import ComparisonGrid, is_floating_point_safe, laplace
 from .constants import _SENSITIVITY, DEFAULTS, MAX_WINDOW, SMOOTHERS
 
 __all__ = ["deviation"]

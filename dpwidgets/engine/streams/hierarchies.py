@@ -14,13 +14,13 @@ import numpy as np
 from ..._progress import report
 from .._results import eps_text
 from .._results import frozen as _readonly
-from .._validation import (
+from ..mechanisms import laplace
+from ..validation import (
     check_counts,
     check_epsilon,
     check_positive_int,
     check_rng,
 )
-from ..mechanisms import laplace
 from .adaptive_smoother import _adaptive_chunk
 from .checks import (
     _budget_parts,

@@ -15,7 +15,7 @@ import numpy as np
 
 from .._results import eps_text
 from .._results import frozen as _readonly
-from .._validation import (
+from ..validation import (
     check_epsilon,
     check_rng,
 )

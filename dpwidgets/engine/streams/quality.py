@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .._validation import (
+from ..validation import (
     check_finite_array,
 )
 

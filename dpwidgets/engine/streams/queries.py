@@ -10,7 +10,7 @@ from numbers import Real
 
 import numpy as np
 
-from .._validation import (
+from ..validation import (
     check_finite_array,
 )
 from .baselines import StreamRelease, WindowSums, _trailing_sums

@@ -21,8 +21,8 @@ from numbers import Real
 import numpy as np
 
 from .._results import frozen as _readonly
-from .._validation import check_positive_int, check_rng
 from ..mechanisms import MAX_DRAWS, laplace_reals
+from ..validation import check_positive_int, check_rng
 from .variants import (
     VARIANTS,
     SVTNoise,

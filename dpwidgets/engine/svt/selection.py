@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-from .. import _validation as validation
+from .. import validation as validation
 from ..mechanisms import exponential_mechanism
 from .variants import VARIANTS, _check_answers_and_threshold, _optimal_ratio, _Units
 

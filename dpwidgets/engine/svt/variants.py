@@ -17,7 +17,8 @@ from numbers import Real
 
 import numpy as np
 
-from .._validation import (
+from ..mechanisms import ComparisonGrid, is_floating_point_safe, laplace
+from ..validation import (
     check_bool,
     check_epsilon,
     check_finite_array,
@@ -25,7 +26,6 @@ from .._validation import (
     check_positive,
     check_positive_int,
 )
-from ..mechanisms import ComparisonGrid, is_floating_point_safe, laplace
 
 __all__ = ["VARIANTS", "SVTVariant", "SVTNoise", "default_ratio", "MAX_CUTOFF"]
 

@@ -15,12 +15,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import (
+from ..histograms import publish
+from ..validation import (
     check_epsilon,
     check_positive_int,
     check_rng,
 )
-from ..histograms import publish
 from .domains import (
     DEFAULT_PUBLISHER,
     _check_n_rows,

@@ -18,14 +18,14 @@ import pandas as pd
 
 from ..._progress import report
 from .._results import readonly as _readonly
-from .._validation import (
+from ..histograms import publish
+from ..validation import (
     check_epsilon,
     check_nonnegative,
     check_positive,
     check_positive_int,
     check_rng,
 )
-from ..histograms import publish
 from .dependence import (
     KENDALL_MIN_ROWS,
     SAMPLE_RULES,

@@ -20,12 +20,12 @@ from typing import Any
 import numpy as np
 from scipy import special, stats
 
-from .._validation import (
+from ..mechanisms import laplace_reals
+from ..validation import (
     check_epsilon,
     check_positive,
     check_positive_int,
 )
-from ..mechanisms import laplace_reals
 
 __all__ = [
     "KENDALL_MIN_ROWS",

@@ -21,10 +21,10 @@ import numpy as np
 import pandas as pd
 
 from .._results import eps_text
-from .._validation import (
+from ..histograms import PUBLISHERS
+from ..validation import (
     check_positive_int,
 )
-from ..histograms import PUBLISHERS
 
 __all__ = [
     "MAX_ROWS",

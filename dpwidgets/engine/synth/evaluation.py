@@ -18,7 +18,7 @@ import pandas as pd
 from scipy import stats
 
 from .._results import readonly as _readonly
-from .._validation import (
+from ..validation import (
     check_positive,
     check_positive_int,
     check_rng,

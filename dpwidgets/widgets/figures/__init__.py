@@ -13,7 +13,7 @@ public stand-in values only.
 =================  ==========================================================
 module             figures
 =================  ==========================================================
-``svt``            SVT run, budget split, top-c selection, reconstruction attack
+(moved)            a family's own figures are in ``dpwidgets/families/<family>/display.py``
 ``diagnostics``    residual plot, ROC curve, binned residuals
 ``streams``        PeGaSus stream, hierarchy
 ``dynamic``        dynamic histograms (DSAT, DSFT, w-event)
@@ -22,38 +22,26 @@ module             figures
 =================  ==========================================================
 """
 
-from . import diagnostics, dynamic, personalized, streams, svt, synth
-from ._common import FigureHandle, show_panels, stack, update
-from .svt import (
-    attack_figure,
-    attack_plot_data,
-    comparison_noise_std,
-    split_figure,
-    split_plot_data,
-    svt_figure,
-    svt_plot_data,
-    topc_figure,
-    topc_plot_data,
-)
+from ..._moved import moved
+from ...ui.figures import FigureHandle, show_panels, stack, update
+from . import diagnostics, dynamic, personalized, streams, synth
 
 __all__ = [
     "FigureHandle",
-    "attack_figure",
-    "attack_plot_data",
-    "comparison_noise_std",
     "diagnostics",
     "dynamic",
     "personalized",
     "show_panels",
-    "split_figure",
-    "split_plot_data",
     "stack",
     "streams",
-    "svt",
-    "svt_figure",
-    "svt_plot_data",
     "synth",
-    "topc_figure",
-    "topc_plot_data",
     "update",
 ]
+
+# Names that moved into their family's display module (dpwidgets.families.<family>.display).
+__getattr__ = moved(__name__, {
+    "svt": ("dpwidgets.families.svt.display", None),
+    **{name: ("dpwidgets.families.svt.display", name) for name in (
+        "attack_figure", "attack_plot_data", "comparison_noise_std", "split_figure",
+        "split_plot_data", "svt_figure", "svt_plot_data", "topc_figure", "topc_plot_data")},
+})

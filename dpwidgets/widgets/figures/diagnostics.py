@@ -12,8 +12,8 @@ import numpy as np
 from bokeh.layouts import row
 from bokeh.models import HoverTool, Span
 
-from ._common import FigureHandle, PlotData, _source
-from ._common import panel as _panel
+from ...ui.figures import FigureHandle, PlotData, _source
+from ...ui.figures import panel as _panel
 
 __all__ = [
     "FPR_GRID",

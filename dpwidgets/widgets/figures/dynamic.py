@@ -24,8 +24,8 @@ from bokeh.models import (
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
-from ._common import XTOOLS as _TOOLS
-from ._common import FigureHandle, _source
+from ...ui.figures import XTOOLS as _TOOLS
+from ...ui.figures import FigureHandle, _source
 
 __all__ = [
     "COMPARISON_COLOURS",

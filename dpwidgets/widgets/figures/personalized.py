@@ -17,8 +17,8 @@ from bokeh.models import FactorRange, HoverTool, Legend, LegendItem, LogTicker, 
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
-from ._common import TOOLS as _TOOLS
-from ._common import FigureHandle, _source
+from ...ui.figures import TOOLS as _TOOLS
+from ...ui.figures import FigureHandle, _source
 
 __all__ = [
     "METHOD_COLOURS",

@@ -23,8 +23,8 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-from ._common import XTOOLS as _TOOLS
-from ._common import FigureHandle, PlotData, _source
+from ...ui.figures import XTOOLS as _TOOLS
+from ...ui.figures import FigureHandle, PlotData, _source
 
 __all__ = [
     "GROUP_COLORS",

@@ -32,8 +32,8 @@ from bokeh.models import (
 from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
-from ._common import TOOLS as _TOOLS
-from ._common import FigureHandle, PlotData, _source
+from ...ui.figures import TOOLS as _TOOLS
+from ...ui.figures import FigureHandle, PlotData, _source
 
 __all__ = [
     "ERROR_FLOOR",

@@ -1,0 +1,719 @@
+"""ReleaseWidget: what every widget shares -- the Release button, the error line, the preview
+generator, the teaching / preview / release branch, the guarantee banner and ``release()``.
+
+A widget subclasses :class:`ReleaseWidget`, builds its controls and figure, and supplies
+
+- ``mechanism`` (the session mechanism the Release button runs; a property when a control
+  chooses it) and ``params`` (the public parameters the controls describe);
+- ``_live()`` (teaching: rerun on the data, charged to the teaching ledger),
+  ``_preview()`` (analyst: a free run on the public stand-in) and
+  ``_draw_release(release)`` (analyst: draw a paid release's DP output).
+
+The base keeps the two things apart that must never mix: ``last_release`` is the last *paid*
+release (a :class:`~dpwidgets.session.Release` with ``preview == False``, or ``None``); a
+preview is only ever drawn, labelled "PREVIEW", and never stored there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import math
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+import ipywidgets as w
+import numpy as np
+
+from .._progress import reporting
+from ..engine.errors import DPWidgetsError
+from ..persistence import BudgetExceededError
+from ..persistence.store import canonical
+from ..session import Release, Session, python_literal
+from .accuracy import AccuracyMixin
+from .bokeh_widget import OfflineBokehMixin, one_patch
+from .controls import (
+    Debouncer,
+    SliderText,
+    _PassThrough,
+    control_problem,
+    epsilon_guardrail,
+)
+
+
+class ReleaseProgress:
+    """The busy line of a running release in ``status``: how long it has run (refreshed every
+    second from a timer thread, so a release of minutes on a large table -- or on a curator --
+    shows it is alive) and, where the mechanism reports them (:func:`dpwidgets._progress.
+    report`: nodes of a public hierarchy, partitions of public domains), its steps as a bar.
+    Every number shown is public: a step count the parameters fix, or the time."""
+
+    #: Seconds between refreshes of the elapsed time; steps refresh at most this often too.
+    TICK = 1.0
+
+    def __init__(self, status: w.HTML) -> None:
+        self.status = status
+        self.steps: tuple[int, int] | None = None
+        self._start = 0.0
+        self._shown_at = -math.inf
+        self._done = threading.Event()
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def text(self) -> str:
+        """The busy line now."""
+        seconds = time.monotonic() - self._start
+        bar = ""
+        if self.steps is not None:
+            done, total = self.steps
+            bar = (f" <progress value='{done}' max='{total}'></progress> step {done:,} of "
+                   f"{total:,}")
+        took = f" · {seconds:.0f} s" if seconds >= self.TICK else ""
+        return (f"<span class='dpw-busy'>Releasing…{bar}{took} (the mechanism runs on the data; "
+                "nothing is shown until it is done)</span>")
+
+    def show(self) -> None:
+        with self._lock:
+            if not self._done.is_set():
+                self.status.value = self.text()
+                self._shown_at = time.monotonic()
+
+    def step(self, done: int, total: int) -> None:
+        """A step reported by the mechanism (drawn at most every :attr:`TICK` seconds)."""
+        self.steps = (done, total)
+        if time.monotonic() - self._shown_at >= self.TICK:
+            self.show()
+
+    def _tick(self) -> None:
+        while not self._done.wait(max(self.TICK, 0.05)):
+            self.show()
+
+    def __enter__(self) -> ReleaseProgress:
+        self._start = time.monotonic()
+        self.show()
+        self._thread = threading.Thread(target=self._tick, name="dpwidgets-release-progress",
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        with self._lock:
+            self._done.set()
+        if self._thread is not None:
+            self._thread.join()
+
+
+def _in_one_patch(fn: Callable) -> Callable:
+    """``fn`` with the figure changes it makes sent to the browser as one patch per figure."""
+
+    def run(*args, **kwargs):
+        with one_patch():
+            return fn(*args, **kwargs)
+
+    run.__wrapped__ = fn
+    return run
+
+
+__all__ = ["PublicSource", "ReleaseWidget", "budget_parts", "fmt", "fold", "g3", "is_echo",
+           "one_of", "round_decimals", "visible_text"]
+
+#: What a widget catches around a session call: every refusal or failure of the door, plus the
+#: ``ValueError`` / ``TypeError`` of its own control validation. The widget shows the message
+#: and stays alive.
+CAUGHT = (DPWidgetsError, BudgetExceededError, ValueError, TypeError)
+
+# Parameters never printed on the button: they can be fitted to the data (an ordinary fit's
+# coefficients) or are too long to read.
+_NOT_SHOWN = frozenset({"coef", "intercept", "queries", "groups", "budgets", "attributes"})
+
+
+def fmt(x: float) -> str:
+    """A number for a label: 3 significant digits, thousands separated, ∞ for infinity.
+
+    Integers are printed whole; a float from 1,000 to 10^9 is rounded to 3 significant digits
+    and printed in plain digits (2,330, not 2.33e+03).
+    """
+    if isinstance(x, float) and math.isinf(x):
+        return "∞"
+    if isinstance(x, int | np.integer) and not isinstance(x, bool):
+        return f"{int(x):,}"
+    rounded = float(f"{x:.3g}")
+    if 1000 <= abs(rounded) < 1e9:
+        return f"{rounded:,.0f}"
+    return f"{x:.3g}"
+
+
+_DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
+
+
+def round_decimals(text: str) -> str:
+    """A text with its decimal numbers to 3 significant digits ("0.4426-DP" -> "0.443-DP"),
+    as every ε a user sees; section numbers such as "§4.2.2" or "Def. 4.1.1" are left alone."""
+    return _DECIMAL.sub(lambda m: f"{float(m.group()):.3g}", text)
+
+
+def fold(summary: str, details: str = "") -> str:
+    """A text shown as one line, the rest folded: ``summary`` (HTML) stays visible, ``details``
+    (HTML) sit in a ``<details>`` element the reader opens. Without details, the summary alone.
+    """
+    if not details:
+        return f"<div class='dpw-summary'>{summary}</div>"
+    return (f"<details class='dpw-fold'><summary class='dpw-summary'>{summary}</summary>"
+            f"<div class='dpw-fold-body'>{details}</div></details>")
+
+
+def visible_text(value: str) -> str:
+    """The text of an HTML value as it shows before any ``<details>`` is opened: tags dropped,
+    a details element reduced to its summary (what :func:`fold` keeps visible)."""
+    value = re.sub(r"(?s)<details[^>]*>.*?<summary[^>]*>(.*?)</summary>.*?</details>", r"\1",
+                   value)
+    return html.unescape(re.sub(r"<[^>]+>", "", value)).strip()
+
+
+def g3(x: float) -> str:
+    """A number to 3 significant digits, as the stats lines print it."""
+    return f"{x:.3g}"
+
+
+def is_echo(change) -> bool:
+    """A notification that changed nothing but a slider's view sending back its snapped value.
+
+    Either the control's validator restored the old value (the observers still get old == new),
+    or the snapped value is the old one up to rounding (10^(-2 + 200·0.01) = 0.9999999999999994
+    for ε = 1), which the validator lets through.
+    """
+    if change is None:
+        return False
+    old, new = change.get("old"), change.get("new")
+    if isinstance(old, float) and isinstance(new, float):
+        return math.isclose(old, new, rel_tol=1e-9, abs_tol=0.0)
+    return old == new
+
+
+#: What the stats line says the numbers come from, by where they were drawn.
+_SHOWN = {"teaching": "Live run", "preview": "Preview on the public stand-in",
+          "release": "Released (DP output only)"}
+
+
+def budget_parts(parts: dict) -> str:
+    """A result's ``epsilon_parts`` as the stats line prints them: "ε1 0.25 + ε2 0.75"."""
+    return " + ".join(f"{k} {v:.3g}" for k, v in parts.items())
+
+
+def one_of(name: str, value, options) -> None:
+    """Refuse a constructor choice that is not one of ``options``, naming the argument."""
+    if value not in options:
+        raise ValueError(f"{name} must be one of {list(options)}, got {value!r}")
+
+
+@dataclass(frozen=True)
+class PublicSource:
+    """A public data set a teaching widget can add to its session; each family's subclass adds
+    the public facts it needs.
+
+    Attributes
+    ----------
+    title : str
+        Shown in the data dropdown.
+    make : callable ``(n, rng) -> data``
+        Builds the data (public: a teaching example).
+    fixed_n : bool
+        The data have their own size (a real data set), ignoring the widget's ``n``.
+    """
+
+    title: str
+    make: Callable[[int, np.random.Generator], object]
+    fixed_n: bool = field(default=False, kw_only=True)
+
+
+def shown(x: float) -> float:
+    """The number :func:`fmt` shows, as a float (4008.5 -> 4010.0): what a value the widget
+    computes for a control (a suggested threshold) is set to, so that the control, its note,
+    the button and the run all carry one value."""
+    return float(fmt(float(x)).replace(",", ""))
+
+
+def undust(x: float) -> float:
+    """A computed parameter without float dust (160 / 0.005 = 31999.99999999997 -> 32000.0):
+    12 significant digits, far below any noise, so the value a run uses reads as it is."""
+    return float(f"{float(x):.12g}")
+
+
+def _param_text(params: dict, title: str = "") -> str:
+    """The parameters a button states: numbers to 3 significant digits; a choice the title
+    already names (``variant=standard`` beside "SVT standard") is not repeated."""
+    parts = []
+    for key, value in params.items():
+        if key in _NOT_SHOWN or value is None:
+            continue
+        if isinstance(value, bool):
+            parts.append(f"{key}={'yes' if value else 'no'}")
+        elif isinstance(value, int | float | np.integer | np.floating):
+            parts.append(f"{key}={fmt(value)}")
+        elif isinstance(value, str) and len(value) <= 24 and value not in title:
+            parts.append(f"{key}={value}")
+    return ", ".join(p.replace("epsilon=", "ε=") for p in parts)
+
+
+# A citation in a title, "(Li 2017, Alg. 8)": the banner gives it; a button need not.
+_CITATION = re.compile(r"\s*\([^()]*\b(?:19|20)\d\d\b[^()]*\)")
+
+
+#: The few CSS rules ipywidgets' own style has no trait for, scoped to dpwidgets' widgets: a
+#: button or checkbox label too long for the row wraps onto a second line instead of being cut
+#: with an ellipsis, and a folded text (:func:`fold`) shows that it opens.
+_STYLE = """<style>
+.dpw-widget .jupyter-button { white-space: normal; height: auto; text-align: left;
+  min-height: var(--jp-widgets-inline-height); line-height: 1.35; padding: 3px 10px; }
+.dpw-widget .widget-checkbox, .dpw-widget .jupyter-widget-checkbox { height: auto; }
+.dpw-widget .widget-checkbox .widget-label-basic,
+.dpw-widget .jupyter-widget-checkbox .jupyter-widget-label-basic { white-space: normal;
+  line-height: 1.35; }
+.dpw-widget details.dpw-fold > summary { cursor: pointer; }
+</style>"""
+
+
+def _descendants(widget) -> Iterator:
+    """A widget and every widget inside it (children of boxes, depth first)."""
+    yield widget
+    for child in getattr(widget, "children", ()) or ():
+        yield from _descendants(child)
+
+
+def _legible_layout(root) -> None:
+    """Buttons and checkboxes show their whole label: each is as wide as its label, a row
+    holding one moves it to the next line rather than squeezing it, and a label wider than
+    the whole row wraps (:data:`_STYLE`); ipywidgets' own style cuts it with an ellipsis."""
+    for widget in _descendants(root):
+        if isinstance(widget, w.Button | w.Checkbox):
+            if widget.layout.width in (None, "auto"):
+                # As wide as the label; on a row too narrow for it, the label wraps (_STYLE).
+                widget.layout.width = "auto"
+                widget.layout.flex = "0 1 auto"
+                widget.layout.max_width = "100%"
+        elif isinstance(widget, w.HBox) and any(
+                isinstance(child, w.Button | w.Checkbox) for child in widget.children):
+            widget.layout.flex_flow = "row wrap"
+
+
+class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
+    """Base of every dpwidgets widget: a session, controls, a figure and one Release button.
+
+    Attributes
+    ----------
+    session : Session
+        The only door to the data.
+    last_release : Release or None
+        The last paid release (analyst) or live run (teaching) made by this widget; never a
+        preview.
+    banner, message, status, stats, quality, epsilon_note : ipywidgets.HTML
+        The guarantee banner, the last error or confirmation, what is on screen (live run,
+        PREVIEW on the stand-in, released output), summary numbers, quality measures, and the
+        guardrail beside ε.
+    release_button : ipywidgets.Button
+        States the exact parameters and cost of the release it would make.
+    """
+
+    #: The session mechanism the Release button runs (a property where a control chooses it).
+    mechanism: str = ""
+    #: What the button calls it ("SVT standard").
+    title: str = ""
+    session: Session
+    dataset: str | None = None
+
+    # -- construction ----------------------------------------------------------------------
+    def _setup(self, session: Session, *, debounce: float = 0.15, callback=None) -> None:
+        """Create the shared parts; call first in a subclass's ``__init__``."""
+        self.session = session
+        self._rng = np.random.default_rng(session.rng.integers(2**63))
+        self._run = 0
+        self._release: Release | None = None  # the release drawn now (analyst)
+        self._released_as = ""  # its widget parameters (canonical), for the button
+        self.last_release: Release | None = None
+        self.quality_values: dict[str, float] = {}
+        self.banner, self.message, self.status, self.stats, self.quality, self.epsilon_note = (
+            w.HTML() for _ in range(6))
+        for widget, css in ((self.banner, "dpw-banner"), (self.message, "dpw-message"),
+                            (self.status, "dpw-status"), (self.stats, "dpw-stats"),
+                            (self.quality, "dpw-quality"), (self.epsilon_note, "dpw-guardrail")):
+            widget.add_class(css)
+        self.release_button = w.Button(
+            description="Release (spends ε)" if not session.teaching else "Rerun (fresh noise)",
+            button_style="warning" if not session.teaching else "",
+            icon="lock-open" if not session.teaching else "refresh",
+            layout=w.Layout(width="auto"),  # the default 148 px cut the label
+        )
+        self.release_button.add_class("dpw-release")
+        # Beside the button, the status takes the rest of the row (its own line if too narrow).
+        self.status.layout.flex = "1 1 260px"
+        self.release_button.on_click(self._on_release_clicked)
+        # "Copy the code": the Session API lines of the release the button would make.
+        self.code_box = w.Textarea(layout=w.Layout(width="100%", height="8em"))
+        self.code_box.add_class("dpw-code")
+        self._code_panel = w.Accordion(children=[self.code_box], selected_index=None,
+                                       titles=("Code: this release from the Session API",))
+        self._debouncer = Debouncer(_in_one_patch(callback or self._recompute), debounce)
+
+    def _data_dropdown(self, dataset: str | None, choice: str | None, sources: dict, *,
+                       needs: str, what: str = "data", width: str = "700px") -> w.Dropdown:
+        """The data chooser: the analyst's dataset, or (teaching) the public examples.
+
+        ``sources`` maps a key to an object with a ``title``; ``needs`` says what an analyst
+        session must pass as ``dataset=``.
+        """
+        options: list[tuple[str, str]] = []
+        if dataset is not None:
+            options.append((f"dataset {dataset!r}", f"dataset:{dataset}"))
+        elif not self.session.teaching:
+            raise ValueError(f"an analyst session needs dataset= ({needs})")
+        elif choice not in sources:
+            raise ValueError(f"{what} must be one of {sorted(sources)}, got {choice!r}")
+        if self.session.teaching:
+            options += [(src.title, key) for key, src in sources.items()]
+        dropdown = w.Dropdown(
+            options=options, value=options[0][1] if dataset is not None else choice,
+            description="stream" if what == "stream" else "data",
+            disabled=not self.session.teaching, style={"description_width": "initial"},
+            layout=w.Layout(width=width))
+        dropdown.add_class("dpw-scenario")
+        return dropdown
+
+    def _assemble(self, children: list, *css: str) -> None:
+        """Lay the widget out (``VBox`` children, then the code panel) and tag it with its CSS
+        classes and mode."""
+        try:
+            coded = bool(self.mechanism)
+        except Exception:  # noqa: BLE001 -- a mechanism chosen by a control not set yet
+            coded = False
+        style = w.HTML(_STYLE, layout=w.Layout(display="none"))
+        accuracy = self._accuracy_panel()  # analyst mode, where the widget gives its values
+        children = [*children, accuracy] if accuracy is not None else list(children)
+        super().__init__([*children, self._code_panel, style] if coded else [*children, style])
+        _legible_layout(self)
+        self.add_class("dpw-widget")
+        for name in css:
+            self.add_class(name)
+        self.add_class(f"dpw-mode-{self.session.mode}")
+
+    # -- to be specialised -----------------------------------------------------------------
+    @property
+    def params(self) -> dict:
+        """The mechanism parameters the controls describe (all public)."""
+        raise NotImplementedError
+
+    #: What the preview's status says the stand-in shares with the data ("same shape").
+    stand_in_note: str = ""
+
+    def compute(self) -> tuple:
+        """The engine part of a redraw, for the default :meth:`_live` / :meth:`_preview`:
+        ``(*drawn, where)``, drawn by ``self._show(*drawn, where=where)``. Teaching: live
+        releases (kept in ``self._last_releases``); analyst: previews on the stand-in."""
+        raise NotImplementedError
+
+    def _live(self) -> None:
+        """Teaching: rerun on the (public) data through ``session.release`` and draw.
+        Default: draw :meth:`compute` and say what its releases charged."""
+        *drawn, where = self.compute()
+        self._show(*drawn, where=where)
+        self._live_status(self._last_releases)
+
+    def _preview(self) -> None:
+        """Analyst: run on the public stand-in (free) and draw it, labelled as a preview.
+        Default: draw :meth:`compute` and say that it is a preview."""
+        *drawn, where = self.compute()
+        self._show(*drawn, where=where)
+        self._preview_status(self.stand_in_note)
+
+    def _draw_release(self, release: Release) -> None:
+        """Analyst: draw a paid release's DP output (nothing computed from the data)."""
+        raise NotImplementedError
+
+    def _refusal(self) -> str | None:
+        """A reason to refuse the current controls beyond their ranges (``None``: none)."""
+        return None
+
+    def _release_refusal(self) -> str | None:
+        """A reason to refuse a release (not a preview) of the current controls."""
+        return None
+
+    def _controls(self) -> list:
+        """The number controls checked before anything runs (default: all attributes that
+        are sliders or number boxes)."""
+        found = [value for value in vars(self).values()
+                 if isinstance(value, SliderText | _PassThrough)]
+        split = getattr(self, "split", None)
+        if isinstance(getattr(split, "share", None), _PassThrough):
+            found.append(split.share)
+        return found
+
+    # -- checks ----------------------------------------------------------------------------
+    def problem(self) -> str | None:
+        """What is wrong with the controls now, naming the control and what it accepts."""
+        for control in self._controls():
+            if control.layout.display == "none" or getattr(control, "disabled", False):
+                continue
+            text = control_problem(control)
+            if text:
+                return text
+        return self._refusal()
+
+    def cost(self) -> float:
+        """The exact ε a release with the current parameters would charge."""
+        return self.session.cost(self.dataset, self.mechanism, **self.params)
+
+    @property
+    def unit(self) -> str:
+        """The privacy unit the data owner declared: ``"row"`` (default) or ``"person"``."""
+        unit = getattr(self.session, "unit", None)
+        return unit(self.dataset) if unit is not None and self.dataset is not None else "row"
+
+    @property
+    def per_unit(self) -> str:
+        """"per row" or "per person": how every guarantee sentence ends."""
+        return f"per {self.unit}"
+
+    def facts(self) -> dict:
+        """The public facts the data owner declared with the dataset (read-only here)."""
+        facts = getattr(self.session, "facts", None)
+        return dict(facts(self.dataset)) if facts is not None and self.dataset else {}
+
+    # -- events ----------------------------------------------------------------------------
+    #: True while code (not the user) sets controls: their notifications are ignored.
+    _syncing = False
+
+    @contextlib.contextmanager
+    def _setting(self):
+        """Set controls from code: their notifications are ignored meanwhile (:meth:`_quiet`)."""
+        self._syncing = True
+        try:
+            yield
+        finally:
+            self._syncing = False
+
+    def _watch(self, handler, *controls) -> None:
+        """Call ``handler(change)`` whenever one of ``controls`` changes value (its figure
+        changes reach the browser as one patch: :func:`~._bokeh.one_patch`)."""
+        handler = _in_one_patch(handler)
+        for control in controls:
+            control.observe(handler, names="value")
+
+    def _quiet(self, change) -> bool:
+        """Whether to ignore a notification: code syncing the controls, or the browser's echo."""
+        return self._syncing or is_echo(change)
+
+    def _on_change(self, change=None) -> None:
+        """A control moved: the release on screen no longer describes the controls; recompute
+        after the debounce."""
+        if self._quiet(change):
+            return
+        self._release = None
+        self._debouncer.trigger()
+
+    def _on_data(self, change=None) -> None:
+        """The data chooser moved: switch the data (``_select_data``), then recompute."""
+        self._select_data()
+        self._on_change()
+
+    def _on_release_clicked(self, _button=None) -> None:
+        with one_patch():
+            if self.session.teaching:
+                self._run += 1
+                self._rerun()
+            else:
+                self.release()
+
+    def _rerun(self) -> None:
+        self._recompute()
+
+    # -- the branch ------------------------------------------------------------------------
+    def _recompute(self) -> None:
+        """Redraw from the controls: a live release (teaching) or a free preview (analyst).
+        A bad control value is refused with a message; nothing runs then."""
+        self._update_banner()
+        self._accuracy_stale()
+        problem = self.problem()
+        if problem:
+            self._refuse(problem)
+            return
+        try:
+            remaining = None if self.session.teaching else self.session.remaining(self.dataset)
+            note = epsilon_guardrail(self.cost(), remaining)
+            self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
+            if self.session.teaching:
+                self._live()
+            else:
+                self._preview()
+        except CAUGHT as exc:
+            self._show_error(exc)
+        self._update_button()
+
+    def release(self) -> Release | None:
+        """Analyst mode: release the current parameters (charged once; replays are free).
+
+        Errors (a bad control value, over budget, refused, failed) are shown in ``message``;
+        nothing is charged then and ``None`` is returned.
+        """
+        problem = self.problem() or self._release_refusal()
+        if problem:
+            self._refuse(problem)
+            return None
+        # A release can take seconds (it runs on the whole table): say so while it runs, and
+        # let nobody click again meanwhile.
+        self.release_button.disabled = True
+        before = self.status.value
+        try:
+            with ReleaseProgress(self.status) as shown, reporting(shown.step):
+                release = self._make_release()
+        except CAUGHT as exc:
+            self._show_error(exc)
+            self.status.value = before  # still what is on screen
+            return None
+        finally:
+            self.release_button.disabled = False
+        self._release = self.last_release = release
+        self._released_as = canonical(self.params)  # what the button compares with
+        what = (f"charged ε = {fmt(release.epsilon)}" if release.charged
+                else "replayed a cached release: free, nothing spent")
+        self.message.value = (f"<div class='dpw-ok'>Released. {html.escape(release.label)}: "
+                              f"{what}.</div>")
+        self._draw_release(release)
+        self._accuracy_stale("A release was made (the budget left changed)")
+        self.status.value = fold(
+            "<span class='dpw-released'>Showing the released DP output "
+            f"(ε = {fmt(release.epsilon)}-DP {html.escape(self.per_unit)}).</span>",
+            f"Guarantee: {html.escape(self._guarantee_of(release))}.")
+        self._update_button()
+        return release
+
+    def _make_release(self) -> Release:
+        return self.session.release(self.dataset, self.mechanism, **self.params)
+
+    def _live_release(self, mechanism: str | None = None, **params) -> Release:
+        """Teaching: one live run (charged to the teaching ledger); kept as ``last_release``."""
+        release = self.session.release(self.dataset, mechanism or self.mechanism,
+                                       run=self._run, **(params or self.params))
+        if mechanism is None or mechanism == self.mechanism:
+            self.last_release = release
+        return release
+
+    def _preview_run(self, mechanism: str | None = None, **params) -> Release:
+        """Analyst: one preview on the public stand-in (free): a ``Release`` with
+        ``preview == True``, ``.output`` (what a release would publish) and ``.result`` (the
+        engine's full result on the stand-in). Never stored as ``last_release``."""
+        return self.session.preview(self.dataset, mechanism or self.mechanism, rng=self._rng,
+                                    **(params or self.params))
+
+    # -- text ------------------------------------------------------------------------------
+    def _guarantee_of(self, release: Release) -> str:
+        guarantee = getattr(release, "guarantee", None) or release.output.get("guarantee")
+        if guarantee:
+            text = round_decimals(str(guarantee))
+            return text if " per " in text else f"{text}, {self.per_unit}"
+        return f"ε = {fmt(release.epsilon)}-DP {self.per_unit}"
+
+    def _update_banner(self) -> None:
+        """Set the guarantee banner (subclasses; it must say :attr:`per_unit`)."""
+
+    def _update_button(self) -> None:
+        """Write the exact parameters and cost on the Release button."""
+        verb = "Rerun" if self.session.teaching else "Release"
+        if self.problem():
+            self.release_button.description = f"{verb}: fix the parameters first"
+            return
+        try:
+            cost = self.cost()
+        except CAUGHT:
+            self.release_button.description = f"{verb}: fix the parameters first"
+            return
+        title = self.title or self.mechanism
+        params = self.params
+        # The release on screen describes the controls as they are (a control moved clears
+        # it): clicking again replays it, free -- also for a widget whose release adds
+        # parameters of its own (a DP fit's coefficients), which is_cached cannot see here.
+        try:
+            free = not self.session.teaching and (
+                (self._release is not None and self._released_as == canonical(params))
+                or self.session.is_cached(self.dataset, self.mechanism, **params))
+        except CAUGHT:  # a widget whose release adds parameters of its own (a model)
+            free = False
+        price = "free: already released" if free else f"costs ε={fmt(cost)}"
+        short = _CITATION.sub("", title)
+        self.release_button.description = f"{verb}: {short}, {_param_text(params, short)} ({price})"
+        # The whole of it, exact, on hover.
+        self.release_button.tooltip = (
+            f"{verb}: {title}, {_param_text(params)}; charges ε = {cost!r}"
+            + (" (already released: a replay is free)" if free else ""))
+        self.code_box.value = self.code()
+
+    def code(self) -> str:
+        """The few lines of Session API that make the release the button would make (what to
+        copy into a script): the same dataset, mechanism, parameters and ``run``, so that in
+        the same session (or on the same ledger) they replay it for free."""
+        s = self.session
+        remote = hasattr(s, "url") and hasattr(s, "analyst")
+        declare = getattr(s, "declaration", None)
+        declaration = None if remote or declare is None or self.dataset is None else (
+            declare(self.dataset))
+        if remote:
+            opening = f"session = Session.connect({s.url!r}, token=TOKEN)  # your token"
+        elif s.teaching:
+            opening = ('session = Session("teaching")' if declaration else
+                       'session = Session("teaching")  # then add the same public data')
+        elif declaration:
+            opening = f"session = Session(\"analyst\", ledger={s.ledger_path!r})"
+        else:
+            opening = (f"session = Session(\"analyst\", ledger={s.ledger_path!r})  # then "
+                       f"add_dataset as its owner declared it")
+        if declaration:  # a table's view: its public declaration, so the code runs as it is
+            opening += "\n" + declaration
+        args = "".join(f", {k}={python_literal(v)}" for k, v in self.params.items())
+        run = f", run={self._run}" if self._run else ""
+        return "\n".join([
+            "from dpwidgets import Session", opening,
+            f"release = session.release({self.dataset!r}, {self.mechanism!r}{run}{args})",
+            "print(release.guarantee)",
+            'release.save("release.csv")  # the numbers, and their provenance in release.csv.json',
+        ])
+
+    def _refuse(self, problem: str) -> None:
+        self.message.value = (f"<div class='dpw-error'><b>Refused.</b> {html.escape(problem)} "
+                              "Nothing was previewed, released or charged.</div>")
+        self._update_button()
+
+    def _show_error(self, exc: Exception) -> None:
+        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
+        self.message.value = (f"<div class='dpw-error'><b>{kind}.</b> "
+                              f"{html.escape(str(exc))}</div>")
+
+    def _set_stats(self, where: str, what: str, guarantee: str, budget: str = "") -> None:
+        """The stats line: where the numbers come from (``"teaching"``, ``"preview"`` or
+        ``"release"``), what is shown, what was spent (``budget``) and the guarantee."""
+        text = f"{_SHOWN[where]}: {what}." + (f" Budget: {budget}." if budget else "")
+        # The guarantee in full is folded: the banner above states it in one line.
+        self.stats.value = fold(html.escape(text),
+                                f"Guarantee: {html.escape(round_decimals(guarantee))}.")
+
+    def _live_status(self, releases: list[Release]) -> None:
+        """Teaching: say which run is shown and what it charged."""
+        over = any(r.overdraft for r in releases)
+        self.message.value = ("<div class='dpw-warn'>Past the cap: on confidential data this run "
+                              "would have been refused.</div>" if over else "")
+        charged = sum(r.epsilon for r in releases if r.charged)
+        cached = charged < sum(r.epsilon for r in releases)
+        self.status.value = (
+            f"<span>live run #{self._run}: {len(releases)} release(s), ε = {fmt(charged)} "
+            f"charged{' (the rest cached, free)' if cached else ''}</span>")
+
+    def _preview_status(self, what: str = "") -> None:
+        """Analyst: say that a preview is shown and what a release would charge."""
+        self.message.value = ""
+        cached = self.session.is_cached(self.dataset, self.mechanism, **self.params)
+        self.status.value = (
+            "<span class='dpw-preview'>PREVIEW on the public stand-in"
+            f"{' (' + what + ')' if what else ''} — nothing spent. Release would charge "
+            f"ε = {fmt(self.cost())}{' (already released: a free replay)' if cached else ''}."
+            "</span>")
+
