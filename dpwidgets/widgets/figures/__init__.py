@@ -22,26 +22,29 @@ module             figures
 =================  ==========================================================
 """
 
-from ..._moved import moved
-from ...ui.figures import FigureHandle, show_panels, stack, update
-from . import diagnostics, dynamic, personalized, streams, synth
+import importlib
 
-__all__ = [
-    "FigureHandle",
-    "diagnostics",
-    "dynamic",
-    "personalized",
-    "show_panels",
-    "stack",
-    "streams",
-    "synth",
-    "update",
-]
+from ..._moved import moved
+from ...families import names as _families
+from ...ui.figures import FigureHandle, show_panels, stack, update
+
+# The figure modules of families not yet moved into dpwidgets/families/<family>/display.py.
+_NOT_MOVED = tuple(m for m in ("diagnostics", "dynamic", "personalized", "streams", "synth")
+                   if m not in _families())
+for _old in _NOT_MOVED:
+    globals()[_old] = importlib.import_module(f"{__name__}.{_old}")
+
+__all__ = ["FigureHandle", "show_panels", "stack", "update", *_NOT_MOVED]
 
 # Names that moved into their family's display module (dpwidgets.families.<family>.display).
-__getattr__ = moved(__name__, {
-    "svt": ("dpwidgets.families.svt.display", None),
+_old_names = moved(__name__, {
     **{name: ("dpwidgets.families.svt.display", name) for name in (
         "attack_figure", "attack_plot_data", "comparison_noise_std", "split_figure",
         "split_plot_data", "svt_figure", "svt_plot_data", "topc_figure", "topc_plot_data")},
 })
+
+
+def __getattr__(name: str):
+    if name in _families():  # dpwidgets.widgets.figures.<family>: the family's display now
+        return moved(__name__, {name: (f"dpwidgets.families.{name}.display", None)})(name)
+    return _old_names(name)
