@@ -605,7 +605,7 @@ def control_for(params: type, name: str, value=None, **overrides) -> w.Widget:
         made = w.FloatText(value=value, description=label, style=style, **overrides)
     else:
         made = w.Text(value=str(value), description=label, style=style, **overrides)
-    if info.doc:
-        made.tooltip = info.doc
+    if info.doc:  # on the control itself: a box's tooltip does not render in JupyterLab
+        (made.slider if isinstance(made, SliderText) else made).tooltip = info.doc
     made.add_class(f"dpw-{name.replace('_', '-')}")
     return made
