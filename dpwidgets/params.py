@@ -221,6 +221,7 @@ class Params:
             A value is not acceptable, a name is not a parameter, or the fields together are
             not (:meth:`check`).
         """
+        cls.precheck(request, shape)
         given = dict(request)
         fields = dataclasses.fields(cls)
         # Every required parameter first: a request without one is refused for that, whatever
@@ -261,6 +262,12 @@ class Params:
     def validate(cls, request: Mapping[str, Any], shape: Any) -> dict:
         """A spec's ``validate``: :meth:`from_request` as the canonical dict."""
         return cls.from_request(request, shape).as_dict()
+
+    @classmethod
+    def precheck(cls, request: Mapping[str, Any], shape: Any) -> None:
+        """Checks on the request as a whole, made before any field (default: none); raises
+        ``ValueError``. A family whose methods take different parameters refuses another
+        method's parameter here, by name, before any value is read."""
 
     def check(self, shape: Any) -> None:
         """The checks that involve several fields (default: none); raises ``ValueError``."""

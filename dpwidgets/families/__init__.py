@@ -31,6 +31,7 @@ import importlib
 import importlib.util
 import pkgutil
 from types import ModuleType
+from typing import Callable
 
 __all__ = ["exports", "load_specs", "module", "names"]
 
@@ -50,16 +51,28 @@ def module(family: str, part: str) -> ModuleType | None:
     return importlib.import_module(name)
 
 
-def exports(part: str) -> dict[str, tuple[str, str]]:
+def exports(part: str, keep: Callable[[object], bool] | None = None
+            ) -> dict[str, tuple[str, str]]:
     """Every family's public names in its module ``part`` (``"widget"``, ``"standins"``):
-    ``{name: (module, name)}``, from each module's ``__all__``. Two families exporting one name
-    is an error (the second would hide the first)."""
+    ``{name: (module, name)}``, from each module's ``__all__``, only those whose object ``keep``
+    accepts (default: all). Two families exporting one kept name is an error (the second would
+    hide the first); a name such as ``DATASETS`` that every widget module has stays reachable
+    on its module when ``keep`` leaves it out.
+
+    Examples
+    --------
+    >>> from dpwidgets.families import exports
+    >>> exports("widget", keep=lambda obj: isinstance(obj, type))["SVTExplorer"]
+    ('dpwidgets.families.svt.widget', 'SVTExplorer')
+    """
     found: dict[str, tuple[str, str]] = {}
     for family in names():
         mod = module(family, part)
         if mod is None:
             continue
         for name in getattr(mod, "__all__", ()):
+            if keep is not None and not keep(getattr(mod, name)):
+                continue
             if name in found:
                 raise ImportError(f"{name!r} is exported by both {found[name][0]} and "
                                   f"{mod.__name__}")

@@ -24,17 +24,17 @@ _NOT_MOVED = tuple(m for m in ("diagnostics", "dynamic", "personalized", "stream
                    if m not in _families())
 
 
+def _is_widget(obj) -> bool:
+    return isinstance(obj, type) and issubclass(obj, _w.Widget)
+
+
 def _family_widgets() -> dict[str, tuple[str, str]]:
     """The widget classes in the ``__all__`` of every family's ``widget`` module."""
-    found = {}
-    exported = dict(_exports("widget"))
+    found = dict(_exports("widget", keep=_is_widget))
     for old in _NOT_MOVED:
         module = importlib.import_module(f"{__name__}.{old}")
-        exported.update({name: (module.__name__, name) for name in module.__all__})
-    for name, (module, attr) in exported.items():
-        obj = getattr(importlib.import_module(module), attr)
-        if isinstance(obj, type) and issubclass(obj, _w.Widget):
-            found[name] = (module, attr)
+        found.update({name: (module.__name__, name) for name in module.__all__
+                      if _is_widget(getattr(module, name))})
     return found
 
 
