@@ -172,6 +172,7 @@ def _write_family_api_page(modules: list[str]) -> None:
 
 
 API_MODULES = [
+    "dpwidgets.door",
     "dpwidgets.session",
     "dpwidgets.mechanism",
     "dpwidgets.tables",

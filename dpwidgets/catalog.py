@@ -25,18 +25,20 @@ from .engine.validation import check_finite_array, check_positive_int
 from .mechanism import MECHANISMS, Mechanism
 from .persistence import default_ledger_path
 
-__all__ = ["UNITS", "Entry", "apply_facts", "check_allowed", "check_facts", "entry", "fingerprint",
+__all__ = ["FAILED", "UNITS", "Entry", "apply_facts", "check_allowed", "check_facts", "entry", "fingerprint",
            "guarantee", "ledger_path", "table_stand_in"]
 
 _SAFE_NOISE = (
     "discrete Laplace on a power-of-two grid (Canonne, Kamath & Steinke 2020; Mironov 2012), "
     "calibrated to exactly ε; real values rounded to the grid first"
 )
-_FAILED = (
+#: The message of a release that failed on confidential data (fixed: it says nothing of them).
+FAILED = (
     "the mechanism failed while running on the confidential data. What it said is withheld "
     "(it may depend on the data); the release's cost stays charged, because the failure itself "
     "depends on the data. Check the parameters against the dataset's declared facts."
 )
+_FAILED = FAILED  # its earlier, private name
 
 #: Privacy units a data owner may declare: ``"row"`` (a guarantee protects one row; a person
 #: with many rows is protected less) or ``"person"`` (the owner declares one row per person).

@@ -1,7 +1,9 @@
-"""The session: the one door between widgets and confidential data.
+"""The session: the local door between widgets and confidential data.
 
-A :class:`Session` owns the datasets and one :class:`~dpwidgets.persistence.ledger.PrivacyLedger`
-per dataset. Widgets and notebooks never hold confidential records: they ask the door to
+A :class:`Session` implements the door's protocol (:class:`dpwidgets.door.Door`) for the
+datasets in this process. It is composed of a ledger port (:class:`~dpwidgets.door.LedgerPort`:
+one :class:`~dpwidgets.persistence.ledger.PrivacyLedger` per dataset by default, a curator's
+joint ledgers for an analyst's door) and a store port (the outputs already paid for). Widgets and notebooks never hold confidential records: they ask the door to
 :meth:`~Session.preview` a mechanism on the public stand-in (free) or to
 :meth:`~Session.release` it on the data (charged once). Every mechanism is a declared spec
 (:class:`~dpwidgets.mechanism.Mechanism`, one module per family in :mod:`dpwidgets.releases`);
@@ -58,7 +60,15 @@ import numpy as np
 
 from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
-from .catalog import _FAILED, UNITS, Entry, fingerprint, table_stand_in
+from .catalog import FAILED, UNITS, Entry, fingerprint, table_stand_in
+from .door import (
+    Attempt,
+    Description,
+    LedgerFiles,
+    LedgerPort,
+    StorePort,
+    check_idempotency_key,
+)
 from .engine.errors import (
     DPWidgetsError,
     ParameterError,
@@ -170,6 +180,22 @@ class Session:
         The generator to use instead of ``seed`` (same scope).
     warn_fraction : float
         The meter warns once this fraction of a budget is spent.
+    ledgers : LedgerPort, optional
+        How the budgets are opened (default: :class:`~dpwidgets.door.LedgerFiles` on
+        ``ledger``); a curator composes its analysts' doors with its joint ledgers.
+    store : StorePort, optional
+        Where released outputs are kept (default: a
+        :class:`~dpwidgets.persistence.store.ReleaseStore` next to the ledger).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> session = Session("teaching", seed=0)
+    >>> session.add_dataset("scores", np.arange(10.0), total_epsilon=1.0)
+    >>> release = session.release("scores", "svt", epsilon=0.5, threshold=5.0, c=1)
+    >>> session.spent("scores")
+    0.5
     """
 
     def __init__(
@@ -180,6 +206,8 @@ class Session:
         seed: int | None = None,
         rng: np.random.Generator | None = None,
         warn_fraction: float = 0.8,
+        ledgers: LedgerPort | None = None,
+        store: StorePort | None = None,
     ):
         if mode not in ("teaching", "analyst"):
             raise ValueError(f"mode must be 'teaching' or 'analyst', got {mode!r}")
@@ -202,7 +230,8 @@ class Session:
         self.last_refusal = ""
         self._meter = None
         self._lock = threading.RLock()
-        self._store: ReleaseStore | None = None
+        self._store: StorePort | None = store
+        self._ledger_port: LedgerPort = ledgers or LedgerFiles(self.ledger_path)
         self._tables: dict[str, dict] = {}  # add_table's public declarations, by table name
 
     @staticmethod
@@ -282,11 +311,18 @@ class Session:
         _check_total(total_epsilon)
         held = catalog.entry(name, data, stand_in, description, privacy_unit, facts,
                              allow_mechanisms)
-        self._hold(held, total_epsilon)
+        self.hold(held, total_epsilon)
 
-    def _hold(self, held: Entry, total_epsilon: float | None) -> None:
-        """Open the ledger of a checked entry and make it releasable."""
-        ledger = self._open_ledger(held, total_epsilon)
+    def hold(self, held: Entry, total_epsilon: float | None = None) -> None:
+        """Make a dataset its owner already checked releasable here: open its ledger through
+        the ledger port (``total_epsilon`` ``None``: the recorded cap).
+
+        ``held`` is a :class:`~dpwidgets.catalog.Entry` made from the owner's declarations
+        (:func:`~dpwidgets.catalog.entry`, :func:`~dpwidgets.tables.view_entries`): what
+        :meth:`add_dataset` and :meth:`add_table` hold, and a curator its views."""
+        if held.name in self._datasets:
+            raise ValueError(f"dataset {held.name!r} is already in this session")
+        ledger = self._ledger_port.open(held, total_epsilon)
         held.ledger_name = ledger.dataset
         with self._lock:
             if self._store is None:
@@ -295,11 +331,6 @@ class Session:
             self._ledgers[held.name] = ledger
             self._overdrafts[held.name] = []
         self._notify({"kind": "dataset", "dataset": held.name})
-
-    def _open_ledger(self, held: Entry, total_epsilon: float | None):
-        return PrivacyLedger(self.ledger_path, dataset=held.budget or held.name,
-                             total_epsilon=total_epsilon,
-                             fingerprint=held.ledger_fingerprint or held.fingerprint)
 
     def add_table(self, name: str, source, *, columns, unit_column: str | None = None,
                   max_rows: int = 1, table: str | None = None, total_epsilon: float = 1.0,
@@ -352,7 +383,7 @@ class Session:
         if clash:
             raise ValueError(f"datasets {clash} are already in this session")
         for held in entries:
-            self._hold(held, total_epsilon)
+            self.hold(held, total_epsilon)
         self._tables[name] = declared
         return [h.name for h in entries]
 
@@ -392,6 +423,25 @@ class Session:
             return self._datasets[name]
         except (KeyError, TypeError):
             raise ValueError(f"unknown dataset {name!r}; this session has {self.datasets}") from None
+
+    def describe(self, dataset: str | None = None) -> Description:
+        """The owner's public declarations about a dataset (:class:`~dpwidgets.door.Description`):
+        shape, schema, privacy unit, facts, domains. Never a number read from the data."""
+        return Description.of(self._dataset(dataset))
+
+    def opening_code(self, dataset: str | None = None) -> str:
+        """The lines of Python that open this door on ``dataset`` again: the session, and a
+        table view's :meth:`declaration` (so copied code runs as it is in a fresh kernel)."""
+        declaration = None if dataset is None else self.declaration(dataset)
+        if self.teaching:
+            opening = ('session = Session("teaching")' if declaration else
+                       'session = Session("teaching")  # then add the same public data')
+        elif declaration:
+            opening = f"session = Session(\"analyst\", ledger={self.ledger_path!r})"
+        else:
+            opening = (f"session = Session(\"analyst\", ledger={self.ledger_path!r})  # then "
+                       f"add_dataset as its owner declared it")
+        return opening + ("\n" + declaration if declaration else "")
 
     def size(self, dataset: str | None = None) -> int:
         """The public size (queries, items, cells; rows of a table) of a dataset."""
@@ -536,6 +586,13 @@ class Session:
         params.pop("run", None)
         return self._request(self._dataset(dataset), mechanism, params, release=False)[2]
 
+    def check_release(self, dataset: str | None, mechanism: str, **params) -> float:
+        """Refuse a request as :meth:`release` would, before anything is read or charged
+        (parameters, declared facts, the owner's policy, the cost's range); else return its
+        cost. What a curator's client asks itself before a round trip."""
+        params.pop("run", None)
+        return self._request(self._dataset(dataset), mechanism, params, release=True)[2]
+
     def _ordered(self, dataset, mechanism) -> tuple:
         """``(dataset, mechanism)`` of a :meth:`cost` call, swapping the deprecated order."""
         def kinds(name):
@@ -624,7 +681,7 @@ class Session:
 
     def release(
         self, dataset: str | None, mechanism: str, *, label: str | None = None, run: int = 0,
-        **params,
+        idempotency_key: str | None = None, **params,
     ) -> Release:
         """Release a mechanism's DP output on a dataset, charging its ledger once.
 
@@ -639,6 +696,10 @@ class Session:
         run : int
             Part of the cache key: another ``run`` of the same parameters draws fresh noise
             (and is charged again).
+        idempotency_key : str, optional
+            Analyst mode: names this attempt (1 to 200 printable characters). A retry with the
+            same key, in this process or another sharing the ledger, charges nothing and gets
+            the one output the key paid for (:class:`~dpwidgets.door.Attempt`).
         **params
             The mechanism's parameters (``epsilon=`` always).
 
@@ -650,13 +711,10 @@ class Session:
         ReleaseFailed
             Analyst mode: the mechanism failed on the data (fixed message; cost charged).
         """
-        return self._release(dataset, mechanism, label, run, params)
-
-    def _release(self, dataset, mechanism, label, run, params: dict,
-                 idempotency_key: str | None = None) -> Release:
-        """:meth:`release`, with the curator's idempotency key (see ``_charge``)."""
         ds = self._dataset(dataset)
         try:
+            if idempotency_key is not None:
+                check_idempotency_key(idempotency_key)
             if isinstance(run, bool) or not isinstance(run, int | np.integer) or run < 0:
                 raise ParameterError(f"run must be an integer >= 0, got {run!r}")
             if label is not None and not isinstance(label, str):
@@ -718,16 +776,25 @@ class Session:
         self._notify({"kind": "release", "dataset": ds.name, "release": release})
         return release
 
+    def release_with_key(self, idempotency_key: str | None, dataset: str | None,
+                         mechanism: str, **kwargs) -> Release:
+        """Deprecated: :meth:`release` with ``idempotency_key=`` (a DeprecationWarning)."""
+        warnings.warn("release_with_key(key, ...) is deprecated: write release(..., "
+                      "idempotency_key=key)", DeprecationWarning, stacklevel=2)
+        return self.release(dataset, mechanism, idempotency_key=idempotency_key, **kwargs)
+
     def _charge(self, ds: Entry, epsilon: float, label: str, key: str,
-                idempotency_key: str | None = None):
+                idempotency_key: str | None = None) -> Attempt | None:
         """Analyst mode: charge before the data is read (a refusal reads nothing).
 
-        Returns ``None``; a curator's door (``idempotency_key``) returns its claim on the key:
+        Returns ``None``, or with an ``idempotency_key`` the attempt's claim on it:
         ``claim.stored`` (another attempt's output, to replay), ``claim.done()`` once the
         output is stored, ``claim.failed()`` if the run failed."""
-        if idempotency_key is not None:
-            raise ValueError("idempotency keys are a curator's (dpwidgets.curator)")
         ledger = self._ledgers[ds.name]
+        if idempotency_key is not None:
+            return Attempt(ledger, self._store, self._ledger_port, self._notify,
+                           dataset=ds.name, budget=ds.ledger_name, store_key=key,
+                           idempotency_key=idempotency_key).take(epsilon, label)
         # A key charged by a process whose output was lost is charged afresh: fresh noise
         # is never handed out for free.
         charge_key = f"{key}#{uuid.uuid4().hex}" if ledger.has_key(key) else key
@@ -764,8 +831,8 @@ class Session:
                 failed = True
         if failed:
             # Raised outside the handler: no __context__ chains the engine's own exception.
-            self._notify({"kind": "refused", "dataset": ds.name, "message": _FAILED})
-            raise ReleaseFailed(_FAILED)
+            self._notify({"kind": "refused", "dataset": ds.name, "message": FAILED})
+            raise ReleaseFailed(FAILED)
         return result, output
 
     def _run_teaching(self, ds: Entry, mech: Mechanism, p: dict, epsilon: float, label: str,

@@ -146,8 +146,15 @@ def test_a_name_that_is_both_a_dataset_and_a_mechanism_is_refused_in_cost():
     assert s.cost("svt", "top_c", epsilon=0.3, c=2) == pytest.approx(0.3)
 
 
-def test_the_curators_session_inherits_the_one_order():
-    assert RemoteSession.cost is Session.cost and RemoteSession._ordered is Session._ordered
+def test_the_curators_session_answers_cost_in_the_one_order(tmp_path):
+    """A curator's session computes costs in its local catalogue (a Session holding the
+    curator's public declarations): the same order and the same deprecation as Session."""
+    remote = object.__new__(RemoteSession)  # its catalogue only: no curator to reach
+    remote._catalogue = Session("analyst", str(tmp_path / "l.sqlite"))
+    remote._catalogue.add_dataset("x", np.arange(100.0), stand_in=np.ones(100))
+    assert remote.cost("x", "svt", epsilon=0.3, c=2, threshold=50.0) == pytest.approx(0.3)
+    with pytest.warns(DeprecationWarning, match=r"write cost\('x', 'svt'"):
+        assert remote.cost("svt", "x", epsilon=0.3, c=2, threshold=50.0) == pytest.approx(0.3)
 
 
 def _base_params():

@@ -42,6 +42,7 @@ from ..export import export_bytes, sidecar
 from ..mechanism import MECHANISMS
 from ..persistence import BudgetExceededError
 from ..persistence.store import encode_output
+from ..session import Session
 from .door import Curator, ReleaseInProgress
 
 __all__ = ["create_app"]
@@ -190,7 +191,7 @@ def guarantee_of(door, budget: str, row: dict) -> str:
     if mech is None or not views:
         return ""
     try:
-        return guarantee_text(door._dataset(views[0]), mech, row["params"], row["epsilon"],
+        return guarantee_text(door.describe(views[0]), mech, row["params"], row["epsilon"],
                               sealed=True)
     except Exception:  # noqa: BLE001 -- a stored row of an older version: no text, not a 500
         return ""
@@ -209,13 +210,10 @@ def create_app(curator: Curator):
                   openapi_url=f"{API}/openapi.json", description=DESCRIPTION)
     app.state.curator = curator
     app.add_middleware(_Guard, curator=curator, limit=MAX_BODY)
-    from .door import AnalystDoor
-
     # Names a request's parameters cannot take: they would collide with the door's own
     # arguments (``run``, ``label``, ``dataset``, ``mechanism``, the idempotency key, ...).
     reserved = {"run", "label"}
-    for method in (AnalystDoor.release_with_key, AnalystDoor.cost, AnalystDoor.is_cached,
-                   AnalystDoor.release_key, AnalystDoor.release):
+    for method in (Session.cost, Session.is_cached, Session.release_key, Session.release):
         reserved |= {n for n, q in inspect.signature(method).parameters.items()
                      if q.kind is not inspect.Parameter.VAR_KEYWORD}
 
@@ -282,16 +280,8 @@ def create_app(curator: Curator):
         return dataset
 
     def describe(door, name: str) -> dict:
-        held = door._dataset(name)
         ds, _ = curator.config.view(name)
-        return {"name": name, "shape": list(held.shape),
-                "columns": list(held.columns) if held.columns else None,
-                "dtypes": list(held.dtypes) if held.dtypes else None,
-                "unit": held.unit, "unit_rows": held.unit_rows, "facts": held.facts,
-                "domains": held.domains,
-                "ranges": None if held.ranges is None else [
-                    None if r is None else list(r) for r in held.ranges],
-                "description": held.description, "budget": ds.name,
+        return {**door.describe(name).as_json(), "budget": ds.name,
                 "mechanisms": sorted(ds.mechanisms)}
 
     @app.get(f"{API}/health")
@@ -438,8 +428,8 @@ def create_app(curator: Curator):
             try:
                 name, mech, params = request_of(body, who, door)
                 run, label = run_and_label(body)
-                r = door.release_with_key(idempotency_key, name, mech, run=run, label=label,
-                                          **params)
+                r = door.release(name, mech, run=run, label=label,
+                                 idempotency_key=idempotency_key, **params)
             except (ReleaseRefused, ReleaseFailed) as exc:
                 return answer(who, body, exc, idempotency_key)
             except ReleaseInProgress as exc:  # another attempt with this key runs: retry later

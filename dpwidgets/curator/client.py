@@ -23,12 +23,13 @@ import uuid
 import numpy as np
 
 from ..catalog import Entry
+from ..door import Description, check_idempotency_key
 from ..engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
 from ..mechanism import Release, _same
 from ..persistence import BudgetExceededError, LedgerView, Spend
 from ..persistence.store import decode_output
 from ..releases.synth import domain_values
-from ..session import Session
+from ..session import FACTORIES, Session
 
 __all__ = ["RemoteSession", "CuratorUnavailable"]
 
@@ -81,8 +82,30 @@ def _on_the_wire(value):
     return value
 
 
-class RemoteSession(Session):
-    """An analyst-mode session on a curator's datasets (see the module docstring).
+class _RemoteLedgers:
+    """The ledger port of the local catalogue a :class:`RemoteSession` keeps: each dataset's
+    budget is the curator's, read over HTTP (:class:`RemoteLedger`)."""
+
+    lease = wait = 0.0  # releases are the curator's: no attempt is made here
+
+    def __init__(self, session: RemoteSession):
+        self.session = session
+
+    def open(self, held: Entry, total_epsilon) -> RemoteLedger:
+        return RemoteLedger(self.session, held.budget)
+
+    def failed_before(self, idempotency_key: str) -> bool:
+        return False
+
+
+class RemoteSession:
+    """An analyst-mode door on a curator's datasets (see the module docstring): a
+    :class:`~dpwidgets.door.Door` over HTTP.
+
+    It keeps a local catalogue of the curator's views (an analyst-mode
+    :class:`~dpwidgets.Session` holding their public declarations and stand-ins, whose budgets
+    are the curator's ledgers): descriptions, costs and previews are answered there, without a
+    round trip; :meth:`release` and :meth:`is_cached` ask the curator.
 
     Parameters
     ----------
@@ -94,9 +117,17 @@ class RemoteSession(Session):
         As for :class:`~dpwidgets.Session`; ``seed``/``rng`` drive previews only.
     timeout : float
         Seconds to wait for an answer.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> session = Session.connect("http://127.0.0.1:8765", token=TOKEN)  # doctest: +SKIP
+    >>> session.release("visits/items", "svt", epsilon=0.1, threshold=100.0, c=3)  # doctest: +SKIP
     """
 
     RETRIES = 3
+    mode = "analyst"
+    teaching = False
 
     def __init__(self, url: str, token: str, *, seed: int | None = None,
                  rng: np.random.Generator | None = None, warn_fraction: float = 0.8,
@@ -105,10 +136,14 @@ class RemoteSession(Session):
 
         if not isinstance(token, str) or not token:
             raise ValueError("token= is the analyst's bearer token (a non-empty string)")
-        super().__init__("analyst", ledger=":curator:", seed=seed, rng=rng,
-                         warn_fraction=warn_fraction)
+        self._catalogue = Session("analyst", ledger=":curator:", seed=seed, rng=rng,
+                                  warn_fraction=warn_fraction, ledgers=_RemoteLedgers(self),
+                                  store=_NoStore())
         self.url = self.ledger_path = url.rstrip("/")
-        self._store = _NoStore()  # releases are stored by the curator
+        self._listeners: list = []
+        self.last_refusal = ""
+        self._meter = None
+        self._catalogue.observe(self._relay)
         self._http = httpx.Client(base_url=f"{self.url}/v1", timeout=timeout,
                                   headers={"Authorization": f"Bearer {token}"},
                                   transport=transport)
@@ -128,7 +163,109 @@ class RemoteSession(Session):
                          domains=d.get("domains"), budget=d["budget"],
                          ranges=None if d.get("ranges") is None else tuple(
                              None if r is None else tuple(r) for r in d["ranges"]))
-            self._hold(held, None)
+            self._catalogue.hold(held)
+
+    # -- answered by the catalogue, without a round trip -----------------------------------
+    @property
+    def datasets(self) -> list[str]:
+        """The curator's views this analyst may use, ``"<dataset>/<view>"``."""
+        return self._catalogue.datasets
+
+    @property
+    def rng(self) -> np.random.Generator:
+        """The generator of previews."""
+        return self._catalogue.rng
+
+    @property
+    def warn_fraction(self) -> float:
+        """The meter warns once this fraction of a budget is spent."""
+        return self._catalogue.warn_fraction
+
+    def describe(self, dataset: str | None = None) -> Description:
+        """The owner's public declarations about a view, as the curator sent them."""
+        return self._catalogue.describe(dataset)
+
+    def size(self, dataset: str | None = None) -> int:
+        return self._catalogue.size(dataset)
+
+    def shape(self, dataset: str | None = None) -> tuple[int, ...]:
+        return self._catalogue.shape(dataset)
+
+    def columns(self, dataset: str | None = None) -> list[str] | None:
+        return self._catalogue.columns(dataset)
+
+    def unit(self, dataset: str | None = None) -> str:
+        return self._catalogue.unit(dataset)
+
+    def facts(self, dataset: str | None = None) -> dict:
+        return self._catalogue.facts(dataset)
+
+    def domains(self, dataset: str | None = None) -> dict | None:
+        return self._catalogue.domains(dataset)
+
+    def stand_in(self, dataset: str | None = None) -> np.ndarray:
+        return self._catalogue.stand_in(dataset)
+
+    def public_view(self, dataset: str | None = None) -> np.ndarray:
+        """The stand-in: the data stays with the curator."""
+        return self._catalogue.stand_in(dataset)
+
+    def declaration(self, dataset: str | None = None) -> None:
+        """``None``: a curator's tables are declared in its configuration."""
+        return None
+
+    def ledger(self, dataset: str | None = None) -> RemoteLedger:
+        """The curator's ledger for this analyst on a view's budget."""
+        return self._catalogue.ledger(dataset)
+
+    def spent(self, dataset: str | None = None) -> float:
+        return self._catalogue.spent(dataset)
+
+    def remaining(self, dataset: str | None = None) -> float:
+        return self._catalogue.remaining(dataset)
+
+    def overdrafts(self, dataset: str | None = None) -> list:
+        """Always empty: analyst mode refuses what a teaching session records as overdrafts."""
+        return self._catalogue.overdrafts(dataset)
+
+    def cost(self, dataset, mechanism=None, **params) -> float:
+        """What the curator will charge (the same specs, computed here)."""
+        return self._catalogue.cost(dataset, mechanism, **params)
+
+    def preview(self, dataset, mechanism, *, rng=None, **params) -> Release:
+        """A run on the downloaded public stand-in: free, never reaches the curator."""
+        return self._catalogue.preview(dataset, mechanism, rng=rng, **params)
+
+    def preview_key(self, dataset, mechanism, **params) -> str:
+        return self._catalogue.preview_key(dataset, mechanism, **params)
+
+    def check_budget(self, dataset, epsilon: float, label: str) -> None:
+        """Refuse a group of releases this analyst's remaining budget cannot pay for."""
+        self._catalogue.check_budget(dataset, epsilon, label)
+
+    def opening_code(self, dataset: str | None = None) -> str:
+        """How a script connects to this curator (the token is the analyst's to paste)."""
+        return f"session = Session.connect({self.url!r}, token=TOKEN)  # your token"
+
+    # -- events ----------------------------------------------------------------------------
+    def observe(self, callback) -> None:
+        """Call ``callback(session, event)`` after every release attempt (see
+        :meth:`dpwidgets.Session.observe`)."""
+        self._listeners.append(callback)
+
+    def unobserve(self, callback) -> None:
+        self._listeners = [c for c in self._listeners if c is not callback]
+
+    def _relay(self, catalogue, event: dict) -> None:
+        self._notify(event)
+
+    def _notify(self, event: dict) -> None:
+        if event["kind"] == "refused":
+            self.last_refusal = event["message"]
+        elif event["kind"] == "release":
+            self.last_refusal = ""
+        for callback in list(self._listeners):
+            callback(self, event)
 
     # -- plumbing ----------------------------------------------------------------------------
     def _raw(self, method: str, path: str, **kw) -> bytes:
@@ -176,23 +313,24 @@ class RemoteSession(Session):
                 self._budget_cache = (now, self._call("GET", "/budget")["budgets"])
             return self._budget_cache[1]
 
-    def _open_ledger(self, held: Entry, total_epsilon):
-        return RemoteLedger(self, held.budget)
-
     # -- what differs from a local session ---------------------------------------------------
     @property
     def meter(self):
         """The budget meter: the curator's ledger for this analyst, re-read every 2 s (so
         releases from this analyst's other kernels show too)."""
         if self._meter is None:
-            super().meter.follow(2.0)
+            self._meter = FACTORIES["meter"](self)
+            self._meter.follow(2.0)
         return self._meter
 
     def add_dataset(self, *args, **kwargs):
+        """Refused: a curator's datasets are declared by its owner."""
         raise PrivacyPolicyError("a curator's datasets are declared by its owner, in the "
                                  "curator's configuration")
 
-    def _wire_params(self, held: Entry, params: dict) -> dict:
+    add_table = add_dataset
+
+    def _wire_params(self, held: Description, params: dict) -> dict:
         # Facts are the curator's to fill in: drop those equal to the declared ones (what a
         # widget passes back); any other value goes through and the curator refuses it.
         out = {k: v for k, v in params.items()
@@ -209,7 +347,8 @@ class RemoteSession(Session):
         return {k: _on_the_wire(v) for k, v in out.items()}
 
     def is_cached(self, dataset, mechanism, **params) -> bool:
-        held = self._dataset(dataset)
+        """Whether the curator holds this release already (a replay would be free)."""
+        held = self.describe(dataset)
         run = params.pop("run", 0)
         body = {"dataset": held.name, "mechanism": mechanism,
                 "params": self._wire_params(held, params), "run": run}
@@ -218,18 +357,22 @@ class RemoteSession(Session):
     def release_key(self, dataset, mechanism, **params) -> str:
         raise PrivacyPolicyError("release keys are the curator's (they are keyed by its secret)")
 
-    def release(self, dataset, mechanism, *, label=None, run=0, **params) -> Release:
+    def release(self, dataset, mechanism, *, label=None, run=0, idempotency_key=None,
+                **params) -> Release:
         """Ask the curator for a release (see :meth:`Session.release`); refusals raise the
-        same exceptions, decided by the curator before it reads the data."""
-        held = self._dataset(dataset)
+        same exceptions, decided by the curator before it reads the data. A network failure
+        is retried with the same idempotency key (``idempotency_key``, default a fresh one),
+        so a retry is never charged twice."""
+        held = self.describe(dataset)
         try:
             # The same checks the curator makes, here first: a bad request needs no round trip.
-            self._request(held, mechanism, dict(params), release=True)
+            self._catalogue.check_release(held.name, mechanism, **params)
             body = {"dataset": held.name, "mechanism": mechanism,
                     "params": self._wire_params(held, params), "run": run}
             if label is not None:
                 body["label"] = label
-            key = uuid.uuid4().hex
+            key = (uuid.uuid4().hex if idempotency_key is None
+                   else check_idempotency_key(idempotency_key))
             for attempt in range(self.RETRIES):
                 try:
                     r = self._call("POST", "/releases", json=body,
@@ -267,6 +410,7 @@ class RemoteSession(Session):
         return self._raw("GET", f"/releases/{release.dataset}/{release.key}", params=params)
 
     def close(self) -> None:
+        """Close the connection to the curator."""
         self._http.close()
 
     def __repr__(self) -> str:

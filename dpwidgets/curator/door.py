@@ -37,32 +37,22 @@ import json
 import math
 import os
 import secrets
-import socket
 import sqlite3
 import threading
 import time
 import uuid
 from pathlib import Path
 
-from ..catalog import _FAILED, Entry
-from ..engine.errors import DPWidgetsError, ReleaseFailed
-from ..persistence import BudgetExceededError, LedgerView, PrivacyLedger
+from ..catalog import Entry
+from ..door import CLAIM_LEASE, CLAIM_WAIT, ReleaseInProgress
+from ..persistence import LedgerView, PrivacyLedger
 from ..persistence.store import ReleaseStore, canonical
 from ..session import Session
 from ..tables import view_entries
 from .config import CuratorConfig
 
-__all__ = ["CLAIM_LEASE", "Analysts", "AuditLog", "Curator", "JointLedger", "ReleaseInProgress"]
-
-# Seconds an attempt holds its claim on an idempotency key before another replica may take it
-# over and run the release again (the holder is then presumed dead): longer than the slowest
-# release. ``[curator] claim_lease`` overrides it.
-CLAIM_LEASE = 600.0
-
-
-class ReleaseInProgress(DPWidgetsError):
-    """Another attempt with this idempotency key is running the release and its lease lasts:
-    retry with the same key later (this attempt charged nothing and read nothing)."""
+__all__ = ["CLAIM_LEASE", "AnalystLedgers", "Analysts", "AuditLog", "Curator", "JointLedger",
+           "ReleaseInProgress"]
 
 class Analysts:
     """The analysts file: names, hashed bearer tokens, roles, caps per dataset, expiry.
@@ -318,108 +308,32 @@ class JointLedger(LedgerView):
         self.shared.close()
 
 
-class _Attempt:
-    """One release attempt with an idempotency key and its claim in the ledger (internal).
-
-    After :meth:`take`, ``stored`` is the output another attempt stored (replay it; nothing is
-    run) or ``None``: this attempt holds the claim, runs the release, then calls :meth:`done`
-    once the output is stored or :meth:`failed` if the run failed on the data."""
-
-    POLL = 0.05  # seconds between two looks at the release store while another attempt runs
-
-    def __init__(self, door: AnalystDoor, ds: Entry, store_key: str, idempotency_key: str):
-        self.door, self.ds, self.store_key = door, ds, store_key
-        self.idempotency_key = idempotency_key
-        self.key = f"{store_key}#{idempotency_key}"  # the spend's key, as before claims
-        self.owner = f"{socket.gethostname()}/{os.getpid()}/{uuid.uuid4().hex}"
-        self.ledger = door._ledgers[ds.name]
-        self.stored: dict | None = None
-
-    def take(self, epsilon: float, label: str) -> _Attempt:
-        door, curator = self.door, self.door._curator
-        deadline = time.monotonic() + curator.claim_wait
-        while True:
-            try:
-                claim = self.ledger.claim(epsilon, label, key=self.key, owner=self.owner,
-                                          lease=curator.claim_lease)
-            except BudgetExceededError as exc:
-                door._notify({"kind": "refused", "dataset": self.ds.name, "message": str(exc)})
-                raise
-            if claim.held_by(self.owner):
-                if claim.resumed:
-                    # Under an earlier attempt's charge: it died, or (a key charged before
-                    # claims existed) failed on the data, which the audit log recorded.
-                    if curator.audit.failed(door.analyst, self.idempotency_key):
-                        self.failed()
-                        self._fail()
-                    self.stored = self._look()  # it stored its output, then died
-                    if self.stored is not None:
-                        self.done()
-                return self
-            # Another attempt holds the claim or ended it: wait for its output.
-            while True:
-                self.stored = self._look()
-                if self.stored is not None:
-                    return self
-                if claim is None or claim.state != "running":
-                    self._fail()  # it failed on the data (or its output is gone): repeat
-                if not claim.live:
-                    break  # its lease ran out: take the claim over
-                if time.monotonic() >= deadline:
-                    raise ReleaseInProgress(
-                        "a release with this Idempotency-Key is still running (on this or "
-                        "another replica of the curator); retry with the same key later. "
-                        "Nothing was charged again.")
-                time.sleep(min(self.POLL, max(0.0, claim.expires - claim.now)))
-                claim = self.ledger.claim_state(self.key)
-
-    def _look(self) -> dict | None:
-        return self.door._store.get(self.ds.ledger_name, self.store_key)
-
-    def _fail(self):
-        self.door._notify({"kind": "refused", "dataset": self.ds.name, "message": _FAILED})
-        raise ReleaseFailed(_FAILED)
-
-    def done(self) -> None:
-        self.ledger.finish(self.key, self.owner)
-
-    def failed(self) -> None:
-        self.ledger.finish(self.key, self.owner, failed=True)
-
-
-class AnalystDoor(Session):
-    """One analyst's analyst-mode session on the curator's views (internal)."""
+class AnalystLedgers:
+    """The ledger port of one analyst's door (:class:`~dpwidgets.door.LedgerPort`): each
+    dataset's :class:`JointLedger` (the content's shared cap and this analyst's own cap on it),
+    the curator's lease and wait for idempotent attempts, and its audit log's memory of an
+    attempt that failed on the data."""
 
     def __init__(self, curator: Curator, analyst: str, caps: dict[str, float]):
-        super().__init__("analyst", curator.config.ledger)
-        self._curator, self.analyst, self._caps = curator, analyst, caps
-        self._store = curator.store
-        for ds in curator.config.datasets.values():
-            if ds.name not in caps:
-                continue
-            views = {v.name: {"view": v.view, "facts": v.facts, "stand_in": v.stand_in,
-                              "description": v.description} for v in ds.views.values()}
-            for held in view_entries(ds.name, ds.table, views, description=ds.description,
-                                     allowed=ds.mechanisms):
-                self._hold(held, None)
+        self.curator, self.analyst, self.caps = curator, analyst, caps
 
-    def _open_ledger(self, held: Entry, total_epsilon):
+    @property
+    def lease(self) -> float:
+        return self.curator.claim_lease
+
+    @property
+    def wait(self) -> float:
+        return self.curator.claim_wait
+
+    def open(self, held: Entry, total_epsilon: float | None) -> JointLedger:
         dataset = held.name.partition("/")[0]
         # One content, one cap: the smallest of this analyst's caps on its declarations.
-        budget = self._curator.budget_of(dataset)
-        cap = min(c for d, c in self._caps.items() if self._curator.budget_of(d) == budget)
-        return self._curator.ledger(dataset, self.analyst, cap)
+        budget = self.curator.budget_of(dataset)
+        cap = min(c for d, c in self.caps.items() if self.curator.budget_of(d) == budget)
+        return self.curator.ledger(dataset, self.analyst, cap)
 
-    def release_with_key(self, idempotency_key: str | None, dataset: str | None,
-                         mechanism: str, *, label: str | None = None, run: int = 0, **params):
-        """:meth:`release` with the client's idempotency key (see the module docstring)."""
-        return self._release(dataset, mechanism, label, run, params, idempotency_key)
-
-    def _charge(self, ds: Entry, epsilon: float, label: str, key: str,
-                idempotency_key: str | None = None):
-        if idempotency_key is None:
-            return super()._charge(ds, epsilon, label, key)
-        return _Attempt(self, ds, key, idempotency_key).take(epsilon, label)
+    def failed_before(self, idempotency_key: str) -> bool:
+        return self.curator.audit.failed(self.analyst, idempotency_key)
 
 
 class Curator:
@@ -436,8 +350,8 @@ class Curator:
         self.claim_lease = float(getattr(config, "claim_lease", None) or CLAIM_LEASE)
         # How long a request waits for another attempt with its idempotency key to store its
         # output before answering ReleaseInProgress (the client retries with the same key).
-        self.claim_wait = 60.0
-        self._doors: dict[str, AnalystDoor] = {}
+        self.claim_wait = CLAIM_WAIT
+        self._doors: dict[str, tuple[dict[str, float], Session]] = {}
         self._ledgers: dict[tuple[str, str], JointLedger] = {}
         self._lock = threading.RLock()
         self._fingerprints: dict[str, str] = {}
@@ -483,14 +397,30 @@ class Curator:
                 self._ledgers[key] = JointLedger(mine, shared)
             return self._ledgers[key]
 
-    def door(self, analyst: str, record: dict) -> AnalystDoor:
+    def door(self, analyst: str, record: dict) -> Session:
+        """The analyst's door: an analyst-mode :class:`~dpwidgets.Session` composed of this
+        curator's joint ledgers (:class:`AnalystLedgers`) and its shared release store, holding
+        the views of the datasets the analyst has a cap on (made afresh when the caps change)."""
         with self._lock:
-            door = self._doors.get(analyst)
             caps = {k: float(v) for k, v in record.get("caps", {}).items()
                     if k in self.config.datasets}
-            if door is None or door._caps != caps:
-                door = self._doors[analyst] = AnalystDoor(self, analyst, caps)
-            return door
+            held = self._doors.get(analyst)
+            if held is None or held[0] != caps:
+                held = self._doors[analyst] = (caps, self._open_door(analyst, caps))
+            return held[1]
+
+    def _open_door(self, analyst: str, caps: dict[str, float]) -> Session:
+        door = Session("analyst", self.config.ledger, store=self.store,
+                       ledgers=AnalystLedgers(self, analyst, caps))
+        for ds in self.config.datasets.values():
+            if ds.name not in caps:
+                continue
+            views = {v.name: {"view": v.view, "facts": v.facts, "stand_in": v.stand_in,
+                              "description": v.description} for v in ds.views.values()}
+            for held in view_entries(ds.name, ds.table, views, description=ds.description,
+                                     allowed=ds.mechanisms):
+                door.hold(held)
+        return door
 
     def close(self) -> None:
         for ledger in self._ledgers.values():

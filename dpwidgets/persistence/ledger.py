@@ -376,6 +376,11 @@ class PrivacyLedger(Datasets, Claims):
 
         return self._read(body)
 
+    def history(self, latest: int = 50) -> list[Spend]:
+        """Every spend recorded for this dataset, oldest first (:attr:`spends`; ``latest``
+        bounds only a view that cannot read them all, such as a curator's over HTTP)."""
+        return self.spends
+
     def _recent_rows(self, limit: int) -> list[Spend]:
         if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise ValueError(f"limit must be an integer >= 0, got {limit!r}")

@@ -93,3 +93,7 @@ class LedgerView:
     def recent(self, limit: int = 50) -> list[Spend]:
         """The latest ``limit`` spends, oldest first."""
         return self.summary(limit)["recent"]
+
+    def history(self, latest: int = 50) -> list[Spend]:
+        """The spends this view can show, oldest first: the ``latest`` (a view holds no more)."""
+        return self.recent(latest)

@@ -652,23 +652,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         """The few lines of Session API that make the release the button would make (what to
         copy into a script): the same dataset, mechanism, parameters and ``run``, so that in
         the same session (or on the same ledger) they replay it for free."""
-        s = self.session
-        remote = hasattr(s, "url") and hasattr(s, "analyst")
-        declare = getattr(s, "declaration", None)
-        declaration = None if remote or declare is None or self.dataset is None else (
-            declare(self.dataset))
-        if remote:
-            opening = f"session = Session.connect({s.url!r}, token=TOKEN)  # your token"
-        elif s.teaching:
-            opening = ('session = Session("teaching")' if declaration else
-                       'session = Session("teaching")  # then add the same public data')
-        elif declaration:
-            opening = f"session = Session(\"analyst\", ledger={s.ledger_path!r})"
-        else:
-            opening = (f"session = Session(\"analyst\", ledger={s.ledger_path!r})  # then "
-                       f"add_dataset as its owner declared it")
-        if declaration:  # a table's view: its public declaration, so the code runs as it is
-            opening += "\n" + declaration
+        opening = self.session.opening_code(self.dataset)
         args = "".join(f", {k}={python_literal(v)}" for k, v in self.params.items())
         run = f", run={self._run}" if self._run else ""
         return "\n".join([

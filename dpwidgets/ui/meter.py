@@ -182,7 +182,7 @@ class BudgetMeter(anywidget.AnyWidget):
 
         name = dataset or self.active or (self._session.datasets or [None])[0]
         ledger = self._session.ledger(name)
-        spends = ledger.spends if hasattr(ledger, "spends") else ledger.recent(self.LATEST)
+        spends = ledger.history(self.LATEST)
         return pd.DataFrame(
             [{"time": _iso(s.time), "label": s.label, "epsilon": s.epsilon,
               "charged": s.epsilon if s.charged is None else s.charged,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import collections
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
@@ -12,7 +12,9 @@ import pytest
 from dpwidgets import Session
 from dpwidgets.engine.audit import audit_svt
 from dpwidgets.engine.svt import VARIANTS
+from dpwidgets.families.svt import audits as audits_module
 from dpwidgets.families.svt import widget as svt_explorer
+from dpwidgets.families.svt.audits import Audits
 from dpwidgets.families.svt.widget import audit_future, default_threshold
 from dpwidgets.ui.base import fmt
 from dpwidgets.widgets import SVTExplorer
@@ -142,14 +144,14 @@ def test_a_broken_variant_whose_audit_is_not_in_says_so_then_shows_it(teaching_s
         gate.wait(60)
         return 9.0
 
-    # A private cache and queue for this test: the fake results never reach other tests.
-    monkeypatch.setattr(svt_explorer, "_AUDITS", {})
-    monkeypatch.setattr(svt_explorer, "_AUDIT_QUEUE", collections.deque())
-    monkeypatch.setattr(svt_explorer, "audited_loss", slow_audit)
-    e = SVTExplorer(teaching_session, epsilon=0.07, c=3, variant="roth2011", debounce=0)
+    # The explorer's own audits, on an executor of this test's: the fake results never reach
+    # other tests.
+    audits = Audits(ThreadPoolExecutor(max_workers=1), compute=slow_audit)
+    e = SVTExplorer(teaching_session, epsilon=0.07, c=3, variant="roth2011", debounce=0,
+                    audits=audits)
     assert "audit at ε = 0.07 on the source's counterexample running" in e.banner.value
     gate.set()
-    assert audit_future("roth2011", 0.07).result(timeout=120) == 9.0
+    assert audits.future("roth2011", 0.07).result(timeout=120) == 9.0
     deadline = time.monotonic() + 10
     while "running" in e.banner.value and time.monotonic() < deadline:
         time.sleep(0.01)
@@ -165,12 +167,12 @@ def test_a_running_audit_shows_its_progress_until_its_bar_is_full(teaching_sessi
     counts of the audit on the public counterexample only.
 
     At ε = 0.1 roth2011's counterexample is sized large enough for six batches (about 1.5 s
-    alone), and the audit refutes the claim; a private cache and queue keep the audit fresh
-    whatever other tests ran."""
-    monkeypatch.setattr(svt_explorer, "_AUDITS", {})
-    monkeypatch.setattr(svt_explorer, "_AUDIT_QUEUE", collections.deque())
-    monkeypatch.setattr(svt_explorer, "_LOSSES", {})
-    e = SVTExplorer(teaching_session, epsilon=0.1, c=3, variant="roth2011", debounce=0)
+    alone), and the audit refutes the claim; a private cache and the explorer's own audits keep
+    the audit fresh whatever other tests ran."""
+    audits = Audits(ThreadPoolExecutor(max_workers=1))
+    monkeypatch.setattr(audits_module, "_LOSSES", {})
+    e = SVTExplorer(teaching_session, epsilon=0.1, c=3, variant="roth2011", debounce=0,
+                    audits=audits)
     seen: list[tuple[float, float]] = []
     e.audit_progress.observe(
         lambda _c: seen.append((e.audit_progress.value, e.audit_progress.max)), names="value")
@@ -181,7 +183,7 @@ def test_a_running_audit_shows_its_progress_until_its_bar_is_full(teaching_sessi
     while "running" in e.banner.value and time.monotonic() < deadline:
         time.sleep(0.01)
     assert "audited privacy loss ≥" in e.banner.value
-    job = audit_future("roth2011", 0.1)
+    job = audits.future("roth2011", 0.1)
     done, total = job.steps
     assert total is not None and total >= 2 and done == total
     # The bar moved through the batches and ended full, then was hidden.

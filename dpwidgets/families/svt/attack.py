@@ -20,6 +20,7 @@ from ...ui.base import is_echo as _is_echo
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
 from ...ui.controls import EpsilonSlider, IntRangeSlider, IntSlider
 from . import display
+from .preview import attack_rates, reconstruct_with_svt
 
 __all__ = ["AttackDemo"]
 
@@ -166,9 +167,7 @@ class AttackDemo(ReleaseWidget):
 
     def _compare_svt(self, counts: np.ndarray, epsilon: float) -> np.ndarray | None:
         """What the same attacker reconstructs through standard SVT at the same ε."""
-        from ...engine.attacks import reconstruct_histogram_with_svt
-
-        return reconstruct_histogram_with_svt(
+        return reconstruct_with_svt(
             counts, epsilon, float(self.delta.value), self._rng, c=int(self.c.value)
         )
 
@@ -184,16 +183,14 @@ class AttackDemo(ReleaseWidget):
     def _redraw(self) -> None:
         if self._last is None:
             return
-        from ...engine.attacks import attack_success
-
         release, svt = self._last
         counts = self.session.public_view(self.dataset)
         estimate = release.output["estimate"]
         small = int(self.small_max.value)
-        gptt = attack_success(counts, estimate, small_max=small)
+        gptt = attack_rates(counts, estimate, small_max=small)
         rates = {"GPTT attack": (gptt.overall, gptt.small)}
         if svt is not None:
-            standard = attack_success(counts, svt, small_max=small)
+            standard = attack_rates(counts, svt, small_max=small)
             rates["standard SVT"] = (standard.overall, standard.small)
         figures.update(
             self.figure,

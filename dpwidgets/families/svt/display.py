@@ -25,6 +25,7 @@ from ...ui.figures import bar_labels as _bar_labels
 from ...ui.figures import panel as _panel
 from ...ui.figures import percent as _percent
 from ...ui.figures import source as _source
+from .params import default_share
 
 __all__ = [
     "ATTACK_METHODS",
@@ -253,10 +254,8 @@ def split_figure(*, width: int = 360, height: int = 240) -> FigureHandle:
 
 def split_plot_data(c: int, monotonic: bool, share: float) -> PlotData:
     """Columns for :func:`split_figure`: the curve, its optimum, and ``share`` on it."""
-    from ...engine.svt import default_ratio
-
     xs = np.linspace(0.01, 0.99, 197)
-    optimum = 1.0 / (1.0 + default_ratio(c, monotonic))
+    optimum = default_share(c, monotonic)
     return {
         "curve": {"x": xs, "y": comparison_noise_std(xs, c, monotonic)},
         "optimum": {

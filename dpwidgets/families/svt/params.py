@@ -25,7 +25,7 @@ from ...engine.validation import (
 )
 from ...params import Choice, Context, Epsilon, Params, Range, Toggle, param
 
-__all__ = ["MAX_PASSES", "ReconstructionParams", "SVTParams", "TopCParams"]
+__all__ = ["MAX_PASSES", "ReconstructionParams", "SVTParams", "TopCParams", "default_share"]
 
 #: The most retraversals SVT-ReTr may make (each pass is one vectorised sweep of the queries).
 MAX_PASSES = 10_000
@@ -35,6 +35,18 @@ def _svt_engine():
     from ...engine import svt
 
     return svt
+
+
+def default_share(c: int, monotonic: bool = False) -> float:
+    """ε1's share of ε at standard SVT's default split, Lyu, Su & Li 2017, eq. 12's
+    ε1:ε2 = 1:(2c)^(2/3) (1:c^(2/3) for monotonic queries, §4.3).
+
+    Examples
+    --------
+    >>> round(default_share(1, monotonic=True), 3)
+    0.5
+    """
+    return 1.0 / (1.0 + _svt_engine().default_ratio(c, monotonic))
 
 
 # -- checks shared by the fields below (each names its parameter) ------------------------------

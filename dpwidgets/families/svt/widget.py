@@ -20,7 +20,6 @@ the DP output (which queries were ⊤, where the run stopped) is drawn.
 
 from __future__ import annotations
 
-import collections
 import html
 import math
 import threading
@@ -31,9 +30,6 @@ import ipywidgets as w
 import numpy as np
 from bokeh.layouts import column, row
 
-from ...engine.evaluation import top_c_rates
-from ...engine.svt import VARIANTS
-from ...engine.validation import check_positive_int
 from ...session import PrivacyPolicyError, Release, Session
 from ...ui import figures
 from ...ui.base import ReleaseWidget, fmt, fold, is_echo, shown, undust
@@ -47,7 +43,9 @@ from ...ui.controls import (
 )
 from . import display
 from .attack import AttackDemo
+from .audits import AuditJob, Audits, audit_epsilon, audited_loss, default_audits
 from .params import SVTParams
+from .preview import check_runs, simulate_top_c, topc_rates, variant_info, variant_names
 
 #: The most simulations the top-c panel averages per redraw (each reruns EM and SVT-ReTr).
 MAX_TOPC_RUNS = 100
@@ -82,129 +80,10 @@ def default_threshold(scores: np.ndarray, c: int, step: float | None = None) -> 
     return value
 
 
-_LOSSES: dict[tuple[str, float], float | None] = {}
-
-
-def audited_loss(variant: str, epsilon: float, *, progress=None) -> float | None:
-    """Empirical lower bound on the privacy loss of a variant, cached per (variant, ε).
-
-    The audit (:func:`dpwidgets.engine.audit.audit_svt`) runs on the variant's public
-    counterexample from Lyu, Su & Li 2017 or Chen 2018 (never on the user's data), sized for this ε (more queries
-    and runs at small ε), with a fixed seed, so the banner is reproducible. Callers round ε
-    to one significant digit (:func:`audit_epsilon`), so dragging the slider costs one audit
-    per new grid value, not per pixel. A value <= ε means no violation was found
-    at that size, not that the variant is private. ``None`` if the variant has no
-    counterexample of its own or the audit module is missing.
-
-    ``progress(batches_done, batches_total)`` is called after every batch of the audit (and
-    once, done, for a cached value); no bar is drawn otherwise.
-    """
-    key = (str(variant), float(epsilon))
-    if key in _LOSSES:
-        if progress is not None:
-            progress(1, 1)
-        return _LOSSES[key]
-    try:
-        from ...engine.audit import audit_svt
-    except ImportError:
-        return None
-    try:
-        result = audit_svt(variant, epsilon=epsilon, rng=np.random.default_rng(20170801),
-                           progress=progress if progress is not None else False)
-    except ValueError:  # no counterexample for this variant
-        loss = None
-    else:
-        loss = float(result.epsilon_lower)
-    if len(_LOSSES) >= 512:  # a bounded cache: the ε grid has few points per decade
-        _LOSSES.pop(next(iter(_LOSSES)))
-    _LOSSES[key] = loss
-    return loss
-
-
-def audit_epsilon(epsilon: float) -> float:
-    """ε rounded to one significant digit: the grid the banner's audit is computed on."""
-    return float(f"{epsilon:.0e}")
-
-
-class AuditJob(Future):
-    """The Future of one background audit, which also reports how far it is.
-
-    ``steps`` is ``(batches_done, batches_total)`` of the running audit (``(0, None)`` before
-    it starts); :meth:`on_progress` registers ``callback(done, total)``, called from the
-    worker thread after every batch (and at once with the current steps).
-    """
-
-    def __init__(self):
-        super().__init__()
-        self.steps: tuple[int, int | None] = (0, None)
-        self._listeners: list = []
-        self._steps_lock = threading.Lock()
-
-    def on_progress(self, callback) -> None:
-        with self._steps_lock:
-            self._listeners.append(callback)
-            steps = self.steps
-        callback(*steps)
-
-    def report(self, done: int, total: int | None) -> None:
-        with self._steps_lock:
-            self.steps = (done, total)
-            listeners = list(self._listeners)
-        for callback in listeners:
-            callback(done, total)
-
-
-# One background worker runs the audits, one at a time (they are numpy-heavy and the cores
-# are shared with the kernel), in the order asked; the key the banner is waiting for jumps
-# the queue. Each (variant, ε grid point) is audited once per process: its Future is kept.
-_AUDITS: dict[tuple[str, float], AuditJob] = {}
-_AUDIT_QUEUE: collections.deque[tuple[str, float]] = collections.deque()
-_AUDIT_LOCK = threading.Condition()
-_AUDIT_WORKER: threading.Thread | None = None
-# Serialises the banner's "running" / result text between the redraw and the worker's callback.
-_BANNER_LOCK = threading.RLock()
-
-
-def _audit_worker() -> None:
-    while True:
-        with _AUDIT_LOCK:
-            while not _AUDIT_QUEUE:
-                _AUDIT_LOCK.wait()
-            key = _AUDIT_QUEUE.popleft()
-            future = _AUDITS.get(key)
-        if future is None or not future.set_running_or_notify_cancel():
-            continue
-        try:
-            future.set_result(audited_loss(*key, progress=future.report))
-        except BaseException as exc:  # noqa: BLE001 - handed to whoever reads the Future
-            future.set_exception(exc)
-
-
 def audit_future(variant: str, epsilon: float, *, urgent: bool = False) -> AuditJob:
-    """The :func:`audited_loss` of ``(variant, epsilon)``, computed in the background.
-
-    Returns an :class:`AuditJob` (a :class:`concurrent.futures.Future` that also reports its
-    progress) of exactly that audit's result (the same function, arguments and seed;
-    ``epsilon`` should be on the :func:`audit_epsilon` grid).
-    The first call for a key queues it for the module's single daemon worker thread; later
-    calls return the same Future. ``urgent`` puts a key that has not started yet at the front.
-    """
-    global _AUDIT_WORKER
-    key = (str(variant), float(epsilon))
-    with _AUDIT_LOCK:
-        future = _AUDITS.get(key)
-        if future is None:
-            future = _AUDITS[key] = AuditJob()
-            _AUDIT_QUEUE.appendleft(key) if urgent else _AUDIT_QUEUE.append(key)
-        elif urgent and not future.running() and not future.done() and key in _AUDIT_QUEUE:
-            _AUDIT_QUEUE.remove(key)
-            _AUDIT_QUEUE.appendleft(key)
-        if _AUDIT_WORKER is None or not _AUDIT_WORKER.is_alive():
-            _AUDIT_WORKER = threading.Thread(target=_audit_worker, name="dpwidgets-svt-audit",
-                                             daemon=True)
-            _AUDIT_WORKER.start()
-        _AUDIT_LOCK.notify()
-    return future
+    """The audit of ``(variant, epsilon)`` on the process's default audits
+    (:func:`~.audits.default_audits`): what an explorer given no ``audits=`` shows."""
+    return default_audits().future(variant, epsilon, urgent=urgent)
 
 
 def _default_teaching_dataset(session: Session) -> str:
@@ -260,6 +139,17 @@ class SVTExplorer(ReleaseWidget):
         :data:`MAX_TOPC_RUNS`).
     debounce : float
         Seconds of quiet before recomputing in a kernel (0: recompute on every change).
+    audits : Audits, optional
+        Where the broken variants' privacy-loss audits run (:class:`~.audits.Audits` on an
+        executor); default the process's one worker (:func:`~.audits.default_audits`).
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.widgets import SVTExplorer
+    >>> explorer = SVTExplorer(Session("teaching", seed=0), epsilon=0.5, c=5)
+    >>> explorer.c.value
+    5
     """
 
     mechanism = "svt"
@@ -276,8 +166,13 @@ class SVTExplorer(ReleaseWidget):
         monotonic: bool = True,
         topc_runs: int = 5,
         debounce: float = 0.15,
+        audits: Audits | None = None,
     ):
         self._setup(session, debounce=debounce)
+        self.audits = audits if audits is not None else default_audits()
+        # Serialises the banner's "running" / result text between a redraw and an audit's
+        # done-callback (which runs on the audits' executor).
+        self._banner_lock = threading.RLock()
         if dataset is None:
             if session.datasets:
                 dataset = session.datasets[0]
@@ -288,10 +183,10 @@ class SVTExplorer(ReleaseWidget):
         self.dataset = dataset
         self.n_queries = session.size(dataset)
         # Each run is a full EM and SVT-ReTr simulation on every slider move: a few suffice.
-        self.topc_runs = check_positive_int(topc_runs, "topc_runs", maximum=MAX_TOPC_RUNS)
+        self.topc_runs = check_runs(topc_runs, "topc_runs", MAX_TOPC_RUNS)
         public = session.public_view(dataset)
 
-        allowed = [v for v in VARIANTS if session.teaching or VARIANTS[v].private]
+        allowed = [v for v in variant_names() if session.teaching or variant_info(v).private]
         if variant not in allowed:
             raise PrivacyPolicyError(
                 f"variant {variant!r} is not available in {session.mode} mode; choose from {allowed}"
@@ -299,7 +194,7 @@ class SVTExplorer(ReleaseWidget):
         # The controls of the parameters, built from their declaration (SVTParams); what the
         # declaration cannot know is the mode's variants and the public number of queries.
         self.variant = control_for(SVTParams, "variant", variant,
-                                   options=[(VARIANTS[v].title, v) for v in allowed])
+                                   options=[(variant_info(v).title, v) for v in allowed])
         self.epsilon = control_for(SVTParams, "epsilon", epsilon)
         c_max = max(1, min(300, self.n_queries - 1))
         self.c = control_for(SVTParams, "c", c, max=c_max)
@@ -382,7 +277,7 @@ class SVTExplorer(ReleaseWidget):
         self._batching = False
         # The broken variants (teaching only) and their audits at the starting ε grid point,
         # queued now so that a visit of one finds its number ready (the current one first).
-        self._broken = sorted((v for v in allowed if not VARIANTS[v].private),
+        self._broken = sorted((v for v in allowed if not variant_info(v).private),
                               key=lambda v: v != variant)
         self._audit_waits: set[tuple[str, float]] = set()
         self._audit_watched: set[tuple[str, float]] = set()
@@ -406,7 +301,7 @@ class SVTExplorer(ReleaseWidget):
     def params(self) -> dict:
         """The mechanism parameters the controls describe (all public). In analyst mode the
         data facts (``monotonic``) are not sent: the session applies the declared ones."""
-        spec = VARIANTS[self.variant.value]
+        spec = variant_info(self.variant.value)
         p = {
             "variant": self.variant.value,
             "epsilon": float(self.epsilon.value),
@@ -459,7 +354,7 @@ class SVTExplorer(ReleaseWidget):
 
     # -- the branch ------------------------------------------------------------------------
     def _recompute(self) -> None:
-        spec = VARIANTS[self.variant.value]
+        spec = variant_info(self.variant.value)
         self.split.preset.disabled = self.split.share.disabled = not (
             spec.accepts_ratio and spec.name == "standard"
         )
@@ -483,7 +378,7 @@ class SVTExplorer(ReleaseWidget):
 
     # -- the audits of the broken variants (background) ------------------------------------
     def _queue_audits(self, eps_audit: float) -> list[Future]:
-        return [audit_future(v, eps_audit) for v in self._broken]
+        return [self.audits.future(v, eps_audit) for v in self._broken]
 
     def audits_ready(self, timeout: float | None = None) -> bool:
         """Wait until the audits of every broken variant at the current ε grid point are in
@@ -517,7 +412,7 @@ class SVTExplorer(ReleaseWidget):
 
     # -- drawing ---------------------------------------------------------------------------
     def _update_banner(self) -> None:
-        spec = VARIANTS[self.variant.value]
+        spec = variant_info(self.variant.value)
         eps, c = self.epsilon.value, self.c.value
         if spec.private or control_problem(self.epsilon) or control_problem(self.c):
             self._banner_key = None
@@ -543,7 +438,7 @@ class SVTExplorer(ReleaseWidget):
         eps_audit = audit_epsilon(eps)
         # Never run the audit here: take it from the background worker if it is in, else
         # ask for it first in line and redraw the banner when it arrives.
-        future = audit_future(spec.name, eps_audit, urgent=True)
+        future = self.audits.future(spec.name, eps_audit, urgent=True)
         self._queue_audits(eps_audit)  # the other broken variants at this ε, behind it
         key = (spec.name, eps_audit)
         self._banner_key = key
@@ -555,7 +450,7 @@ class SVTExplorer(ReleaseWidget):
             future.on_progress(lambda done, total, key=key: self._audit_step(key, done, total))
         # Decided and written under the lock the done-callback's redraw also takes, so a
         # "running" text can never overwrite the result that arrived meanwhile.
-        with _BANNER_LOCK:
+        with self._banner_lock:
             self._write_broken_banner(spec, eps, c, eps_audit, future)
 
     def _write_broken_banner(self, spec, eps: float, c: int, eps_audit: float,
@@ -600,12 +495,10 @@ class SVTExplorer(ReleaseWidget):
         averaged over ``topc_runs`` simulations (not releases) run on ``scores`` and scored
         against the same ``scores``: the data itself in teaching mode (it is public), the
         stand-in in an analyst preview."""
-        from ...engine.svt import top_c
-
         p = self.params
         c = p["c"]
         monotonic = bool(self.monotonic.value)
-        rates = {"SVT (this run)": top_c_rates([selected_svt], scores, c)}
+        rates = {"SVT (this run)": topc_rates([selected_svt], scores, c)}
         for label, method, extra in (
             ("EM", "em", {}),
             # A capped number of passes keeps the panel interactive with a high threshold; a
@@ -614,20 +507,21 @@ class SVTExplorer(ReleaseWidget):
         ):
             chosen = []
             for _ in range(self.topc_runs):
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", RuntimeWarning)
-                    if on_data:
-                        chosen.append(top_c(scores, rng=self._rng, method=method, c=c,
-                                            epsilon=p["epsilon"], monotonic=monotonic, **extra))
-                    else:
+                if on_data:
+                    chosen.append(simulate_top_c(scores, rng=self._rng, method=method, c=c,
+                                                 epsilon=p["epsilon"], monotonic=monotonic,
+                                                 **extra))
+                else:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore", RuntimeWarning)
                         chosen.append(self._preview_run(
                             "top_c", method=method, c=c, epsilon=p["epsilon"], **extra).result)
-            rates[label] = top_c_rates(chosen, scores, c)
+            rates[label] = topc_rates(chosen, scores, c)
         return rates
 
     def _draw_split(self, result=None) -> None:
         share = self.split.share.value
-        if result is not None and not (VARIANTS[result.variant].accepts_ratio
+        if result is not None and not (variant_info(result.variant).accepts_ratio
                                        and result.variant == "standard"):
             share = result.epsilon1 / (result.epsilon1 + result.epsilon2)
         figures.update(
@@ -643,7 +537,7 @@ class SVTExplorer(ReleaseWidget):
             f"ε1 = {result.epsilon1:.3g}, ε2 = {result.epsilon2:.3g}",
         ]
         if scores is not None:
-            fnr, ser = top_c_rates([result.positives], scores, c)
+            fnr, ser = topc_rates([result.positives], scores, c)
             parts += [f"FNR = {fnr:.3f}", f"SER = {ser:.3f}"]
         return " · ".join(parts)
 
@@ -696,7 +590,7 @@ class SVTExplorer(ReleaseWidget):
         """
         stand_in = self.session.stand_in(self.dataset)
         c = int(release.params["c"])
-        return np.array(top_c_rates([release.result.positives[:c]], stand_in, c))
+        return np.array(topc_rates([release.result.positives[:c]], stand_in, c))
 
     def _accuracy_noiseless(self) -> np.ndarray:
         """The rates of SVT without noise on the stand-in: the first c queries (in the order
@@ -704,7 +598,7 @@ class SVTExplorer(ReleaseWidget):
         stand_in = self.session.stand_in(self.dataset)
         p = self.params
         chosen = np.flatnonzero(stand_in >= np.asarray(p["threshold"], dtype=float))[:p["c"]]
-        return np.array(top_c_rates([chosen], stand_in, p["c"]))
+        return np.array(topc_rates([chosen], stand_in, p["c"]))
 
     def _accuracy_band(self, preview) -> None:
         """Whiskers on the top-c panel's SVT bars (removed with None)."""
