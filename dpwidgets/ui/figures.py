@@ -8,6 +8,11 @@ already computed numbers into ``{source name: column dict}``; :func:`update` ass
 widgets redraw only by replacing ``ColumnDataSource.data`` -- figures are never re-created --
 so a control change ships a small document patch to the browser.
 
+:class:`Display` is the same split as an object (scikit-learn's Display pattern): a family's
+display is built *from* a release or a preview (``from_release``), holds the public columns it
+computed once, and only draws them (:meth:`Display.draw` onto a handle, or
+:meth:`Display.figure` on a new one).
+
 What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
 public stand-in values only, and leave every ``truth`` (or ``reference``) source empty after a
 release.
@@ -35,7 +40,7 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-__all__ = ["EMPTY_XY", "FigureHandle", "TOOLS", "bar_labels", "fit_to_page", "panel", "percent",
+__all__ = ["EMPTY_XY", "Display", "FigureHandle", "TOOLS", "bar_labels", "fit_to_page", "panel", "percent",
            "show_panels", "source", "stack", "update"]
 
 #: What a ``*_plot_data()`` / ``*_data()`` function returns: ``{source name: column dict}``.
@@ -251,3 +256,55 @@ def stack(*handles: FigureHandle) -> FigureHandle:
 
 
 _source = source
+
+
+class Display:
+    """Public columns computed once from a release or a preview, drawn on demand.
+
+    A family's display subclasses it with a ``from_release(release, ...)`` classmethod (what
+    it reads of the release: its public output, and in a teaching run or a preview the
+    engine's result) and a ``build`` figure builder; the widget calls ``from_release`` after
+    the door answers and :meth:`draw` to show it. Drawing reads nothing but :attr:`data`.
+
+    Parameters
+    ----------
+    data : PlotData
+        ``{source name: column dict}``, the columns :meth:`draw` assigns.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from bokeh.plotting import figure
+    >>> from dpwidgets.ui.figures import Display, FigureHandle, source
+    >>> def line_figure():
+    ...     xy = source(x=[], y=[])
+    ...     p = figure()
+    ...     p.line("x", "y", source=xy)
+    ...     return FigureHandle(p, {"xy": xy})
+    >>> class Line(Display):
+    ...     build = staticmethod(line_figure)
+    >>> handle = Line({"xy": {"x": np.arange(3), "y": np.ones(3)}}).figure()
+    >>> handle.sources["xy"].data["x"].tolist()
+    [0, 1, 2]
+    """
+
+    #: The figure builder of :meth:`figure` (a ``*_figure()`` function of the family).
+    build: staticmethod
+
+    def __init__(self, data: PlotData):
+        self.data = data
+
+    @classmethod
+    def from_release(cls, release, **public) -> Display:  # pragma: no cover - per family
+        """The display of ``release`` (a release or a preview) and the public numbers it
+        needs besides (``public``)."""
+        raise NotImplementedError
+
+    def draw(self, handle: FigureHandle) -> FigureHandle:
+        """Assign the columns to ``handle``'s sources (:func:`update`); returns it."""
+        update(handle, self.data)
+        return handle
+
+    def figure(self) -> FigureHandle:
+        """A new figure (``build()``) showing the columns."""
+        return self.draw(self.build())

@@ -52,6 +52,8 @@ def floating_point_safe() -> Iterator[None]:
     Examples
     --------
     >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import laplace
+    >>> from dpwidgets.engine.mechanisms.discrete import GRID_BITS
     >>> with floating_point_safe():
     ...     x = 3 + laplace(2.0, 4, rng=np.random.default_rng(0))
     >>> gamma = 2.0 * 2.0**-GRID_BITS  # the largest power of two <= 2 / 2**GRID_BITS

@@ -20,7 +20,7 @@ from bokeh.models import (
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 
-from ...ui.figures import EMPTY_XY, FigureHandle, PlotData
+from ...ui.figures import EMPTY_XY, Display, FigureHandle, PlotData
 from ...ui.figures import bar_labels as _bar_labels
 from ...ui.figures import panel as _panel
 from ...ui.figures import percent as _percent
@@ -29,6 +29,7 @@ from .params import default_share
 
 __all__ = [
     "ATTACK_METHODS",
+    "SVTRunDisplay",
     "TOPC_METHODS",
     "attack_figure",
     "attack_plot_data",
@@ -199,6 +200,45 @@ def svt_plot_data(
 # --------------------------------------------------------------------------------------------
 # Budget split (analytic; Lyu, Su & Li 2017, §4.2, eq. 12)
 # --------------------------------------------------------------------------------------------
+class SVTRunDisplay(Display):
+    """One SVT run as :func:`svt_figure` shows it, computed once from the door's answer.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> session = Session("teaching", seed=0)
+    >>> session.add_dataset("scores", np.arange(20.0))
+    >>> run = session.release("scores", "svt", epsilon=1.0, threshold=15.0, c=1)
+    >>> shown = SVTRunDisplay.from_release(run, n_queries=20).figure()
+    >>> len(shown.sources["above"].data["x"])  # the one query found above, c = 1
+    1
+    """
+
+    build = staticmethod(svt_figure)
+
+    @classmethod
+    def from_release(cls, release, *, n_queries: int, threshold=None,
+                     answers: np.ndarray | None = None,
+                     true_top: np.ndarray | None = None) -> SVTRunDisplay:
+        """The run of ``release`` (``threshold``: the public one, default its parameter).
+
+        A teaching run or a preview carries the engine's result, whose secret state (the
+        noisy threshold) may be drawn, with ``answers`` (the public values: the data in
+        teaching, the stand-in in a preview) and ``true_top``. An analyst release carries its
+        DP output only: then ``answers`` and ``true_top`` are ignored, and only which queries
+        were ⊤ (and their noisy values, where the variant publishes them) are drawn."""
+        threshold = release.params["threshold"] if threshold is None else threshold
+        result = release.result
+        if result is not None:
+            return cls(svt_plot_data(
+                n_queries=n_queries, outcomes=result.outcomes, threshold=threshold,
+                answers=answers, noisy_threshold=result.noisy_threshold, true_top=true_top))
+        out = release.output
+        return cls(svt_plot_data(n_queries=n_queries, outcomes=out["outcomes"],
+                                 threshold=threshold, above_values=out.get("above_values")))
+
+
 def comparison_noise_std(share, c: int, monotonic: bool = False) -> np.ndarray:
     """Standard deviation of the noise in standard SVT's comparison, in units of Δ/ε.
 

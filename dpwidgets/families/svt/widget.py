@@ -541,12 +541,12 @@ class SVTExplorer(ReleaseWidget):
             parts += [f"FNR = {fnr:.3f}", f"SER = {ser:.3f}"]
         return " · ".join(parts)
 
-    def _draw_run(self, result, answers: np.ndarray, true_top, *, on_data: bool) -> None:
-        figures.update(self.figure, display.svt_plot_data(
-            n_queries=self.n_queries, outcomes=result.outcomes,
-            threshold=self.threshold.value, answers=answers,
-            noisy_threshold=result.noisy_threshold, true_top=true_top,
-        ))
+    def _draw_run(self, release: Release, answers: np.ndarray, true_top, *,
+                  on_data: bool) -> None:
+        result = release.result
+        display.SVTRunDisplay.from_release(
+            release, n_queries=self.n_queries, threshold=self.threshold.value,
+            answers=answers, true_top=true_top).draw(self.figure)
         self._draw_split(result)
         figures.update(self.figure, display.topc_plot_data(
             self._topc_rates(answers, result.positives, on_data=on_data)))
@@ -560,14 +560,15 @@ class SVTExplorer(ReleaseWidget):
         scores = self.session.public_view(self.dataset)
         c = int(self.c.value)
         true_top = np.argpartition(-scores, c - 1)[:c] if self.show_truth.value else None
-        self._draw_run(result, scores, true_top, on_data=True)
+        self._draw_run(release, scores, true_top, on_data=True)
         self.stats.value = f"<div>{self._summary(result, scores)}</div>"
         self._live_status([release])
 
     def _preview(self) -> None:
-        result = self._preview_run().result
+        preview = self._preview_run()
+        result = preview.result
         stand_in = self.session.stand_in(self.dataset)
-        self._draw_run(result, stand_in, None, on_data=False)
+        self._draw_run(preview, stand_in, None, on_data=False)
         self.stats.value = (
             f"<div>PREVIEW on the public stand-in: {self._summary(result, stand_in)}</div>"
         )
@@ -613,13 +614,7 @@ class SVTExplorer(ReleaseWidget):
 
     def _draw_release(self, release: Release) -> None:
         out = release.output
-        data = display.svt_plot_data(
-            n_queries=self.n_queries,
-            outcomes=out["outcomes"],
-            threshold=release.params["threshold"],
-            above_values=out.get("above_values"),
-        )
-        figures.update(self.figure, data)
+        display.SVTRunDisplay.from_release(release, n_queries=self.n_queries).draw(self.figure)
         figures.update(self.figure, display.topc_plot_data({}))
         self._topc_plot.title.text = "Top-c selection: not shown after a release"
         # It compares methods on the scores: nothing to show after a release, so it goes.
