@@ -36,6 +36,7 @@ from typing import Any, Literal
 import numpy as np
 
 __all__ = [
+    "same_value",
     "BOOL",
     "Fact",
     "FactKind",
@@ -172,18 +173,30 @@ class Fact:
             return bool(asked >= declared)
         if self.safe == "at_most":
             return bool(asked <= declared)
-        return _same(asked, declared)
+        return same_value(asked, declared)
 
 
-def _same(a: Any, b: Any) -> bool:
+def same_value(a: Any, b: Any) -> bool:
+    """Whether two declared values are the same: mappings key by key, sequences and arrays
+    element by element, anything else by ``==`` (what a fact's ``"equal"`` rule compares, and
+    what a client leaves out of a request because the owner declared it already).
+
+    Examples
+    --------
+    >>> same_value({"a": [1, 2]}, {"a": (1, 2)})
+    True
+    """
     if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return set(a) == set(b) and all(_same(a[k], b[k]) for k in a)
+        return set(a) == set(b) and all(same_value(a[k], b[k]) for k in a)
     if isinstance(a, list | tuple | np.ndarray) or isinstance(b, list | tuple | np.ndarray):
         try:
             return bool(np.array_equal(np.asarray(a), np.asarray(b)))
         except (TypeError, ValueError):
             return False
     return bool(a == b)
+
+
+_same = same_value  # its earlier, private name
 
 
 def epsilon_cost(p: dict) -> float:

@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from .engine.diagnostics import Records
-from .engine.regression import LogisticSums, Moments, _damped_newton
+from .engine.regression import LogisticSums, Moments, damped_newton
 from .tables import RowsQuery
 
 __all__ = ["TableLogisticSums", "TableMoments", "TableRecords", "table_fit"]
@@ -123,7 +123,7 @@ def _ordinary_logistic(query: RowsQuery, X: list, y) -> tuple[np.ndarray, float]
         hess[np.arange(d), np.arange(d)] += 1.0
         return s["loss"] + 0.5 * float(theta[:d] @ theta[:d]), grad, hess
 
-    theta, _ = _damped_newton(evaluate, d + 1, NEWTON_TOL)
+    theta, _ = damped_newton(evaluate, d + 1, NEWTON_TOL)
     return theta[:d], float(theta[d])
 
 

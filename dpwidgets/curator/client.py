@@ -25,7 +25,7 @@ import numpy as np
 from ..catalog import Entry
 from ..door import Description, check_idempotency_key
 from ..engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
-from ..mechanism import Release, _same
+from ..mechanism import Release, same_value
 from ..persistence import BudgetExceededError, LedgerView, Spend
 from ..persistence.store import decode_output
 from ..releases.synth import domain_values
@@ -334,7 +334,7 @@ class RemoteSession:
         # Facts are the curator's to fill in: drop those equal to the declared ones (what a
         # widget passes back); any other value goes through and the curator refuses it.
         out = {k: v for k, v in params.items()
-               if not (k in held.facts and _same(v, held.facts[k]))}
+               if not (k in held.facts and same_value(v, held.facts[k]))}
         if held.domains is not None and isinstance(out.get("domains"), dict):
             given = out["domains"]
             try:

@@ -52,6 +52,7 @@ from .mechanisms import laplace_reals
 from .validation import check_epsilon, check_finite_array, check_positive, check_rng
 
 __all__ = [
+    "damped_newton",
     "ArrayMoments",
     "DPRegression",
     "LogisticSums",
@@ -440,7 +441,7 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
            else check_positive(regularization, "regularization"))
     rng = check_rng(rng)
     if sums is not None:  # in a query engine: damped Newton, one pass per evaluation
-        theta, grad = _damped_newton(lambda th: sums.evaluate(th, data_norm, lam, n), d + 1,
+        theta, grad = damped_newton(lambda th: sums.evaluate(th, data_norm, lam, n), d + 1,
                                     LOGISTIC_GRADIENT_TOLERANCE / 4)
     else:
         norms = np.linalg.norm(X, axis=1)
@@ -474,7 +475,7 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
     )
 
 
-def _damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
+def damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Newton's method from zero on a smooth, strongly convex objective, ``evaluate(theta) ->
     (value, gradient, Hessian)``: a step that raises both the objective and the gradient's
@@ -508,3 +509,6 @@ def _newton(theta: np.ndarray, Z: np.ndarray, s: np.ndarray, lam: float, n: floa
         hessian = (Z.T * (p * (1.0 - p))) @ Z / n + lam * np.eye(theta.size)
         theta = theta - np.linalg.solve(hessian, grad)
     return theta
+
+
+_damped_newton = damped_newton  # its earlier, private name
