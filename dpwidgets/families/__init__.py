@@ -30,8 +30,8 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import pkgutil
+from collections.abc import Callable
 from types import ModuleType
-from typing import Callable
 
 __all__ = ["exports", "load_specs", "module", "names"]
 
