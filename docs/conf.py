@@ -194,6 +194,9 @@ API_MODULES = [
         "coins")),
     *(f"dpwidgets.engine.svt.{m}" for m in (
         "variants", "run", "selection")),
+    *(f"dpwidgets.engine.diagnostics.{m}" for m in (
+        "checks", "records", "bounds", "residual_plot", "recursive_medians", "roc",
+        "binned_residual_plot", "metrics")),
     *(f"dpwidgets.engine.synth.{m}" for m in (
         "copula", "margins", "dependence", "ties", "domains", "result", "baselines",
         "evaluation")),
