@@ -175,24 +175,10 @@ def _distance_sampling(
     sensitivity = delta_l1 * (2.0 if reference == "snapshot" else 1.0)
     paced = controller == "paced"
     scale = _paced_scale(threshold, cardinality, n_bins) if paced else threshold
-    if decision_ratio is None:
-        # The optimum split of a c-cutoff standard SVT (DSFT and paced DSAT); the text's DSAT
-        # keeps its even split.
-        decision_ratio = 1.0 if controller == "text" else _optimal_ratio(cutoff)
-    k_rule = "given"
-    if cutoff == 1:
-        # No decision is ever made (the one release is time 1): nothing to pay for.
-        k, k_rule = 0.0, "C = 1"
-    elif k is None and cutoff >= n_times:
-        k, k_rule = 0.0, "C = N"  # every time point can be released: no decision needed
-    elif k is None:
-        if paced:
-            k = paced_k(cardinality, n_bins, cutoff, epsilon, threshold,
-                        decision_ratio=decision_ratio, reference=reference)
-            k_rule = "paced_k"
-        else:
-            k = dsft_k(cardinality, n_bins, cutoff, n_times)
-            k_rule = "Thm 4.3.4"
+    decision_ratio, k, k_rule = _decision_split(
+        controller, paced, cutoff, n_times, n_bins, k, decision_ratio, cardinality, epsilon,
+        threshold, reference,
+    )
     eps1 = k * epsilon
     eps2 = epsilon - eps1
     per_release = eps2 / cutoff
@@ -288,6 +274,35 @@ def _distance_sampling(
                                   f"C = {cutoff} releases of eps2/C; Li 2017 Thm 4.2.2"),
         neighbours=NEIGHBOURS["user-level"], cutoff=cutoff, details=details,
     )
+
+
+def _decision_split(
+    controller: str, paced: bool, cutoff: int, n_times: int, n_bins: int, k: float | None,
+    decision_ratio: float | None, cardinality: int, epsilon: float, threshold: float,
+    reference: str,
+) -> tuple[float, float, str]:
+    """:func:`_distance_sampling`'s budget split, from public parameters only (no randomness):
+    ``(decision_ratio, k, k_rule)``, the SVT's split and the decisions' share ``k`` with the
+    rule that chose it."""
+    if decision_ratio is None:
+        # The optimum split of a c-cutoff standard SVT (DSFT and paced DSAT); the text's DSAT
+        # keeps its even split.
+        decision_ratio = 1.0 if controller == "text" else _optimal_ratio(cutoff)
+    k_rule = "given"
+    if cutoff == 1:
+        # No decision is ever made (the one release is time 1): nothing to pay for.
+        k, k_rule = 0.0, "C = 1"
+    elif k is None and cutoff >= n_times:
+        k, k_rule = 0.0, "C = N"  # every time point can be released: no decision needed
+    elif k is None:
+        if paced:
+            k = paced_k(cardinality, n_bins, cutoff, epsilon, threshold,
+                        decision_ratio=decision_ratio, reference=reference)
+            k_rule = "paced_k"
+        else:
+            k = dsft_k(cardinality, n_bins, cutoff, n_times)
+            k_rule = "Thm 4.3.4"
+    return decision_ratio, k, k_rule
 
 
 def _check_reference(reference, default: str) -> str:
