@@ -197,6 +197,9 @@ API_MODULES = [
     *(f"dpwidgets.engine.diagnostics.{m}" for m in (
         "checks", "records", "bounds", "residual_plot", "recursive_medians", "roc",
         "binned_residual_plot", "metrics")),
+    *(f"dpwidgets.engine.dynamic.{m}" for m in (
+        "constants", "result", "checks", "common", "sampling", "w_event", "baselines",
+        "quality")),
     *(f"dpwidgets.engine.synth.{m}" for m in (
         "copula", "margins", "dependence", "ties", "domains", "result", "baselines",
         "evaluation")),
