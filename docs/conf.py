@@ -200,6 +200,9 @@ API_MODULES = [
     *(f"dpwidgets.engine.dynamic.{m}" for m in (
         "constants", "result", "checks", "common", "sampling", "w_event", "baselines",
         "quality")),
+    *(f"dpwidgets.engine.personalized.{m}" for m in (
+        "constants", "utilities", "checks", "sampling", "partitioning", "plans", "histogram",
+        "logistic", "quality")),
     *(f"dpwidgets.engine.synth.{m}" for m in (
         "copula", "margins", "dependence", "ties", "domains", "result", "baselines",
         "evaluation")),
