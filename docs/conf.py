@@ -203,6 +203,8 @@ API_MODULES = [
     *(f"dpwidgets.engine.personalized.{m}" for m in (
         "constants", "utilities", "checks", "sampling", "partitioning", "plans", "histogram",
         "logistic", "quality")),
+    *(f"dpwidgets.engine.audit.{m}" for m in (
+        "result", "privacy_loss", "counterexamples", "svt_audit", "samples")),
     *(f"dpwidgets.engine.synth.{m}" for m in (
         "copula", "margins", "dependence", "ties", "domains", "result", "baselines",
         "evaluation")),
