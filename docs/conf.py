@@ -195,6 +195,17 @@ API_MODULES = [
         "coins")),
     *(f"dpwidgets.engine.svt.{m}" for m in (
         "variants", "run", "selection")),
+    *(f"dpwidgets.engine.diagnostics.{m}" for m in (
+        "checks", "records", "bounds", "residual_plot", "recursive_medians", "roc",
+        "binned_residual_plot", "metrics")),
+    *(f"dpwidgets.engine.dynamic.{m}" for m in (
+        "constants", "result", "checks", "common", "sampling", "w_event", "baselines",
+        "quality")),
+    *(f"dpwidgets.engine.personalized.{m}" for m in (
+        "constants", "utilities", "checks", "sampling", "partitioning", "plans", "histogram",
+        "logistic", "quality")),
+    *(f"dpwidgets.engine.audit.{m}" for m in (
+        "result", "privacy_loss", "counterexamples", "svt_audit", "samples")),
     *(f"dpwidgets.engine.synth.{m}" for m in (
         "copula", "margins", "dependence", "ties", "domains", "result", "baselines",
         "evaluation")),

@@ -60,7 +60,7 @@ def test_private_bounds_covers_about_theta():
 def test_private_bounds_uses_the_monotone_svt(kwargs, monotonic, monkeypatch):
     # The nested-interval counts are monotone: by default the query noise is Lap(2/eps)
     # (Lyu, Su & Li 2017, Thm 4.9); monotonic=False keeps the text's Lap(4/eps).
-    import dpwidgets.engine.diagnostics as diag
+    import dpwidgets.engine.diagnostics.bounds as diag
 
     seen = []
     real = diag.sparse_vector
@@ -288,7 +288,7 @@ def test_dropped_tied_partitions_draw_no_noise():
 def test_s_recursive_medians_neighbours_sets_the_budget_per_median(monkeypatch):
     # gamma = eps1/s; replace-one: gamma/2 per median (two partitions per level may change),
     # add/remove: gamma (one partition per level changes).
-    import dpwidgets.engine.diagnostics as diag
+    import dpwidgets.engine.diagnostics.recursive_medians as diag
 
     seen = []
     real = diag._noisy_medians_of_runs
@@ -429,7 +429,7 @@ def test_laplace_baseline_is_a_valid_curve():
 def test_priroc_neighbours_sets_the_histogram_budgets(neighbours, monkeypatch):
     # Replace-one: the TP and FP histograms get eps2/2 each (a record can leave one for the
     # other); add/remove: eps2 each (it is in one of them only: parallel composition).
-    import dpwidgets.engine.diagnostics as diag
+    import dpwidgets.engine.diagnostics.roc as diag
 
     seen = []
     real = diag._publish

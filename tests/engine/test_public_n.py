@@ -23,9 +23,13 @@ import dpwidgets.engine.diagnostics as diag
 import dpwidgets.engine.regression as regression
 from dpwidgets import Session
 from dpwidgets.engine.diagnostics import (
+    binned_residual_plot,
+    bounds,
     private_binned_residual_plot,
     private_residual_plot,
     private_roc_curve,
+    residual_plot,
+    roc,
 )
 from dpwidgets.engine.regression import dp_linear_regression, dp_logistic_regression
 
@@ -50,8 +54,8 @@ class _Spy:
     def __init__(self, monkeypatch):
         self.calls: list = []
         self.results: list = []
-        real_laplace, real_reals = diag.laplace, regression.laplace_reals
-        real_svt, real_publish = diag.sparse_vector, diag._publish
+        real_laplace, real_reals = roc.laplace, regression.laplace_reals
+        real_svt, real_publish = bounds.sparse_vector, residual_plot._publish
 
         def laplace(scale, size=None, *a, **k):
             self.calls.append(("laplace", float(np.max(scale))))
@@ -71,9 +75,12 @@ class _Spy:
                                None if unit is None else tuple(np.ravel(unit).tolist())))
             return real_reals(values, sensitivity, epsilon, **k)
 
-        monkeypatch.setattr(diag, "laplace", laplace)
-        monkeypatch.setattr(diag, "sparse_vector", sparse_vector)
-        monkeypatch.setattr(diag, "_publish", publish)
+        # Each noise call is patched in every submodule of the diagnostics that calls it.
+        for module in (roc, binned_residual_plot):
+            monkeypatch.setattr(module, "laplace", laplace)
+        monkeypatch.setattr(bounds, "sparse_vector", sparse_vector)
+        for module in (residual_plot, roc):
+            monkeypatch.setattr(module, "_publish", publish)
         monkeypatch.setattr(regression, "laplace_reals", reals)
         for name in ("private_residual_plot", "private_roc_curve",
                      "private_binned_residual_plot"):

@@ -340,14 +340,16 @@ def test_analyst_widget_needs_a_dataset_and_public_bins(analyst):
 # -- speed (issue 13): one sort and one plan per privacy vector ---------------------------------
 def test_a_new_privacy_vector_is_sorted_once_and_planned_once_per_method(teaching, monkeypatch):
     from dpwidgets.engine import personalized as engine
+    from dpwidgets.engine.personalized import histogram, logistic
     from dpwidgets.releases import personalized as rp
 
     wd = teaching_widget(teaching, data="census", privacy="custom")
     sorts, plans = [], []
     sort, plan = rp._sort, engine.plan_releases
     monkeypatch.setattr(rp, "_sort", lambda b: sorts.append(1) or sort(b))
-    monkeypatch.setattr(engine, "plan_releases",
-                        lambda b, method, **kw: plans.append(method) or plan(b, method, **kw))
+    for module in (engine, histogram, logistic):  # where plan_releases is looked up
+        monkeypatch.setattr(module, "plan_releases",
+                            lambda b, method, **kw: plans.append(method) or plan(b, method, **kw))
     wd.group_share[0].value = 0.4  # a new privacy vector: every mechanism reruns
     assert sorts == [1]
     assert sorted(plans) == sorted(["minimum", "sampling", "privacy_aware", "utility"])
