@@ -1,8 +1,8 @@
 """Bokeh figure builders of the stream widgets (Chen 2018, Ch. 5).
 
-The contract of :mod:`dpwidgets.ui.figures`; the live panel is also fed incrementally: :func:`live_rows`
-gives the rows of a range of time steps for ``ColumnDataSource.stream`` with ``rollover`` (the
-panel keeps the last ``window`` steps).
+The contract of :mod:`dpwidgets.ui.figures`; the live panel is also fed incrementally:
+:func:`live_rows` gives the rows of a range of time steps for ``ColumnDataSource.stream`` with
+``rollover`` (the panel keeps the last ``window`` steps).
 """
 
 from __future__ import annotations
@@ -144,7 +144,7 @@ def live_rows(
 # --------------------------------------------------------------------------------------------
 @dataclass
 class StreamFigure(FigureHandle):
-    """A :class:`~.figures.FigureHandle` with named panels, the time cursors of the
+    """A :class:`~dpwidgets.ui.figures.FigureHandle` with named panels, the time cursors of the
     whole-stream panels and the δ line of the events panel."""
 
     panels: dict = field(default_factory=dict)
@@ -245,9 +245,28 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
     win.legend.nrows = 2
     win.legend.label_text_font_size = "8pt"
 
-    ev = figure(width=half, height=250, tools=_TOOLS, output_backend=_BACKEND,
+    ev, delta_line, event_line = _events_panel(sources, half, win.x_range)
+
+    cursors = []
+    for p in (win, ev):
+        span = Span(location=0, dimension="height", line_color="#9467bd", line_width=1.5,
+                    line_alpha=0.7)
+        p.add_layout(span)
+        cursors.append(span)
+
+    roc = _roc_panel(sources)
+
+    layout = column(live, row(win, ev), roc)
+    return StreamFigure(layout, sources, {"live": live, "windows": win, "events": ev,
+                                          "roc": roc}, cursors, delta_line, event_line, window)
+
+
+def _events_panel(sources: dict, width: int, x_range) -> tuple:
+    """The event-monitoring panel (sharing the windows panel's ``x_range``), its detection
+    threshold's line and its true events' threshold line."""
+    ev = figure(width=width, height=250, tools=_TOOLS, output_backend=_BACKEND,
                 x_axis_label="time step t", y_axis_label="statistic",
-                title="Event monitoring", x_range=win.x_range)
+                title="Event monitoring", x_range=x_range)
     ev.add_layout(Legend(click_policy="hide"), "below")
     _counts_axis(ev)
     ev.line("x", "y", source=sources["ev_truth"], color="#444", alpha=0.6, legend_label="true")
@@ -265,14 +284,11 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
     ev.legend.orientation = "horizontal"
     ev.legend.nrows = 2
     ev.legend.label_text_font_size = "8pt"
+    return ev, delta_line, event_line
 
-    cursors = []
-    for p in (win, ev):
-        span = Span(location=0, dimension="height", line_color="#9467bd", line_width=1.5,
-                    line_alpha=0.7)
-        p.add_layout(span)
-        cursors.append(span)
 
+def _roc_panel(sources: dict):
+    """The detection ROC panel: the curves of LM and PeGaSus and the operating points at δ."""
     roc = figure(width=300, height=280, tools="save", x_range=(0, 1), y_range=(0, 1.02),
                  x_axis_label="false positive rate", y_axis_label="true positive rate",
                  title="Detection ROC")
@@ -287,10 +303,7 @@ def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
                        legend_label="at δ")
     roc.add_tools(HoverTool(renderers=[dots], tooltips=[("", "@method"), ("FPR", "@x{0.000}"),
                                                         ("TPR", "@y{0.000}")]))
-
-    layout = column(live, row(win, ev), roc)
-    return StreamFigure(layout, sources, {"live": live, "windows": win, "events": ev,
-                                          "roc": roc}, cursors, delta_line, event_line, window)
+    return roc
 
 
 def _four_lines(title: str, y_label: str, width: int, height: int, sources: dict,

@@ -221,7 +221,7 @@ def hierarchy_of(parents, n_states: int) -> st.Hierarchy:
 
 
 _DEFAULTS_CHOICE = Choice((("new", "new (engine)"), ("text", "Chen 2018, §5.6.1")))
-_DEFAULTS_DOC = ("which set of defaults fills perturber_share, theta's scale, threshold_share "
+_DEFAULTS_DOC = ("the set of defaults that fills perturber_share, theta and threshold_share "
                  "(and the smoother): 'new' (this package's) or 'text' (Chen 2018, §5.6.1)")
 _THETA_DOC = ("the Grouper's public deviation threshold θ (None: θ·ε_g = 160, or 5 with the "
               "text's defaults)")
@@ -249,7 +249,7 @@ class PegasusParams(Params, mechanism="pegasus"):
                           doc=_DEFAULTS_DOC)
     perturber_share: float = param(FROM_DEFAULTS, check=_perturber_share,
                                    control=Range(0.05, 0.95, 0.05), label="ε_p / ε",
-                                   doc="ε_p/ε, the Perturber's share of ε (0.95; the text's 0.8)")
+                                   doc="ε_p/ε, the Perturber's share of ε (text: 0.8)")
     theta: float | None = param(None, check=_theta, doc=_THETA_DOC)
     threshold_share: float = param(FROM_DEFAULTS, check=_threshold_share,
                                    doc=_THRESHOLD_SHARE_DOC)

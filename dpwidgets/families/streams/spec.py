@@ -1,9 +1,11 @@
 """Session mechanisms for counting streams (Chen 2018, Ch. 5): PeGaSus on one stream,
 the Laplace baseline, and PeGaSus over a public hierarchy of aggregated states.
 
-The parameters of each are declared once, in :mod:`.params` (:class:`~.params.PegasusParams`,
-:class:`~.params.LaplaceStreamParams`, :class:`~.params.HierarchicalPegasusParams`): their
-``validate`` is the spec's.
+The parameters of each are declared once, in :mod:`~dpwidgets.families.streams.params`
+(:class:`~dpwidgets.families.streams.params.PegasusParams`,
+:class:`~dpwidgets.families.streams.params.LaplaceStreamParams`,
+:class:`~dpwidgets.families.streams.params.HierarchicalPegasusParams`): their ``validate`` is
+the spec's.
 
 Registered names
 ----------------
