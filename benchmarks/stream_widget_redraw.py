@@ -33,9 +33,10 @@ import numpy as np
 from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
 from dpwidgets._progress import progress
-from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
 from dpwidgets.engine.streams import pegasus
-from dpwidgets.widgets.streams import TICK_MS, HierarchyWidget, StreamWidget
+from dpwidgets.families.streams.standins import multi_state_streams, wifi_stream
+from dpwidgets.families.streams.timeline import TICK_MS
+from dpwidgets.families.streams.widget import HierarchyWidget, StreamWidget
 
 RESULTS = Path(__file__).resolve().parent / "results" / "stream_widget_redraw.md"
 SEED = 20180501

@@ -3,7 +3,7 @@
 Not a benchmark itself (no ``main``): ``streams_unit_counts``, ``streams_windows``,
 ``streams_events``, ``streams_hierarchy`` and ``streams_speed`` import it.
 
-Data: the WiFi traces of Chen 2018, Table 5.1 are not public; :mod:`dpwidgets.datasets.streams`
+Data: the WiFi traces of Chen 2018, Table 5.1 are not public; :mod:`dpwidgets.families.streams.standins`
 generates stand-ins with the published length and total (``wifi_stream``,
 ``multi_state_streams``), one fixed draw per stream (``DATA_SEED``). Trials differ only in the
 mechanisms' noise: trial ``i`` of a setting draws from ``SeedSequence([seed, *key, i])``.
@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
+from dpwidgets.families.streams.standins import multi_state_streams, wifi_stream
 
 RESULTS = Path(__file__).resolve().parent / "results"
 STREAMS = ("Low_5", "Med_5", "High_5")

@@ -1,7 +1,7 @@
 """Reproduce Chen 2018, Fig. 5.3-5.4: unit counting on one target state (LM, BS_k, PeGaSus smoothers).
 
 Chen 2018, §5.6.1: streams Low_5, Med_5, High_5 (Table 5.1; here the generated stand-ins of
-:mod:`dpwidgets.datasets.streams`, one fixed draw each), ε ∈ {0.1, 0.01}; PeGaSus with the
+:mod:`dpwidgets.families.streams.standins`, one fixed draw each), ε ∈ {0.1, 0.01}; PeGaSus with the
 text's defaults (``defaults="text"``: ε_p = 0.8ε, ε_g = 0.2ε, θ = 5/ε_g, median smoother) and
 with the engine's defaults (``defaults="new"``: ε_g = 0.05ε, θ = 160/ε_g, the SVT split of
 Lyu, Su & Li 2017, adaptive smoother); quality = scaled total L1 error Σ|c_t − ĉ_t| / Σ c_t,

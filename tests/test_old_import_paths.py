@@ -1,10 +1,13 @@
-"""The ledger and the release store moved to dpwidgets.persistence; their old import paths
-(dpwidgets.engine.budget, dpwidgets.store) still give the same objects, with a
-DeprecationWarning that names the new path."""
+"""The ledger and the release store moved to dpwidgets.persistence, the streams family to
+dpwidgets/families/streams/; their old import paths (dpwidgets.engine.budget, dpwidgets.store,
+dpwidgets.releases.streams, ...) still give the same objects, with a DeprecationWarning that
+names the new path."""
 
 from __future__ import annotations
 
 import importlib
+import re
+import sys
 import warnings
 
 import pytest
@@ -52,3 +55,25 @@ def test_an_unknown_name_is_an_import_error():
         from dpwidgets.engine.budget import no_such_name  # noqa: F401
     with pytest.raises(ImportError):
         from dpwidgets.store import no_such_name  # noqa: F401
+
+
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("dpwidgets.releases.streams", "STREAM_MECHANISMS", "dpwidgets.families.streams.spec"),
+        ("dpwidgets.releases.streams", "window_sums", "dpwidgets.families.streams.spec"),
+        ("dpwidgets.releases.streams", "hierarchy_of", "dpwidgets.families.streams.spec"),
+        ("dpwidgets.widgets.streams", "StreamWidget", "dpwidgets.families.streams.widget"),
+        ("dpwidgets.widgets.streams", "HierarchyWidget", "dpwidgets.families.streams.widget"),
+        ("dpwidgets.widgets.streams", "COMPARE_MAX_CELLS", "dpwidgets.families.streams.widget"),
+        ("dpwidgets.widgets.figures.streams", "stream_figure",
+         "dpwidgets.families.streams.display"),
+        ("dpwidgets.datasets.streams", "wifi_stream", "dpwidgets.families.streams.standins"),
+    ],
+)
+def test_an_old_streams_module_warns_and_is_the_moved_module(old, name, new, monkeypatch):
+    monkeypatch.delitem(sys.modules, old, raising=False)  # imported before: import it afresh
+    with pytest.warns(DeprecationWarning, match=re.escape(new)):
+        module = importlib.import_module(old)
+    moved = importlib.import_module(new)
+    assert module is moved and getattr(module, name) is getattr(moved, name)

@@ -1,4 +1,4 @@
-"""The stream mechanisms of the session (dpwidgets/releases/streams.py): validation before any
+"""The stream mechanisms of the session (dpwidgets/families/streams/spec.py): validation before any
 charge, cost = ε, outputs that are DP output only, post-processing for free, real time."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ import numpy as np
 import pytest
 
 from dpwidgets import Session
-from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
 from dpwidgets.engine import streams as st
-from dpwidgets.releases import streams as rs
+from dpwidgets.families.streams import spec as rs
+from dpwidgets.families.streams.standins import multi_state_streams, wifi_stream
 from dpwidgets.session import MECHANISMS
 
 PEGASUS_KEYS = {"estimates", "smoothed", "noisy", "boundaries", "theta", "epsilon_parts",

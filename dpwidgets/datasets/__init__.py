@@ -9,8 +9,8 @@ not public, a stand-in with the published shape.
   Chen 2018, Table 3.1, for the GPTT reconstruction.
 - :mod:`.regression` -- regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al. 2016)
   and the models under diagnosis.
-- :mod:`.streams` -- counting streams shaped like Chen 2018, Ch. 5's WiFi traces (Table 5.1)
-  and a public series turned into counts.
+- the streams family's (:mod:`dpwidgets.families.streams.standins`): counting streams shaped
+  like Chen 2018, Ch. 5's WiFi traces (Table 5.1) and a public series turned into counts.
 - :mod:`.dynamic` -- dynamic histogram series (Li 2017, Ch. 4): census-like tuple replacement,
   moving objects.
 - :mod:`.synth` -- DPCopula tables (Li 2017, Ch. 3): Gaussian dependence, census-shaped, the

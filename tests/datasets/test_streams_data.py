@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets.streams: the Table 5.1-shaped streams of Chen 2018, Ch. 5.
+"""Tests for dpwidgets.families.streams.standins: the Table 5.1-shaped streams of Chen 2018, Ch. 5.
 
 Seeds are fixed; the shape checks (cycles, sparsity) state the measured values in comments and
 use bounds far from them, so they only fail if the generator loses the published shape.

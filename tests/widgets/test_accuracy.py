@@ -48,7 +48,7 @@ def test_nothing_left_beyond_this_release_says_so():
 
 def _stream_widget(tmp_path, secret: np.ndarray, name: str):
     from dpwidgets import Session
-    from dpwidgets.widgets.streams import StreamWidget
+    from dpwidgets.families.streams.widget import StreamWidget
 
     from .test_stream_widgets import public_stand_in
 
@@ -90,7 +90,7 @@ def public_stand_in_size() -> int:
 @pytest.mark.usefixtures("close_new_widgets")
 def test_no_panel_in_teaching_mode():
     from dpwidgets import Session
-    from dpwidgets.widgets.streams import StreamWidget
+    from dpwidgets.families.streams.widget import StreamWidget
 
     sw = StreamWidget(Session(mode="teaching", seed=0), stream="High_5", length=600,
                       epsilon=0.5, window=200, debounce=0)

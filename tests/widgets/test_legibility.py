@@ -19,6 +19,7 @@ from bokeh.core.property.vectorization import Value
 from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
 
 from dpwidgets import Session
+from dpwidgets.families.streams import display as streams_display
 from dpwidgets.families.svt import display as svt_display
 from dpwidgets.ui import base as base
 from dpwidgets.ui.base import fmt, visible_text
@@ -58,8 +59,8 @@ BUILDERS = {
     "binned": figures.diagnostics.binned_residual_figure,
     "dynamic": figures.dynamic.dynamic_figure,
     "personalized": figures.personalized.personalized_figure,
-    "stream": figures.streams.stream_figure,
-    "hierarchy": lambda: figures.streams.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
+    "stream": streams_display.stream_figure,
+    "hierarchy": lambda: streams_display.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
     "synth": figures.synth.synth_figure,
 }
 
@@ -179,7 +180,7 @@ def _personalized(tmp_path):
 
 
 def _stream(tmp_path):
-    from dpwidgets.datasets.streams import wifi_stream
+    from dpwidgets.families.streams.standins import wifi_stream
 
     s = Session(mode="analyst", ledger=tmp_path / "l.sqlite", seed=5)
     s.add_dataset("ap", wifi_stream("Med_5", np.random.default_rng(2024))[:3000],
@@ -456,7 +457,7 @@ def test_an_exercise_leaves_the_answer_to_the_student(lesson):
 def test_an_undefined_metric_is_left_out_with_its_reason():
     """No "nan" on screen: a stream without events (lesson 07's) has no ROC, so no AUC and no
     TPR; the quality line says why instead of printing nan."""
-    from dpwidgets.widgets.streams import _events_text
+    from dpwidgets.families.streams.widget import _events_text
 
     nan = float("nan")
     q = {"PeGaSus AUC": nan, "LM AUC": nan, "PeGaSus TPR at δ": nan, "PeGaSus FPR at δ": 0.053}

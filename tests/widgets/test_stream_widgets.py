@@ -9,11 +9,11 @@ import numpy as np
 import pytest
 
 from dpwidgets import Session
-from dpwidgets.datasets.streams import multi_state_streams, wifi_stream
 from dpwidgets.engine import streams as st
-from dpwidgets.releases import streams as rs
-from dpwidgets.widgets.figures import streams as fs
-from dpwidgets.widgets.streams import HierarchyWidget, StreamWidget
+from dpwidgets.families.streams import display as fs
+from dpwidgets.families.streams import spec as rs
+from dpwidgets.families.streams.standins import multi_state_streams, wifi_stream
+from dpwidgets.families.streams.widget import HierarchyWidget, StreamWidget
 
 from .conftest import leak_rate, leaked
 
@@ -389,7 +389,7 @@ def test_hierarchy_teaching_tree_pruning_and_comparison(teaching):
 def test_hierarchy_compares_by_default_only_on_small_hierarchies(teaching):
     # 16 x 600 (under COMPARE_MAX_CELLS): PHS-PGS, HS-PGS and HS-LM, three releases. 32 x
     # 8,000 = 256,000 cells: PHS-PGS only by default (one release); compare=True still runs all.
-    from dpwidgets.widgets.streams import COMPARE_MAX_CELLS
+    from dpwidgets.families.streams.widget import COMPARE_MAX_CELLS
 
     small = HierarchyWidget(teaching, n_states=16, length=600, epsilon=0.1, debounce=0)
     assert small.compare.value and spends(teaching, small.dataset) == 3

@@ -1,0 +1,565 @@
+"""Bokeh figure builders of the stream widgets (Chen 2018, Ch. 5).
+
+The contract of :mod:`dpwidgets.ui.figures`; the live panel is also fed incrementally:
+:func:`live_rows` gives the rows of a range of time steps for ``ColumnDataSource.stream`` with
+``rollover`` (the panel keeps the last ``window`` steps).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from bokeh.layouts import column, row
+from bokeh.models import (
+    DataRange1d,
+    HoverTool,
+    Legend,
+    NumeralTickFormatter,
+    Range1d,
+    Span,
+    TapTool,
+)
+from bokeh.plotting import figure
+
+from ...ui.figures import XTOOLS as _TOOLS
+from ...ui.figures import FigureHandle, PlotData, _source
+
+__all__ = [
+    "GROUP_COLORS",
+    "MAX_LINE_POINTS",
+    "MAX_MARKERS",
+    "HierarchyFigure",
+    "StreamFigure",
+    "decimate",
+    "events_data",
+    "group_quads",
+    "hierarchy_figure",
+    "level_error_data",
+    "live_rows",
+    "roc_data",
+    "sparkline_data",
+    "stream_figure",
+    "tree_layout",
+    "tree_nodes_data",
+    "windows_data",
+]
+
+#: Most points per line sent to the browser by the whole-stream panels (min/max envelope):
+#: about two per pixel column of the widest panel (820 px), all a screen can show; more only
+#: delays the browser's redraw after an ε move (benchmarks/browser_redraw.py measures it).
+MAX_LINE_POINTS = 2_000
+#: Most event markers drawn per series (a uniform, fixed-seed sample beyond that).
+MAX_MARKERS = 3_000
+#: The two alternating fills of the Grouper's groups.
+GROUP_COLORS = ("#6baed6", "#fd8d3c")
+_EMPTY = np.zeros(0)
+_EMPTY_XY = {"x": _EMPTY, "y": _EMPTY}
+#: Every panel draws on a 2D canvas. At most MAX_LINE_POINTS per line and MAX_MARKERS markers
+#: are cheap there, while each WebGL repaint also copies the GL canvas into the 2D one, slow
+#: without a GPU (headless Chromium, many VMs): with the windows and events panels on WebGL
+#: those copies dominate the browser's main thread while the streams lesson runs, and slow the
+#: lesson down (``benchmarks/lesson_times.py``).
+_BACKEND = "canvas"
+
+
+# --------------------------------------------------------------------------------------------
+# Helpers (pure numpy)
+# --------------------------------------------------------------------------------------------
+def decimate(values: np.ndarray, max_points: int = MAX_LINE_POINTS) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` of a per-step series with at most ``max_points`` points: every point when the
+    series is short enough, else the minimum and the maximum of each of ``max_points // 2``
+    equal buckets, in time order (a spike survives, which a stride would drop). NaN (an
+    incomplete window) is kept only where a whole bucket is NaN. Display only."""
+    y = np.asarray(values, dtype=float)
+    n = y.size
+    if n <= max_points:
+        return np.arange(n, dtype=float), y
+    buckets = max(max_points // 2, 1)
+    size = -(-n // buckets)
+    padded = np.full(buckets * size, np.nan)
+    padded[:n] = y
+    rows = padded.reshape(buckets, size)
+    finite = np.isfinite(rows)
+    lo = np.argmin(np.where(finite, rows, np.inf), axis=1)
+    hi = np.argmax(np.where(finite, rows, -np.inf), axis=1)
+    first, second = np.minimum(lo, hi), np.maximum(lo, hi)
+    base = np.arange(buckets) * size
+    idx = np.column_stack((base + first, base + second)).ravel()
+    idx = idx[idx < n]
+    idx = idx[np.r_[True, np.diff(idx) != 0]]
+    return idx.astype(float), y[idx]
+
+
+def _sample(idx: np.ndarray, max_markers: int = MAX_MARKERS) -> np.ndarray:
+    """At most ``max_markers`` of the indices ``idx`` (fixed seed: a redraw looks the same)."""
+    if idx.size <= max_markers:
+        return idx
+    keep = np.random.default_rng(0).choice(idx.size, max_markers, replace=False)
+    return idx[np.sort(keep)]
+
+
+def group_quads(boundaries: np.ndarray, lo: int, hi: int) -> dict[str, np.ndarray]:
+    """Shading of the Grouper's groups over the steps ``[lo, hi)``: one quad per group.
+
+    ``boundaries`` are the groups' first steps (increasing, starting at 0). A group still
+    growing at ``hi`` is drawn up to ``hi``: that is the partition P_t the release had at
+    t = hi − 1 (a step's group never changes after the step, Chen 2018, Alg. 16).
+    """
+    b = np.asarray(boundaries, dtype=np.int64)
+    if hi <= lo or b.size == 0:
+        return {"left": _EMPTY, "right": _EMPTY, "color": np.zeros(0, dtype=object)}
+    first = max(int(np.searchsorted(b, lo, side="right")) - 1, 0)
+    last = int(np.searchsorted(b, hi, side="left"))
+    starts = b[first:last]
+    ends = np.append(b[first + 1 : last], hi)
+    left = np.maximum(starts, lo) - 0.5
+    right = np.minimum(ends, hi) - 0.5
+    ids = np.arange(first, last)
+    color = np.where(ids % 2 == 0, GROUP_COLORS[0], GROUP_COLORS[1]).astype(object)
+    return {"left": left.astype(float), "right": right.astype(float), "color": color}
+
+
+def live_rows(
+    lo: int,
+    hi: int,
+    *,
+    noisy: np.ndarray,
+    estimates: np.ndarray,
+    truth: np.ndarray | None = None,
+) -> PlotData:
+    """Rows of the live panel for the steps ``[lo, hi)``: ``private`` (x, lm, pgs) and
+    ``truth`` (x, y; empty when ``truth`` is None). For streaming or for a full reset."""
+    x = np.arange(lo, hi, dtype=float)
+    out = {"private": {"x": x, "lm": np.asarray(noisy[lo:hi], dtype=float),
+                       "pgs": np.asarray(estimates[lo:hi], dtype=float)}}
+    out["truth"] = ({"x": x, "y": np.asarray(truth[lo:hi], dtype=float)} if truth is not None
+                    else {"x": _EMPTY, "y": _EMPTY})
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# One stream: live panel, windows, events, ROC (PeGaSus, Chen 2018, §5.3-5.4, Fig. 5.2, 5.5-5.7)
+# --------------------------------------------------------------------------------------------
+@dataclass
+class StreamFigure(FigureHandle):
+    """A :class:`~dpwidgets.ui.figures.FigureHandle` with named panels, the time cursors of the
+    whole-stream panels and the δ line of the events panel."""
+
+    panels: dict = field(default_factory=dict)
+    cursors: list = field(default_factory=list)
+    delta_line: Span | None = None
+    event_line: Span | None = None
+    window: int = 2016
+
+    def set_titles(self, **titles: str) -> None:
+        """Retitle panels by name (a small document patch each)."""
+        for name, text in titles.items():
+            self.panels[name].title.text = text
+
+    def set_cursor(self, t: float) -> None:
+        """Move the "now" line of the whole-stream panels to step ``t``."""
+        for span in self.cursors:
+            if span.location != t:
+                span.location = t
+
+
+def _counts_axis(p) -> None:
+    p.yaxis.formatter = NumeralTickFormatter(format="0,0.[0]")
+
+
+def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
+    """The live stream with its groups, sliding-window sums, event monitoring and its ROC.
+
+    Sources
+    -------
+    truth : x, y
+        True counts in the live window (teaching mode; the public stand-in in a preview;
+        empty after an analyst release). Streamed with ``rollover=window``.
+    private : x, lm, pgs
+        The Perturber's noisy counts c̃ (per-step Laplace at ε_p) and the PeGaSus estimates ĉ.
+        Streamed with ``rollover=window``.
+    groups : left, right, color
+        The Grouper's groups over the live window (alternating fills).
+    win_truth, win_wss, win_plain, win_lm : x, y
+        Sliding-window sums of width w over the whole stream: true, WSS (Alg. 17), sum of the
+        estimates, sum of the noisy counts (min/max envelope, :func:`decimate`).
+    ev_truth, ev_stat : x, y
+        The monitored statistic on the truth and on the release.
+    ev_true, ev_detected : x, y
+        True events (teaching / stand-in; defined by their own threshold, the dotted line)
+        and the release's detections at the detection threshold δ (the dashed line).
+    roc_pgs, roc_lm : x, y
+        ROC of detecting the true events as the detection threshold moves (teaching /
+        stand-in only); the operating point at δ moves along it.
+    roc_point : x, y, method
+        The operating point at the current δ.
+    """
+    live = figure(
+        width=width, height=280, tools=_TOOLS, output_backend=_BACKEND,
+        x_axis_label="time step t", y_axis_label="count",
+        title="Live stream: true, LM (Perturber output) and PeGaSus",
+        x_range=DataRange1d(follow="end", follow_interval=window, range_padding=0,
+                            only_visible=True),
+    )
+    live.extra_y_ranges = {"groups": Range1d(0, 1)}
+    live.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
+    _counts_axis(live)
+    sources = {
+        "truth": _source(**_EMPTY_XY),
+        "private": _source(x=[], lm=[], pgs=[]),
+        "groups": _source(left=[], right=[], color=np.zeros(0, dtype=object)),
+        "win_truth": _source(**_EMPTY_XY),
+        "win_wss": _source(**_EMPTY_XY),
+        "win_plain": _source(**_EMPTY_XY),
+        "win_lm": _source(**_EMPTY_XY),
+        "ev_truth": _source(**_EMPTY_XY),
+        "ev_stat": _source(**_EMPTY_XY),
+        "ev_true": _source(**_EMPTY_XY),
+        "ev_detected": _source(**_EMPTY_XY),
+        "roc_pgs": _source(**_EMPTY_XY),
+        "roc_lm": _source(**_EMPTY_XY),
+        "roc_point": _source(x=[], y=[], method=np.zeros(0, dtype=object)),
+    }
+    live.quad(left="left", right="right", bottom=0, top=1, source=sources["groups"],
+              y_range_name="groups", fill_color="color", fill_alpha=0.2, line_alpha=0,
+              legend_label="groups (Grouper)")
+    lm_line = live.line("x", "lm", source=sources["private"], color="#ff7f0e", alpha=0.55,
+                        legend_label="LM: c̃ = c + Lap(1/ε_p)")
+    pgs_line = live.line("x", "pgs", source=sources["private"], color="#1f77b4", line_width=2,
+                         legend_label="PeGaSus ĉ")
+    # The truth on top, thin: the private lines are read against it.
+    t_line = live.line("x", "y", source=sources["truth"], color="#111", line_width=1.2,
+                       legend_label="true")
+    live.y_range = DataRange1d(renderers=[t_line, lm_line, pgs_line], only_visible=True)
+    live.add_tools(HoverTool(renderers=[pgs_line], mode="vline", tooltips=[
+        ("t", "@x{0}"), ("PeGaSus", "@pgs{0,0.0}"), ("LM", "@lm{0,0.0}")]))
+    live.legend.location = "center"
+
+    half = (width - 20) // 2
+    win = _four_lines(
+        "Sliding-window sums", "window sum", half, 250, sources,
+        {"win_truth": "true", "win_lm": "LM (sum of c̃)", "win_plain": "PeGaSus, sum of ĉ",
+         "win_wss": "PeGaSus WSS (Alg. 17)"}, plain_alpha=0.8)
+    win.legend.nrows = 2
+    win.legend.label_text_font_size = "8pt"
+
+    ev, delta_line, event_line = _events_panel(sources, half, win.x_range)
+
+    cursors = []
+    for p in (win, ev):
+        span = Span(location=0, dimension="height", line_color="#9467bd", line_width=1.5,
+                    line_alpha=0.7)
+        p.add_layout(span)
+        cursors.append(span)
+
+    roc = _roc_panel(sources)
+
+    layout = column(live, row(win, ev), roc)
+    return StreamFigure(layout, sources, {"live": live, "windows": win, "events": ev,
+                                          "roc": roc}, cursors, delta_line, event_line, window)
+
+
+def _events_panel(sources: dict, width: int, x_range) -> tuple:
+    """The event-monitoring panel (sharing the windows panel's ``x_range``), its detection
+    threshold's line and its true events' threshold line."""
+    ev = figure(width=width, height=250, tools=_TOOLS, output_backend=_BACKEND,
+                x_axis_label="time step t", y_axis_label="statistic",
+                title="Event monitoring", x_range=x_range)
+    ev.add_layout(Legend(click_policy="hide"), "below")
+    _counts_axis(ev)
+    ev.line("x", "y", source=sources["ev_truth"], color="#444", alpha=0.6, legend_label="true")
+    ev.line("x", "y", source=sources["ev_stat"], color="#1f77b4", alpha=0.8,
+            legend_label="private")
+    ev.scatter("x", "y", source=sources["ev_true"], marker="x", size=7, color="#444",
+               legend_label="true events")
+    ev.scatter("x", "y", source=sources["ev_detected"], size=4, color="#d62728",
+               legend_label="detected")
+    delta_line = Span(location=0, dimension="width", line_color="#d62728", line_dash="dashed")
+    ev.add_layout(delta_line)
+    event_line = Span(location=0, dimension="width", line_color="#444", line_dash="dotted",
+                      visible=False)
+    ev.add_layout(event_line)
+    ev.legend.orientation = "horizontal"
+    ev.legend.nrows = 2
+    ev.legend.label_text_font_size = "8pt"
+    return ev, delta_line, event_line
+
+
+def _roc_panel(sources: dict):
+    """The detection ROC panel: the curves of LM and PeGaSus and the operating points at δ."""
+    roc = figure(width=300, height=280, tools="save", x_range=(0, 1), y_range=(0, 1.02),
+                 x_axis_label="false positive rate", y_axis_label="true positive rate",
+                 title="Detection ROC")
+    roc.line([0, 1], [0, 1], color="#aaa", line_dash="dotted")
+    # Below the frame: a good detector's curve runs through the corner a legend would cover.
+    roc.add_layout(Legend(orientation="horizontal", label_text_font_size="8pt"), "below")
+    roc.line("x", "y", source=sources["roc_lm"], color="#ff7f0e", line_width=2,
+             legend_label="LM")
+    roc.line("x", "y", source=sources["roc_pgs"], color="#1f77b4", line_width=2,
+             legend_label="PeGaSus")
+    dots = roc.scatter("x", "y", source=sources["roc_point"], size=9, color="#d62728",
+                       legend_label="at δ")
+    roc.add_tools(HoverTool(renderers=[dots], tooltips=[("", "@method"), ("FPR", "@x{0.000}"),
+                                                        ("TPR", "@y{0.000}")]))
+    return roc
+
+
+def _four_lines(title: str, y_label: str, width: int, height: int, sources: dict,
+                labels: dict[str, str], *, plain_alpha: float):
+    """A time-series panel of four lines, drawn from the sources named by ``labels`` in this
+    order: the truth, the Laplace baseline, the plain method, and the method itself."""
+    p = figure(width=width, height=height, tools=_TOOLS, output_backend=_BACKEND,
+               x_axis_label="time step t", y_axis_label=y_label, title=title)
+    p.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
+    _counts_axis(p)
+    styles = ({"color": "#444", "line_width": 1.5}, {"color": "#ff7f0e", "alpha": 0.5},
+              {"color": "#2ca02c", "alpha": plain_alpha}, {"color": "#1f77b4", "line_width": 1.5})
+    for (name, label), style in zip(labels.items(), styles, strict=True):
+        p.line("x", "y", source=sources[name], legend_label=label, **style)
+    return p
+
+
+def windows_data(
+    *,
+    wss: np.ndarray,
+    plain: np.ndarray,
+    lm: np.ndarray,
+    truth: np.ndarray | None = None,
+    max_points: int = MAX_LINE_POINTS,
+) -> PlotData:
+    """Columns of the sliding-window panel (whole stream, min/max envelope per series)."""
+    return _decimated({"win_wss": wss, "win_plain": plain, "win_lm": lm, "win_truth": truth},
+                      max_points)
+
+
+def _decimated(series: dict[str, np.ndarray | None], max_points: int
+               ) -> PlotData:
+    """``{source: {"x", "y"}}`` of each series decimated for display (None: empty)."""
+    return {name: dict(_EMPTY_XY) if values is None
+            else dict(zip(("x", "y"), decimate(values, max_points), strict=True))
+            for name, values in series.items()}
+
+
+def events_data(
+    *,
+    statistic: np.ndarray,
+    detected: np.ndarray,
+    truth_statistic: np.ndarray | None = None,
+    true_events: np.ndarray | None = None,
+    max_points: int = MAX_LINE_POINTS,
+    max_markers: int = MAX_MARKERS,
+) -> PlotData:
+    """Columns of the events panel: the private statistic and its detections (bool per step),
+    and — teaching / stand-in only — the true statistic and the true events."""
+    stat = np.asarray(statistic, dtype=float)
+    x, y = decimate(stat, max_points)
+    hits = _sample(np.flatnonzero(detected), max_markers)
+    out = {"ev_stat": {"x": x, "y": y},
+           "ev_detected": {"x": hits.astype(float), "y": stat[hits]},
+           "ev_truth": dict(_EMPTY_XY), "ev_true": dict(_EMPTY_XY)}
+    if truth_statistic is not None:
+        tstat = np.asarray(truth_statistic, dtype=float)
+        tx, ty = decimate(tstat, max_points)
+        out["ev_truth"] = {"x": tx, "y": ty}
+        if true_events is not None:
+            idx = _sample(np.flatnonzero(true_events), max_markers)
+            out["ev_true"] = {"x": idx.astype(float), "y": tstat[idx]}
+    return out
+
+
+def _thin_curve(fpr: np.ndarray, tpr: np.ndarray, max_points: int = 800):
+    n = fpr.size
+    if n <= max_points:
+        return fpr, tpr
+    idx = np.unique(np.linspace(0, n - 1, max_points).round().astype(int))
+    return fpr[idx], tpr[idx]
+
+
+def roc_data(curves: dict | None = None, points: dict | None = None) -> dict:
+    """Columns of the ROC panel: ``curves = {"pgs": (fpr, tpr), "lm": (fpr, tpr)}`` and the
+    operating points at δ, ``points = {"PeGaSus": (fpr, tpr), ...}``. Empty when None."""
+    out = {"roc_pgs": dict(_EMPTY_XY), "roc_lm": dict(_EMPTY_XY),
+           "roc_point": {"x": _EMPTY, "y": _EMPTY, "method": np.zeros(0, dtype=object)}}
+    for key, (fpr, tpr) in (curves or {}).items():
+        f, t = _thin_curve(np.asarray(fpr, float), np.asarray(tpr, float))
+        out[f"roc_{key}"] = {"x": f, "y": t}
+    if points:
+        names = list(points)
+        out["roc_point"] = {"x": np.array([points[k][0] for k in names], dtype=float),
+                            "y": np.array([points[k][1] for k in names], dtype=float),
+                            "method": np.array(names, dtype=object)}
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Hierarchies (HS-LM, HS-PGS, PHS-PGS; Chen 2018, §5.5, Alg. 18, Fig. 5.8)
+# --------------------------------------------------------------------------------------------
+def tree_layout(parents: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    """``(x, y)`` of every node: leaves spaced 1 apart in depth-first order, a parent over the
+    mean of its children, y = −level (the root on top). Public: the hierarchy is public."""
+    parents = np.asarray(parents, dtype=np.int64)
+    m = parents.size
+    children: list[list[int]] = [[] for _ in range(m)]
+    for node, parent in enumerate(parents.tolist()):
+        if parent >= 0:
+            children[parent].append(node)
+    root = int(np.flatnonzero(parents == -1)[0])
+    x = np.zeros(m)
+    level = np.zeros(m)
+    order, stack, next_leaf = [], [(root, 1)], 0
+    while stack:  # depth first: leaves in order
+        node, lev = stack.pop()
+        level[node] = lev
+        order.append(node)
+        if not children[node]:
+            x[node] = next_leaf
+            next_leaf += 1
+        stack.extend((c, lev + 1) for c in reversed(children[node]))
+    for node in reversed(order):  # children before parents
+        if children[node]:
+            x[node] = np.mean(x[children[node]])
+    return x, -level
+
+
+@dataclass
+class HierarchyFigure(FigureHandle):
+    """The tree, the selected node's streams and the per-level errors."""
+
+    panels: dict = field(default_factory=dict)
+    cursor: Span | None = None
+    nodes_renderer: object = None
+
+    def set_titles(self, **titles: str) -> None:
+        for name, text in titles.items():
+            self.panels[name].title.text = text
+
+    def set_error_range(self, levels: dict) -> None:
+        """Fit the (log) y range of the error panel to the ``levels`` columns.
+
+        Set from Python rather than left to BokehJS' automatic range, which in JupyterLab
+        sometimes kept the extent of one series only when the data arrived as a patch.
+        """
+        values = np.concatenate([np.asarray(levels[k], dtype=float) for k in ("phs", "hs", "lm")])
+        values = values[np.isfinite(values) & (values > 0)]
+        rng = self.panels["errors"].y_range
+        if values.size:
+            rng.start, rng.end = float(values.min()) / 1.6, float(values.max()) * 1.6
+
+
+def hierarchy_figure(parents: Sequence[int], *, width: int = 820) -> HierarchyFigure:
+    """A hierarchy of aggregated streams (Chen 2018, §5.5).
+
+    Sources
+    -------
+    edges : x0, y0, x1, y1
+        The tree's edges (public).
+    nodes : x, y, node, level, status, color, estimate, truth
+        One row per node at the current step t: ``status`` is "kept" or "pruned" (PHS-PGS
+        pruned the node at t and released 0), ``estimate`` the release's ĉ_t, ``truth`` the
+        true aggregate (teaching / stand-in; NaN otherwise).
+    spark_phs, spark_hs, spark_lm, spark_truth : x, y
+        The selected node's stream over time: PHS-PGS, HS-PGS, HS-LM, true.
+    levels : level, phs, hs, lm
+        Average L1 error per level and method (teaching / stand-in only).
+    """
+    x, y = tree_layout(parents)
+    parents = np.asarray(parents, dtype=np.int64)
+    m = parents.size
+    child = np.flatnonzero(parents >= 0)
+    height_px = 40 * int(-y.min()) + 60
+    tree = figure(width=width, height=min(max(height_px, 200), 360), tools="tap,reset,save",
+                  title="Hierarchy of aggregated streams (click a node)",
+                  x_axis_location=None, y_axis_location=None)
+    tree.grid.visible = False
+    sources = {
+        "edges": _source(x0=x[child], y0=y[child], x1=x[parents[child]], y1=y[parents[child]]),
+        "nodes": _source(x=x, y=y, node=np.arange(m), level=-y, status=np.full(m, "kept", object),
+                         color=np.full(m, "#1f77b4", object), estimate=np.zeros(m),
+                         truth=np.full(m, np.nan)),
+        "spark_phs": _source(**_EMPTY_XY),
+        "spark_hs": _source(**_EMPTY_XY),
+        "spark_lm": _source(**_EMPTY_XY),
+        "spark_truth": _source(**_EMPTY_XY),
+        "levels": _source(level=[], phs=[], hs=[], lm=[]),
+    }
+    tree.segment("x0", "y0", "x1", "y1", source=sources["edges"], color="#bbb")
+    size = 14 if m <= 63 else 8
+    nodes = tree.scatter("x", "y", source=sources["nodes"], size=size, fill_color="color",
+                         line_color="#333", selection_line_color="#d62728",
+                         selection_line_width=3, nonselection_fill_alpha=0.6)
+    tree.add_tools(HoverTool(renderers=[nodes], tooltips=[
+        ("node", "@node (level @level)"), ("at t", "@status"), ("estimate", "@estimate{0,0.0}"),
+        ("true", "@truth{0,0.0}")]))
+    tree.select_one(TapTool).renderers = [nodes]
+    tree.x_range = Range1d(float(x.min()) - 1, float(x.max()) + 1)
+    tree.y_range = Range1d(float(y.min()) - 0.6, -0.4)
+
+    half = (width - 20) // 2
+    spark = _four_lines(
+        "Selected node", "count", half, 240, sources,
+        {"spark_truth": "true", "spark_lm": "HS-LM", "spark_hs": "HS-PGS",
+         "spark_phs": "PHS-PGS"}, plain_alpha=0.7)
+    spark.legend.label_text_font_size = "8pt"
+    cursor = Span(location=0, dimension="height", line_color="#9467bd", line_width=1.5)
+    spark.add_layout(cursor)
+
+    errs = figure(width=half, height=240, tools="save", y_axis_type="log",
+                  x_axis_label="level (1 = root)", y_axis_label="average L1 error",
+                  title="Error per level", y_range=Range1d(0.1, 100.0))
+    errs.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
+    for key, color, label in (("lm", "#ff7f0e", "HS-LM"), ("hs", "#2ca02c", "HS-PGS"),
+                              ("phs", "#1f77b4", "PHS-PGS")):
+        errs.line("level", key, source=sources["levels"], color=color, line_width=2,
+                  legend_label=label)
+        errs.scatter("level", key, source=sources["levels"], color=color, size=6,
+                     legend_label=label)
+    errs.legend.label_text_font_size = "8pt"
+    layout = column(tree, row(spark, errs))
+    return HierarchyFigure(layout, sources, {"tree": tree, "spark": spark, "errors": errs},
+                           cursor, nodes)
+
+
+def tree_nodes_data(
+    *,
+    estimates: np.ndarray,
+    pruned: np.ndarray | None = None,
+    truth: np.ndarray | None = None,
+    base: dict,
+) -> PlotData:
+    """The ``nodes`` columns at one step: ``estimates`` (m,), ``pruned`` (m,) or None,
+    ``truth`` (m,) or None; ``base`` holds the static columns (x, y, node, level)."""
+    m = np.asarray(estimates).size
+    pruned = np.zeros(m, dtype=bool) if pruned is None else np.asarray(pruned, dtype=bool)
+    return {"nodes": {
+        **base,
+        "status": np.where(pruned, "pruned", "kept").astype(object),
+        "color": np.where(pruned, "#d9d9d9", "#1f77b4").astype(object),
+        "estimate": np.asarray(estimates, dtype=float),
+        "truth": np.full(m, np.nan) if truth is None else np.asarray(truth, dtype=float),
+    }}
+
+
+def sparkline_data(
+    *,
+    phs: np.ndarray | None,
+    hs: np.ndarray | None = None,
+    lm: np.ndarray | None = None,
+    truth: np.ndarray | None = None,
+    max_points: int = MAX_LINE_POINTS,
+) -> PlotData:
+    """The selected node's streams (each decimated for display)."""
+    return _decimated({"spark_phs": phs, "spark_hs": hs, "spark_lm": lm, "spark_truth": truth},
+                      max_points)
+
+
+def level_error_data(errors: dict[str, np.ndarray] | None) -> PlotData:
+    """Average L1 error per level, ``errors = {"phs": (h,), "hs": (h,), "lm": (h,)}``; a missing
+    method is NaN (not drawn); None empties the panel."""
+    if not errors:
+        return {"levels": {"level": _EMPTY, "phs": _EMPTY, "hs": _EMPTY, "lm": _EMPTY}}
+    h = max(np.asarray(v).size for v in errors.values())
+    cols = {k: np.asarray(errors.get(k, np.full(h, np.nan)), dtype=float)
+            for k in ("phs", "hs", "lm")}
+    return {"levels": {"level": np.arange(1, h + 1, dtype=float), **cols}}

@@ -1,0 +1,628 @@
+"""Stream widgets: StreamWidget (PeGaSus on one counting stream) and HierarchyWidget (PeGaSus
+over a hierarchy of aggregated states, with pruning) -- Chen 2018, Ch. 5.
+
+StreamWidget
+    One ``"pegasus"`` release per parameter set (ε, the ε_p:ε_g split, θ), revealed step by
+    step by a play/pause/speed control: a live Bokeh panel streams the true stream (teaching
+    mode only), the LM output (the Perturber's per-step Laplace counts c̃, part of the
+    release) and the PeGaSus estimates ĉ, shading the groups the Grouper formed. Below it,
+    sliding-window sums (WSS vs the plain sum of the estimates) and event monitoring
+    (jump/drop, low signal) with the detection ROC -- all post-processing of the same release:
+    moving the smoother, w or δ spends nothing.
+HierarchyWidget (:mod:`~dpwidgets.families.streams.hierarchy`)
+    A ``"hierarchical_pegasus"`` release (PHS-PGS, Chen 2018, Alg. 18) on a (states × time) array with
+    a public hierarchy: the tree, coloured pruned / kept at the current step as time advances,
+    the selected node's stream, and (teaching) the error per level against HS-PGS and HS-LM.
+
+Real time. Each estimate ĉ_t depends on c_1..c_t only (Chen 2018, §5.2.2; the engine guarantees it:
+the Grouper decides step t from the partition of steps < t, and every smoother reads the
+current group as of t). So releasing the whole stream at once and revealing it step by step
+shows exactly what the online algorithm would have published at each step -- and the
+release, charged once per parameter set, is not re-run by playing, pausing or scrubbing.
+
+Modes. Teaching (public data): every change of a release parameter is a live release charged
+to the teaching ledger; the truth is drawn and the quality measures (scaled L1, window L1,
+ROC/AUC) are shown. Analyst (confidential data): controls drive a free preview on the
+dataset's public stand-in (same length; its own "truth", labelled as the stand-in); only the
+Release button spends, once; after a release only DP output is drawn: no true count, no true
+event, no ROC (it would need the true events) -- the detections only.
+
+Where the parts are: the controls of the release parameters are built from their declaration
+(:class:`~dpwidgets.families.streams.params.PegasusParams`, with
+:func:`~dpwidgets.ui.controls.control_for`); the play control is in
+:mod:`~dpwidgets.families.streams.timeline`, the windows and events panels in
+:mod:`~dpwidgets.families.streams.panels`, what is measured against a public truth in
+:mod:`~dpwidgets.families.streams.quality` (which, with the spec, calls the engine: the widget
+modules do not), the figures in :mod:`~dpwidgets.families.streams.display`.
+"""
+
+from __future__ import annotations
+
+import html
+import zlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import ipywidgets as ipw
+import numpy as np
+
+from ...session import Release, Session
+from ...ui import figures
+from ...ui.base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
+from ...ui.base import fmt as _fmt
+from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
+from ...ui.controls import EpsilonSlider, FloatSlider, control_for, epsilon_guardrail
+from . import display
+from .hierarchy import COMPARE_MAX_CELLS, HierarchyWidget
+from .panels import WindowEventPanels
+from .params import DEFAULTS, SMOOTHERS, PegasusParams
+from .spec import estimates
+from .timeline import SPEEDS, STYLE, TICK_MS, play_controls
+
+__all__ = ["COMPARE_MAX_CELLS", "HierarchyWidget", "StreamSource", "STREAMS", "StreamWidget"]
+
+_ALL_PARTS = frozenset({"compute", "live", "windows", "events"})
+
+
+@dataclass(frozen=True)
+class StreamSource:
+    """A public counting stream a teaching widget can add to its session."""
+
+    title: str
+    make: Callable[[], np.ndarray]
+
+
+def _wifi(name: str) -> Callable[[], np.ndarray]:
+    def make() -> np.ndarray:
+        from .standins import wifi_stream
+
+        return wifi_stream(name, np.random.default_rng(zlib.crc32(name.encode())))
+
+    return make
+
+
+def _sunspots() -> np.ndarray:
+    from .standins import load_sunspot_counts
+
+    return load_sunspot_counts()
+
+
+#: The teaching streams: Chen 2018, Table 5.1's shapes (five-minute steps) and a public series.
+STREAMS: dict[str, StreamSource] = {
+    "High_5": StreamSource("High_5 shape (Chen 2018, Table 5.1): a busy hall, 2,141,963 in 57,901 "
+                           "steps", _wifi("High_5")),
+    "Med_5": StreamSource("Med_5 shape: an office AP, 101,843 in 57,901 steps", _wifi("Med_5")),
+    "Low_5": StreamSource("Low_5 shape: a quiet room, 2,846 in 57,901 steps (sparse)",
+                          _wifi("Low_5")),
+    "sunspots": StreamSource("Yearly sunspot numbers 1700-2008 (statsmodels, 309 steps)",
+                             _sunspots),
+}
+
+
+def _widths(t_len: int) -> list[int]:
+    """The window sizes offered: 2^0 .. 2^10 (Chen 2018, Fig. 5.5), not beyond the stream."""
+    return [2**k for k in range(11) if 2**k <= t_len] or [1]
+
+
+class StreamWidget(WindowEventPanels, ReleaseWidget):
+    """PeGaSus on one counting stream, played step by step (Chen 2018, Alg. 15-17, §5.4, Fig. 5.2-5.7).
+
+    Parameters
+    ----------
+    session : Session
+        Holds the stream (a 1-D array of counts) and its budget.
+    dataset : str, optional
+        A stream in the session. Required in analyst mode (previews run on its stand-in, so
+        give the dataset a public stand-in stream of the same length). In teaching mode
+        without one, ``stream`` is added to the session.
+    stream : {"High_5", "Med_5", "Low_5", "sunspots"}
+        Teaching: the public stream to start with (:data:`STREAMS`).
+    length : int, optional
+        Teaching: use the first ``length`` steps only (e.g. 8000, Chen 2018, Fig. 5.2); default all.
+    epsilon : float
+        The release's budget ε = ε_p + ε_g.
+    defaults : {"new", "text"}
+        Which set of :data:`dpwidgets.engine.streams.DEFAULTS` fills the three below (and the
+        Grouper's threshold/test split): ``"new"`` (ε_p/ε = 0.95, θ·ε_g = 160, adaptive
+        smoother) or ``"text"`` (Chen 2018, §5.6.1: 0.8, 5, median). Its dropdown resets them.
+    perturber_share : float, optional
+        ε_p/ε (0.95; 0.8 in Chen 2018, §5.6.1).
+    theta_scale : float, optional
+        The Grouper's threshold θ in units of 1/ε_g: θ = theta_scale/ε_g (160; 5 in Chen 2018,
+        §5.6.1). θ is public: a larger one costs nothing and gives longer groups.
+    smoother : {"adaptive", "median", "average", "james_stein"}, optional
+        Post-processing (Chen 2018, §5.3.3, and the adaptive window): switching costs nothing.
+    w : int
+        Window of the sliding-window sums and of the event monitors (a power of 2).
+    kind : {"jump_drop", "low_signal"}
+        The event monitor (Chen 2018, §5.2.2).
+    delta : float, optional
+        The detection threshold δ applied to the private statistic; default from the private
+        statistic itself (its 95th percentile for jumps, a quarter of it for low signal) --
+        post-processing of the release.
+    event_delta : float, optional
+        Teaching / preview: the threshold that defines the *true* events (Chen 2018, §5.6.3 fixes it
+        and moves the detection threshold to trace the ROC); default the same as ``delta``.
+    window : int
+        Steps shown by the live panel (its ``rollover``); 2016 = one week of 5-minute steps.
+    start : int, optional
+        Steps revealed at first (default ``min(window, T)``); the widget does not play until
+        its play button is pressed.
+    speed : int
+        Steps per second when playing (one of the values of
+        :data:`~dpwidgets.families.streams.timeline.SPEEDS`).
+    debounce : float
+        Seconds of quiet before recomputing in a kernel (0: at once).
+
+    Attributes
+    ----------
+    figure : StreamFigure
+        Sources ``truth``, ``private``, ``groups`` (live); ``win_*``, ``ev_*``, ``roc_*``.
+    play, time, speed : ipywidgets
+        The play/pause control (``Play``; its value is the number of steps revealed), the
+        scrubber linked to it in the browser, and the speed.
+    quality_values : dict
+        Teaching / preview: ``LM scaled L1``, ``PeGaSus scaled L1`` (Chen 2018, §5.6.1), window
+        ``average L1`` of WSS / sum of ĉ / LM, ``AUC`` of PeGaSus and LM, ``TPR``/``FPR`` at δ.
+
+    Notes
+    -----
+    The whole stream is released once per parameter set through the session and then
+    revealed step by step: honest, because each ĉ_t uses only c_1..c_t (the engine's
+    guarantee, Chen 2018, §5.2.2), and cheap, because playing re-runs nothing. The play control is
+    an ``ipywidgets.Play`` ticking in the browser every 50 ms (``step`` = speed/20 steps per
+    tick): it works in JupyterLab and Voila, and nothing plays in a kernel without a front
+    end (nbclient), so a notebook never blocks. Each tick streams the new rows into the live
+    panel with ``ColumnDataSource.stream(..., rollover=window)``.
+
+    The LM line is the Perturber's output c̃_t = c_t + Lap(1/ε_p): per-step Laplace at ε_p,
+    part of the PeGaSus release (Chen 2018, Thm 15) and therefore free; LM with the whole ε (the
+    text's baseline in Fig. 5.3) is ``session.release(name, "laplace_stream", epsilon=ε)``,
+    a release of its own.
+    """
+
+    mechanism = "pegasus"
+
+    def __init__(
+        self,
+        session: Session,
+        dataset: str | None = None,
+        *,
+        stream: str = "High_5",
+        length: int | None = None,
+        epsilon: float = 0.1,
+        defaults: str = "new",
+        perturber_share: float | None = None,
+        theta_scale: float | None = None,
+        smoother: str | None = None,
+        w: int = 16,
+        kind: str = "jump_drop",
+        delta: float | None = None,
+        event_delta: float | None = None,
+        window: int = 2016,
+        start: int | None = None,
+        speed: int = 1000,
+        debounce: float = 0.15,
+    ):
+        one_of("defaults", defaults, sorted(DEFAULTS))
+        d = DEFAULTS[defaults]
+        perturber_share = d["perturber_share"] if perturber_share is None else perturber_share
+        theta_scale = d["theta_times_eps_g"] if theta_scale is None else theta_scale
+        smoother = d["smoother"] if smoother is None else smoother
+        one_of("smoother", smoother, sorted(SMOOTHERS))
+        one_of("kind", kind, ("jump_drop", "low_signal"))
+        one_of("speed", speed, sorted(SPEEDS.values()))
+        if not (isinstance(window, int) and window >= 10):
+            raise ValueError(f"window must be an integer >= 10, got {window!r}")
+        if not 0.0 < perturber_share < 1.0:
+            raise ValueError(f"perturber_share must be in (0, 1), got {perturber_share!r}")
+        self._setup(session, debounce=debounce, callback=self._update)
+        self.window = int(window)
+        self._length = None if length is None else int(length)
+        self._output: dict | None = None
+        self._public: np.ndarray | None = None
+        self._where = "teaching"
+        self._shown_t = 0
+        self._syncing = False
+        self._roc_cache: tuple | None = None
+        self._sums_cache: dict[tuple, np.ndarray] = {}
+        self._version = 0  # bumped with every new output (the caches' key)
+        self._pending: set[str] = set(_ALL_PARTS)
+
+        if dataset is not None:
+            shape = session.shape(dataset)  # unknown name -> ValueError now
+            if len(shape) != 1:
+                raise ValueError(f"dataset {dataset!r} must be a 1-D stream, has shape {shape}")
+        self.data = self._data_dropdown(
+            dataset, stream, STREAMS, what="stream", width="560px",
+            needs="a stream added with session.add_dataset, with a public stand_in of the same "
+            "length")
+        self._release_controls(epsilon, defaults, perturber_share, theta_scale, smoother)
+        self._post_controls(kind, speed, teaching=session.teaching)
+        self.figure = display.stream_figure(window=self.window)
+        ensure_bokehjs()
+        self.plot = bokeh_widget(self.figure.layout)
+        self._layout()
+
+        self._select_data(start=start, w=w, delta=delta, event_delta=event_delta)
+        self._watch(self._on_release_param, self.epsilon, self.split, self.theta)
+        self._watch(self._on_defaults, self.defaults)
+        self._watch(self._on_post_param, self.smoother, self.w, self.kind, self.delta,
+                    self.event_delta, self.show_truth)
+        self._watch(self._on_data, self.data)
+        self._watch(self._on_time, self.play)
+        self._watch(self._on_speed, self.speed)
+        self._update()
+
+    # -- controls ----------------------------------------------------------------------------
+    def _release_controls(self, epsilon: float, defaults: str, perturber_share: float,
+                          theta_scale: float, smoother: str) -> None:
+        """The controls of the release's parameters (ε, the defaults, ε_p/ε from their
+        declaration in :class:`~dpwidgets.families.streams.params.PegasusParams`; θ in units
+        of 1/ε_g) and the smoother (post-processing)."""
+        self.epsilon = control_for(PegasusParams, "epsilon", epsilon)
+        self.defaults = control_for(PegasusParams, "defaults", defaults)
+        self.split = control_for(PegasusParams, "perturber_share", perturber_share,
+                                 readout_format=".2f")
+        self.split.add_class("dpw-split")
+        self.theta = EpsilonSlider(theta_scale, min_epsilon=0.5, max_epsilon=1000.0,
+                                   description="θ · ε_g")
+        self.theta.remove_class("dpw-epsilon")
+        self.theta.add_class("dpw-theta")
+        self.smoother = ipw.Dropdown(options=[("adaptive window", "adaptive"),
+                                              ("median (eq. 5.6)", "median"),
+                                              ("average (eq. 5.5)", "average"),
+                                              ("James-Stein (eq. 5.7)", "james_stein")],
+                                     value=smoother, description="smoother", style=STYLE)
+        self.smoother.add_class("dpw-smoother")
+
+    def _post_controls(self, kind: str, speed: int, *, teaching: bool) -> None:
+        """The controls that spend nothing: playing, the window w, the event monitor and its
+        thresholds, the truth on or off (teaching)."""
+        self.play, self.time, self._link = play_controls(
+            0, 1, step=max(1, speed * TICK_MS // 1000), interval=TICK_MS, label="steps shown")
+        self.speed = ipw.Dropdown(options=list(SPEEDS.items()), value=speed, description="speed",
+                                  style=STYLE, layout=ipw.Layout(width="260px"))
+        self.speed.add_class("dpw-speed")
+        self.w = ipw.SelectionSlider(options=[1], value=1, description="window w",
+                                     style=STYLE, continuous_update=True)
+        self.w.add_class("dpw-window")
+        self.kind = ipw.Dropdown(options=[("jump / drop |c_t − c_{t−w+1}| ≥ δ", "jump_drop"),
+                                          ("low signal Σ_window < δ", "low_signal")],
+                                 value=kind, description="event", style=STYLE)
+        self.kind.add_class("dpw-event-kind")
+        self.delta = FloatSlider(value=0.0, min=0.0, max=1.0, step=0.01,
+                                 description="detect at δ", readout_format=",.4g",
+                                 style=STYLE, continuous_update=True,
+                                 layout=ipw.Layout(width="400px"))
+        self.delta.add_class("dpw-delta")
+        self.event_delta = FloatSlider(value=0.0, min=0.0, max=1.0, step=0.01,
+                                       description="true events at", readout_format=",.4g",
+                                       style=STYLE, continuous_update=True,
+                                       layout=ipw.Layout(width="400px"))
+        self.event_delta.add_class("dpw-event-delta")
+        self.show_truth = ipw.Checkbox(
+            value=True, description="show the true stream", disabled=not teaching,
+            layout=ipw.Layout(display=None if teaching else "none"))
+
+    def _layout(self) -> None:
+        controls = ipw.VBox([
+            self.data,
+            ipw.HBox([self.epsilon, self.epsilon_note]),
+            ipw.HBox([self.defaults, self.split, self.theta, self.smoother]),
+            ipw.HBox([self.play, self.time, self.speed]),
+            ipw.HBox([self.w, self.kind]),
+            ipw.HBox([self.delta, self.event_delta]),
+            ipw.HBox([self.show_truth, self.release_button, self.status]),
+        ])
+        controls.add_class("dpw-controls")
+        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
+                        self.stats], "dpw-stream-widget")
+
+    # -- parameters ------------------------------------------------------------------------
+    @property
+    def params(self) -> dict:
+        """The ``"pegasus"`` release parameters (all public)."""
+        eps = float(self.epsilon.value)
+        share = float(self.split.value)
+        return {"epsilon": eps, "defaults": self.defaults.value, "perturber_share": share,
+                "theta": undust(float(self.theta.value) / (eps * (1.0 - share)))}
+
+    @property
+    def t(self) -> int:
+        """Steps revealed (the play control's value)."""
+        return int(self.play.value)
+
+    @property
+    def output(self) -> dict | None:
+        """What a user may export as the DP stream. Analyst mode: the last paid release's
+        output only (``None`` before a release; never a preview, whatever is on screen).
+        Teaching mode: the live run drawn."""
+        if not self.session.teaching:
+            return None if self.last_release is None else self.last_release.output
+        return self._output
+
+    @property
+    def shown_output(self) -> dict | None:
+        """The output drawn now: a live run, a release, or a PREVIEW on the stand-in."""
+        return self._output
+
+    def _select_data(self, *, start=None, w=None, delta=None, event_delta=None) -> None:
+        value = self.data.value
+        if value.startswith("dataset:"):
+            self.dataset = value.split(":", 1)[1]
+        else:
+            name = value
+            if self._length is not None:
+                name = f"{value}_{self._length}"
+            if name not in self.session.datasets:
+                full = STREAMS[value].make()
+                if self._length is not None and self._length < full.size:
+                    full = full[: self._length]
+                else:
+                    name = value
+                if name not in self.session.datasets:
+                    self.session.add_dataset(name, full, total_epsilon=10.0,
+                                             description=STREAMS[value].title)
+            self.dataset = name
+        n = self.session.size(self.dataset)
+        self.n_steps = n
+        widths = _widths(n)
+        with self._setting():
+            first = min(self.window, n) if start is None else int(min(max(start, 0), n))
+            self.play.max = n
+            self.time.max = n
+            self.play.value = first
+            self.time.value = first
+            self._shown_t = first
+            wanted = self.w.value if w is None else w
+            if wanted not in widths:
+                if w is not None:
+                    raise ValueError(f"w must be one of {widths} for this stream, got {w!r}")
+                wanted = min(widths, key=lambda v: abs(v - 16))
+            self.w.options = widths
+            self.w.value = wanted
+        self._delta_given = (delta, event_delta)
+        self._reset_delta = True
+        self._release = None
+        self._pending |= _ALL_PARTS
+
+    # -- events ----------------------------------------------------------------------------
+    def _on_release_param(self, change=None) -> None:
+        if self._syncing:
+            return
+        self._release = None
+        self._pending |= _ALL_PARTS
+        self._debouncer.trigger()
+
+    def _on_defaults(self, change=None) -> None:
+        """Set the split, θ and smoother to the chosen defaults: one new release, not three."""
+        d = DEFAULTS[self.defaults.value]
+        with self._setting():
+            self.split.value = d["perturber_share"]
+            self.theta.value = d["theta_times_eps_g"]
+            self.smoother.value = d["smoother"]
+        self._on_release_param()
+
+    def _on_post_param(self, change=None) -> None:
+        """Smoother, w, event kind, δ, truth on/off: post-processing, no session call."""
+        if self._syncing:
+            return
+        owner = None if change is None else change.get("owner")
+        if owner in (self.w, self.kind):
+            self._reset_delta = True
+        self._pending |= {
+            self.w: {"windows", "events"}, self.kind: {"events"}, self.delta: {"events"},
+            self.event_delta: {"events"},
+        }.get(owner, {"live", "windows", "events"})
+        self._debouncer.trigger()
+
+    def _on_data(self, change=None) -> None:
+        self._select_data()
+        self._debouncer.trigger()
+
+    def _on_speed(self, change) -> None:
+        self.play.step = max(1, int(change["new"]) * TICK_MS // 1000)
+
+    def _rerun(self) -> None:
+        self._pending |= _ALL_PARTS
+        self._update()
+
+    def _on_time(self, change) -> None:
+        """A tick of the play control (or a scrub): stream the new steps into the live panel."""
+        if self._syncing or self._output is None:
+            return
+        new = int(change["new"])
+        old = self._shown_t
+        if old < new <= old + self.window:
+            self._stream_live(old, new)
+        else:
+            self._reset_live(new)
+        self._shown_t = new
+
+    # -- actions ---------------------------------------------------------------------------
+    def _draw_release(self, release: Release) -> None:
+        self._pending |= _ALL_PARTS
+        self._update()
+        self.message.value += ("<div class='dpw-ok'>Moving the smoother, w or δ, or playing, "
+                               "spends nothing more.</div>")
+
+    def _update(self) -> None:
+        """Recompute (if a release parameter changed) and redraw what the changes touch."""
+        problem = self.problem()
+        if problem:
+            self._refuse(problem)
+            return
+        parts, self._pending = self._pending, set()
+        try:
+            if "compute" in parts:
+                self._compute()
+                self.quality_values = {}
+            self._draw(parts)
+        except CAUGHT as exc:
+            self._show_error(exc)
+        self._update_button()
+
+    def _compute(self) -> None:
+        self._version += 1
+        self._accuracy_stale()
+        params = self.params
+        remaining = None
+        if not self.session.teaching and not self.session.is_cached(
+                self.dataset, self.mechanism, **params):
+            remaining = self.session.remaining(self.dataset)  # a replay would be free
+        note = epsilon_guardrail(self.cost(), remaining)  # what is charged: ε x a unit's rows
+        self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
+        if self.session.teaching:
+            release = self._live_release()
+            self._output = release.output
+            self._public = self.session.public_view(self.dataset)
+            self._where = "teaching"
+            self.message.value = (
+                "<div class='dpw-warn'>Past the cap: on confidential data this run would have "
+                "been refused.</div>" if release.overdraft else "")
+            self.status.value = (
+                f"<span>live run #{self._run}, ε = {release.epsilon:.3g} "
+                f"{'charged' if release.charged else '(cached, free)'}</span>")
+        elif self._release is not None:
+            self._output = self._release.output
+            self._public = None
+            self._where = "release"
+            self.status.value = ("<span class='dpw-released'>Showing the released DP output "
+                                 "(no true counts).</span>")
+        else:
+            self._output = self._preview_run().output
+            self._public = self.session.stand_in(self.dataset)
+            self._where = "preview"
+            cached = self.session.is_cached(self.dataset, self.mechanism, **params)
+            cost = ("nothing: these parameters were released already" if cached
+                    else f"ε = {_fmt(self.cost())}")
+            self.message.value = ""
+            self.status.value = (
+                "<span class='dpw-preview'>PREVIEW on the public stand-in (same length) — "
+                f"nothing spent. Release would charge {cost}.</span>")
+        self._banner()
+
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = "the estimates per step"
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """The plotted estimates of a preview (the chosen smoother's)."""
+        return estimates(release.output, self.smoother.value)
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The stand-in's own counts (public)."""
+        return np.asarray(self.session.stand_in(self.dataset), dtype=float)
+
+    # -- drawing ---------------------------------------------------------------------------
+    def _truth_shown(self) -> np.ndarray | None:
+        if self._public is None or self._where == "release":
+            return None
+        if self._where == "teaching" and not self.show_truth.value:
+            return None
+        return self._public
+
+    def _draw(self, parts: set[str]) -> None:
+        out = self._output
+        if out is None:
+            return
+        smoother = self.smoother.value
+        self._estimates = estimates(out, smoother)
+        self._bounds = np.asarray(out["boundaries"], dtype=np.int64)
+        truth = self._truth_shown()
+        if truth is None:
+            self.quality_values = {}
+        wsize, kind = int(self.w.value), self.kind.value
+        if "live" in parts:
+            self._reset_live(self.t)
+        if "windows" in parts:
+            self._draw_windows(out, truth, wsize, smoother)
+        if "events" in parts:
+            self._draw_events(out, truth, wsize, kind, smoother)
+        self._titles(truth)
+        self._stats(out)
+        self._quality_text(truth is not None)
+
+    def _reset_live(self, t: int) -> None:
+        lo = max(0, t - self.window)
+        truth = self._truth_shown()
+        figures.update(self.figure, display.live_rows(
+            lo, t, noisy=self._output["noisy"], estimates=self._estimates, truth=truth))
+        self.figure.sources["groups"].data = display.group_quads(self._bounds, lo, t)
+        self.figure.set_cursor(t - 1)
+
+    def _stream_live(self, old: int, new: int) -> None:
+        truth = self._truth_shown()
+        rows = display.live_rows(old, new, noisy=self._output["noisy"],
+                                         estimates=self._estimates, truth=truth)
+        src = self.figure.sources
+        src["private"].stream(rows["private"], rollover=self.window)
+        if truth is not None:
+            src["truth"].stream(rows["truth"], rollover=self.window)
+        src["groups"].data = display.group_quads(
+            self._bounds, max(0, new - self.window), new)
+        self.figure.set_cursor(new - 1)
+
+    # -- text ------------------------------------------------------------------------------
+    def _banner(self) -> None:
+        p = self.params
+        eps, share = p["epsilon"], p["perturber_share"]
+        self.banner.value = "<div class='dpw-banner-ok'>" + fold(
+            "<b>PeGaSus — Perturb, Group, Smooth (Chen 2018, Alg. 15)</b>: "
+            f"{_fmt(eps)}-DP {self.per_unit}, event-level",
+            "Neighbours: one tuple (user, state, time) added or removed. Perturber: Laplace "
+            f"with ε_p = {_fmt(share * eps)}; Grouper (Alg. 16, sparse vector): ε_g = "
+            f"{_fmt((1 - share) * eps)}, θ = {_fmt(p['theta'])}. The smoother, the window sums "
+            "and the event monitors are post-processing of this one release: moving them "
+            "spends nothing. Each estimate at step t uses only c_1..c_t, so the stream is "
+            "released once and revealed step by step.") + "</div>"
+
+    def _titles(self, truth) -> None:
+        where = self._where
+        suffix = {"teaching": "", "preview": " — preview on the public stand-in",
+                  "release": " — released (DP output only)"}[where]
+        short = {"teaching": "", "preview": " (stand-in)", "release": " (released)"}[where]
+        truth_name = "true" if where == "teaching" else "stand-in"
+        self.figure.set_titles(
+            live=f"Live stream: {truth_name if truth is not None else 'no truth'}, LM "
+                 f"(Perturber output) and PeGaSus{suffix}",
+            windows=f"Sliding-window sums, w = {int(self.w.value)}{short}",
+            events=("Jump/drop" if self.kind.value == "jump_drop" else "Low signal")
+            + f", w = {int(self.w.value)}, detect at δ = {float(self.delta.value):,.4g}{short}",
+            roc="Detection ROC" + (" (stand-in)" if where == "preview" else ""))
+
+    def _quality_text(self, has_truth: bool) -> None:
+        if not has_truth:
+            self.quality.value = (
+                "<div>No quality measure and no ROC on confidential data: they need the true "
+                f"stream. Detections at δ: {int(self.detections.sum()):,} steps.</div>"
+                if self._where == "release" else "")
+            return
+        q = self.quality_values
+        on = "on the public stand-in" if self._where == "preview" else "against the true stream"
+        self.quality.value = (
+            f"<div class='dpw-quality-values'>Quality {on}: scaled L1 — LM "
+            f"{q['LM scaled L1']:.3f} · PeGaSus {q['PeGaSus scaled L1']:.3f}; "
+            f"windows (w = {int(self.w.value)}) average L1 — WSS {q['WSS average L1']:,.4g} · "
+            f"sum of ĉ {q['sum of ĉ average L1']:,.4g} · LM {q['LM window average L1']:,.4g}; "
+            f"{_events_text(q)}.</div>")
+
+    def _stats(self, out: dict) -> None:
+        n_groups = int(np.asarray(out["boundaries"]).size)
+        self._set_stats(self._where, f"{self.n_steps:,} steps in {n_groups:,} groups (mean size "
+                        f"{self.n_steps / max(n_groups, 1):.2f})", out["guarantee"],
+                        budget_parts(out["epsilon_parts"]))
+
+
+def _events_text(q: dict) -> str:
+    """The events' AUC of PeGaSus and LM with PeGaSus's TPR / FPR at δ, each one left out, with
+    the reason, when it is undefined: an ROC needs windows that are events and windows that
+    are not, a TPR true events, an FPR non-events (Chen 2018, §5.4)."""
+    if np.isfinite(q["PeGaSus AUC"]) and np.isfinite(q["LM AUC"]):
+        text = f"events AUC — PeGaSus {q['PeGaSus AUC']:.3f} · LM {q['LM AUC']:.3f}"
+    else:
+        text = ("events AUC not computed: at this event threshold the stream's windows are all "
+                "events or none is")
+    rates = [f"{name} {q[f'PeGaSus {name} at δ']:{spec}}" for name, spec in
+             (("TPR", ".2f"), ("FPR", ".3f")) if np.isfinite(q[f"PeGaSus {name} at δ"])]
+    return f"{text} (at δ: {' / '.join(rates)})" if rates else text
