@@ -1,0 +1,1 @@
+"""The synthetic-data family (DPCopula, Li 2017, Ch. 3)."""
