@@ -17,6 +17,7 @@ from dpwidgets import Session
 from dpwidgets.datasets.synth import gaussian_dependence_table
 from dpwidgets.engine import synth as sy
 from dpwidgets.engine.evaluation import encode, kendall_matrix, range_counts, shares
+from dpwidgets.families.synth import params as synth_params
 from dpwidgets.releases import synth as rs
 from dpwidgets.widgets import synth as ws
 from dpwidgets.widgets.figures import synth as fs
@@ -206,7 +207,7 @@ def test_peer_button_is_disabled_with_an_explanation_without_the_extra(teaching,
     assert w.run_peer() is None and "Not installed" in w.message.value
     # With the extra (faked here: independent margins under the peer's name) the peer joins
     # the comparison as a charged teaching release.
-    monkeypatch.setattr(rs, "peers_available", lambda: True)
+    monkeypatch.setattr(synth_params, "peers_available", lambda: True)
 
     def fake_peer(frame, epsilon, method="aim", domains=None, rng=None, *, n_rows=None):
         return sy.independent_synth(frame, epsilon, domains=domains, rng=rng, n_rows=n_rows)

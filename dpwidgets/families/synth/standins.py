@@ -19,6 +19,9 @@ Gaussian copula cannot hold.
   ``statsmodels`` ships (20,190 records, 10 attributes), a real table with combinations the
   experiment's design rules out.
 
+- :func:`synth_stand_in` -- the public stand-in of a confidential table: its public size and
+  declared domains, a made-up dependence (what an analyst's previews run on).
+
 Tables that declare structural zeros list them in ``details["structural_zeros"]``: rules
 ``(columns, allowed)`` that :func:`impossible_rows` checks.
 
@@ -42,6 +45,7 @@ import pandas as pd
 from scipy import special
 
 from ...engine.validation import check_positive_int, check_rng
+from .params import domain_values
 
 __all__ = [
     "CodedTable",
@@ -57,6 +61,7 @@ __all__ = [
     "interaction_table",
     "load_randhie_table",
     "impossible_rows",
+    "synth_stand_in",
 ]
 
 #: The margins of Li 2017, Fig. 3.8.
@@ -641,3 +646,65 @@ def load_randhie_table() -> CodedTable:
         },
         details={"source": "statsmodels.datasets.randhie", "structural_zeros": rules},
     )
+
+
+# --------------------------------------------------------------------------------------------
+# A public stand-in
+# --------------------------------------------------------------------------------------------
+def synth_stand_in(
+    n: int,
+    domains: Mapping[str, object],
+    *,
+    dtypes: Mapping[str, object] | None = None,
+    correlation: float = 0.3,
+    seed: int = 0,
+) -> pd.DataFrame:
+    """A public stand-in table that depends on nothing but public facts.
+
+    ``n`` rows (the dataset's public size) and one column per entry of ``domains`` (the
+    declared public domains, in order): a Gaussian copula with equicorrelation
+    ``correlation`` (a public, made-up choice) and uniform margins over each domain. Seeded:
+    a preview on it is reproducible and says nothing about any confidential table.
+
+    Parameters
+    ----------
+    n : int
+        The public number of rows.
+    domains : mapping
+        Column -> domain (any form the mechanisms accept).
+    dtypes : mapping, optional
+        Column -> dtype (default int64 for integer domains, float64 otherwise): give the
+        dataset's, so that the stand-in has the same schema.
+    correlation : float
+        The latent equicorrelation, in ``(-1/(m-1), 1)``.
+    seed : int
+        Seed of the stand-in's own generator.
+
+    Returns
+    -------
+    pandas.DataFrame
+
+    Examples
+    --------
+    >>> from dpwidgets.families.synth.standins import synth_stand_in
+    >>> table = synth_stand_in(200, {"age": (0, 95), "sex": 2}, seed=1)
+    >>> table.shape, bool(table["age"].between(0, 95).all()), sorted(table["sex"].unique().tolist())
+    ((200, 2), True, [0, 1])
+    """
+    n = check_positive_int(n, "n")
+    if not isinstance(domains, Mapping) or len(domains) < 1:
+        raise ValueError("domains must be a non-empty mapping column -> domain")
+    m = len(domains)
+    if not (isinstance(correlation, Real) and (m == 1 or -1.0 / (m - 1) < correlation < 1.0)):
+        raise ValueError(f"correlation must be in (-1/(m-1), 1) for m = {m}, got {correlation!r}")
+    corr = np.full((m, m), float(correlation))
+    np.fill_diagonal(corr, 1.0)
+    rng = np.random.default_rng(seed)
+    u = special.ndtr(rng.standard_normal((n, m)) @ np.linalg.cholesky(corr).T)
+    out = {}
+    for j, (col, spec) in enumerate(domains.items()):
+        values = domain_values(spec)
+        picked = values[np.minimum((u[:, j] * values.size).astype(np.int64), values.size - 1)]
+        dtype = (dtypes or {}).get(col, picked.dtype)
+        out[str(col)] = pd.Series(picked).astype(dtype)
+    return pd.DataFrame(out)

@@ -48,15 +48,16 @@ import numpy as np
 
 from ...engine.evaluation import encode, kendall_matrix, range_counts, shares, tau_rows
 from ...engine.histograms import PUBLISHERS
-from . import spec as rsynth
 from ...session import Release, Session
+from ...ui import figures
 from ...ui.base import CAUGHT, PublicSource, ReleaseWidget, budget_parts, fold, one_of
 from ...ui.base import g3 as _fmt
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
 from ...ui.controls import EpsilonSlider
-from ...ui import figures
-from . import display
 from ...widgets.diagnostics import _publisher_options
+from . import display
+from . import params as synth_params
+from . import spec as rsynth
 
 __all__ = ["DATASETS", "SyntheticDataWidget", "TableSource"]
 
@@ -337,7 +338,7 @@ class SyntheticDataWidget(ReleaseWidget):
                 missing = [c for c in columns if c not in domains]
                 if missing:
                     raise ValueError(f"domains must declare every column; missing {missing}")
-                declared = {c: rsynth.domain_values(domains[c]) for c in columns}
+                declared = {c: synth_params.domain_values(domains[c]) for c in columns}
             self._facts[f"dataset:{dataset}"] = {
                 "name": dataset, "columns": list(columns), "domains": declared,
                 "sanity": sanity_bound or 1.0, "hybrid": True if hybrid is None else hybrid,
@@ -388,7 +389,7 @@ class SyntheticDataWidget(ReleaseWidget):
             value=True, description="show the real table", disabled=not session.teaching,
             style=style, layout=ipw.Layout(display=None if session.teaching else "none",
                                            width="auto"))
-        available = rsynth.peers_available()
+        available = synth_params.peers_available()
         self.peer_method = ipw.Dropdown(options=[("MST", "mst"), ("AIM", "aim")], value="mst",
                                         description="peer", style=style, disabled=not available,
                                         layout=ipw.Layout(width="160px"))
@@ -397,7 +398,7 @@ class SyntheticDataWidget(ReleaseWidget):
             description="Run AIM / MST" if available else "AIM / MST: not installed",
             disabled=not available, icon="play" if available else "ban",
             tooltip=("Run today's peers (OpenDP mbi) at the same ε" if available
-                     else f"needs {rsynth.PEER_INSTALL}"),
+                     else f"needs {synth_params.PEER_INSTALL}"),
             layout=ipw.Layout(width="auto"))
         self.peer_button.add_class("dpw-peer")
         self.peer_note = ipw.HTML(self._peer_text(available))
@@ -439,7 +440,9 @@ class SyntheticDataWidget(ReleaseWidget):
             if name not in self.session.datasets:
                 table = src.make(self.n, np.random.default_rng(zlib.crc32(name.encode())))
                 frame = table.frame
-                stand_in = rsynth.synth_stand_in(len(frame), table.domains,
+                from .standins import synth_stand_in
+
+                stand_in = synth_stand_in(len(frame), table.domains,
                                                  dtypes=dict(frame.dtypes))
                 self.session.add_dataset(name, frame, total_epsilon=10.0, stand_in=stand_in,
                                          description=src.title)
@@ -452,7 +455,7 @@ class SyntheticDataWidget(ReleaseWidget):
             n_rows = self.session.size(name)
             self._facts[value] = {
                 "name": name, "columns": list(columns),
-                "domains": {c: rsynth.domain_values(domains[c]) for c in columns},
+                "domains": {c: synth_params.domain_values(domains[c]) for c in columns},
                 "sanity": src.sanity_bound(n_rows), "hybrid": src.hybrid,
             }
         facts = self._facts[value]
@@ -673,7 +676,7 @@ class SyntheticDataWidget(ReleaseWidget):
         """Run the peer chosen in ``peer_method`` (AIM or MST, OpenDP's mbi extra) at the same
         ε and add it to the comparison. Teaching: a charged release; analyst: a free preview
         on the stand-in (beside the preview, never released). Needs ``opendp[mbi]``."""
-        if not rsynth.peers_available():
+        if not synth_params.peers_available():
             self.message.value = (f"<div class='dpw-error'><b>Not installed.</b> "
                                   f"{html.escape(self._peer_text(False))}</div>")
             return None
@@ -914,7 +917,7 @@ class SyntheticDataWidget(ReleaseWidget):
             return ("<span>Today's peers (McKenna et al.: MST 2021, AIM 2022) through OpenDP's "
                     "mbi extra, at the same ε. Slow: minutes for AIM.</span>")
         return ("AIM and MST (McKenna et al.) come from OpenDP's mbi extra, which is not "
-                f"installed here: {rsynth.PEER_INSTALL}.")
+                f"installed here: {synth_params.PEER_INSTALL}.")
 
     def _update_banner(self) -> None:
         if self.problem():
