@@ -14,14 +14,14 @@ import pytest
 from ipywidgets.widgets import widget as widget_module
 
 from dpwidgets import Session
-from dpwidgets.datasets.synth import gaussian_dependence_table
 from dpwidgets.engine import synth as sy
 from dpwidgets.engine.evaluation import encode, kendall_matrix, range_counts, shares
+from dpwidgets.families.synth import display as fs
+from dpwidgets.families.synth import measures as ws
 from dpwidgets.families.synth import params as synth_params
-from dpwidgets.releases import synth as rs
-from dpwidgets.widgets import synth as ws
-from dpwidgets.widgets.figures import synth as fs
-from dpwidgets.widgets.synth import SyntheticDataWidget
+from dpwidgets.families.synth import spec as rs
+from dpwidgets.families.synth.standins import gaussian_dependence_table, synth_stand_in
+from dpwidgets.families.synth.widget import SyntheticDataWidget
 
 from .conftest import leaked
 
@@ -48,7 +48,7 @@ def secret_table(n: int = 3000, seed: int = 11) -> pd.DataFrame:
 
 
 def stand_in(n: int = 3000) -> pd.DataFrame:
-    return rs.synth_stand_in(n, DOMAINS, dtypes={c: "int64" for c in DOMAINS})
+    return synth_stand_in(n, DOMAINS, dtypes={c: "int64" for c in DOMAINS})
 
 
 def codes_of(frame: pd.DataFrame) -> np.ndarray:

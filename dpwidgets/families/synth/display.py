@@ -1,7 +1,8 @@
 """Bokeh figure builders of the synthetic-data widget (Li 2017, Ch. 3, DPCopula).
 
-The contract of :mod:`._common`; :class:`SynthFigure` names its panels; :func:`display_bins`
-and :func:`binned` are the numpy post-processing of a margin.
+The contract of :mod:`dpwidgets.ui.figures`; :class:`SynthFigure` names its panels;
+:func:`display_bins` and :func:`binned` are the numpy post-processing of a margin,
+:func:`released_dependence` that of a release's DP correlation.
 
 Three rows:
 
@@ -16,6 +17,7 @@ Three rows:
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -48,6 +50,7 @@ __all__ = [
     "margin_band_data",
     "margin_plot_data",
     "range_error_plot_data",
+    "released_dependence",
     "synth_figure",
     "tau_from_correlation",
 ]
@@ -297,6 +300,50 @@ def tau_from_correlation(correlation: np.ndarray) -> np.ndarray:
     """Kendall's τ of a Gaussian copula with correlation P: ``(2/π) arcsin P`` (the inverse of
     Li 2017, eq. 3.1.8, ``P = sin(πτ/2)``)."""
     return 2.0 / np.pi * np.arcsin(np.clip(np.asarray(correlation, dtype=float), -1.0, 1.0))
+
+
+def released_dependence(output: dict, attrs: Sequence[str]) -> tuple[np.ndarray | None, str]:
+    """The DP correlation matrix of a release in τ units over ``attrs``, and its title
+    (post-processing of the DP output): the one matrix, or for the hybrid the matrix of the
+    partition with the largest noisy size; ``None`` (with a title saying why) when the release
+    holds none.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.families.synth.display import released_dependence
+    >>> output = {"correlation": np.array([[1.0, 0.5], [0.5, 1.0]]),
+    ...           "correlation_columns": ["a", "b"], "partition_correlations": []}
+    >>> tau, title = released_dependence(output, ["a", "b"])
+    >>> tau.round(3).tolist(), title
+    ([[1.0, 0.333], [0.333, 1.0]], 'Released DP P̃ as τ = (2/π) asin P̃')
+    """
+    attrs = list(attrs)
+    corr_cols = list(output["correlation_columns"])
+    matrix = output["correlation"]
+    title = "Released DP P̃ as τ = (2/π) asin P̃"
+    if matrix is None and output["partition_correlations"]:
+        parts = [p for p in output["partition_correlations"] if p["correlation"] is not None]
+        if not parts:
+            return None, "No DP correlation released (fewer than 2 large attributes)"
+        # The partition with the largest noisy size (cells in C order over the small
+        # attributes' domains, as the engine enumerates them).
+        small = list(output["details"].get("small_attributes", []))
+        sizes = np.asarray(output["details"].get("partition_noisy_sizes", []), dtype=float)
+        cells = itertools.product(*(np.asarray(output["domains"][a]).tolist() for a in small))
+        noisy = dict(zip(cells, sizes.tolist(), strict=False))
+        chosen = max(parts, key=lambda p: noisy.get(tuple(p["key"]), -np.inf))
+        matrix = chosen["correlation"]
+        key = ", ".join(f"{a} = {v}" for a, v in zip(small, chosen["key"], strict=False))
+        title = f"Released DP P̃ as τ ({key})"
+    if matrix is None:
+        return None, "No DP correlation in this release"
+    full = np.full((len(attrs), len(attrs)), np.nan)
+    np.fill_diagonal(full, 1.0)
+    tau = tau_from_correlation(matrix)
+    pos = [attrs.index(c) for c in corr_cols]
+    full[np.ix_(pos, pos)] = tau
+    return np.nan_to_num(full, nan=0.0), title
 
 
 def _cells(columns: Sequence[str], matrix: np.ndarray | None, dark: float) -> dict:
