@@ -8,24 +8,24 @@ and domains alone).
 
 Mechanisms (``session.release(dataset, name, epsilon=..., attributes=..., domains=..., ...)``):
 
-============================  ===============================================================  =======
-name                          engine (:mod:`dpwidgets.engine.synth`)                            charged
-============================  ===============================================================  =======
-``"dpcopula"``                :func:`~dpwidgets.engine.synth.dpcopula` (Li 2017, Alg. 1-6)      ``ε``
-``"independent_synth"``       :func:`~dpwidgets.engine.synth.independent_synth` (DP margins     ``ε``
-                              only: the dependence-free baseline)
-``"laplace_histogram_synth"`` :func:`~dpwidgets.engine.synth.laplace_histogram_synth`            ``ε``
-                              (Laplace on the full-domain histogram, where it fits)
-``"peer_synth"``              :func:`~dpwidgets.engine.synth.peer_synth` (AIM / MST from         ``ε``
-                              OpenDP's optional ``mbi`` extra)
-============================  ===============================================================  =======
+=============================  ===============================================================  =======
+name                           engine (:mod:`dpwidgets.engine.synth`)                           charged
+=============================  ===============================================================  =======
+``"dpcopula"``                 :func:`~dpwidgets.engine.synth.dpcopula` (Li 2017, Alg. 1-6)     ``ε``
+``"independent_synth"``        :func:`~dpwidgets.engine.synth.independent_synth` (DP margins    ``ε``
+                               only: the dependence-free baseline)
+``"laplace_histogram_synth"``  :func:`~dpwidgets.engine.synth.laplace_histogram_synth`           ``ε``
+                               (Laplace on the full-domain histogram, where it fits)
+``"peer_synth"``               :func:`~dpwidgets.engine.synth.peer_synth` (AIM / MST from        ``ε``
+                               OpenDP's optional ``mbi`` extra)
+=============================  ===============================================================  =======
 
-The parameters, their defaults and their checks are :mod:`.params` (one frozen object per
-mechanism, :class:`~.params.DPCopulaParams`, ...): ``epsilon`` (the total); ``attributes``
-(the columns to synthesise, in the dataset's order; default all); ``domains`` (column ->
-``(min, max)`` inclusive integers, an int ``A`` for ``0..A-1``, or a list of values -- one
-entry per attribute); ``n_rows`` (the number of synthetic records, a public choice; default
-the DP record count); DPCopula's own and the baselines'.
+The parameters, their defaults and their checks are in :mod:`dpwidgets.families.synth.params`
+(one frozen object per mechanism, :class:`~.params.DPCopulaParams`, ...): ``epsilon`` (the
+total); ``attributes`` (the columns to synthesise, in the dataset's order; default all);
+``domains`` (column -> ``(min, max)`` inclusive integers, an int ``A`` for ``0..A-1``, or a
+list of values -- one entry per attribute); ``n_rows`` (the number of synthetic records, a
+public choice; default the DP record count); DPCopula's own and the baselines'.
 
 Neighbours, guarantee and the public domains
 --------------------------------------------

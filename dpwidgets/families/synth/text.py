@@ -1,10 +1,10 @@
 """The words of the synthetic-data widget: its banner, panel titles, quality table and stats.
 
 Plain functions from public numbers (the controls, a DP output's public details, the quality
-measures of :mod:`.measures`) to text or HTML, so that what the widget says can be read and
-tested without a kernel. ``where`` is what is drawn: ``"teaching"`` (a live run on public
-data), ``"preview"`` (a free run on the public stand-in) or ``"release"`` (an analyst's paid
-release: no reference table, no error measure).
+measures of :mod:`~dpwidgets.families.synth.measures`) to text or HTML, so that what the widget
+says can be read and tested without a kernel. ``where`` is what is drawn: ``"teaching"`` (a
+live run on public data), ``"preview"`` (a free run on the public stand-in) or ``"release"``
+(an analyst's paid release: no reference table, no error measure).
 
 Examples
 --------

@@ -1,7 +1,7 @@
 """SyntheticDataWidget: DP synthetic tables with DPCopula (Li 2017, Ch. 3).
 
 A table of integer-coded attributes is released as DP synthetic records through the session
-(:mod:`.spec`): DPCopula (DP margins with ε1, DP Kendall's τ or MLE
+(:mod:`dpwidgets.families.synth.spec`): DPCopula (DP margins with ε1, DP Kendall's τ or MLE
 correlation with ε2, ``k = ε1/ε2``, a Gaussian copula to sample from; the hybrid for
 small-domain attributes), beside the dependence-free baseline (DP margins only), the Laplace
 mechanism on the full-domain histogram where it fits, and on demand today's peers AIM and MST
@@ -32,10 +32,10 @@ is a public parameter that changes no DP step. The evaluation is lazy: a piece (
 matrix, the range counts) is computed when a panel or the quality table shows it, once per
 output.
 
-The controller is this module; what it is built from lives beside it: the tables it runs on
-(:mod:`.sources`), the controls' declarations (:mod:`.params`), the free previews
-(:mod:`.preview`), what it measures (:mod:`.measures`), what it says (:mod:`.text`) and the
-figures (:mod:`.display`).
+The controller is this module; what it is built from lives beside it in
+:mod:`dpwidgets.families.synth`: the tables it runs on (``sources``), the controls'
+declarations (``params``), the free previews (``preview``), what it measures (``measures``),
+what it says (``text``) and the figures (``display``).
 
 Examples
 --------
@@ -78,7 +78,7 @@ from .spec import synthetic_frame
 __all__ = ["DATASETS", "SyntheticDataWidget", "TableSource"]
 
 #: The old private name (``dpwidgets.widgets.synth._publisher_options``), now public in
-#: :mod:`.params`.
+#: dpwidgets.families.synth.params.
 _publisher_options = publisher_options
 
 #: The session mechanism of each method key.
@@ -144,7 +144,7 @@ class SyntheticDataWidget(ReleaseWidget):
         The attributes to synthesise (default: all columns).
     domains : mapping, optional
         The public domain of every column (``(min, max)``, ``A`` or a list of values; see
-        :mod:`.params`). Required in analyst mode; in teaching mode the
+        :mod:`dpwidgets.families.synth.params`). Required in analyst mode; in teaching mode the
         generated tables bring theirs, and a teaching dataset without them is released with
         domains read from the data (marked NOT DP).
     epsilon : float
@@ -254,8 +254,9 @@ class SyntheticDataWidget(ReleaseWidget):
 
     def _build_controls(self, *, epsilon: float, k: float, method: str, publisher: str,
                         compare: bool) -> None:
-        """The controls: the mechanism parameters' from their declarations (:mod:`.params`),
-        the widget's own (attributes, the hybrid, what to compare and show, the peers)."""
+        """The controls: the mechanism parameters' from their declarations (the ``Params`` of
+        :mod:`dpwidgets.families.synth.params`), and the widget's own (the attributes, the
+        hybrid, what to compare and to show, the peers)."""
         style = {"description_width": "initial"}
         self.method = control_for(DPCopulaParams, "method", method,
                                   layout=ipw.Layout(width="440px"))
