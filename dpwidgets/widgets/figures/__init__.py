@@ -17,7 +17,6 @@ module             figures
 ``diagnostics``    residual plot, ROC curve, binned residuals
 ``streams``        PeGaSus stream, hierarchy
 ``dynamic``        dynamic histograms (DSAT, DSFT, w-event)
-``synth``          DPCopula margins, Kendall heatmaps, range-query errors
 ``personalized``   personalized DP budgets and histograms
 =================  ==========================================================
 """
