@@ -12,7 +12,7 @@ average relative error is computed; the final reported error is averaged over 5 
 relative error ``|A_noisy - A_act| / max(A_act, s)`` with ``s = 1`` (synthetic data),
 ``0.05% n`` (US) and 10 (Brazil); ``k = 8``.
 
-Data: the IPUMS extracts are not shipped; :mod:`dpwidgets.datasets.synth` generates tables
+Data: the IPUMS extracts are not shipped; :mod:`dpwidgets.families.synth.standins` generates tables
 with their attributes and domain sizes (``us_census_like``, ``brazil_census_like``) and the
 Gaussian-dependence tables (latent equicorrelation 0.5: the text does not state its
 correlations). One fixed draw per table (``DATA_SEED``). Run ``r`` of a setting draws its
@@ -37,13 +37,13 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpwidgets.datasets.synth import (
+from dpwidgets.engine import synth as S
+from dpwidgets.families.synth.standins import (
     CodedTable,
     brazil_census_like,
     gaussian_dependence_table,
     us_census_like,
 )
-from dpwidgets.engine import synth as S
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 2014  # DPCopula's EDBT year

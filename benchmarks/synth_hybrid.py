@@ -63,8 +63,8 @@ from benchmarks.synth_common import (
     write_outputs,
 )
 from dpwidgets._progress import progress
-from dpwidgets.datasets.synth import CodedTable
 from dpwidgets.engine import synth as S
+from dpwidgets.families.synth.standins import CodedTable
 
 NAME = "synth_hybrid"
 N = 30_000

@@ -49,8 +49,8 @@ from benchmarks.synth_common import (
 )
 from benchmarks.synth_peers import _table as peer_table
 from dpwidgets._progress import progress
-from dpwidgets.datasets.synth import CodedTable
 from dpwidgets.engine.synth import HYBRID_MIN_SUPPORT
+from dpwidgets.families.synth.standins import CodedTable
 
 NAME = "synth_hybrid_rule"
 TABLES = ("brazil", "us", "randhie", "interaction")

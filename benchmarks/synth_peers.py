@@ -15,9 +15,9 @@ DPCopula's own model. Two tables are not:
 
 - ``randhie``: a real public table, the RAND Health Insurance Experiment data that
   ``statsmodels`` ships (20,190 x 10, coded on public grids by
-  :func:`dpwidgets.datasets.synth.load_randhie_table`): count-valued and heaped attributes,
+  :func:`dpwidgets.families.synth.standins.load_randhie_table`): count-valued and heaped attributes,
   three mutually exclusive health dummies and plan cells the experiment's design rules out;
-- ``interaction``: :func:`dpwidgets.datasets.synth.interaction_table` (50,000 x 8, data
+- ``interaction``: :func:`dpwidgets.families.synth.standins.interaction_table` (50,000 x 8, data
   seed 0): an inequality (tenure <= age), a nominal nesting (district in region), a
   non-monotone relation (income an inverted U in age) and a three-way XOR between pairwise
   independent binaries.
@@ -90,13 +90,13 @@ from benchmarks.synth_common import (
     timed,
 )
 from dpwidgets._progress import progress
-from dpwidgets.datasets.synth import (
+from dpwidgets.engine.synth import dependence_comparison, marginal_comparison, peer_synth
+from dpwidgets.families.synth.standins import (
     CodedTable,
     impossible_rows,
     interaction_table,
     load_randhie_table,
 )
-from dpwidgets.engine.synth import dependence_comparison, marginal_comparison, peer_synth
 
 NAME = "synth_peers"
 PEERS = ("mst", "aim")
@@ -139,8 +139,8 @@ LABELS = {**LABELS, RESAMPLE: "(not private) the real table resampled: the sampl
 
 
 def _census_zeros(name: str, table: CodedTable) -> tuple:
-    """The structural zeros :func:`~dpwidgets.datasets.synth.us_census_like` and
-    :func:`~dpwidgets.datasets.synth.brazil_census_like` build in, as rules."""
+    """The structural zeros :func:`~dpwidgets.families.synth.standins.us_census_like` and
+    :func:`~dpwidgets.families.synth.standins.brazil_census_like` build in, as rules."""
     sizes = table.domain_sizes
     age = np.arange(sizes["age"])[:, None]
 

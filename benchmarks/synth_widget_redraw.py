@@ -35,10 +35,14 @@ import numpy as np
 from benchmarks._timing import Clock, stats, timed
 from dpwidgets import Session
 from dpwidgets._progress import progress
-from dpwidgets.datasets.synth import gaussian_dependence_table, us_census_like
 from dpwidgets.engine import synth as sy
-from dpwidgets.releases.synth import synth_stand_in
-from dpwidgets.widgets.synth import SyntheticDataWidget, kendall_matrix, range_counts
+from dpwidgets.engine.evaluation import kendall_matrix, range_counts
+from dpwidgets.families.synth.standins import (
+    gaussian_dependence_table,
+    synth_stand_in,
+    us_census_like,
+)
+from dpwidgets.families.synth.widget import SyntheticDataWidget
 
 N = 100_000
 BUDGET_MS = 150.0

@@ -1,7 +1,7 @@
-"""The ledger and the release store moved to dpwidgets.persistence, the streams family to
-dpwidgets/families/streams/; their old import paths (dpwidgets.engine.budget, dpwidgets.store,
-dpwidgets.releases.streams, ...) still give the same objects, with a DeprecationWarning that
-names the new path."""
+"""The ledger and the release store moved to dpwidgets.persistence, the streams and
+synthetic-data families to dpwidgets/families/; their old import paths
+(dpwidgets.engine.budget, dpwidgets.store, dpwidgets.releases.streams, ...) still give the
+same objects, with a DeprecationWarning that names the new path."""
 
 from __future__ import annotations
 
@@ -77,3 +77,40 @@ def test_an_old_streams_module_warns_and_is_the_moved_module(old, name, new, mon
         module = importlib.import_module(old)
     moved = importlib.import_module(new)
     assert module is moved and getattr(module, name) is getattr(moved, name)
+
+
+# The synthetic-data family moved into dpwidgets/families/synth/: each old module is its new
+# module (with a DeprecationWarning when imported by the old name).
+SYNTH_MODULES = [
+    ("dpwidgets.releases.synth", "dpwidgets.families.synth.spec", "SYNTH_MECHANISMS"),
+    ("dpwidgets.widgets.synth", "dpwidgets.families.synth.widget", "SyntheticDataWidget"),
+    ("dpwidgets.widgets.figures.synth", "dpwidgets.families.synth.display", "synth_figure"),
+    ("dpwidgets.datasets.synth", "dpwidgets.families.synth.standins", "us_census_like"),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "name"), SYNTH_MODULES)
+def test_an_old_synth_module_warns_and_is_the_moved_module(old, new, name, monkeypatch):
+    monkeypatch.delitem(sys.modules, old, raising=False)  # imported before: import it afresh
+    with pytest.warns(DeprecationWarning, match=re.escape(f"{old} moved to {new}")):
+        module = importlib.import_module(old)
+    moved = importlib.import_module(new)
+    assert module is moved and getattr(module, name) is getattr(moved, name)
+
+
+def test_the_old_synth_names_give_the_moved_objects(monkeypatch):
+    from dpwidgets.families.synth import params, spec, standins, widget
+
+    monkeypatch.delitem(sys.modules, "dpwidgets.releases.synth", raising=False)
+    with pytest.warns(DeprecationWarning):
+        old_spec = importlib.import_module("dpwidgets.releases.synth")
+    # The domain forms and the peers' probe moved to params.py; the spec still has them.
+    assert old_spec.domain_values is params.domain_values
+    assert old_spec.peers_available is params.peers_available
+    assert old_spec.PEER_INSTALL == params.PEER_INSTALL
+    # The stand-in generator moved to standins.py: found, with a warning naming its home.
+    with pytest.warns(DeprecationWarning, match=r"dpwidgets\.families\.synth\.standins"):
+        assert old_spec.synth_stand_in is standins.synth_stand_in
+    # The publisher options the widget took from the diagnostics widget are public now.
+    assert widget._publisher_options is params.publisher_options
+    assert spec.synth_outputs is old_spec.synth_outputs

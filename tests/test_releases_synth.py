@@ -1,6 +1,6 @@
-"""The synthetic-data mechanisms of the session (dpwidgets/releases/synth.py): validation before
-any charge, declared domains in analyst mode, cost = ε charged once, outputs that are DP output
-only, clamping instead of data-dependent errors, the public stand-in."""
+"""The synthetic-data mechanisms of the session (dpwidgets/families/synth/spec.py): validation
+before any charge, declared domains in analyst mode, cost = ε charged once, outputs that are DP
+output only, clamping instead of data-dependent errors, the public stand-in."""
 
 from __future__ import annotations
 
@@ -13,7 +13,9 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine import synth as sy
-from dpwidgets.releases import synth as rs
+from dpwidgets.families.synth import params as synth_params
+from dpwidgets.families.synth import spec as rs
+from dpwidgets.families.synth.standins import synth_stand_in
 from dpwidgets.session import MECHANISMS, PrivacyPolicyError
 
 DOMAINS = {"a": (0, 199), "b": (0, 99), "c": (0, 49), "flag": (0, 1)}
@@ -35,7 +37,7 @@ def secret_table(n: int = 3000, seed: int = 11) -> pd.DataFrame:
 
 
 def stand_in(n: int = 3000) -> pd.DataFrame:
-    return rs.synth_stand_in(n, DOMAINS, dtypes={c: "int64" for c in DOMAINS})
+    return synth_stand_in(n, DOMAINS, dtypes={c: "int64" for c in DOMAINS})
 
 
 @pytest.fixture
@@ -228,7 +230,7 @@ def test_peers_need_the_optional_extra(analyst, monkeypatch):
         analyst.release("t", "peer_synth", epsilon=0.5, domains=DOMAINS)
     assert analyst.spent("t") == 0.0
     # The plumbing, with a stand-in for OpenDP: validated, charged once, DP output only.
-    monkeypatch.setattr(rs, "peers_available", lambda: True)
+    monkeypatch.setattr(synth_params, "peers_available", lambda: True)
 
     def fake_peer(frame, epsilon, method="aim", domains=None, rng=None, *, n_rows=None):
         return sy.independent_synth(frame, epsilon, domains=domains, rng=rng, n_rows=n_rows)
@@ -274,21 +276,21 @@ def test_preview_runs_on_the_stand_in_for_free(analyst):
 
 
 def test_stand_in_depends_on_public_facts_only():
-    a = rs.synth_stand_in(1000, DOMAINS, dtypes={c: "int64" for c in DOMAINS}, seed=4)
-    b = rs.synth_stand_in(1000, DOMAINS, dtypes={c: "int64" for c in DOMAINS}, seed=4)
+    a = synth_stand_in(1000, DOMAINS, dtypes={c: "int64" for c in DOMAINS}, seed=4)
+    b = synth_stand_in(1000, DOMAINS, dtypes={c: "int64" for c in DOMAINS}, seed=4)
     pd.testing.assert_frame_equal(a, b)
     assert list(a.columns) == list(DOMAINS) and len(a) == 1000
     for col, (lo, hi) in DOMAINS.items():
         assert a[col].between(lo, hi).all() and a[col].dtype == np.int64
     # Uniform margins: every value of a 50-value domain is hit about 20 times in 1000 rows.
     assert np.bincount(a["c"], minlength=50).min() > 3
-    floats = rs.synth_stand_in(50, {"x": [0.5, 1.5, 7.25]})
+    floats = synth_stand_in(50, {"x": [0.5, 1.5, 7.25]})
     assert set(floats["x"]) <= {0.5, 1.5, 7.25}
     with pytest.raises(ValueError, match="correlation"):
-        rs.synth_stand_in(10, DOMAINS, correlation=-0.5)
+        synth_stand_in(10, DOMAINS, correlation=-0.5)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        rs.synth_stand_in(10, {"x": (0, 1), "y": 3})
+        synth_stand_in(10, {"x": (0, 1), "y": 3})
 
 
 def test_kept_concordance_counts_are_of_public_tables_only(analyst, tmp_path, monkeypatch):

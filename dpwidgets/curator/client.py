@@ -25,10 +25,10 @@ import numpy as np
 from ..catalog import Entry
 from ..door import Description, check_idempotency_key
 from ..engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
+from ..families.synth.params import domain_values
 from ..mechanism import Release, same_value
 from ..persistence import BudgetExceededError, LedgerView, Spend
 from ..persistence.store import decode_output
-from ..releases.synth import domain_values
 from ..session import FACTORIES, Session
 
 __all__ = ["RemoteSession", "CuratorUnavailable"]

@@ -43,7 +43,7 @@ import pandas as pd
 from scipy import special
 
 from ..engine.validation import check_positive_int, check_rng
-from .synth import fair_affairs
+from ..families.synth.standins import fair_affairs
 
 __all__ = [
     "BUDGET_SETUPS",
@@ -473,7 +473,7 @@ def load_fair_logistic() -> ClassificationTask:
     Raises
     ------
     ImportError
-        Without ``statsmodels`` (see :func:`~dpwidgets.datasets.synth.fair_affairs`).
+        Without ``statsmodels`` (see :func:`~dpwidgets.families.synth.standins.fair_affairs`).
     """
     raw = fair_affairs("load_fair_logistic")
     return ClassificationTask(

@@ -1,6 +1,6 @@
-"""Tests for dpwidgets.datasets.synth: Li 2017, Ch. 3's tables (Gaussian dependence, census-shaped),
-the fair and randhie data shipped by statsmodels, and the interaction table (structural zeros and
-a three-way XOR)."""
+"""Tests for dpwidgets.families.synth.standins: Li 2017, Ch. 3's tables (Gaussian dependence,
+census-shaped), the fair and randhie data shipped by statsmodels, and the interaction table
+(structural zeros and a three-way XOR)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from dpwidgets.datasets.synth import (
+from dpwidgets.engine.synth import dpcopula, resolve_domains
+from dpwidgets.families.synth.standins import (
     BRAZIL_CENSUS_DOMAINS,
     GAUSSIAN_MARGINS,
     INTERACTION_DOMAINS,
@@ -25,7 +26,6 @@ from dpwidgets.datasets.synth import (
     load_randhie_table,
     us_census_like,
 )
-from dpwidgets.engine.synth import dpcopula, resolve_domains
 
 
 def _in_domains(table) -> bool:

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpwidgets.datasets.synth import gaussian_dependence_table, interaction_table
 from dpwidgets.engine import synth as S
 from dpwidgets.engine.histograms import PUBLISHERS, publish
+from dpwidgets.families.synth.standins import gaussian_dependence_table, interaction_table
 
 RHO = 0.8
 TAU = 2 / math.pi * math.asin(RHO)  # 0.590, Kendall's tau of the latent Gaussian

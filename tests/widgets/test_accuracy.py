@@ -314,8 +314,8 @@ def test_residual_plot_panel_summarises_the_points_per_decile(tmp_path):
 @pytest.mark.usefixtures("close_new_widgets")
 def test_synthetic_margins_band_follows_the_margin_shown(tmp_path):
     from dpwidgets import Session
-    from dpwidgets.widgets.figures.synth import display_bins
-    from dpwidgets.widgets.synth import SyntheticDataWidget
+    from dpwidgets.families.synth.display import display_bins
+    from dpwidgets.families.synth.widget import SyntheticDataWidget
 
     from .conftest import leaked
     from .test_synth_widget import DOMAINS, secret_table, stand_in

@@ -21,6 +21,7 @@ from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, P
 from dpwidgets import Session
 from dpwidgets.families.streams import display as streams_display
 from dpwidgets.families.svt import display as svt_display
+from dpwidgets.families.synth import display as synth_display
 from dpwidgets.ui import base as base
 from dpwidgets.ui.base import fmt, visible_text
 from dpwidgets.ui.figures import GROW, fit_to_page
@@ -61,7 +62,7 @@ BUILDERS = {
     "personalized": figures.personalized.personalized_figure,
     "stream": streams_display.stream_figure,
     "hierarchy": lambda: streams_display.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
-    "synth": figures.synth.synth_figure,
+    "synth": synth_display.synth_figure,
 }
 
 
@@ -151,7 +152,7 @@ def _dynamic(tmp_path):
 
 
 def _synth(tmp_path):
-    from dpwidgets.releases.synth import synth_stand_in
+    from dpwidgets.families.synth.standins import synth_stand_in
 
     domains = {"a": (0, 49), "b": (0, 19), "flag": (0, 1)}
     rng = np.random.default_rng(11)

@@ -14,13 +14,14 @@ import pytest
 from ipywidgets.widgets import widget as widget_module
 
 from dpwidgets import Session
-from dpwidgets.datasets.synth import gaussian_dependence_table
 from dpwidgets.engine import synth as sy
 from dpwidgets.engine.evaluation import encode, kendall_matrix, range_counts, shares
-from dpwidgets.releases import synth as rs
-from dpwidgets.widgets import synth as ws
-from dpwidgets.widgets.figures import synth as fs
-from dpwidgets.widgets.synth import SyntheticDataWidget
+from dpwidgets.families.synth import display as fs
+from dpwidgets.families.synth import measures as ws
+from dpwidgets.families.synth import params as synth_params
+from dpwidgets.families.synth import spec as rs
+from dpwidgets.families.synth.standins import gaussian_dependence_table, synth_stand_in
+from dpwidgets.families.synth.widget import SyntheticDataWidget
 
 from .conftest import leaked
 
@@ -47,7 +48,7 @@ def secret_table(n: int = 3000, seed: int = 11) -> pd.DataFrame:
 
 
 def stand_in(n: int = 3000) -> pd.DataFrame:
-    return rs.synth_stand_in(n, DOMAINS, dtypes={c: "int64" for c in DOMAINS})
+    return synth_stand_in(n, DOMAINS, dtypes={c: "int64" for c in DOMAINS})
 
 
 def codes_of(frame: pd.DataFrame) -> np.ndarray:
@@ -206,7 +207,7 @@ def test_peer_button_is_disabled_with_an_explanation_without_the_extra(teaching,
     assert w.run_peer() is None and "Not installed" in w.message.value
     # With the extra (faked here: independent margins under the peer's name) the peer joins
     # the comparison as a charged teaching release.
-    monkeypatch.setattr(rs, "peers_available", lambda: True)
+    monkeypatch.setattr(synth_params, "peers_available", lambda: True)
 
     def fake_peer(frame, epsilon, method="aim", domains=None, rng=None, *, n_rows=None):
         return sy.independent_synth(frame, epsilon, domains=domains, rng=rng, n_rows=n_rows)
