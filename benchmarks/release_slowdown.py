@@ -44,8 +44,8 @@ from dpwidgets import Session
 from dpwidgets._progress import progress
 from dpwidgets.datasets.personalized import make_budgets
 from dpwidgets.engine.mechanisms import floating_point_safe
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
 from dpwidgets.mechanism import MECHANISMS
-from dpwidgets.releases.dynamic import dynamic_stand_in
 from dpwidgets.releases.synth import synth_stand_in
 
 RESULTS = Path(__file__).resolve().parent / "results" / "release_slowdown.md"

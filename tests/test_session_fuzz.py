@@ -19,8 +19,8 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine.errors import ReleaseFailed, ReleaseRefused
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
 from dpwidgets.mechanism import MECHANISMS, is_builtin
-from dpwidgets.releases.dynamic import dynamic_stand_in
 from dpwidgets.releases.synth import synth_stand_in
 
 N = 300

@@ -19,6 +19,7 @@ from bokeh.core.property.vectorization import Value
 from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
 
 from dpwidgets import Session
+from dpwidgets.families.dynamic import display as dynamic_display
 from dpwidgets.families.svt import display as svt_display
 from dpwidgets.ui import base as base
 from dpwidgets.ui.base import fmt, visible_text
@@ -56,7 +57,7 @@ BUILDERS = {
     "residual": figures.diagnostics.residual_figure,
     "roc": figures.diagnostics.roc_figure,
     "binned": figures.diagnostics.binned_residual_figure,
-    "dynamic": figures.dynamic.dynamic_figure,
+    "dynamic": dynamic_display.dynamic_figure,
     "personalized": figures.personalized.personalized_figure,
     "stream": figures.streams.stream_figure,
     "hierarchy": lambda: figures.streams.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
@@ -139,7 +140,7 @@ def _roc(tmp_path):
 
 
 def _dynamic(tmp_path):
-    from dpwidgets.releases.dynamic import dynamic_stand_in
+    from dpwidgets.families.dynamic.standins import dynamic_stand_in
 
     rng = np.random.default_rng(3)
     series = rng.multinomial(5037, np.full(16, 1 / 16), size=40).astype(float)
