@@ -3,9 +3,9 @@ distance-based sampling, DSFT and DSAT (Li 2017, Ch. 4, Alg. 7-9), against fixed
 per snapshot, and the w-event budget distribution and absorption (Kellaris, Papadopoulos, Xiao &
 Papadias 2014).
 
-=====================  ==============================================================================
+=====================  =============================================================================
 where                  what
-=====================  ==============================================================================
+=====================  =============================================================================
 :mod:`.params`         the parameters of ``"dsat"``, ``"dsft"``, ``"dsat_w_event"``,
                        ``"dynamic_fixed"``, ``"dynamic_uniform"``, ``"dynamic_bd"`` and
                        ``"dynamic_ba"``: one frozen object each (:class:`~.params.DSATParams`, ...),
@@ -24,7 +24,7 @@ engine                 :mod:`dpwidgets.engine.dynamic` (DSFT, Alg. 7; DSAT, Alg.
                        reference) and :mod:`.panels` (the drawing)
 :mod:`.standins`       the census-like series by tuple replacement and objects moving on a grid
                        (Li 2017, §4.5.1), and the public stand-in of a confidential series
-=====================  ==============================================================================
+=====================  =============================================================================
 
 A release of ``"dsat"`` goes: the widget's controls → :meth:`DynamicHistogramWidget.params
 <.widget.DynamicHistogramWidget.params>` → the door (:meth:`dpwidgets.Session.release`), which

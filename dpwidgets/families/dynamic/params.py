@@ -271,8 +271,8 @@ def _cutoff_fraction_param(what: str = "N"):
 def _cutoff_param(limit_of: Callable[[Context], int] = _over_n, what: str = "N"):
     return param(None, check=_cutoff(limit_of, what), control=Range(1, 500, 1, integer=True),
                  label="C (most releases)",
-                 doc=f"C, the most releases (per {what}); default 0.01·{what} "
-                     f"(Li 2017, Table 4.2)")
+                 doc=f"C, the most releases{' in every window' if what == 'w' else ''}; "
+                     f"default 0.01·{what} (Li 2017, Table 4.2)")
 
 
 def _threshold_param():

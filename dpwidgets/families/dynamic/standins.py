@@ -172,6 +172,29 @@ def _check_nonneg(value, name: str, *, upper: float = math.inf) -> float:
     return value
 
 
+def _census_sizes(n_times, n_records, population, update_rate, sigma2, n_periods,
+                  period_rates):
+    """The checked sizes and rates of ``census_like_series`` (``rates`` None: drawn later)."""
+    n_times = check_positive_int(n_times, "n_times")
+    n_records = check_positive_int(n_records, "n_records")
+    population = check_positive_int(population, "population")
+    if population <= n_records:
+        raise ValueError(f"population must exceed n_records = {n_records}, got {population}")
+    update_rate = _check_nonneg(update_rate, "update_rate", upper=2.0)
+    sigma2 = _check_nonneg(sigma2, "sigma2")
+    n_periods = check_positive_int(n_periods, "n_periods")
+    if n_periods > n_times:
+        raise ValueError(f"n_periods must be at most n_times = {n_times}, got {n_periods}")
+    rates = None
+    if period_rates is not None:
+        rates = np.asarray(period_rates, dtype=float)
+        if (rates.shape != (n_periods,) or np.any(~np.isfinite(rates)) or np.any(rates < 0)
+                or np.any(rates > 2)):
+            raise ValueError(
+                f"period_rates must be {n_periods} numbers in [0, 2], got {period_rates!r}")
+    return n_times, n_records, population, update_rate, sigma2, n_periods, rates
+
+
 def census_like_series(
     n_times: int = 500,
     n_records: int = 500_000,
@@ -259,20 +282,8 @@ def census_like_series(
     ----------
     Li 2017, §4.5.1 (US census dataset, dynamic generation), Table 4.2.
     """
-    n_times = check_positive_int(n_times, "n_times")
-    n_records = check_positive_int(n_records, "n_records")
-    population = check_positive_int(population, "population")
-    if population <= n_records:
-        raise ValueError(f"population must exceed n_records = {n_records}, got {population}")
-    update_rate = _check_nonneg(update_rate, "update_rate", upper=2.0)
-    sigma2 = _check_nonneg(sigma2, "sigma2")
-    n_periods = check_positive_int(n_periods, "n_periods")
-    if n_periods > n_times:
-        raise ValueError(f"n_periods must be at most n_times = {n_times}, got {n_periods}")
-    if period_rates is not None:
-        rates = np.asarray(period_rates, dtype=float)
-        if rates.shape != (n_periods,) or np.any(~np.isfinite(rates)) or np.any(rates < 0) or np.any(rates > 2):
-            raise ValueError(f"period_rates must be {n_periods} numbers in [0, 2], got {period_rates!r}")
+    n_times, n_records, population, update_rate, sigma2, n_periods, rates = _census_sizes(
+        n_times, n_records, population, update_rate, sigma2, n_periods, period_rates)
     names = _check_attributes(attributes)
     drift = _check_nonneg(drift, "drift", upper=10.0)
     rng = check_rng(rng)
@@ -287,19 +298,39 @@ def census_like_series(
     current = rng.multivariate_hypergeometric(pop, n_records, method="marginals")
     pool = pop - current
 
+    period_of, replaced = _replacement_counts(rates, n_times, n_periods, n_records, sigma2, rng)
+    targets = None if drift == 0 else _period_distributions(drift, n_periods, axes, rng)
+    if targets is None:
+        replaced = np.minimum(replaced, population - n_records)  # the pool's size
+
+    out = _replace_tuples(current, pool, replaced, targets, period_of, rng)
+    period_of_time = np.minimum(np.arange(n_times) * n_periods // n_times, n_periods - 1)
+    starts = np.flatnonzero(np.diff(period_of_time, prepend=-1))
+    return DynamicSeries(
+        histograms=out, shape=tuple(int(s) for s in shape), attributes=names,
+        cardinality=n_records,
+        details={"replaced": replaced, "period_rates": rates, "update_rate": update_rate,
+                 "sigma2": sigma2, "population": population, "n_periods": n_periods,
+                 "period_starts": starts, "drift": drift},
+    )
+
+
+def _replacement_counts(rates, n_times, n_periods, n_records, sigma2, rng):
+    """The period of each step t = 1..N-1 and its ``m ~ N(r_p n / 2, sigma2)``, rounded and
+    clipped to [0, n]."""
     period_of = np.minimum(np.arange(1, n_times) * n_periods // n_times, n_periods - 1)
     mu = rates[period_of] * n_records / 2.0
     replaced = np.clip(np.round(rng.normal(mu, math.sqrt(sigma2))), 0, n_records).astype(np.int64)
-    pool_size = population - n_records
-    if drift == 0:
-        replaced = np.minimum(replaced, pool_size)
-        targets = None
-    else:
-        targets = _period_distributions(drift, n_periods, axes, rng)
+    return period_of, replaced
 
-    out = np.empty((n_times, current.size), dtype=np.int64)
+
+def _replace_tuples(current, pool, replaced, targets, period_of, rng) -> np.ndarray:
+    """The (N, U) snapshots of ``census_like_series`` from ``D_1``'s counts ``current``: at
+    step t, ``replaced[t - 1]`` tuples deleted at random, as many inserted from the ``pool``
+    (or, with ``targets``, drawn from the period's insertion distribution)."""
+    out = np.empty((replaced.size + 1, current.size), dtype=np.int64)
     out[0] = current
-    for t in range(1, n_times):
+    for t in range(1, out.shape[0]):
         m = int(replaced[t - 1])
         if m:
             deleted = rng.multivariate_hypergeometric(current, m, method="marginals")
@@ -310,16 +341,7 @@ def census_like_series(
                 inserted = rng.multinomial(m, targets[period_of[t - 1]])
             current = current - deleted + inserted
         out[t] = current
-    period_of_time = np.minimum(np.arange(n_times) * n_periods // n_times, n_periods - 1)
-    starts = np.flatnonzero(np.diff(period_of_time, prepend=-1))
-    return DynamicSeries(
-        histograms=out, shape=tuple(int(s) for s in shape), attributes=names,
-        cardinality=n_records,
-        details={"replaced": replaced, "period_rates": rates, "update_rate": update_rate,
-                 "sigma2": sigma2, "population": population, "n_periods": n_periods,
-                 "period_starts": starts,
-                 "drift": drift},
-    )
+    return out
 
 
 def _period_distributions(drift: float, n_periods: int, axes: tuple[int, ...], rng) -> np.ndarray:
