@@ -334,6 +334,16 @@ class SeriesParams:
     ``epsilon=None`` refused with the budget's own message. After them: ``n_times``, read off
     the public shape, and ``cutoff_fraction`` left out of the canonical dict (``cutoff`` holds
     the C it gave).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import FixedSamplingParams
+    >>> FixedSamplingParams.validate({"epsilon": 1.0, "cutoff_fraction": 0.05}, (200, 30))
+    {'epsilon': 1.0, 'n_times': 200, 'cutoff': 10, 'publisher': 'identity', 'shape': None}
+    >>> FixedSamplingParams.validate({"epsilon": 1.0, "n_times": 5}, (200, 30))
+    Traceback (most recent call last):
+        ...
+    ValueError: unknown parameter(s) for 'dynamic_fixed': ['n_times']
     """
 
     #: The fewest snapshots the mechanism runs on.
@@ -367,6 +377,14 @@ class DSATParams(SeriesParams, Params, mechanism="dsat"):
     ``variant="paced"`` (the engine's controller: the threshold follows the release count's lag
     behind the schedule C·t/N) or ``"text"`` (Alg. 8 as printed: the P term of eqs.
     4.2.2-4.2.5, with ``delta`` and ``theta``).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import DSATParams
+    >>> p = DSATParams.validate({"epsilon": 1.0, "cardinality": 1000, "variant": "text",
+    ...                          "theta": 0.3, "cutoff": 5}, (200, 30))
+    >>> p["cutoff"], p["delta"], p["theta"], "gain" in p
+    (5, 0.05, 0.3, False)
     """
 
     min_times = 2
@@ -397,7 +415,15 @@ class DSATParams(SeriesParams, Params, mechanism="dsat"):
 
 class DSFTParams(SeriesParams, Params, mechanism="dsft"):
     """``"dsft"``: DSFT, distance-based sampling with a fixed threshold T (Li 2017, Alg. 7),
-    user level."""
+    user level.
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import DSFTParams
+    >>> DSFTParams.validate({"epsilon": 1.0, "cardinality": 1000, "threshold": 0.05},
+    ...                     (200, 30))["threshold"]
+    0.05
+    """
 
     min_times = 2
     epsilon: float = _epsilon_param()
@@ -420,7 +446,16 @@ class DSFTParams(SeriesParams, Params, mechanism="dsft"):
 
 class WEventDSATParams(SeriesParams, Params, mechanism="dsat_w_event"):
     """``"dsat_w_event"``: DSAT under w-event privacy (Li 2017, Alg. 9): ``epsilon`` for every
-    window of ``w`` snapshots, at most C releases in each, the text's controller."""
+    window of ``w`` snapshots, at most C releases in each, the text's controller.
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import WEventDSATParams
+    >>> p = WEventDSATParams.validate({"epsilon": 0.5, "cardinality": 1000, "w": 50},
+    ...                               (200, 30))
+    >>> p["w"], p["cutoff"], p["burn_in"]
+    (50, 1, 1)
+    """
 
     min_times = 2
     epsilon: float = _epsilon_param("the budget of every window of w snapshots (⌈N/w⌉·epsilon "
@@ -440,7 +475,14 @@ class WEventDSATParams(SeriesParams, Params, mechanism="dsat_w_event"):
 
 
 class FixedSamplingParams(SeriesParams, Params, mechanism="dynamic_fixed"):
-    """``"dynamic_fixed"``: C evenly spaced snapshots with ε/C each (Li 2017, §4.1.4)."""
+    """``"dynamic_fixed"``: C evenly spaced snapshots with ε/C each (Li 2017, §4.1.4).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import FixedSamplingParams
+    >>> FixedSamplingParams.validate({"epsilon": 1.0}, (200, 30))["cutoff"]  # 0.01 N
+    2
+    """
 
     epsilon: float = _epsilon_param()
     n_times: int = _n_times_param()
@@ -451,7 +493,14 @@ class FixedSamplingParams(SeriesParams, Params, mechanism="dynamic_fixed"):
 
 
 class UniformBudgetParams(SeriesParams, Params, mechanism="dynamic_uniform"):
-    """``"dynamic_uniform"``: every snapshot with ε/N (Li 2017, §4.1.4, the baseline)."""
+    """``"dynamic_uniform"``: every snapshot with ε/N (Li 2017, §4.1.4, the baseline).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import UniformBudgetParams
+    >>> UniformBudgetParams.validate({"epsilon": 1.0, "shape": (6, 5)}, (200, 30))["shape"]
+    (6, 5)
+    """
 
     epsilon: float = _epsilon_param()
     n_times: int = _n_times_param()
@@ -461,7 +510,16 @@ class UniformBudgetParams(SeriesParams, Params, mechanism="dynamic_uniform"):
 
 class BudgetDistributionParams(SeriesParams, Params, mechanism="dynamic_bd"):
     """``"dynamic_bd"``: budget distribution, w-event (Kellaris, Papadopoulos, Xiao &
-    Papadias 2014)."""
+    Papadias 2014).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import BudgetDistributionParams
+    >>> BudgetDistributionParams.validate({"epsilon": 1.0}, (200, 30))
+    Traceback (most recent call last):
+        ...
+    ValueError: a w-event mechanism needs w= (the window length, an integer >= 1)
+    """
 
     epsilon: float = _epsilon_param("the budget of every window of w snapshots")
     n_times: int = _n_times_param()
@@ -472,7 +530,14 @@ class BudgetDistributionParams(SeriesParams, Params, mechanism="dynamic_bd"):
 
 class BudgetAbsorptionParams(SeriesParams, Params, mechanism="dynamic_ba"):
     """``"dynamic_ba"``: budget absorption, w-event (Kellaris, Papadopoulos, Xiao & Papadias
-    2014)."""
+    2014).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.dynamic.params import BudgetAbsorptionParams
+    >>> BudgetAbsorptionParams.validate({"epsilon": 1.0, "w": 20}, (200, 30))["w"]
+    20
+    """
 
     epsilon: float = _epsilon_param("the budget of every window of w snapshots")
     n_times: int = _n_times_param()

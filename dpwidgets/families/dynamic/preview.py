@@ -60,6 +60,16 @@ class DynamicRuns:
     It reads the host's ``session``, ``dataset``, ``shape``, controls ``method`` and
     ``show_truth``, ``params_for`` and ``comparisons``, and keeps ``_marginals`` and ``_errors``
     (the derived arrays of the last few references and outputs) and ``_last_releases``.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.families.dynamic.widget import DynamicHistogramWidget
+    >>> s = Session(mode="teaching", seed=0)
+    >>> wd = DynamicHistogramWidget(s, data="moving", debounce=0)
+    >>> [r.mechanism for r in wd._last_releases]  # the method, then its comparisons
+    ['dsat', 'dynamic_fixed', 'dynamic_uniform']
+    >>> wd.close(); s.close()
     """
 
     def compute(self) -> tuple[dict, list[dict], np.ndarray | None, str]:

@@ -9,19 +9,19 @@ object in :mod:`.params`.
 
 Mechanisms (``session.release(dataset, name, epsilon=..., ...)``):
 
-=====================  ====================================================  ===================
-name                   engine (:mod:`dpwidgets.engine.dynamic`)              charged
-=====================  ====================================================  ===================
-``"dsat"``             :func:`~dpwidgets.engine.dynamic.dsat` (Li 2017, Alg. 8)    ``epsilon``
-``"dsft"``             :func:`~dpwidgets.engine.dynamic.dsft` (Li 2017, Alg. 7)    ``epsilon``
-``"dsat_w_event"``     :func:`~dpwidgets.engine.dynamic.dsat_w_event`         ``epsilon·⌈N/w⌉``
+=====================  =============================================================  =================
+name                   engine (:mod:`dpwidgets.engine.dynamic`)                       charged
+=====================  =============================================================  =================
+``"dsat"``             :func:`~dpwidgets.engine.dynamic.dsat` (Li 2017, Alg. 8)       ``epsilon``
+``"dsft"``             :func:`~dpwidgets.engine.dynamic.dsft` (Li 2017, Alg. 7)       ``epsilon``
+``"dsat_w_event"``     :func:`~dpwidgets.engine.dynamic.dsat_w_event`                 ``epsilon·⌈N/w⌉``
                        (Li 2017, Alg. 9)
-``"dynamic_fixed"``    :func:`~dpwidgets.engine.dynamic.fixed_sampling_release`  ``epsilon``
-``"dynamic_uniform"``  :func:`~dpwidgets.engine.dynamic.uniform_budget_release`  ``epsilon``
+``"dynamic_fixed"``    :func:`~dpwidgets.engine.dynamic.fixed_sampling_release`       ``epsilon``
+``"dynamic_uniform"``  :func:`~dpwidgets.engine.dynamic.uniform_budget_release`       ``epsilon``
                        (ε/N per snapshot)
 ``"dynamic_bd"``       :func:`~dpwidgets.engine.dynamic.budget_distribution_release`  ``epsilon·⌈N/w⌉``
 ``"dynamic_ba"``       :func:`~dpwidgets.engine.dynamic.budget_absorption_release`    ``epsilon·⌈N/w⌉``
-=====================  ====================================================  ===================
+=====================  =============================================================  =================
 
 ``"dsat"`` takes ``variant="paced"`` (the engine's default: a threshold steered by the release
 count's lag behind the schedule ``C t/N``, distance to the true snapshot at the last release) or
@@ -72,7 +72,8 @@ the release points (``histograms``, shape ``(k, U)``: the series repeats them in
 :func:`expand_releases` rebuilds the ``(N, U)`` series), the release flags, the budget of each
 release, the threshold trajectory and the budget split. The threshold trajectory is public:
 DSFT's is the constant ``T`` the user chose; DSAT's ``T_i`` is computed from the public
-release count only (Li 2017, eq. 4.2.5, the specification erratum), i.e. post-processing of the release flags.
+release count only (Li 2017, eq. 4.2.5, the specification erratum), i.e. post-processing of
+the release flags.
 The secret offset ``rho`` of the SVT decisions (the text's noisy threshold ``T~ = T + Lap``) is
 never in the engine's result and so never in an output; neither are the distances, noisy or
 true.

@@ -78,6 +78,17 @@ class DynamicText:
     It reads the host's controls ``method``, ``variant``, ``epsilon``, ``w``, its ``n_times``
     and ``per_unit``, and writes its ``banner``, ``quality``, ``stats`` and
     ``quality_values``.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.families.dynamic.widget import DynamicHistogramWidget
+    >>> s = Session(mode="teaching", seed=0)
+    >>> wd = DynamicHistogramWidget(s, data="moving", method="dynamic_bd", w=100,
+    ...                             compare=False, debounce=0)
+    >>> "⌈N/w⌉·ε = 4" in wd.banner.value, sorted(wd.quality_values)
+    (True, ['BD'])
+    >>> wd.close(); s.close()
     """
 
     def _update_banner(self) -> None:
