@@ -42,7 +42,7 @@ MAX_WAIT_MS = 20_000.0
 SETUP = """\
 import numpy as np
 from dpwidgets import Session, datasets
-from dpwidgets.releases.dynamic import dynamic_stand_in
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
 from dpwidgets.widgets import (BinnedResidualWidget, DynamicHistogramWidget, HierarchyWidget,
     PersonalizedWidget, ResidualPlotWidget, RocWidget, StreamWidget, SVTExplorer,
     SyntheticDataWidget)

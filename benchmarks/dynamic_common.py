@@ -40,8 +40,8 @@ import numpy as np
 import pandas as pd
 
 from dpwidgets._progress import progress
-from dpwidgets.datasets.dynamic import census_like_series, moving_object_series
 from dpwidgets.engine import dynamic as dyn
+from dpwidgets.families.dynamic.standins import census_like_series, moving_object_series
 
 RESULTS = Path(__file__).resolve().parent / "results"
 SEED = 2017

@@ -59,7 +59,7 @@ import pandas as pd
 
 from benchmarks import dynamic_common as dc
 from dpwidgets._progress import progress
-from dpwidgets.datasets.dynamic import CENSUS_DOMAINS, DynamicSeries, census_like_series
+from dpwidgets.families.dynamic.standins import CENSUS_DOMAINS, DynamicSeries, census_like_series
 
 EPSILON = 1.0
 DRIFTS = (0.0, 0.5)

@@ -38,7 +38,7 @@ import pandas as pd
 
 from benchmarks import dynamic_common as dc
 from dpwidgets._progress import progress
-from dpwidgets.datasets.dynamic import census_like_series, moving_object_series
+from dpwidgets.families.dynamic.standins import census_like_series, moving_object_series
 
 EPSILONS = (0.2, 1.0)
 DATA_SEED0 = 1000

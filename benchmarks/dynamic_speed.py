@@ -26,8 +26,8 @@ import pandas as pd
 
 from benchmarks import dynamic_common as dc
 from dpwidgets._progress import progress
-from dpwidgets.datasets.dynamic import CENSUS_ATTRIBUTES, census_like_series
 from dpwidgets.engine import dynamic as dyn
+from dpwidgets.families.dynamic.standins import CENSUS_ATTRIBUTES, census_like_series
 
 SHAPES = {"3-D (age, education, income)": ("age", "education", "income"),
           "6-D (the text's d = 6)": CENSUS_ATTRIBUTES}

@@ -35,8 +35,8 @@ from dpwidgets._progress import progress
 from dpwidgets.engine import dynamic as dyn
 from dpwidgets.engine.mechanisms import laplace
 from dpwidgets.engine.validation import check_counts
-from dpwidgets.releases.dynamic import dynamic_stand_in
-from dpwidgets.widgets.dynamic import DATASETS, DynamicHistogramWidget
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
+from dpwidgets.families.dynamic.widget import DATASETS, DynamicHistogramWidget
 
 BUDGET_MS = 100.0
 RESULTS = Path(__file__).resolve().parent / "results" / "dynamic_widget_redraw.md"

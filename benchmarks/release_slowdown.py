@@ -44,9 +44,9 @@ from dpwidgets import Session
 from dpwidgets._progress import progress
 from dpwidgets.datasets.personalized import make_budgets
 from dpwidgets.engine.mechanisms import floating_point_safe
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
 from dpwidgets.families.synth.standins import synth_stand_in
 from dpwidgets.mechanism import MECHANISMS
-from dpwidgets.releases.dynamic import dynamic_stand_in
 
 RESULTS = Path(__file__).resolve().parent / "results" / "release_slowdown.md"
 SEED = 20261126

@@ -1,7 +1,7 @@
-"""The ledger and the release store moved to dpwidgets.persistence, the streams and
-synthetic-data families to dpwidgets/families/; their old import paths
-(dpwidgets.engine.budget, dpwidgets.store, dpwidgets.releases.streams, ...) still give the
-same objects, with a DeprecationWarning that names the new path."""
+"""The ledger and the release store moved to dpwidgets.persistence, the streams,
+synthetic-data and dynamic-histogram families to dpwidgets/families/; their old import
+paths (dpwidgets.engine.budget, dpwidgets.store, dpwidgets.releases.streams, ...) still
+give the same objects, with a DeprecationWarning that names the new path."""
 
 from __future__ import annotations
 
@@ -114,3 +114,29 @@ def test_the_old_synth_names_give_the_moved_objects(monkeypatch):
     # The publisher options the widget took from the diagnostics widget are public now.
     assert widget._publisher_options is params.publisher_options
     assert spec.synth_outputs is old_spec.synth_outputs
+
+
+# The dynamic-histogram family moved into dpwidgets/families/dynamic/: each old module is the
+# new one, imported with a DeprecationWarning that names it.
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("dpwidgets.releases.dynamic", "DYNAMIC_MECHANISMS", "dpwidgets.families.dynamic.spec"),
+        ("dpwidgets.releases.dynamic", "expand_releases", "dpwidgets.families.dynamic.spec"),
+        ("dpwidgets.releases.dynamic", "dynamic_stand_in", "dpwidgets.families.dynamic.standins"),
+        ("dpwidgets.widgets.dynamic", "DynamicHistogramWidget",
+         "dpwidgets.families.dynamic.widget"),
+        ("dpwidgets.widgets.dynamic", "DATASETS", "dpwidgets.families.dynamic.sources"),
+        ("dpwidgets.widgets.figures.dynamic", "marginal", "dpwidgets.families.dynamic.display"),
+        ("dpwidgets.widgets.figures.dynamic", "dynamic_figure",
+         "dpwidgets.families.dynamic.display"),
+        ("dpwidgets.datasets.dynamic", "census_like_series",
+         "dpwidgets.families.dynamic.standins"),
+        ("dpwidgets.datasets.dynamic", "DynamicSeries", "dpwidgets.families.dynamic.standins"),
+    ],
+)
+def test_an_old_dynamic_path_warns_and_gives_the_moved_object(old, name, new):
+    sys.modules.pop(old, None)  # imported afresh: the warning comes with the import
+    with pytest.warns(DeprecationWarning, match=r"dpwidgets\.families\.dynamic\."):
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)

@@ -1,4 +1,4 @@
-"""The dynamic-histogram session mechanisms (dpwidgets/releases/dynamic.py, Li 2017, Ch. 4):
+"""The dynamic-histogram session mechanisms (dpwidgets/families/dynamic/spec.py, Li 2017, Ch. 4):
 validation before any charge or noise, what each release costs, and that only DP output leaves
 the session."""
 
@@ -12,13 +12,13 @@ import pytest
 from dpwidgets import Session
 from dpwidgets.datasets import census_like_series
 from dpwidgets.engine import dynamic as engine
-from dpwidgets.releases.dynamic import (
+from dpwidgets.families.dynamic.spec import (
     DYNAMIC_MECHANISMS,
     W_EVENT,
-    dynamic_stand_in,
     expand_releases,
     user_level_factor,
 )
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
 from dpwidgets.session import MECHANISMS
 
 N, U, SHAPE = 60, 40, (8, 5)

@@ -338,8 +338,8 @@ def test_the_guarantee_says_null_ids_are_dropped():
 
 # -- dynamic widgets: n is declared, never read off the data ----------------------------------
 def test_the_dynamic_widget_never_reads_the_cardinality_off_teaching_data():
-    from dpwidgets.releases.dynamic import dynamic_stand_in
-    from dpwidgets.widgets.dynamic import DynamicHistogramWidget
+    from dpwidgets.families.dynamic.standins import dynamic_stand_in
+    from dpwidgets.families.dynamic.widget import DynamicHistogramWidget
 
     series = np.random.default_rng(0).poisson(50, (30, 6)).astype(float)
     s = Session(seed=1)

@@ -19,9 +19,9 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine.errors import ReleaseFailed, ReleaseRefused
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
 from dpwidgets.families.synth.standins import synth_stand_in
 from dpwidgets.mechanism import MECHANISMS, is_builtin
-from dpwidgets.releases.dynamic import dynamic_stand_in
 
 N = 300
 RNG = np.random.default_rng(977)

@@ -8,13 +8,13 @@ not public, a stand-in with the published shape.
   top-c selection (Lyu, Su & Li 2017, §6) and Zipf-like 4096-cell histograms shaped like
   Chen 2018, Table 3.1, for the GPTT reconstruction; the synthetic-data family's DPCopula
   tables (Li 2017, Ch. 3: Gaussian dependence, census-shaped, the fair and RAND HIE surveys)
-  and the public stand-in of a confidential table (``synth_stand_in``).
+  and the public stand-in of a confidential table (``synth_stand_in``);
+  the dynamic family's histogram series (Li 2017, Ch. 4): census-like tuple replacement,
+  moving objects, a series' public stand-in.
 - :mod:`.regression` -- regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al. 2016)
   and the models under diagnosis.
 - the streams family's (:mod:`dpwidgets.families.streams.standins`): counting streams shaped
   like Chen 2018, Ch. 5's WiFi traces (Table 5.1) and a public series turned into counts.
-- :mod:`.dynamic` -- dynamic histogram series (Li 2017, Ch. 4): census-like tuple replacement,
-  moving objects.
 - :mod:`.personalized` -- personalized DP (Li 2017, Ch. 5): privacy vectors, census-like count
   and logistic tasks, fair data.
 """

@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets.dynamic (Li 2017, §4.5.1's census-like series; moving objects)."""
+"""Tests for dpwidgets.families.dynamic.standins (Li 2017, §4.5.1's census-like series; moving objects)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from dpwidgets.datasets.dynamic import (
+from dpwidgets.engine.dynamic import empirical_update_rate
+from dpwidgets.families.dynamic.standins import (
     CENSUS_ATTRIBUTES,
     CENSUS_DOMAINS,
     census_distribution,
     census_like_series,
     moving_object_series,
 )
-from dpwidgets.engine.dynamic import empirical_update_rate
 
 
 def test_census_distribution_shape_and_income_rule():

@@ -12,7 +12,6 @@ import math
 import numpy as np
 import pytest
 
-from dpwidgets.datasets.dynamic import census_like_series, moving_object_series
 from dpwidgets.engine.dynamic import (
     DSAT_DEFAULTS,
     PACED_DEFAULTS,
@@ -33,6 +32,7 @@ from dpwidgets.engine.dynamic import (
     uniform_budget_release,
     update_ratio,
 )
+from dpwidgets.families.dynamic.standins import census_like_series, moving_object_series
 
 
 @pytest.fixture(scope="module")

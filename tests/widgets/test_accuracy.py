@@ -100,7 +100,7 @@ def test_no_panel_in_teaching_mode():
 @pytest.mark.usefixtures("close_new_widgets")
 def test_the_dynamic_histograms_panel_spreads_the_error_per_time(tmp_path):
     from dpwidgets import Session
-    from dpwidgets.releases.dynamic import dynamic_stand_in
+    from dpwidgets.families.dynamic.standins import dynamic_stand_in
 
     from .test_dynamic_widget import N, U, analyst_widget, n, secret_series
 

@@ -11,7 +11,7 @@ import pytest
 
 import dpwidgets.widgets as widgets
 from dpwidgets import Session
-from dpwidgets.releases.dynamic import dynamic_stand_in
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
 from dpwidgets.ui.base import ReleaseWidget
 from dpwidgets.widgets import DynamicHistogramWidget, SVTExplorer
 

@@ -11,9 +11,10 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.datasets import census_like_series
-from dpwidgets.releases.dynamic import dynamic_stand_in, expand_releases
-from dpwidgets.widgets.dynamic import DynamicHistogramWidget
-from dpwidgets.widgets.figures.dynamic import marginal
+from dpwidgets.families.dynamic.display import marginal
+from dpwidgets.families.dynamic.spec import expand_releases
+from dpwidgets.families.dynamic.standins import dynamic_stand_in
+from dpwidgets.families.dynamic.widget import DynamicHistogramWidget
 
 from .conftest import leak_rate, leaked
 

@@ -19,6 +19,7 @@ from bokeh.core.property.vectorization import Value
 from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
 
 from dpwidgets import Session
+from dpwidgets.families.dynamic import display as dynamic_display
 from dpwidgets.families.streams import display as streams_display
 from dpwidgets.families.svt import display as svt_display
 from dpwidgets.families.synth import display as synth_display
@@ -58,7 +59,7 @@ BUILDERS = {
     "residual": figures.diagnostics.residual_figure,
     "roc": figures.diagnostics.roc_figure,
     "binned": figures.diagnostics.binned_residual_figure,
-    "dynamic": figures.dynamic.dynamic_figure,
+    "dynamic": dynamic_display.dynamic_figure,
     "personalized": figures.personalized.personalized_figure,
     "stream": streams_display.stream_figure,
     "hierarchy": lambda: streams_display.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
@@ -141,7 +142,7 @@ def _roc(tmp_path):
 
 
 def _dynamic(tmp_path):
-    from dpwidgets.releases.dynamic import dynamic_stand_in
+    from dpwidgets.families.dynamic.standins import dynamic_stand_in
 
     rng = np.random.default_rng(3)
     series = rng.multinomial(5037, np.full(16, 1 / 16), size=40).astype(float)

@@ -15,7 +15,6 @@ module             figures
 =================  ==========================================================
 (moved)            a family's own figures are in ``dpwidgets/families/<family>/display.py``
 ``diagnostics``    residual plot, ROC curve, binned residuals
-``dynamic``        dynamic histograms (DSAT, DSFT, w-event)
 ``personalized``   personalized DP budgets and histograms
 =================  ==========================================================
 """

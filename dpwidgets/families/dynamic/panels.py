@@ -1,0 +1,132 @@
+"""The drawing of the dynamic-histogram widget: a release's output (and, where there is one,
+the measures against a public reference) onto the figure of :func:`.display.dynamic_figure`,
+and the histogram at the selected time.
+
+Everything drawn is a DP output (the released histograms, the release points and budgets, the
+public threshold trajectory), post-processed, or a measure against a reference the widget may
+draw (:mod:`.preview`). The time slider only redraws the snapshot panel: it never runs or spends.
+
+:class:`DynamicPanels` is a part of
+:class:`~dpwidgets.families.dynamic.widget.DynamicHistogramWidget` (a mixin).
+
+Examples
+--------
+>>> import numpy as np
+>>> from dpwidgets.families.dynamic.panels import release_marginal
+>>> output = {"histograms": np.ones((2, 6)), "n_bins": 6,
+...           "release_points": np.array([True, False, True, False])}
+>>> series, positions, width = release_marginal(output, (3, 2))
+>>> series.shape, series[1].tolist(), width
+((4, 3), [2.0, 2.0, 2.0], 1.0)
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ...ui import figures
+from . import display
+from .spec import expand_releases
+from .text import METHODS, THRESHOLD_METHODS
+
+__all__ = ["DynamicPanels", "release_marginal"]
+
+
+def release_marginal(output: dict, shape: tuple[int, ...]):
+    """The released series' first-attribute marginal over time, ``(N, L)``, with the level
+    positions and width of :func:`.display.marginal` (post-processing of the DP output: the
+    k new histograms, repeated between the release points)."""
+    rows = np.asarray(output["histograms"], float).reshape(-1, int(output["n_bins"]))
+    values, positions, width = display.marginal(rows, shape)
+    series = expand_releases({"histograms": values, "n_bins": values.shape[1],
+                              "release_points": output["release_points"]})
+    return series, positions, width
+
+
+class DynamicPanels:
+    """The drawing of :class:`~dpwidgets.families.dynamic.widget.DynamicHistogramWidget` (a
+    mixin).
+
+    It reads the host's ``figure``, ``shape``, ``attributes``, ``n_times``, controls ``method``
+    and ``time``, ``comparisons`` and ``_measure`` (:class:`~.preview.DynamicRuns`), and keeps
+    ``shown_output``, ``_view`` (what the time slider redraws) and ``_truth_drawn``.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.families.dynamic.widget import DynamicHistogramWidget
+    >>> s = Session(mode="teaching", seed=0)
+    >>> wd = DynamicHistogramWidget(s, data="moving", compare=False, debounce=0)
+    >>> spent = s.spent("moving_objects")
+    >>> wd.time.value = 37  # a view control: the snapshot panel is redrawn, nothing runs
+    >>> wd.figure.panels["snapshot"].title.text, s.spent("moving_objects") == spent
+    ('Histogram at t = 37: y', True)
+    >>> wd.close(); s.close()
+    """
+
+    def _release_marginal(self, output: dict):
+        return release_marginal(output, self.shape)
+
+    def draw(self, output: dict, comparisons: list[dict], reference: np.ndarray | None,
+             where: str) -> None:
+        """The drawing part of a redraw (ColumnDataSource updates only)."""
+        self._show(output, comparisons, reference, where=where)
+
+    def _show(self, output: dict, comparisons: list[dict], reference: np.ndarray | None, *,
+              where: str) -> None:
+        method = self.method.value
+        self.shown_output = output
+        release_marg, positions, width = self._release_marginal(output)
+        measures = self._measure(output, comparisons, reference)
+        truth_marg = measures.truth_marginal
+        n_levels = int(self.shape[0])
+        columns = display.series_plot_data(
+            release_marginal=release_marg, release_points=output["release_points"],
+            release_epsilons=output["release_epsilons"], thresholds=output["thresholds"],
+            n_levels=n_levels, truth_marginal=truth_marg, distance=measures.distance,
+            errors=measures.errors)
+        if truth_marg is not None and truth_marg is self._truth_drawn:
+            del columns["truth_image"]  # the same data as on screen: no need to resend it
+        self._truth_drawn = truth_marg
+        figures.update(self.figure, columns)
+        self.figure.set_axes(n_times=self.n_times, n_levels=n_levels,
+                             attribute=self.attributes[0])
+        scale = truth_marg if truth_marg is not None else release_marg
+        self.figure.set_colour_range(float(np.percentile(scale, 99.5)))
+        self.figure.set_error_labels([METHODS[m][1] for m in [method, *self.comparisons()]])
+        self._set_titles(output, where)
+        # After a release the data and the error (which needs the data) have nothing to show:
+        # their panels go rather than stand empty.
+        figures.show_panels(self.figure.panels, truth_heat=truth_marg is not None,
+                            error=bool(measures.errors))
+        self._view = {"release": release_marg, "truth": truth_marg, "positions": positions,
+                      "width": width}
+        self._draw_time()
+        self._set_quality(measures.values, where)
+        self._stats(output, where)
+
+    def _set_titles(self, output: dict, where: str) -> None:
+        method = self.method.value
+        short = METHODS[method][1]
+        self.figure.set_titles(
+            truth_heat={"teaching": f"Data (public, teaching): {self.attributes[0]} over time",
+                        "preview": f"Public stand-in (preview): {self.attributes[0]} over time",
+                        "release": "Data: not shown (analyst mode)"}[where],
+            release_heat=f"Release ({short}{', preview' if where == 'preview' else ''}): "
+                         f"{output['n_releases']} new histogram(s), ▼ release points",
+            threshold=("Threshold T_i and release points" if method in THRESHOLD_METHODS
+                       else "Release points (no threshold)"),
+            error={"teaching": "Mean |error| per bin over time, against the data",
+                   "preview": "Mean |error| per bin over time, on the public stand-in",
+                   "release": "Error: not shown (it needs the confidential data)"}[where],
+        )
+
+    def _draw_time(self) -> None:
+        if self._view is None:
+            return
+        t = min(max(int(self.time.value), 1), self.n_times)
+        figures.update(self.figure, display.snapshot_plot_data(
+            t, positions=self._view["positions"], release_marginal=self._view["release"],
+            truth_marginal=self._view["truth"], width=self._view["width"]))
+        self.figure.set_time(t)
+        self.figure.set_titles(snapshot=f"Histogram at t = {t}: {self.attributes[0]}")
