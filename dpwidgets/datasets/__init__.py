@@ -6,9 +6,9 @@ not public, a stand-in with the published shape.
 - a family's own stand-ins live in its folder (``dpwidgets/families/<family>/standins.py``) and
   are exported here by name, found without a list: the SVT family's Zipf item scores for SVT /
   top-c selection (Lyu, Su & Li 2017, §6) and Zipf-like 4096-cell histograms shaped like
-  Chen 2018, Table 3.1, for the GPTT reconstruction.
-- :mod:`.regression` -- regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al. 2016)
-  and the models under diagnosis.
+  Chen 2018, Table 3.1, for the GPTT reconstruction; the diagnostics family's
+  regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al. 2016) and the models under
+  diagnosis (its old path here is ``regression``).
 - :mod:`.streams` -- counting streams shaped like Chen 2018, Ch. 5's WiFi traces (Table 5.1)
   and a public series turned into counts.
 - :mod:`.dynamic` -- dynamic histogram series (Li 2017, Ch. 4): census-like tuple replacement,

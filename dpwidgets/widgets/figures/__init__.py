@@ -14,7 +14,6 @@ public stand-in values only.
 module             figures
 =================  ==========================================================
 (moved)            a family's own figures are in ``dpwidgets/families/<family>/display.py``
-``diagnostics``    residual plot, ROC curve, binned residuals
 ``streams``        PeGaSus stream, hierarchy
 ``dynamic``        dynamic histograms (DSAT, DSFT, w-event)
 ``synth``          DPCopula margins, Kendall heatmaps, range-query errors
