@@ -32,6 +32,7 @@ import ipywidgets as w
 import numpy as np
 
 from ...mechanism import Release
+from ...params import Params
 from ...session import Session
 from ...ui import figures
 from ...ui.base import ReleaseWidget, budget_parts, fmt, fold, one_of
@@ -126,7 +127,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
 
     mechanism = ""
     #: The :class:`~dpwidgets.params.Params` class of the mechanism: its controls' declarations.
-    parameters: type = FitParams
+    parameters: type[Params]
     kind = "ols"
     css = ""
     source = ""

@@ -75,8 +75,8 @@ class _NotGiven:
 _NOT_GIVEN: Any = _NotGiven()
 
 
-# -- the engines the checks consult, imported when first needed (importing dpwidgets loads
-# every spec, and these pull in scipy and the histogram publishers) ---------------------------
+# -- the engines the checks consult, imported when first needed: importing dpwidgets loads
+# every spec, and does not load the diagnostics engine ------------------------------------------
 def _diagnostics():
     from ...engine import diagnostics
 
