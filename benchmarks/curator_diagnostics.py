@@ -47,7 +47,7 @@ rp_view = View("rows", ("x2", "x1"), rows=1000)
 
 _IN_MEMORY = _SETUP + f"""
 from dpwidgets.engine import diagnostics as dx
-from dpwidgets.releases.diagnostics import model_predictions
+from dpwidgets.families.diagnostics.spec import model_predictions
 t0 = time.perf_counter()
 rows = table.read(roc_view)
 p, _, y = model_predictions(rows, kind="logistic", model="public", coef={list(COEF)},

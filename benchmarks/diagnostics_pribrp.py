@@ -59,7 +59,7 @@ PUBLISHED_45 = dict(zip(SCALES, (0.554, 0.69, 0.81, 0.9, 0.94, 0.972, 0.982), st
 @cache
 def dataset(model: str, n: int, seed: int = 11):
     """One seeded data set of ``model``, fitted with the linear term: (labels, probabilities)."""
-    from dpwidgets.datasets.regression import fit_model, logistic_scenario
+    from dpwidgets.families.diagnostics.standins import fit_model, logistic_scenario
 
     data = logistic_scenario(model, n, np.random.default_rng([seed, n, int(model[1])]))
     fit = fit_model(data.X, data.y, "logistic")
@@ -67,12 +67,12 @@ def dataset(model: str, n: int, seed: int = 11):
 
 
 def _task(spec: dict) -> dict:
-    from dpwidgets.datasets.regression import fit_model, logistic_scenario
     from dpwidgets.engine.diagnostics import (
         binned_residuals,
         private_binned_residual_plot,
         shape_distance,
     )
+    from dpwidgets.families.diagnostics.standins import fit_model, logistic_scenario
 
     rng = np.random.default_rng(spec["seed"])
     start = time.perf_counter()

@@ -91,7 +91,7 @@ PUBLISHED_44 = {"dawa_published_not_private": (1, 1), "ahp_greedy": (2.126, 1.74
 
 def standin(name: str, seed: int = 7):
     """The seeded binormal stand-in for the text's SMS or TWITTER prediction set."""
-    from dpwidgets.datasets.regression import binormal_scores
+    from dpwidgets.families.diagnostics.standins import binormal_scores
 
     n, positives, auc = STANDINS[name]
     labels, scores = binormal_scores(n, auc, np.random.default_rng([seed, n]),
@@ -103,7 +103,7 @@ def matched_scores(n: int, auc: float, rng, tol: float = 0.002):
     """Binormal scores (half positives) redrawn until the sample AUC is within ``tol`` of auc."""
     from sklearn.metrics import roc_auc_score
 
-    from dpwidgets.datasets.regression import binormal_scores
+    from dpwidgets.families.diagnostics.standins import binormal_scores
 
     for _ in range(1000):
         labels, scores = binormal_scores(n, auc, rng)

@@ -52,17 +52,17 @@ import numpy as np
 import pandas as pd
 
 from dpwidgets._progress import progress
-from dpwidgets.datasets.regression import (
-    discriminatory_scenario,
-    fit_model,
-    posited_residuals,
-    residual_scenario,
-)
 from dpwidgets.engine.diagnostics import (
     discriminatory_power,
     private_residual_plot,
     regret,
     residual_plot_similarity,
+)
+from dpwidgets.families.diagnostics.standins import (
+    discriminatory_scenario,
+    fit_model,
+    posited_residuals,
+    residual_scenario,
 )
 
 RESULTS = Path(__file__).resolve().parent / "results"

@@ -148,7 +148,7 @@ class TableRecords(Records):
     query : dpwidgets.tables.RowsQuery
         The diagnostics view: feature columns, then the outcome.
     kind, outcome, model, coef, intercept :
-        The model under diagnosis, as :func:`dpwidgets.releases.diagnostics.model_predictions`
+        The model under diagnosis, as :func:`dpwidgets.families.diagnostics.spec.model_predictions`
         takes it: ``model="public"`` applies ``coef`` and ``intercept``; ``"ordinary"`` fits
         the model to the table first (from sums, inside the engine).
     """

@@ -266,7 +266,7 @@ def test_a_non_private_publisher_is_refused_in_every_family(tmp_path):
 def test_a_diagnostics_guarantee_names_the_relation_it_is_calibrated_for():
     # The diagnostics run the text's replace-one calibration unless asked for add/remove; the
     # guarantee must say which (an add/remove claim would be false for replace-one noise).
-    from dpwidgets.releases.diagnostics import table_stand_in
+    from dpwidgets.catalog import table_stand_in
 
     s = Session("teaching", seed=0)
     s.add_dataset("t", table_stand_in(300), stand_in="continuous")

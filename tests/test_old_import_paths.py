@@ -1,7 +1,7 @@
-"""The ledger and the release store moved to dpwidgets.persistence, the streams,
-synthetic-data and dynamic-histogram families to dpwidgets/families/; their old import
-paths (dpwidgets.engine.budget, dpwidgets.store, dpwidgets.releases.streams, ...) still
-give the same objects, with a DeprecationWarning that names the new path."""
+"""The ledger and the release store moved to dpwidgets.persistence, the diagnostics,
+streams, synthetic-data and dynamic-histogram families to dpwidgets/families/; their old
+import paths (dpwidgets.engine.budget, dpwidgets.store, dpwidgets.releases.streams, ...)
+still give the same objects, with a DeprecationWarning that names the new path."""
 
 from __future__ import annotations
 
@@ -12,7 +12,12 @@ import warnings
 
 import pytest
 
+import dpwidgets.catalog as catalog
 import dpwidgets.persistence as persistence
+from dpwidgets.families.diagnostics import display as diagnostics_display
+from dpwidgets.families.diagnostics import spec as diagnostics_spec
+from dpwidgets.families.diagnostics import standins as diagnostics_standins
+from dpwidgets.families.diagnostics import widget as diagnostics_widget
 from dpwidgets.persistence import postgres, sqlite, store
 
 
@@ -35,6 +40,36 @@ def test_an_old_path_warns_and_gives_the_moved_object(old, name, new):
     module = importlib.import_module(old)
     with pytest.warns(DeprecationWarning, match=r"dpwidgets\.persistence\."):
         assert getattr(module, name) is new
+
+
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("dpwidgets.releases.diagnostics", "DIAGNOSTIC_MECHANISMS", diagnostics_spec),
+        ("dpwidgets.releases.diagnostics", "model_predictions", diagnostics_spec),
+        ("dpwidgets.releases.diagnostics", "MODELS", diagnostics_spec),
+        ("dpwidgets.widgets.diagnostics", "ResidualPlotWidget", diagnostics_widget),
+        ("dpwidgets.widgets.diagnostics", "RocWidget", diagnostics_widget),
+        ("dpwidgets.widgets.diagnostics", "BinnedResidualWidget", diagnostics_widget),
+        ("dpwidgets.widgets.diagnostics", "analyst_defaults", diagnostics_widget),
+        ("dpwidgets.widgets.diagnostics", "_publisher_options", diagnostics_widget),
+        ("dpwidgets.widgets.figures.diagnostics", "residual_figure", diagnostics_display),
+        ("dpwidgets.widgets.figures.diagnostics", "MAX_POINTS", diagnostics_display),
+        ("dpwidgets.datasets.regression", "fit_model", diagnostics_standins),
+        ("dpwidgets.datasets.regression", "residual_scenario", diagnostics_standins),
+    ],
+)
+def test_a_moved_module_warns_and_is_its_new_home(old, name, new, monkeypatch):
+    monkeypatch.delitem(sys.modules, old, raising=False)  # imported already: import it afresh
+    with pytest.warns(DeprecationWarning, match=re.escape(f"moved to {new.__name__}")):
+        module = importlib.import_module(old)
+    assert module is new
+    assert getattr(module, name) is getattr(new, name)
+
+
+def test_table_stand_in_keeps_its_path_in_the_old_diagnostics_spec():
+    with pytest.warns(DeprecationWarning, match=r"dpwidgets\.catalog\.table_stand_in"):
+        assert diagnostics_spec.table_stand_in is catalog.table_stand_in
 
 
 def test_budget_exceeded_error_keeps_its_old_paths_without_a_warning():

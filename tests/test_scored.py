@@ -15,7 +15,7 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine import diagnostics as dx
-from dpwidgets.releases.diagnostics import model_predictions
+from dpwidgets.families.diagnostics.spec import model_predictions
 from dpwidgets.scored import TableRecords
 from dpwidgets.tables import RowsQuery, Table, View
 

@@ -10,9 +10,9 @@ not public, a stand-in with the published shape.
   tables (Li 2017, Ch. 3: Gaussian dependence, census-shaped, the fair and RAND HIE surveys)
   and the public stand-in of a confidential table (``synth_stand_in``);
   the dynamic family's histogram series (Li 2017, Ch. 4): census-like tuple replacement,
-  moving objects, a series' public stand-in.
-- :mod:`.regression` -- regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al. 2016)
-  and the models under diagnosis.
+  moving objects, a series' public stand-in;
+  the diagnostics family's regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al.
+  2016) and the models under diagnosis (its old path here is ``regression``).
 - the streams family's (:mod:`dpwidgets.families.streams.standins`): counting streams shaped
   like Chen 2018, Ch. 5's WiFi traces (Table 5.1) and a public series turned into counts.
 - :mod:`.personalized` -- personalized DP (Li 2017, Ch. 5): privacy vectors, census-like count

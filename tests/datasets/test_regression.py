@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets.regression: the scenarios of Chen 2018, Ch. 4 and fit_model.
+"""Tests for dpwidgets.families.diagnostics.standins: the scenarios of Chen 2018, Ch. 4 and fit_model.
 
 Seeds are fixed; tolerances are several standard errors wide (stated per test).
 """

@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 import pytest
 
-from dpwidgets.datasets.regression import fit_model, logistic_scenario
 from dpwidgets.engine import regression
 from dpwidgets.engine.mechanisms import floating_point_safe
 from dpwidgets.engine.regression import (
@@ -22,6 +21,7 @@ from dpwidgets.engine.regression import (
     dp_linear_regression,
     dp_logistic_regression,
 )
+from dpwidgets.families.diagnostics.standins import fit_model, logistic_scenario
 
 
 class _NoContinuousNoise(np.random.Generator):

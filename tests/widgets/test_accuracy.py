@@ -217,8 +217,8 @@ def _diagnostic_sessions(tmp_path, name: str, n: int = 1000):
 @pytest.mark.parametrize("model", ["ordinary", "dp"])
 @pytest.mark.usefixtures("close_new_widgets")
 def test_roc_band_around_the_private_curve(tmp_path, model):
+    from dpwidgets.families.diagnostics.display import FPR_GRID
     from dpwidgets.widgets import RocWidget
-    from dpwidgets.widgets.figures.diagnostics import FPR_GRID
 
     from .conftest import leaked
 
@@ -284,8 +284,8 @@ def test_binned_residuals_band_on_a_fixed_grid(tmp_path):
 
 @pytest.mark.usefixtures("close_new_widgets")
 def test_residual_plot_panel_summarises_the_points_per_decile(tmp_path):
+    from dpwidgets.families.diagnostics.display import residual_summary
     from dpwidgets.widgets import ResidualPlotWidget
-    from dpwidgets.widgets.figures.diagnostics import residual_summary
 
     from .conftest import leaked
 
@@ -353,7 +353,7 @@ def test_synthetic_margins_band_follows_the_margin_shown(tmp_path):
 
 
 def test_curves_are_read_on_fixed_grids():
-    from dpwidgets.widgets.figures.diagnostics import curve_on_grid, tpr_on_grid
+    from dpwidgets.families.diagnostics.display import curve_on_grid, tpr_on_grid
 
     # A ROC curve with a vertical step at FPR 0.5 (0.4 -> 0.8): the step's top there, linear
     # between points, (1, 1) at the end.

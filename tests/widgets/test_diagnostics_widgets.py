@@ -9,9 +9,9 @@ import pytest
 from dpwidgets import Session
 from dpwidgets.engine import diagnostics as dx
 from dpwidgets.engine.errors import PrivacyPolicyError, ReleaseFailed
+from dpwidgets.families.diagnostics.display import MAX_POINTS
 from dpwidgets.session import model_predictions, table_stand_in
 from dpwidgets.widgets import BinnedResidualWidget, ResidualPlotWidget, RocWidget
-from dpwidgets.widgets.figures.diagnostics import MAX_POINTS
 
 from .conftest import leaked
 

@@ -19,6 +19,8 @@ from bokeh.core.property.vectorization import Value
 from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
 
 from dpwidgets import Session
+from dpwidgets.families.diagnostics import display as diagnostics_display
+from dpwidgets.families.diagnostics.base import analyst_defaults
 from dpwidgets.families.dynamic import display as dynamic_display
 from dpwidgets.families.streams import display as streams_display
 from dpwidgets.families.svt import display as svt_display
@@ -36,7 +38,6 @@ from dpwidgets.widgets import (
     SyntheticDataWidget,
     figures,
 )
-from dpwidgets.widgets.diagnostics import analyst_defaults
 
 from .conftest import secret_scores, zipf_scores
 from .test_diagnostics_widgets import secret_logistic, secret_regression
@@ -56,9 +57,9 @@ BUILDERS = {
     "split": svt_display.split_figure,
     "topc": svt_display.topc_figure,
     "attack": svt_display.attack_figure,
-    "residual": figures.diagnostics.residual_figure,
-    "roc": figures.diagnostics.roc_figure,
-    "binned": figures.diagnostics.binned_residual_figure,
+    "residual": diagnostics_display.residual_figure,
+    "roc": diagnostics_display.roc_figure,
+    "binned": diagnostics_display.binned_residual_figure,
     "dynamic": dynamic_display.dynamic_figure,
     "personalized": figures.personalized.personalized_figure,
     "stream": streams_display.stream_figure,

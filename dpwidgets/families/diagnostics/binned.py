@@ -1,0 +1,133 @@
+"""PriBRP's widget: a private binned residual plot of a logistic model beside the confidential
+one (Chen 2018, Alg. 13-14)."""
+
+from __future__ import annotations
+
+import ipywidgets as w
+import numpy as np
+
+from ...mechanism import Release
+from ...session import Session
+from ...ui import figures
+from ...ui.controls import control_for
+from . import display
+from .base import DiagnosticWidget, titles
+from .params import BinnedResidualsParams
+from .reference import binned_quality, binned_reference
+from .scenarios import logistic_scenarios
+
+__all__ = ["BinnedResidualWidget"]
+
+
+class BinnedResidualWidget(DiagnosticWidget):
+    """PriBRP (Chen 2018, Alg. 13): a private binned residual plot of a logistic model.
+
+    Parameters are those of :class:`~dpwidgets.families.diagnostics.roc.RocWidget`, and:
+
+    rho : float
+        ε1/ε = ε2/ε for the bins (Alg. 12) and their merging (Alg. 14); the averages get
+        ε3 = (1 − 2ρ)ε. 0.15 in Chen 2018, §4.4.3 (Fig. 4.15).
+    s : int, optional
+        2^s initial bins; default (0 = auto) about ``sqrt(n·ε)/4`` of them
+        (:func:`~dpwidgets.engine.diagnostics.binned_residual_levels`; the text's
+        ``max{t : 2^t <= sqrt(n)}`` is ``s`` set by hand).
+
+    Attributes
+    ----------
+    figure : DiagnosticFigure
+        Sources ``truth``, ``private``, ``edges``.
+    quality_values : dict
+        ``ShapeD`` (private vs confidential, Chen 2018, eq. 4.13) and each plot's ShapeD against the
+        flat ideal.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.widgets import BinnedResidualWidget
+    >>> brp = BinnedResidualWidget(Session("teaching", seed=0), scenario="M2", n=500,
+    ...                            debounce=0)
+    >>> brp.rho.value, brp.rho.max
+    (0.15, 0.49)
+    """
+
+    mechanism = "binned_residuals"
+    parameters = BinnedResidualsParams
+    kind = "logistic"
+    css = "dpw-binned-residuals"
+    source = "PriBRP — private binned residual plot (Chen 2018, Alg. 13)"
+    default_rho = 0.15
+
+    def __init__(self, session: Session, dataset: str | None = None, *, s: int | None = None,
+                 **kwargs):
+        self._init = {"s": s}
+        kwargs.pop("publisher", None)
+        super().__init__(session, dataset, **kwargs)
+
+    _scenario_table = staticmethod(logistic_scenarios)
+
+    def _build_controls(self) -> None:
+        self.s = control_for(BinnedResidualsParams, "s", self._init["s"] or 0)
+        self.s.add_class("dpw-grid")
+
+    def _extra_rows(self) -> list:
+        return [w.HBox([self.rho, self.s])]
+
+    def _extra_controls(self) -> list:
+        return [self.s]
+
+    def _figure(self):
+        return display.binned_residual_figure()
+
+    def _mechanism_params(self) -> dict:
+        return {"epsilon": float(self.epsilon.value), "rho": float(self.rho.value),
+                "s": int(self.s.value) or None}
+
+    def _truth(self, table: np.ndarray, model: dict):
+        return binned_reference(table, model)
+
+    panel = "brp"
+    titles = titles("Binned residuals", "PriBRP", "Private binned residual plot")
+
+    def _plot_data(self, output: dict, truth):
+        return display.binned_residual_plot_data(
+            mean_predicted=output["mean_predicted"], mean_residual=output["mean_residual"],
+            bins=output["bins"], noisy_sizes=output["noisy_sizes"],
+            truth_predicted=None if truth is None else truth[0],
+            truth_residual=None if truth is None else truth[1])
+
+    def _quality(self, output: dict, truth) -> dict:
+        return binned_quality(output, truth)
+
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    accuracy_what = ("the private mean residual, read at 41 mean predictions spanning the "
+                     "stand-in's")
+    #: Points of the fixed grid the private curves are compared on.
+    ACCURACY_POINTS = 41
+
+    def _accuracy_grid(self) -> np.ndarray:
+        """A fixed grid over the stand-in's own binned mean predictions (public)."""
+        mean_predicted = self._accuracy_truth()[0]
+        return np.linspace(float(np.min(mean_predicted)), float(np.max(mean_predicted)),
+                           self.ACCURACY_POINTS)
+
+    def _accuracy_values(self, release: Release) -> np.ndarray:
+        """A preview's binned residual curve on the fixed grid: its bins are private (Alg. 12,
+        14) and differ from run to run, so the points are joined and read at the grid (NaN
+        beyond a run's first and last bin)."""
+        out = release.output
+        return display.curve_on_grid(out["mean_predicted"], out["mean_residual"],
+                                     self._accuracy_grid())
+
+    def _accuracy_noiseless(self) -> np.ndarray:
+        """The stand-in's own binned residual plot (ordinary fit) on the same grid."""
+        mean_predicted, mean_residual = self._accuracy_truth()
+        return display.curve_on_grid(mean_predicted, mean_residual, self._accuracy_grid())
+
+    def _accuracy_band(self, preview) -> None:
+        """The band around the private points (removed with None)."""
+        band = () if preview is None else (self._accuracy_grid(), preview.now.low,
+                                            preview.now.high)
+        figures.update(self.figure, display.band_data(*band))
+
+    def _describe(self, output: dict) -> str:
+        return f"{len(output['mean_predicted'])} bins after merging (Alg. 14)"
