@@ -77,6 +77,7 @@ from .engine.errors import (
     ReleaseRefused,
 )
 from .engine.validation import EPSILON_MAX, check_epsilon, check_rng
+from .families.diagnostics.spec import MODELS, OUTCOMES, model_predictions
 from .mechanism import (
     MECHANISMS,
     Fact,
@@ -89,7 +90,6 @@ from .mechanism import (
 )
 from .persistence import BudgetExceededError, PrivacyLedger
 from .persistence.store import ReleaseStore, canonical
-from .releases.diagnostics import MODELS, OUTCOMES, model_predictions
 
 __all__ = [
     "DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",
