@@ -42,8 +42,8 @@ from benchmarks.svt_selection import zipf_scores
 from benchmarks.synth_common import census_table
 from dpwidgets import Session
 from dpwidgets._progress import progress
-from dpwidgets.datasets.personalized import make_budgets
 from dpwidgets.engine.mechanisms import floating_point_safe
+from dpwidgets.families.personalized.standins import make_budgets
 from dpwidgets.mechanism import MECHANISMS
 from dpwidgets.releases.dynamic import dynamic_stand_in
 from dpwidgets.releases.synth import synth_stand_in

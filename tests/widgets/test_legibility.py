@@ -19,6 +19,7 @@ from bokeh.core.property.vectorization import Value
 from bokeh.models import ColumnDataSource, DataRange1d, GlyphRenderer, Legend, Plot
 
 from dpwidgets import Session
+from dpwidgets.families.personalized import display as personalized_display
 from dpwidgets.families.svt import display as svt_display
 from dpwidgets.ui import base as base
 from dpwidgets.ui.base import fmt, visible_text
@@ -57,7 +58,7 @@ BUILDERS = {
     "roc": figures.diagnostics.roc_figure,
     "binned": figures.diagnostics.binned_residual_figure,
     "dynamic": figures.dynamic.dynamic_figure,
-    "personalized": figures.personalized.personalized_figure,
+    "personalized": personalized_display.personalized_figure,
     "stream": figures.streams.stream_figure,
     "hierarchy": lambda: figures.streams.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
     "synth": figures.synth.synth_figure,
@@ -164,8 +165,7 @@ def _synth(tmp_path):
 
 
 def _personalized(tmp_path):
-    from dpwidgets.datasets.personalized import budgets_mixed
-    from dpwidgets.releases.personalized import personalized_stand_in
+    from dpwidgets.families.personalized.standins import budgets_mixed, personalized_stand_in
 
     edges = np.linspace(0.0, 100.0, 41)
     n = 5000
