@@ -1,8 +1,8 @@
 """Bokeh figure builders of the personalized-DP widget (Li 2017, Ch. 5).
 
-The contract of :mod:`._common`; :class:`PersonalizedFigure` names its panels and threshold
-markers; :func:`partition_blocks`, :func:`sorted_sample` and :func:`budget_used` are the numpy
-post-processing the widget draws. The left-hand panels (the privacy vector, the partitions, the
+The contract of :mod:`dpwidgets.ui.figures`; :class:`PersonalizedFigure` names its panels and
+threshold markers; :func:`partition_blocks`, :func:`sorted_sample` and :func:`budget_used` are
+the numpy post-processing the widget draws. The left-hand panels (the privacy vector, the partitions, the
 enjoyed budgets) depend on the public privacy vector only.
 """
 
@@ -185,7 +185,25 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
         ("budget", "@eps{0.[0000]}")]))
     strips.ygrid.visible = False
 
-    histogram = figure(width=width - third, height=320, tools=_TOOLS, toolbar_location="right",
+    histogram = _histogram_panel(sources, width - third)
+    accuracy = _accuracy_panel(sources, third, budget_range)
+
+    spans = {}
+    for name, panel in (("vector", vector), ("accuracy", accuracy)):
+        span = Span(location=0.0, dimension="height", line_color="#ff7f0e", line_width=2,
+                    line_dash="dashed", visible=False)
+        panel.add_layout(span)
+        spans[name] = span
+
+    layout = column(row(vector, enjoyed), strips, row(histogram, accuracy))
+    panels = {"vector": vector, "enjoyed": enjoyed, "strips": strips, "histogram": histogram,
+              "accuracy": accuracy}
+    return PersonalizedFigure(layout, sources, panels, spans, methods, budget_range)
+
+
+def _histogram_panel(sources: dict, width: int):
+    """The histogram of the values: the reference, the DP estimate and its 90% band."""
+    histogram = figure(width=width, height=320, tools=_TOOLS, toolbar_location="right",
                        title="Histogram of the values", y_axis_label="count")
     histogram.add_layout(Legend(click_policy="hide", orientation="horizontal",
                                 label_text_font_size="8pt"), "below")
@@ -201,10 +219,14 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
                    line_width=1.5, alpha=0.7, legend_label="DP estimate")
     histogram.step("x", "y", source=sources["truth"], mode="center", color="black",
                    line_width=1.2, legend_label="reference")
+    return histogram
 
+
+def _accuracy_panel(sources: dict, width: int, budget_range: Range1d):
+    """The relative frequency error of every method against ε_T (on the budget axis)."""
     # Tall enough for a frame that spaces its log ticks (a narrow range, under one decade,
     # gets linear ticks that crowd together at its top) above a two-row legend.
-    accuracy = figure(width=third, height=320, tools=_TOOLS, x_range=budget_range,
+    accuracy = figure(width=width, height=320, tools=_TOOLS, x_range=budget_range,
                       y_axis_type="log", toolbar_location="right",
                       title="Relative frequency error vs ε_T",
                       x_axis_label="sampling threshold ε_T", y_axis_label="RFE")
@@ -227,18 +249,7 @@ def personalized_figure(*, width: int = 900) -> PersonalizedFigure:
         ("", "@method"), ("ε_T", "@x{0.000}"), ("RFE", "@y{0.00000}")]))
     accuracy.add_tools(HoverTool(renderers=[lines], tooltips=[
         ("", "@method"), ("RFE", "@error{0.00000}")]))
-
-    spans = {}
-    for name, panel in (("vector", vector), ("accuracy", accuracy)):
-        span = Span(location=0.0, dimension="height", line_color="#ff7f0e", line_width=2,
-                    line_dash="dashed", visible=False)
-        panel.add_layout(span)
-        spans[name] = span
-
-    layout = column(row(vector, enjoyed), strips, row(histogram, accuracy))
-    panels = {"vector": vector, "enjoyed": enjoyed, "strips": strips, "histogram": histogram,
-              "accuracy": accuracy}
-    return PersonalizedFigure(layout, sources, panels, spans, methods, budget_range)
+    return accuracy
 
 
 # --------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 A table of records ``[value, budget]`` -- the value confidential, the budget the record's owner
 asked for, public -- is released as a histogram of the values under personalized differential
 privacy, through the session mechanism ``"personalized_histogram"``
-(:mod:`dpwidgets.releases.personalized`). The widget shows
+(:mod:`dpwidgets.families.personalized.spec`). The widget shows
 
 - the **privacy vector**: how many records ask for which budget (Li 2017, §5.3.1's uniform and
   normal vectors, or a custom mixture of conservative / moderate / liberal users);
@@ -19,7 +19,7 @@ privacy, through the session mechanism ``"personalized_histogram"``
   Sampling's error traces a curve as ε_T moves).
 
 Everything about partitions and enjoyed budgets is computed from the public privacy vector
-(:func:`dpwidgets.releases.personalized.release_plan`) and costs nothing.
+(:func:`dpwidgets.families.personalized.params.release_plan`) and costs nothing.
 
 Teaching mode (public data): every control change is a live release of every compared
 mechanism, each charged to the teaching ledger (its largest per-record loss), and the errors are
@@ -29,30 +29,49 @@ liberal budget), the most any what-if vector may ask. Analyst mode (confidential
 privacy vector is the dataset's own (public) one, control changes drive a free preview on the
 public stand-in (same size, same privacy vector), errors measured on the stand-in; only Release
 spends, on the selected mechanism, and draws its DP output only -- no value, no true count.
+
+The widget is a controller between its controls, the door and the display: its public data
+sets are in :mod:`.sources`, its text in :mod:`.text`, and the error measure (the one use of
+the engine) in :mod:`.preview`.
+
+Examples
+--------
+>>> from dpwidgets import Session
+>>> from dpwidgets.families.personalized.widget import PersonalizedWidget
+>>> s = Session(mode="teaching", seed=1)
+>>> w = PersonalizedWidget(s, data="age", n=2000, compare=False, debounce=0)
+>>> w.params["method"], w.params["budgets"].array.size
+('utility', 2000)
+>>> w.close(); s.close()
 """
 
 from __future__ import annotations
 
-import html
 import math
 import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
 
 import ipywidgets as ipw
 import numpy as np
 
-from ...engine.dynamic import random_range_queries
-from ...engine.personalized import relative_frequency_error
 from ...session import Release, Session
 from ...ui import figures
-from ...ui.base import CAUGHT, PublicSource, ReleaseWidget, fold, one_of
+from ...ui.base import CAUGHT, ReleaseWidget, one_of
 from ...ui.base import g3 as _fmt
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
-from ...ui.controls import EpsilonSlider, FloatRangeSlider, FloatSlider, IntSlider, slider
-from . import display
-from .params import METHOD_LABELS, PrivacyVector, release_plan
-from .spec import PERSONALIZED_MECHANISMS, covered
+from ...ui.controls import FloatRangeSlider, FloatSlider, control_for, slider
+from . import display, preview
+from .params import METHOD_LABELS, PersonalizedHistogramParams, PrivacyVector, release_plan
+from .sources import (
+    DATASETS,
+    DEFAULT_GROUPS,
+    GROUP_NAMES,
+    PRIVACY,
+    TEACHING_CEILING,
+    ValueSource,
+    what_if_budgets,
+)
+from .spec import covered
+from .text import METHODS, banner_html, quality_html, stats_text
 
 __all__ = ["COMPARED", "DATASETS", "METHODS", "PRIVACY", "PersonalizedWidget", "ValueSource"]
 
@@ -62,112 +81,11 @@ MECHANISM = "personalized_histogram"
 #: Alg. 10's wasted budget and Alg. 11's utility on Li 2017, §5.3.1's vectors
 #: (benchmarks/personalized_widget_redraw.py measures both).
 MAX_GROUPS = 256
-#: The budget column of the built-in teaching tables: the most any what-if vector may ask.
-TEACHING_CEILING = 1.0
-
-#: Methods: dropdown label.
-METHODS = {
-    "utility": "Utility-based partitioning (Li 2017, Alg. 11)",
-    "privacy_aware": "Privacy-aware partitioning (Li 2017, Alg. 10)",
-    "sampling": "Sampling (Jorgensen et al.; Li 2017, Def. 5.1.1)",
-    "minimum": "Minimum: everyone at the smallest budget (Li 2017, §5.1)",
-    "threshold": "Threshold: only the records with ε_j ≥ ε_T (Li 2017, §5.1)",
-}
 #: The mechanisms compared side by side (the text's four).
 COMPARED = ("minimum", "sampling", "privacy_aware", "utility")
 _ORDER = ("minimum", "threshold", "sampling", "privacy_aware", "utility")
 _THRESHOLDED = ("sampling", "threshold")
 _ROUNDS = ("minimum", "privacy_aware", "utility")
-
-_BANNERS = {
-    "minimum": "Runs one release at the smallest budget of all: every record enjoys "
-               "min ε, the generous records' willingness is wasted.",
-    "threshold": "Runs one release at ε_T on the records that allow at least ε_T; the "
-                 "others are not used at all.",
-    "sampling": "Keeps record j with probability (e^ε_j − 1)/(e^ε_T − 1) (1 above ε_T), "
-                "then one ε_T release on the sample: amplification by sampling gives record j "
-                "min(ε_j, ε_T). The threshold ε_T is yours to choose.",
-    "privacy_aware": "Groups records of similar budgets (dynamic programming over the sorted "
-                     "budgets, minimising the wasted budget Σ(ε_ij − min ε_i)²; the number of "
-                     "groups by eq. 5.2.3) and runs one release per group at its smallest "
-                     "budget; the releases are combined by inverse-variance weights.",
-    "utility": "Groups records to maximise the summed utility Σ U(n_i, min ε_i) of the "
-               "releases (for counts: their precision; eq. 5.2.6 picks the number of groups), "
-               "one release per group at its smallest budget, combined by inverse-variance "
-               "weights.",
-}
-
-
-@dataclass(frozen=True)
-class ValueSource(PublicSource):
-    """Public values to histogram; see :class:`PublicSource`.
-
-    Attributes
-    ----------
-    stand_in : callable ``(n, rng) -> values``
-        A public stand-in of the same size (another public draw).
-    edges : numpy.ndarray
-        Public bin edges.
-    shape : tuple of int or None
-        The grid the bins flatten (range queries are boxes on it); None: 1-D.
-    axis : str
-        The histogram's x-axis label.
-    """
-
-    stand_in: Callable[[int, np.random.Generator], np.ndarray]
-    edges: np.ndarray
-    shape: tuple[int, ...] | None
-    axis: str
-
-
-def _cells(country: str):
-    def make(n: int, rng: np.random.Generator) -> np.ndarray:
-        from .standins import count_task
-
-        return count_task(country, n, rng).cells.astype(float)
-
-    return make
-
-
-def _ages(country: str):
-    def make(n: int, rng: np.random.Generator) -> np.ndarray:
-        from .standins import census_like_records
-
-        return census_like_records(country, n, rng)["age"].to_numpy(dtype=float)
-
-    return make
-
-
-def _grid():
-    from .standins import COUNT_TASK_SHAPE
-
-    return COUNT_TASK_SHAPE
-
-
-#: The public data sets of the teaching widget.
-DATASETS: dict[str, ValueSource] = {
-    "census": ValueSource(
-        "Census-like count task (Li 2017, §5.3.1): age × gender × education × income, 2,048 cells",
-        _cells("us"), _cells("brazil"), np.arange(2049) - 0.5, _grid(),
-        "cell of the age × gender × education × income grid",
-    ),
-    "age": ValueSource(
-        "Census-like ages (16-95, one bin per year)", _ages("us"), _ages("brazil"),
-        np.arange(16, 97) - 0.5, None, "age",
-    ),
-}
-
-#: Privacy vectors of the teaching widget: name -> dropdown label.
-PRIVACY = {
-    "normal": "N(0.1, 1) clipped to [0.01, 1] (Li 2017, §5.3.1)",
-    "normal_truncated": "N(0.1, 1) truncated to [0.01, 1]",
-    "uniform": "U(0.01, 0.1) (Li 2017, §5.3.1, as written)",
-    "uniform_wide": "U(0.01, 1) (Li 2017, §5.3.1's stated range)",
-    "custom": "custom: conservative / moderate / liberal users (sliders)",
-}
-#: Default custom groups: (share, lowest budget, highest budget).
-DEFAULT_GROUPS = ((0.54, 0.01, 0.2), (0.37, 0.2, 1.0), (0.09, 1.0, 1.0))
-_GROUP_NAMES = ("conservative", "moderate", "liberal")
 _NO_SHARE = ("group shares: all three are 0; accepted: shares in [0, 1], at least one above 0 "
              "(they are normalised to sum to 1).")
 
@@ -191,8 +109,8 @@ class PersonalizedWidget(ReleaseWidget):
     dataset : str, optional
         A table in the session (two columns: value, then the public budget each record asked
         for). Required in analyst mode (its public stand-in -- whose second column must be the
-        same privacy vector, see :func:`~dpwidgets.releases.personalized.personalized_stand_in`
-        -- is what previews use). In teaching mode without one, a public table is added
+        same privacy vector, see :func:`~.standins.personalized_stand_in` -- is what previews
+        use). In teaching mode without one, a public table is added
         (``data``).
     data : {"census", "age"}
         Teaching mode: the public values to start with (:data:`DATASETS`).
@@ -232,7 +150,7 @@ class PersonalizedWidget(ReleaseWidget):
 
     Attributes
     ----------
-    figure : display.PersonalizedFigure
+    figure : ~.display.PersonalizedFigure
         Sources ``vector``, ``sorted``, ``shading``, ``strips``, ``truth``, ``private``,
         ``levels``, ``current``, ``trail``.
     quality_values : dict
@@ -291,52 +209,7 @@ class PersonalizedWidget(ReleaseWidget):
         self.data = self._data_dropdown(
             dataset, data, DATASETS, width="640px",
             needs="a table [value, budget] added with session.add_dataset and a public stand_in")
-        style = {"description_width": "initial"}
-        self.privacy = ipw.Dropdown(description="privacy vector", style=style,
-                                    layout=ipw.Layout(width="520px"))
-        self.privacy.add_class("dpw-privacy")
-        self._privacy_choice = privacy
-        groups = tuple(tuple(float(v) for v in g) for g in (groups or DEFAULT_GROUPS))
-        if len(groups) != 3:
-            raise ValueError("groups must be three (share, low, high) triples")
-        self.group_share, self.group_range = [], []
-        for name, (share, low, high) in zip(_GROUP_NAMES, groups, strict=True):
-            s = slider(FloatSlider, share, 0.0, 1.0, 0.01, f"{name}: share", "dpw-group-share",
-                        ".2f")
-            r = slider(FloatRangeSlider, (low, high), 0.01, TEACHING_CEILING, 0.01, "budgets",
-                       "dpw-group-range", ".2f")
-            r.label = f"{name}: budgets"
-            self.group_share.append(s)
-            self.group_range.append(r)
-        self.groups_box = ipw.VBox([ipw.HBox([s, r]) for s, r in
-                                    zip(self.group_share, self.group_range, strict=True)])
-        self.groups_box.add_class("dpw-groups")
-        self.method = ipw.Dropdown(options=[(label, key) for key, label in METHODS.items()],
-                                   value=method, description="mechanism", style=style,
-                                   layout=ipw.Layout(width="460px"))
-        self.method.add_class("dpw-method")
-        self.compare = ipw.Checkbox(value=bool(compare), description="compare the text's four",
-                                    style=style)
-        self.compare.add_class("dpw-compare")
-        self.threshold = slider(FloatSlider, threshold if threshold is not None else 0.5,
-                                 0.0, 1.0, 0.005, "ε_T (sampling threshold)", "dpw-threshold",
-                                 ".4f")
-        self.threshold.layout = ipw.Layout(width="420px")
-        self.auto_threshold = ipw.Checkbox(value=threshold is None,
-                                           description="ε_T = mean budget (Li 2017, §5.3.2.1)",
-                                           style=style)
-        self.auto_threshold.add_class("dpw-auto-threshold")
-        self.rounds = slider(IntSlider, int(rounds), 1, 4, 1, "T rounds (Li 2017, §5.2.3)",
-                              "dpw-rounds")
-        self.epsilon = EpsilonSlider(epsilon if epsilon is not None else 1.0,
-                                     description="ε cap (most any record spends)")
-        self.epsilon.layout = ipw.Layout(width="460px")
-        self.no_cap = ipw.Checkbox(value=epsilon is None, description="no cap", style=style)
-        self.no_cap.add_class("dpw-no-cap")
-        self.show_truth = ipw.Checkbox(
-            value=True, description="show the data", disabled=not session.teaching,
-            layout=ipw.Layout(display=None if session.teaching else "none"))
-
+        self._build_controls(privacy, groups, method, compare, threshold, rounds, epsilon)
         self.figure = display.personalized_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
@@ -362,6 +235,55 @@ class PersonalizedWidget(ReleaseWidget):
         self._watch(self._on_threshold, self.threshold)
         self._watch(self._on_data, self.data)
         self._recompute()
+
+    def _build_controls(self, privacy, groups, method, compare, threshold, rounds,
+                        epsilon) -> None:
+        """The controls: the privacy vector (and the custom vector's groups), the mechanism and
+        its parameters (built from :class:`~.params.PersonalizedHistogramParams`), the cap."""
+        style = {"description_width": "initial"}
+        self.privacy = ipw.Dropdown(description="privacy vector", style=style,
+                                    layout=ipw.Layout(width="520px"))
+        self.privacy.add_class("dpw-privacy")
+        self._privacy_choice = privacy
+        groups = tuple(tuple(float(v) for v in g) for g in (groups or DEFAULT_GROUPS))
+        if len(groups) != 3:
+            raise ValueError("groups must be three (share, low, high) triples")
+        self.group_share, self.group_range = [], []
+        for name, (share, low, high) in zip(GROUP_NAMES, groups, strict=True):
+            s = slider(FloatSlider, share, 0.0, 1.0, 0.01, f"{name}: share", "dpw-group-share",
+                        ".2f")
+            r = slider(FloatRangeSlider, (low, high), 0.01, TEACHING_CEILING, 0.01, "budgets",
+                       "dpw-group-range", ".2f")
+            r.label = f"{name}: budgets"
+            self.group_share.append(s)
+            self.group_range.append(r)
+        self.groups_box = ipw.VBox([ipw.HBox([s, r]) for s, r in
+                                    zip(self.group_share, self.group_range, strict=True)])
+        self.groups_box.add_class("dpw-groups")
+        self.method = control_for(PersonalizedHistogramParams, "method", method,
+                                  options=[(label, key) for key, label in METHODS.items()],
+                                  layout=ipw.Layout(width="460px"))
+        self.compare = ipw.Checkbox(value=bool(compare), description="compare the text's four",
+                                    style=style)
+        self.compare.add_class("dpw-compare")
+        self.threshold = control_for(PersonalizedHistogramParams, "threshold",
+                                     threshold if threshold is not None else 0.5,
+                                     readout_format=".4f")
+        self.threshold.layout = ipw.Layout(width="420px")
+        self.auto_threshold = ipw.Checkbox(value=threshold is None,
+                                           description="ε_T = mean budget (Li 2017, §5.3.2.1)",
+                                           style=style)
+        self.auto_threshold.add_class("dpw-auto-threshold")
+        self.rounds = control_for(PersonalizedHistogramParams, "rounds", int(rounds))
+        self.epsilon = control_for(PersonalizedHistogramParams, "epsilon",
+                                   epsilon if epsilon is not None else 1.0)
+        self.epsilon.layout = ipw.Layout(width="460px")
+        self.no_cap = ipw.Checkbox(value=epsilon is None, description="no cap", style=style)
+        self.no_cap.add_class("dpw-no-cap")
+        self.show_truth = ipw.Checkbox(
+            value=True, description="show the data", disabled=not self.session.teaching,
+            layout=ipw.Layout(display=None if self.session.teaching else "none"))
+
 
     # -- data ------------------------------------------------------------------------------
     def _dataset_facts(self, dataset, budgets, bins, value_range, shape) -> dict:
@@ -483,14 +405,9 @@ class PersonalizedWidget(ReleaseWidget):
             if key[1] == "dataset":
                 vector = facts["vector"]
             else:
-                from .standins import budgets_mixed, make_budgets
-
                 rng = np.random.default_rng(zlib.crc32(f"{self.dataset}:{key[1]}".encode()))
-                if key[1] == "custom":
-                    array = budgets_mixed(self.n_records, list(key[2]), rng)
-                else:
-                    array = make_budgets(key[1], self.n_records, rng)
-                vector = PrivacyVector(np.minimum(array, TEACHING_CEILING))
+                vector = PrivacyVector(what_if_budgets(
+                    key[1], self.n_records, key[2] if key[1] == "custom" else (), rng))
             if len(self._vectors) > 8:
                 self._vectors.clear()
             self._vectors[key] = vector
@@ -540,8 +457,7 @@ class PersonalizedWidget(ReleaseWidget):
 
     def plan_for(self, method: str):
         """The public release plan of ``method`` (validated parameters; costs nothing)."""
-        p = PERSONALIZED_MECHANISMS[MECHANISM].validate(self.params_for(method),
-                                                         (self.n_records, 2))
+        p = PersonalizedHistogramParams.validate(self.params_for(method), (self.n_records, 2))
         return release_plan(p), p
 
     # -- events ----------------------------------------------------------------------------
@@ -660,9 +576,7 @@ class PersonalizedWidget(ReleaseWidget):
         if hit is None or hit[0] is not table or not np.array_equal(hit[1], self.edges):
             if len(self._references) > 4:
                 self._references.clear()
-            values = np.clip(table[:, 0], self.edges[0], self.edges[-1])
-            counts = np.histogram(values, bins=self.edges)[0].astype(float)
-            hit = (table, self.edges, counts)
+            hit = (table, self.edges, preview.reference_histogram(table, self.edges))
             self._references[key] = hit
         return hit[2]
 
@@ -670,8 +584,7 @@ class PersonalizedWidget(ReleaseWidget):
         dims = tuple(self.shape) if self.shape else (self.edges.size - 1,)
         key = (dims, self.n_queries)
         if key not in self._queries:
-            self._queries[key] = random_range_queries(
-                dims, self.n_queries, np.random.default_rng(zlib.crc32(repr(dims).encode())))
+            self._queries[key] = preview.range_queries(dims, self.n_queries)
         return self._queries[key]
 
     def _recompute(self) -> None:
@@ -724,8 +637,8 @@ class PersonalizedWidget(ReleaseWidget):
         if reference is not None:
             queries = self._query_set()
             for m, out in outputs.items():
-                error = relative_frequency_error(reference, out["counts"], shape=self.shape,
-                                                 queries=queries, n=float(n))
+                error = preview.frequency_error(reference, out["counts"], shape=self.shape,
+                                                queries=queries, n=float(n))
                 values[METHOD_LABELS[m]] = error
                 if m in _THRESHOLDED:
                     current[m] = (METHOD_LABELS[m], float(out["threshold"]), error)
@@ -775,43 +688,12 @@ class PersonalizedWidget(ReleaseWidget):
 
     # -- text ------------------------------------------------------------------------------
     def _update_banner(self) -> None:
-        method = self.method.value
-        self.banner.value = (
-            "<div class='dpw-banner-ok'>"
-            + fold(f"<b>{html.escape(METHODS[method])}</b>: personalized DP {self.per_unit}, "
-                   "charged its largest per-record loss",
-                   f"{html.escape(_BANNERS[method])} Guarantee: personalized DP {self.per_unit} "
-                   "— record j's privacy loss is at most the budget it enjoys, never more than "
-                   "it asked for (replace-one neighbours; the privacy vector is public). The "
-                   "session's ledger keeps one ε for everybody, so a release is charged its "
-                   "<b>largest</b> per-record loss.")
-            + "</div>")
+        self.banner.value = banner_html(self.method.value, self.per_unit)
 
     def _set_quality(self, values: dict[str, float], plans: dict, where: str) -> None:
         self.quality_values = values
-        asked = self.budgets.array
-        used = {METHOD_LABELS[m]: display.budget_used(p.enjoyed, asked)
-                for m, p in plans.items()}
-        charge = {METHOD_LABELS[m]: float(np.max(p.enjoyed)) for m, p in plans.items()}
-        parts = []
-        for name in used:
-            error = f"RFE {values[name]:.2e}, " if name in values else ""
-            parts.append(f"{html.escape(name)}: {error}uses {used[name]:.1%} of the budget "
-                         f"asked, ledger cost ε = {charge[name]:.3g}")
-        if not values:
-            head = ("No error measure on confidential data: it would need the data. "
-                    if where == "release" else "")
-            self.quality.value = f"<div>{head}{' · '.join(parts)}</div>"
-            return
-        on = "on the public stand-in" if where == "preview" else "against the data"
-        self.quality.value = (
-            f"<div class='dpw-quality-values'>Relative frequency error of "
-            f"{self.n_queries:,} random range counts (Li 2017, §5.3.1), {on}: "
-            + " · ".join(parts) + "</div>")
+        self.quality.value = quality_html(values, plans, self.budgets.array, where,
+                                          self.n_queries)
 
     def _stats(self, output: dict, plan, where: str) -> None:
-        k = len(plan.partitions)
-        eps = ", ".join(_fmt(e) for e in plan.epsilons[:8]) + (" …" if k > 8 else "")
-        self._set_stats(where, f"{k} release(s) at ε = {eps}; largest per-record loss (the "
-                        f"ledger's charge) {_fmt(float(np.max(plan.enjoyed)))}",
-                        output["guarantee"])
+        self._set_stats(where, stats_text(plan), output["guarantee"])
