@@ -1,10 +1,12 @@
-"""The ledger and the release store moved to dpwidgets.persistence; their old import paths
-(dpwidgets.engine.budget, dpwidgets.store) still give the same objects, with a
+"""The ledger and the release store moved to dpwidgets.persistence, and the personalized-DP
+family to dpwidgets/families/personalized/; their old import paths (dpwidgets.engine.budget,
+dpwidgets.store, dpwidgets.releases.personalized, ...) still give the same objects, with a
 DeprecationWarning that names the new path."""
 
 from __future__ import annotations
 
 import importlib
+import sys
 import warnings
 
 import pytest
@@ -52,3 +54,37 @@ def test_an_unknown_name_is_an_import_error():
         from dpwidgets.engine.budget import no_such_name  # noqa: F401
     with pytest.raises(ImportError):
         from dpwidgets.store import no_such_name  # noqa: F401
+
+
+# The personalized-DP family moved into dpwidgets/families/personalized/: each old module is
+# the new one, imported with a DeprecationWarning that names it.
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("dpwidgets.releases.personalized", "PERSONALIZED_MECHANISMS",
+         "dpwidgets.families.personalized.spec"),
+        ("dpwidgets.releases.personalized", "PrivacyVector",
+         "dpwidgets.families.personalized.params"),
+        ("dpwidgets.releases.personalized", "release_plan",
+         "dpwidgets.families.personalized.params"),
+        ("dpwidgets.releases.personalized", "personalized_stand_in",
+         "dpwidgets.families.personalized.standins"),
+        ("dpwidgets.widgets.personalized", "PersonalizedWidget",
+         "dpwidgets.families.personalized.widget"),
+        ("dpwidgets.widgets.personalized", "DATASETS", "dpwidgets.families.personalized.sources"),
+        ("dpwidgets.widgets.personalized", "METHODS", "dpwidgets.families.personalized.text"),
+        ("dpwidgets.widgets.figures.personalized", "personalized_figure",
+         "dpwidgets.families.personalized.display"),
+        ("dpwidgets.widgets.figures.personalized", "budget_used",
+         "dpwidgets.families.personalized.display"),
+        ("dpwidgets.datasets.personalized", "count_task",
+         "dpwidgets.families.personalized.standins"),
+        ("dpwidgets.datasets.personalized", "make_budgets",
+         "dpwidgets.families.personalized.standins"),
+    ],
+)
+def test_an_old_personalized_path_warns_and_gives_the_moved_object(old, name, new):
+    sys.modules.pop(old, None)  # imported afresh: the warning comes with the import
+    with pytest.warns(DeprecationWarning, match=r"dpwidgets\.families\.personalized\."):
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)

@@ -6,7 +6,9 @@ not public, a stand-in with the published shape.
 - a family's own stand-ins live in its folder (``dpwidgets/families/<family>/standins.py``) and
   are exported here by name, found without a list: the SVT family's Zipf item scores for SVT /
   top-c selection (Lyu, Su & Li 2017, §6) and Zipf-like 4096-cell histograms shaped like
-  Chen 2018, Table 3.1, for the GPTT reconstruction.
+  Chen 2018, Table 3.1, for the GPTT reconstruction; the personalized-DP family's privacy
+  vectors (Li 2017, Ch. 5), census-like count and logistic tasks, the fair data, and the public
+  stand-in of a table ``[value, budget]``.
 - :mod:`.regression` -- regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al. 2016)
   and the models under diagnosis.
 - :mod:`.streams` -- counting streams shaped like Chen 2018, Ch. 5's WiFi traces (Table 5.1)
@@ -15,8 +17,6 @@ not public, a stand-in with the published shape.
   moving objects.
 - :mod:`.synth` -- DPCopula tables (Li 2017, Ch. 3): Gaussian dependence, census-shaped, the
   fair survey.
-- :mod:`.personalized` -- personalized DP (Li 2017, Ch. 5): privacy vectors, census-like count
-  and logistic tasks, fair data.
 """
 
 import importlib

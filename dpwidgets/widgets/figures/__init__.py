@@ -18,7 +18,6 @@ module             figures
 ``streams``        PeGaSus stream, hierarchy
 ``dynamic``        dynamic histograms (DSAT, DSFT, w-event)
 ``synth``          DPCopula margins, Kendall heatmaps, range-query errors
-``personalized``   personalized DP budgets and histograms
 =================  ==========================================================
 """
 
