@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from dpwidgets.datasets.personalized import BUDGET_SETUPS
+from dpwidgets.families.personalized.standins import BUDGET_SETUPS
 
 RESULTS = Path(__file__).resolve().parent / "results"
 DATA_SEED = 0

@@ -13,7 +13,7 @@ hindsight. Every mechanism releases the 2,048-cell histogram of the
 coded records (:func:`dpwidgets.engine.personalized.personalized_histogram`: Laplace per
 release, replace-one neighbours) and the queries are answered on it.
 
-Data: the IPUMS extracts are not shipped; :func:`dpwidgets.datasets.personalized.count_task`
+Data: the IPUMS extracts are not shipped; :func:`dpwidgets.families.personalized.standins.count_task`
 generates census-like stand-ins (one fixed draw per country). Each trial draws a fresh
 privacy vector and fresh noise; the 1,000 queries are fixed per country.
 
@@ -49,13 +49,13 @@ from benchmarks.personalized_common import (
     thresholds,
 )
 from dpwidgets._progress import progress
-from dpwidgets.datasets.personalized import count_task, make_budgets
 from dpwidgets.engine.dynamic import random_range_queries
 from dpwidgets.engine.personalized import (
     personalized_histogram,
     plan_releases,
     relative_frequency_error,
 )
+from dpwidgets.families.personalized.standins import count_task, make_budgets
 
 NAME = "personalized_counts"
 #: The shared labels, and the weighted mechanism this benchmark adds (not in the figure).

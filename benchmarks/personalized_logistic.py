@@ -7,10 +7,10 @@ rate; budgets N(0.1, 1) ("normal", clipped to [0.01, 1]; Fig. 5.10) and U(0.01, 
 ("uniform"; Fig. 5.11); Sampling across its threshold, Minimum and the two partitionings
 (flat lines). The text runs 10-fold cross-validation 50 times; we use repeated 80/20 splits.
 
-Data: (1) ``us``: the census-like stand-in of :func:`dpwidgets.datasets.personalized.logistic_task`
+Data: (1) ``us``: the census-like stand-in of :func:`dpwidgets.families.personalized.standins.logistic_task`
 (50,000 records, 13 features, label income > 40k, one fixed draw); (2) ``fair``: a real public
 data set shipped by statsmodels (Fair 1978, 6,366 records, 8 features, label affairs > 0),
-:func:`~dpwidgets.datasets.personalized.load_fair_logistic`. Features are scaled by public
+:func:`~dpwidgets.families.personalized.standins.load_fair_logistic`. Features are scaled by public
 domains to L2 norm <= 1 (``data_norm = 1``).
 
 Run from the repository root::
@@ -45,12 +45,12 @@ from benchmarks.personalized_common import (
     thresholds,
 )
 from dpwidgets._progress import progress
-from dpwidgets.datasets.personalized import load_fair_logistic, logistic_task, make_budgets
 from dpwidgets.engine.personalized import (
     misclassification_rate,
     personalized_logistic_regression,
     plan_releases,
 )
+from dpwidgets.families.personalized.standins import load_fair_logistic, logistic_task, make_budgets
 
 NAME = "personalized_logistic"
 SETUPS = ("normal", "uniform", "uniform_wide")

@@ -32,15 +32,14 @@ import numpy as np
 
 from benchmarks._timing import stats, timed
 from dpwidgets import Session
-from dpwidgets.datasets.personalized import count_task, make_budgets
 from dpwidgets.engine.personalized import (
     personalized_histogram,
     plan_releases,
     privacy_aware_partition,
     utility_partition,
 )
-from dpwidgets.releases.personalized import personalized_stand_in
-from dpwidgets.widgets.personalized import MAX_GROUPS, PersonalizedWidget
+from dpwidgets.families.personalized.standins import count_task, make_budgets, personalized_stand_in
+from dpwidgets.families.personalized.widget import MAX_GROUPS, PersonalizedWidget
 
 N = 100_000
 BUDGET_MS = 100.0

@@ -42,9 +42,9 @@ from benchmarks.svt_selection import zipf_scores
 from benchmarks.synth_common import census_table
 from dpwidgets import Session
 from dpwidgets._progress import progress
-from dpwidgets.datasets.personalized import make_budgets
 from dpwidgets.engine.mechanisms import floating_point_safe
 from dpwidgets.families.dynamic.standins import dynamic_stand_in
+from dpwidgets.families.personalized.standins import make_budgets
 from dpwidgets.families.synth.standins import synth_stand_in
 from dpwidgets.mechanism import MECHANISMS
 

@@ -327,7 +327,7 @@ _MISSING = "<missing>"
 
 def _declare(session: Session, name: str, case: Case, rows: int, mechanism: str) -> str:
     if not case.view:
-        from dpwidgets.releases.personalized import personalized_stand_in
+        from dpwidgets.families.personalized.standins import personalized_stand_in
 
         data = np.asarray(case.d if name == "d" else case.e)
         session.add_dataset(name, data, total_epsilon=1000.0, stand_in=personalized_stand_in(

@@ -1,7 +1,7 @@
-"""The ledger and the release store moved to dpwidgets.persistence, the diagnostics,
-streams, synthetic-data and dynamic-histogram families to dpwidgets/families/; their old
-import paths (dpwidgets.engine.budget, dpwidgets.store, dpwidgets.releases.streams, ...)
-still give the same objects, with a DeprecationWarning that names the new path."""
+"""The ledger and the release store moved to dpwidgets.persistence, and every family to
+dpwidgets/families/<family>/; their old import paths (dpwidgets.engine.budget,
+dpwidgets.store, dpwidgets.releases.streams, ...) still give the same objects, with a
+DeprecationWarning that names the new path."""
 
 from __future__ import annotations
 
@@ -173,5 +173,39 @@ def test_the_old_synth_names_give_the_moved_objects(monkeypatch):
 def test_an_old_dynamic_path_warns_and_gives_the_moved_object(old, name, new):
     sys.modules.pop(old, None)  # imported afresh: the warning comes with the import
     with pytest.warns(DeprecationWarning, match=r"dpwidgets\.families\.dynamic\."):
+        module = importlib.import_module(old)
+    assert getattr(module, name) is getattr(importlib.import_module(new), name)
+
+
+# The personalized-DP family moved into dpwidgets/families/personalized/: each old module is
+# the new one, imported with a DeprecationWarning that names it.
+@pytest.mark.parametrize(
+    ("old", "name", "new"),
+    [
+        ("dpwidgets.releases.personalized", "PERSONALIZED_MECHANISMS",
+         "dpwidgets.families.personalized.spec"),
+        ("dpwidgets.releases.personalized", "PrivacyVector",
+         "dpwidgets.families.personalized.params"),
+        ("dpwidgets.releases.personalized", "release_plan",
+         "dpwidgets.families.personalized.params"),
+        ("dpwidgets.releases.personalized", "personalized_stand_in",
+         "dpwidgets.families.personalized.standins"),
+        ("dpwidgets.widgets.personalized", "PersonalizedWidget",
+         "dpwidgets.families.personalized.widget"),
+        ("dpwidgets.widgets.personalized", "DATASETS", "dpwidgets.families.personalized.sources"),
+        ("dpwidgets.widgets.personalized", "METHODS", "dpwidgets.families.personalized.text"),
+        ("dpwidgets.widgets.figures.personalized", "personalized_figure",
+         "dpwidgets.families.personalized.display"),
+        ("dpwidgets.widgets.figures.personalized", "budget_used",
+         "dpwidgets.families.personalized.display"),
+        ("dpwidgets.datasets.personalized", "count_task",
+         "dpwidgets.families.personalized.standins"),
+        ("dpwidgets.datasets.personalized", "make_budgets",
+         "dpwidgets.families.personalized.standins"),
+    ],
+)
+def test_an_old_personalized_path_warns_and_gives_the_moved_object(old, name, new):
+    sys.modules.pop(old, None)  # imported afresh: the warning comes with the import
+    with pytest.warns(DeprecationWarning, match=r"dpwidgets\.families\.personalized\."):
         module = importlib.import_module(old)
     assert getattr(module, name) is getattr(importlib.import_module(new), name)

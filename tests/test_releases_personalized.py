@@ -1,4 +1,4 @@
-"""The personalized-DP session mechanism (dpwidgets/releases/personalized.py, Li 2017, Ch. 5):
+"""The personalized-DP session mechanism (dpwidgets/families/personalized/, Li 2017, Ch. 5):
 validation before any charge or noise, what a release costs on the uniform ledger, and that
 only DP output and functions of the public privacy vector leave the session."""
 
@@ -8,14 +8,14 @@ import numpy as np
 import pytest
 
 from dpwidgets import Session
-from dpwidgets.datasets.personalized import budgets_mixed, budgets_normal
 from dpwidgets.engine import personalized as engine
-from dpwidgets.releases.personalized import (
+from dpwidgets.families.personalized.spec import (
     PERSONALIZED_MECHANISMS,
     PrivacyVector,
     personalized_stand_in,
     release_plan,
 )
+from dpwidgets.families.personalized.standins import budgets_mixed, budgets_normal
 from dpwidgets.session import MECHANISMS
 
 N = 4_000
@@ -323,7 +323,7 @@ def test_the_weighted_method_is_the_engine_one_release_weighting(tmp_path, budge
 def test_a_privacy_vector_is_sorted_once_for_every_plan(budgets, monkeypatch):
     """The plans of every method and cap of one vector share its sort (the vector is public);
     each plan is the one the engine makes from the capped budgets."""
-    from dpwidgets.releases import personalized as rp
+    from dpwidgets.families.personalized import params as rp
 
     sorts = []
     original = rp._sort
@@ -346,7 +346,7 @@ def test_a_privacy_vector_is_sorted_once_for_every_plan(budgets, monkeypatch):
 
 @pytest.mark.parametrize("cap", [0.005, 0.3, 0.31, 1.0, 2.0])
 def test_the_capped_order_is_the_stable_sort_of_the_capped_budgets(cap):
-    from dpwidgets.releases.personalized import _capped_order
+    from dpwidgets.families.personalized.params import _capped_order
 
     rng = np.random.default_rng(1)
     b = np.round(rng.uniform(0.01, 1.0, 5000) / 0.05) * 0.05 + 0.01  # many ties

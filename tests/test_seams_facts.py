@@ -20,8 +20,8 @@ import pytest
 
 from dpwidgets import Session
 from dpwidgets.engine.errors import ParameterError, ReleaseFailed, ReleaseRefused
+from dpwidgets.families.personalized.standins import personalized_stand_in
 from dpwidgets.mechanism import MECHANISMS, Mechanism
-from dpwidgets.releases.personalized import personalized_stand_in
 from dpwidgets.tables import Table, View, view_entries
 
 # Widgets made here are closed after each test: later leak checks scan every live widget.

@@ -12,11 +12,11 @@ not public, a stand-in with the published shape.
   the dynamic family's histogram series (Li 2017, Ch. 4): census-like tuple replacement,
   moving objects, a series' public stand-in;
   the diagnostics family's regression-diagnostics scenarios (Chen 2018, Ch. 4; Chen et al.
-  2016) and the models under diagnosis (its old path here is ``regression``).
-- the streams family's (:mod:`dpwidgets.families.streams.standins`): counting streams shaped
-  like Chen 2018, Ch. 5's WiFi traces (Table 5.1) and a public series turned into counts.
-- :mod:`.personalized` -- personalized DP (Li 2017, Ch. 5): privacy vectors, census-like count
-  and logistic tasks, fair data.
+  2016) and the models under diagnosis (its old path here is ``regression``);
+  the personalized-DP family's privacy vectors (Li 2017, Ch. 5), census-like count and
+  logistic tasks, the fair data, and the public stand-in of a table ``[value, budget]``;
+  the streams family's counting streams shaped like Chen 2018, Ch. 5's WiFi traces (Table 5.1)
+  and a public series turned into counts.
 """
 
 import importlib

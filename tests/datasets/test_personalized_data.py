@@ -1,4 +1,4 @@
-"""Tests for dpwidgets.datasets.personalized (Li 2017, §5.3.1's privacy vectors and tasks).
+"""Tests for dpwidgets.families.personalized.standins (Li 2017, §5.3.1's privacy vectors and tasks).
 
 Seeds are fixed; statistical checks state their sample size and tolerance.
 """
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpwidgets.datasets.personalized import (
+from dpwidgets.families.personalized.standins import (
     BUDGET_SETUPS,
     CENSUS_COLUMNS,
     CENSUS_DOMAINS,

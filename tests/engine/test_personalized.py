@@ -13,7 +13,6 @@ import warnings
 import numpy as np
 import pytest
 
-from dpwidgets.datasets.personalized import figure_5_1, load_fair_logistic
 from dpwidgets.engine.mechanisms import floating_point_safe
 from dpwidgets.engine.personalized import (
     METHODS,
@@ -32,6 +31,7 @@ from dpwidgets.engine.personalized import (
     wasted_budget,
     weighted_histogram,
 )
+from dpwidgets.families.personalized.standins import figure_5_1, load_fair_logistic
 
 EDGES = np.linspace(-4.0, 4.0, 17)
 

@@ -80,7 +80,7 @@ def _teaching_view(case, name: str):
     s = Session("teaching")
     data = case.d if name == "d" else case.e
     if not case.view:
-        from dpwidgets.releases.personalized import personalized_stand_in
+        from dpwidgets.families.personalized.standins import personalized_stand_in
 
         data = np.asarray(data)
         s.add_dataset(name, data, stand_in=personalized_stand_in(

@@ -367,9 +367,8 @@ def test_curves_are_read_on_fixed_grids():
 
 def _personalized(tmp_path, name: str, values: np.ndarray, **kwargs):
     from dpwidgets import Session
-    from dpwidgets.datasets.personalized import budgets_mixed
-    from dpwidgets.releases.personalized import personalized_stand_in
-    from dpwidgets.widgets.personalized import PersonalizedWidget
+    from dpwidgets.families.personalized.standins import budgets_mixed, personalized_stand_in
+    from dpwidgets.families.personalized.widget import PersonalizedWidget
 
     from .test_personalized_widget import EDGES
 
@@ -417,9 +416,9 @@ def test_personalized_histogram_band_and_the_records_limit(tmp_path):
 @pytest.mark.usefixtures("close_new_widgets")
 def test_no_panel_in_teaching_mode_for_the_other_widgets():
     from dpwidgets import Session
+    from dpwidgets.families.personalized.widget import PersonalizedWidget
     from dpwidgets.families.svt.widget import SVTExplorer
     from dpwidgets.widgets import BinnedResidualWidget, ResidualPlotWidget, RocWidget
-    from dpwidgets.widgets.personalized import PersonalizedWidget
 
     from .conftest import zipf_scores
 

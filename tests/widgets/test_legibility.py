@@ -22,6 +22,7 @@ from dpwidgets import Session
 from dpwidgets.families.diagnostics import display as diagnostics_display
 from dpwidgets.families.diagnostics.base import analyst_defaults
 from dpwidgets.families.dynamic import display as dynamic_display
+from dpwidgets.families.personalized import display as personalized_display
 from dpwidgets.families.streams import display as streams_display
 from dpwidgets.families.svt import display as svt_display
 from dpwidgets.families.synth import display as synth_display
@@ -61,7 +62,7 @@ BUILDERS = {
     "roc": diagnostics_display.roc_figure,
     "binned": diagnostics_display.binned_residual_figure,
     "dynamic": dynamic_display.dynamic_figure,
-    "personalized": figures.personalized.personalized_figure,
+    "personalized": personalized_display.personalized_figure,
     "stream": streams_display.stream_figure,
     "hierarchy": lambda: streams_display.hierarchy_figure([-1, 0, 0, 1, 1, 2, 2]),
     "synth": synth_display.synth_figure,
@@ -168,8 +169,7 @@ def _synth(tmp_path):
 
 
 def _personalized(tmp_path):
-    from dpwidgets.datasets.personalized import budgets_mixed
-    from dpwidgets.releases.personalized import personalized_stand_in
+    from dpwidgets.families.personalized.standins import budgets_mixed, personalized_stand_in
 
     edges = np.linspace(0.0, 100.0, 41)
     n = 5000

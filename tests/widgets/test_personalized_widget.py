@@ -10,12 +10,11 @@ import numpy as np
 import pytest
 
 from dpwidgets import Session
-from dpwidgets.datasets.personalized import budgets_mixed
 from dpwidgets.engine.dynamic import random_range_queries
 from dpwidgets.engine.personalized import relative_frequency_error
-from dpwidgets.releases.personalized import personalized_stand_in
-from dpwidgets.widgets.figures.personalized import budget_used
-from dpwidgets.widgets.personalized import DATASETS, PersonalizedWidget
+from dpwidgets.families.personalized.display import budget_used
+from dpwidgets.families.personalized.standins import budgets_mixed, personalized_stand_in
+from dpwidgets.families.personalized.widget import DATASETS, PersonalizedWidget
 
 from .conftest import leaked
 
@@ -341,7 +340,7 @@ def test_analyst_widget_needs_a_dataset_and_public_bins(analyst):
 def test_a_new_privacy_vector_is_sorted_once_and_planned_once_per_method(teaching, monkeypatch):
     from dpwidgets.engine import personalized as engine
     from dpwidgets.engine.personalized import histogram, logistic
-    from dpwidgets.releases import personalized as rp
+    from dpwidgets.families.personalized import params as rp
 
     wd = teaching_widget(teaching, data="census", privacy="custom")
     sorts, plans = [], []

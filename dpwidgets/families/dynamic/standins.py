@@ -43,9 +43,11 @@ import numpy as np
 
 from ...engine.validation import check_positive_int, check_rng
 
+# CENSUS_DOMAINS (the attributes' domain sizes) is public here but not in __all__: the
+# personalized family's CENSUS_DOMAINS (its features' ranges) is the one dpwidgets.datasets
+# exports, as it was before the families moved.
 __all__ = [
     "CENSUS_ATTRIBUTES",
-    "CENSUS_DOMAINS",
     "DynamicSeries",
     "census_distribution",
     "census_like_series",

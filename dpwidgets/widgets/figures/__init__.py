@@ -14,7 +14,6 @@ public stand-in values only.
 module             figures
 =================  ==========================================================
 (moved)            a family's own figures are in ``dpwidgets/families/<family>/display.py``
-``personalized``   personalized DP budgets and histograms
 =================  ==========================================================
 """
 
