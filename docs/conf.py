@@ -215,10 +215,6 @@ API_MODULES = [
     *(f"dpwidgets.engine.streams.{m}" for m in (
         "constants", "checks", "scalar_core", "vector_core", "adaptive_smoother",
         "perturb_group_smooth", "queries", "quality", "baselines", "hierarchies")),
-    # The spec modules of families not yet moved into dpwidgets/families/.
-    *(f"dpwidgets.releases.{m}" for m in (
-        "diagnostics", "streams", "dynamic", "synth", "personalized")
-      if not (Path(__file__).resolve().parents[1] / "dpwidgets" / "families" / m).is_dir()),
     "dpwidgets.params",
     "dpwidgets.families",
     *(_FAMILY_MODULES := _family_modules()),

@@ -25,17 +25,7 @@ from .._moved import moved
 from ..families import exports as _exports
 from ..families import names as _families
 
-#: The stand-in modules of families not yet moved into dpwidgets/families/ (a moved one leaves
-#: an old import path here, which warns). ``regression`` is the diagnostics family's.
-_NOT_MOVED = tuple(m for m, family in (("dynamic", "dynamic"), ("personalized", "personalized"),
-                                       ("regression", "diagnostics"), ("streams", "streams"),
-                                       ("synth", "synth")) if family not in _families())
-
 _FAMILY_STANDINS = dict(_exports("standins"))
-for _old in _NOT_MOVED:
-    _module = importlib.import_module(f"{__name__}.{_old}")
-    _FAMILY_STANDINS.update({name: (_module.__name__, name) for name in _module.__all__})
-    globals()[_old] = _module
 globals().update({name: getattr(importlib.import_module(module), attr)
                   for name, (module, attr) in _FAMILY_STANDINS.items()})
 

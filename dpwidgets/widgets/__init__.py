@@ -18,11 +18,6 @@ from ..families import exports as _exports
 from ..families import names as _families
 from ..ui.meter import BudgetMeter
 
-#: The widget modules of families not yet moved into dpwidgets/families/ (a moved one leaves an
-#: old import path here, which warns).
-_NOT_MOVED = tuple(m for m in ("diagnostics", "dynamic", "personalized", "streams", "synth")
-                   if m not in _families())
-
 
 def _is_widget(obj) -> bool:
     return isinstance(obj, type) and issubclass(obj, _w.Widget)
@@ -30,12 +25,7 @@ def _is_widget(obj) -> bool:
 
 def _family_widgets() -> dict[str, tuple[str, str]]:
     """The widget classes in the ``__all__`` of every family's ``widget`` module."""
-    found = dict(_exports("widget", keep=_is_widget))
-    for old in _NOT_MOVED:
-        module = importlib.import_module(f"{__name__}.{old}")
-        found.update({name: (module.__name__, name) for name in module.__all__
-                      if _is_widget(getattr(module, name))})
-    return found
+    return dict(_exports("widget", keep=_is_widget))
 
 
 _FAMILY_WIDGETS = _family_widgets()

@@ -1,5 +1,6 @@
-"""Bokeh figure builders, one module per widget family: plain functions, callable and testable
-without a kernel.
+"""Old home of the Bokeh figure builders: each family's are now in its folder
+(``dpwidgets/families/<family>/display.py``), the shared ones in :mod:`dpwidgets.ui.figures`;
+``dpwidgets.widgets.figures.<family>`` keeps working for a deprecation period, with a warning.
 
 Each ``*_figure()`` builds a layout once and returns a :class:`FigureHandle` holding the layout
 and its named :class:`~bokeh.models.ColumnDataSource` objects. Each ``*_plot_data()`` /
@@ -9,27 +10,13 @@ re-created -- so a control change ships a small document patch to the browser.
 
 What goes in is the caller's responsibility: in analyst mode the widgets pass DP outputs and
 public stand-in values only.
-
-=================  ==========================================================
-module             figures
-=================  ==========================================================
-(moved)            a family's own figures are in ``dpwidgets/families/<family>/display.py``
-=================  ==========================================================
 """
-
-import importlib
 
 from ..._moved import moved
 from ...families import names as _families
 from ...ui.figures import FigureHandle, show_panels, stack, update
 
-# The figure modules of families not yet moved into dpwidgets/families/<family>/display.py.
-_NOT_MOVED = tuple(m for m in ("diagnostics", "dynamic", "personalized", "streams", "synth")
-                   if m not in _families())
-for _old in _NOT_MOVED:
-    globals()[_old] = importlib.import_module(f"{__name__}.{_old}")
-
-__all__ = ["FigureHandle", "show_panels", "stack", "update", *_NOT_MOVED]
+__all__ = ["FigureHandle", "show_panels", "stack", "update"]
 
 # Names that moved into their family's display module (dpwidgets.families.<family>.display).
 _old_names = moved(__name__, {
