@@ -11,6 +11,7 @@ into a request and refuses a request that would claim less than the owner declar
 from __future__ import annotations
 
 import hashlib
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,12 +21,12 @@ from typing import Any
 import numpy as np
 
 from .engine._results import eps_text
-from .engine.errors import ParameterError, PrivacyPolicyError
-from .engine.validation import check_finite_array, check_positive_int
-from .mechanism import MECHANISMS, Mechanism
+from .engine.errors import ParameterError, PrivacyPolicyError, ReleaseRefused
+from .engine.validation import EPSILON_MAX, check_finite_array, check_positive_int
+from .mechanism import MECHANISMS, Mechanism, PublicShape, is_builtin
 from .persistence import default_ledger_path
 
-__all__ = ["FAILED", "UNITS", "Entry", "apply_facts", "check_allowed", "check_facts", "entry", "fingerprint",
+__all__ = ["FAILED", "UNITS", "Entry", "apply_facts", "decide", "check_allowed", "check_facts", "entry", "fingerprint",
            "guarantee", "ledger_path", "table_stand_in"]
 
 _SAFE_NOISE = (
@@ -370,3 +371,60 @@ def guarantee(ds: Entry, mech: Mechanism, p: dict, cost: float, *, sealed: bool 
              "continuous Laplace (fast; not floating-point safe: teaching and previews)")
     relation = mech.neighbours(p) if callable(mech.neighbours) else mech.neighbours
     return f"ε = {eps_text(cost)}-DP per {unit}; neighbours: {relation}; noise: {noise}"
+
+
+def decide(ds: Entry, mechanism: str, params: dict, *, teaching: bool, release: bool
+           ) -> tuple[Mechanism, dict, float]:
+    """Everything a door decides about a request before the data is read: the mechanism,
+    the canonical parameters (the owner's facts applied) and the exact cost (group privacy
+    over a unit's rows). Refuses, with a :class:`~dpwidgets.engine.errors.ReleaseRefused`, an
+    unknown mechanism, a parameter that is wrong or missing, a mechanism on data of the wrong
+    shape, and (``release`` in analyst mode) a mechanism the owner did not allow or one that is
+    not differentially private. Reads nothing but the entry's public declarations."""
+    mech = MECHANISMS.get(mechanism) if isinstance(mechanism, str) else None
+    if mech is None:
+        raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
+    if "epsilon" not in params:
+        raise ParameterError(f"{mechanism!r} needs epsilon=")
+    if mech.frame and ds.columns is None:
+        raise ParameterError(
+            f"{mechanism!r} runs on a table of named attributes: add the dataset as a "
+            f"pandas DataFrame"
+        )
+    if mech.table != (len(ds.shape) == 2):
+        need = "a table (a 2-D dataset)" if mech.table else "a 1-D array"
+        raise ParameterError(f"{mechanism!r} runs on {need}; this dataset has shape "
+                             f"{ds.shape}")
+    if (release and not teaching and not is_builtin(mech.name)
+            and mech.name not in ds.allowed):
+        raise PrivacyPolicyError(
+            f"{mech.name!r} was registered outside dpwidgets: its privacy claim is its "
+            f"author's. The data owner must allow it (add_dataset(..., "
+            f"allow_mechanisms=[{mech.name!r}])). Nothing was charged."
+        )
+    params = apply_facts(ds, mech, dict(params), teaching=teaching)
+    try:
+        shape = PublicShape(ds.shape, ds.columns, ds.dtypes, ds.ranges)
+        p = mech.validate(params, shape if mech.table else shape[0])
+        private = bool(mech.private(p))
+        cost = float(mech.cost(p)) * ds.unit_rows  # group privacy over a unit's rows
+    except ReleaseRefused:
+        raise
+    except KeyError as exc:  # a spec reads a required parameter that was not given
+        missing = exc.args[0] if exc.args else "?"
+        raise ParameterError(f"{mech.name!r} needs the parameter {missing}= (it has no "
+                             f"default). Nothing was charged.") from None
+    except (ValueError, TypeError, ArithmeticError) as exc:  # overflow in a cost, too
+        raise ParameterError(str(exc)) from None
+    if release and not teaching and not private:
+        what = f"variant {p['variant']!r}" if "variant" in p else repr(mech.name)
+        raise PrivacyPolicyError(
+            f"{what} is not differentially private and is refused in analyst mode; it runs "
+            f"only in a teaching session on public data. Nothing was charged."
+        )
+    if not (math.isfinite(cost) and 0 < cost <= EPSILON_MAX):
+        raise ParameterError(
+            f"{mech.name!r} would cost {cost!r} (epsilon times the {ds.unit_rows} rows a "
+            f"unit may contribute): a cost must be in (0, {EPSILON_MAX:g}]. Nothing was "
+            f"charged.")
+    return mech, p, cost

@@ -76,20 +76,19 @@ from .engine.errors import (
     ReleaseFailed,
     ReleaseRefused,
 )
-from .engine.validation import EPSILON_MAX, check_epsilon, check_rng
+from .engine.validation import check_epsilon, check_rng
 from .families.diagnostics.spec import MODELS, OUTCOMES, model_predictions
 from .mechanism import (
     MECHANISMS,
     Fact,
     Mechanism,
     Overdraft,
-    PublicShape,
     Release,
-    is_builtin,
     register_mechanism,
 )
 from .persistence import BudgetExceededError, PrivacyLedger
 from .persistence.store import ReleaseStore, canonical
+from .tables import declaration_call, python_literal  # noqa: F401 (python_literal: its old home)
 
 __all__ = [
     "DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",
@@ -128,22 +127,6 @@ def _asked_for(exc: BudgetExceededError, name: str) -> BudgetExceededError:
         return exc
     return BudgetExceededError(exc.dataset, exc.requested, exc.remaining, exc.total, exc.label,
                                asked=name)
-
-
-def python_literal(value) -> str:
-    """A declared value or a parameter as Python source (arrays as lists, numpy scalars as
-    numbers, tuples and dicts kept): what copied code writes."""
-    if isinstance(value, np.ndarray):
-        return repr(value.tolist())
-    if isinstance(value, np.generic):
-        return repr(value.item())
-    if isinstance(value, Mapping):
-        return "{" + ", ".join(f"{k!r}: {python_literal(v)}" for k, v in value.items()) + "}"
-    if isinstance(value, tuple | list):
-        items = ", ".join(python_literal(v) for v in value)
-        return f"({items}{',' if len(value) == 1 else ''})" if isinstance(value, tuple) \
-            else f"[{items}]"
-    return repr(value)
 
 
 def _round_dust(x: float) -> float:
@@ -396,23 +379,7 @@ class Session:
         user's to add). A table declared on an in-memory DataFrame names it ``frame``."""
         held = self._dataset(dataset)
         declared = self._tables.get(held.budget) if held.budget else None
-        if declared is None:
-            return None
-        source = declared["source"]
-        source = (repr(os.fspath(source)) if isinstance(source, str | os.PathLike)
-                  else "frame")  # the DataFrame itself is data: named, never copied
-        args = [repr(held.budget), source]
-        defaults = {"unit_column": None, "max_rows": 1, "table": None, "description": "",
-                    "allow_mechanisms": []}
-        for key, value in declared.items():
-            if key == "source" or (key in defaults and value == defaults[key]):
-                continue
-            args.append(f"{key}={python_literal(value)}")
-        call = f"session.add_table({', '.join(args)})"
-        if source == "frame":
-            call = ("# frame = the DataFrame the table was declared on (data: never copied here)\n"
-                    + call)
-        return call
+        return None if declared is None else declaration_call(held.budget, declared)
 
     def _dataset(self, name: str | None) -> Entry:
         if name is None:
@@ -526,54 +493,9 @@ class Session:
 
     # -- deciding without the data ---------------------------------------------------------
     def _request(self, ds: Entry, mechanism: str, params: dict, *, release: bool):
-        """Everything decided before the data is read: (mechanism, canonical params, cost)."""
-        mech = MECHANISMS.get(mechanism) if isinstance(mechanism, str) else None
-        if mech is None:
-            raise ParameterError(f"mechanism must be one of {sorted(MECHANISMS)}, got {mechanism!r}")
-        if "epsilon" not in params:
-            raise ParameterError(f"{mechanism!r} needs epsilon=")
-        if mech.frame and ds.columns is None:
-            raise ParameterError(
-                f"{mechanism!r} runs on a table of named attributes: add the dataset as a "
-                f"pandas DataFrame"
-            )
-        if mech.table != (len(ds.shape) == 2):
-            need = "a table (a 2-D dataset)" if mech.table else "a 1-D array"
-            raise ParameterError(f"{mechanism!r} runs on {need}; this dataset has shape "
-                                 f"{ds.shape}")
-        if (release and not self.teaching and not is_builtin(mech.name)
-                and mech.name not in ds.allowed):
-            raise PrivacyPolicyError(
-                f"{mech.name!r} was registered outside dpwidgets: its privacy claim is its "
-                f"author's. The data owner must allow it (add_dataset(..., "
-                f"allow_mechanisms=[{mech.name!r}])). Nothing was charged."
-            )
-        params = catalog.apply_facts(ds, mech, dict(params), teaching=self.teaching)
-        try:
-            shape = PublicShape(ds.shape, ds.columns, ds.dtypes, ds.ranges)
-            p = mech.validate(params, shape if mech.table else shape[0])
-            private = bool(mech.private(p))
-            cost = float(mech.cost(p)) * ds.unit_rows  # group privacy over a unit's rows
-        except ReleaseRefused:
-            raise
-        except KeyError as exc:  # a spec reads a required parameter that was not given
-            missing = exc.args[0] if exc.args else "?"
-            raise ParameterError(f"{mech.name!r} needs the parameter {missing}= (it has no "
-                                 f"default). Nothing was charged.") from None
-        except (ValueError, TypeError, ArithmeticError) as exc:  # overflow in a cost, too
-            raise ParameterError(str(exc)) from None
-        if release and not self.teaching and not private:
-            what = f"variant {p['variant']!r}" if "variant" in p else repr(mech.name)
-            raise PrivacyPolicyError(
-                f"{what} is not differentially private and is refused in analyst mode; it runs "
-                f"only in a teaching session on public data. Nothing was charged."
-            )
-        if not (math.isfinite(cost) and 0 < cost <= EPSILON_MAX):
-            raise ParameterError(
-                f"{mech.name!r} would cost {cost!r} (epsilon times the {ds.unit_rows} rows a "
-                f"unit may contribute): a cost must be in (0, {EPSILON_MAX:g}]. Nothing was "
-                f"charged.")
-        return mech, p, cost
+        """Everything decided before the data is read: (mechanism, canonical params, cost)
+        (:func:`~dpwidgets.catalog.decide`)."""
+        return catalog.decide(ds, mechanism, params, teaching=self.teaching, release=release)
 
     def cost(self, dataset: str | None, mechanism: str | None = None, **params) -> float:
         """What a release with these parameters would charge (before any cache hit), in the

@@ -49,7 +49,13 @@ from scipy import optimize
 
 from ._results import eps_text
 from .mechanisms import laplace_reals
-from .validation import check_epsilon, check_finite_array, check_positive, check_rng
+from .validation import (
+    check_epsilon,
+    check_finite_array,
+    check_positive,
+    check_positive_int,
+    check_rng,
+)
 
 __all__ = [
     "damped_newton",
@@ -475,13 +481,31 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
     )
 
 
+#: The most coefficients :func:`damped_newton` solves for (its Hessian is size x size).
+MAX_NEWTON_SIZE = 10_000
+
+
 def damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
                   ) -> tuple[np.ndarray, np.ndarray]:
     """Newton's method from zero on a smooth, strongly convex objective, ``evaluate(theta) ->
     (value, gradient, Hessian)``: a step that raises both the objective and the gradient's
     norm is halved (near the minimiser the objective no longer changes in floating point; the
     gradient still shrinks). Stops once the gradient's norm is at most ``tolerance``; returns
-    the point and its gradient (the caller certifies it)."""
+    the point and its gradient (the caller certifies it).
+
+    Examples
+    --------
+    >>> theta, grad = damped_newton(
+    ...     lambda th: (float(((th - 1) ** 2).sum()), 2 * (th - 1), 2 * np.eye(th.size)), 2, 1e-9)
+    >>> theta.tolist()
+    [1.0, 1.0]
+    """
+    if not callable(evaluate):
+        raise TypeError(f"evaluate must be a function theta -> (value, gradient, Hessian), "
+                        f"got {evaluate!r}")
+    size = check_positive_int(size, "size", maximum=MAX_NEWTON_SIZE)
+    tolerance = check_positive(tolerance, "tolerance")
+    steps = check_positive_int(steps, "steps")
     theta = np.zeros(size)
     loss, grad, hessian = evaluate(theta)
     for _ in range(steps):

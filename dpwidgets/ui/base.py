@@ -32,7 +32,8 @@ from .._progress import reporting
 from ..engine.errors import DPWidgetsError
 from ..persistence import BudgetExceededError
 from ..persistence.store import canonical
-from ..session import Release, Session, python_literal
+from ..session import Release, Session
+from ..tables import python_literal
 from .accuracy import AccuracyMixin
 from .bokeh_widget import OfflineBokehMixin, one_patch
 from .controls import (

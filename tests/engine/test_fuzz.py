@@ -336,7 +336,15 @@ def _queries():
 
 
 #: The public engine functions without an ``rng``: the same refusals (a, b, d), no state.
+def _quadratic(theta):
+    """A smooth, strongly convex objective with its gradient and Hessian (minimum at 1)."""
+    return float(np.sum((theta - 1.0) ** 2)), 2.0 * (theta - 1.0), 2.0 * np.eye(theta.size)
+
+
 PLAIN_SPECS: dict[str, Spec] = {
+    # Newton's method on a caller's objective (the scored fit's solver): no argument to fuzz.
+    "regression.damped_newton": Spec(lambda: {"evaluate": _quadratic, "size": 2,
+                                              "tolerance": 1e-9}),
     "mechanisms.floating_point_safe": Spec(lambda: {}),
     # The black-box audit of sampled outputs: outputs are opaque (any form flattens).
     "audit.output_features": Spec(lambda: {"outputs": [{"a": 1.0}] * 4,

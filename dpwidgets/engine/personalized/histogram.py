@@ -222,7 +222,7 @@ def personalized_histogram(
         ``j``'s loss stays at most ``enjoyed[j]`` whatever ``include[j]`` is (its value is
         either counted as planned, or removed -- a change the replace-one calibration covers
         at half its budget). The door uses it for records whose own stated budget is below
-        what the plan gives them (:mod:`dpwidgets.releases.personalized`).
+        what the plan gives them (:mod:`dpwidgets.families.personalized.params`).
 
     Returns
     -------

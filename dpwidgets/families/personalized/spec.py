@@ -13,7 +13,9 @@ personalized DP, by Minimum, Threshold, Sampling (Jorgensen et al.), privacy-awa
 (Li 2017, Alg. 10) or utility-based partitioning (Alg. 11), with T-round repartitioning (§5.2.3)
 and the inverse-variance ensemble (§5.2.4), or by Alaggan, Gambs & Kermarrec 2016's one-release
 weighting (``method="weighted"``, :func:`~dpwidgets.engine.personalized.weighted_histogram`).
-Parameters:
+Parameters (declared once, with their checks, in
+:class:`~dpwidgets.families.personalized.params.PersonalizedHistogramParams`, whose ``validate``
+is this mechanism's):
 
 ``epsilon`` (required)
     A **cap**: the most any one record may spend in this release. Budgets above it are lowered

@@ -70,8 +70,8 @@ HIERARCHY_METHODS = MappingProxyType(
 
 _SMOOTHER_HINT = (
     "a smoother is post-processing: every 'pegasus' release carries the estimates of all "
-    f"three ({', '.join(st.SMOOTHERS)}) in output['smoothed']; choose one afterwards with "
-    "dpwidgets.releases.streams.estimates(output, smoother) at no cost"
+    f"smoothers ({', '.join(st.SMOOTHERS)}) in output['smoothed']; choose one afterwards with "
+    "dpwidgets.families.streams.spec.estimates(output, smoother) at no cost"
 )
 
 

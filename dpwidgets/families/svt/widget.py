@@ -209,24 +209,7 @@ class SVTExplorer(ReleaseWidget):
         self.split = SplitControl(int(c), monotonic)
         self.split.share.accepted = (0.0, 1.0)
         self.split.share.open_lo = True
-        hi = float(np.max(public)) if public.size else 1.0
-        lo = min(0.0, float(np.min(public)) if public.size else 0.0)
-        t_max = hi * 1.05 if hi > 0 else 1.0
-        # A round step on a grid through 0: a typed 5000 stays 5000 (a step of hi/2000 snapped
-        # it to 5010), and the readout shows plain digits (not 2.451e+4). The range is only
-        # where dragging goes: a typed value outside it widens it, never is clamped to it.
-        t_step = _nice_step(t_max - lo)
-        t_min = math.floor(lo / t_step) * t_step
-        self._typed_threshold = threshold is not None
-        start = threshold if threshold is not None else default_threshold(public, int(c),
-                                                                   t_step)
-        self.threshold = SliderText(
-            FloatSlider(value=min(max(start, t_min), t_max), min=t_min, max=t_max, step=t_step,
-                        description="threshold", continuous_update=True,
-                        style={"description_width": "initial"},
-                        readout_format=_step_format(t_step)),
-            start, accepted=(-math.inf, math.inf), widen=True, css="dpw-threshold",
-        )
+        self.threshold = self._threshold_control(public, threshold, int(c))
         self.threshold_note = w.HTML()
         self.threshold_note.add_class("dpw-threshold-note")
         self.auto_threshold = w.Checkbox(
@@ -239,18 +222,7 @@ class SVTExplorer(ReleaseWidget):
             layout=w.Layout(display=None if session.teaching else "none"),
         )
 
-        # One BokehModel for the whole layout: the main plot above, split and top-c side by side.
-        svt_handle = display.svt_figure()
-        split_handle = display.split_figure()
-        topc_handle = display.topc_figure()
-        layout = column(svt_handle.layout, row(split_handle.layout, topc_handle.layout))
-        self.figure = figures.FigureHandle(
-            layout, {**svt_handle.sources, **split_handle.sources, **topc_handle.sources}
-        )
-        self._topc_plot = topc_handle.layout
-        self._topc_title = self._topc_plot.title.text
-        ensure_bokehjs()
-        self.plot = bokeh_widget(layout)
+        self._build_figure()
 
         controls = w.VBox(
             [
@@ -291,6 +263,44 @@ class SVTExplorer(ReleaseWidget):
         self._watch(self._on_threshold_moved, self.threshold)
         self._watch(self._on_c, self.auto_threshold)
         self._recompute()
+
+    def _threshold_control(self, public: np.ndarray, threshold: float | None,
+                           c: int) -> SliderText:
+        """The threshold's slider and box, ranged over the public values (the data in
+        teaching, the stand-in otherwise); ``threshold`` ``None``: the rule of Lyu, Su & Li
+        2017, §6 on them."""
+        hi = float(np.max(public)) if public.size else 1.0
+        lo = min(0.0, float(np.min(public)) if public.size else 0.0)
+        t_max = hi * 1.05 if hi > 0 else 1.0
+        # A round step on a grid through 0: a typed 5000 stays 5000 (a step of hi/2000 snapped
+        # it to 5010), and the readout shows plain digits (not 2.451e+4). The range is only
+        # where dragging goes: a typed value outside it widens it, never is clamped to it.
+        t_step = _nice_step(t_max - lo)
+        t_min = math.floor(lo / t_step) * t_step
+        self._typed_threshold = threshold is not None
+        start = threshold if threshold is not None else default_threshold(public, c, t_step)
+        return SliderText(
+            FloatSlider(value=min(max(start, t_min), t_max), min=t_min, max=t_max, step=t_step,
+                        description="threshold", continuous_update=True,
+                        style={"description_width": "initial"},
+                        readout_format=_step_format(t_step)),
+            start, accepted=(-math.inf, math.inf), widen=True, css="dpw-threshold",
+        )
+
+    def _build_figure(self) -> None:
+        """The figure, the top-c panel and the plot widget."""
+        # One BokehModel for the whole layout: the main plot above, split and top-c side by side.
+        svt_handle = display.svt_figure()
+        split_handle = display.split_figure()
+        topc_handle = display.topc_figure()
+        layout = column(svt_handle.layout, row(split_handle.layout, topc_handle.layout))
+        self.figure = figures.FigureHandle(
+            layout, {**svt_handle.sources, **split_handle.sources, **topc_handle.sources}
+        )
+        self._topc_plot = topc_handle.layout
+        self._topc_title = self._topc_plot.title.text
+        ensure_bokehjs()
+        self.plot = bokeh_widget(layout)
 
     # -- parameters ------------------------------------------------------------------------
     @property
