@@ -176,6 +176,7 @@ API_MODULES = [
     "dpwidgets.session",
     "dpwidgets.mechanism",
     "dpwidgets.tables",
+    "dpwidgets.declarations",
     "dpwidgets.export",
     "dpwidgets.curator",
     "dpwidgets.curator.config",

@@ -2,18 +2,18 @@
 
 A widget holds a :class:`Door` and asks it the same questions whoever answers them:
 
-=======================  =========================================================================
-:class:`Door`            the questions (:meth:`~Door.describe`, :meth:`~Door.cost`,
-                         :meth:`~Door.is_cached`, :meth:`~Door.preview`,
-                         :meth:`~Door.release` with an ``idempotency_key``, the budget, ...)
-:class:`dpwidgets.Session`  the local door: the datasets in this process, composed of a
-                         :class:`LedgerPort` (one ledger per dataset) and a :class:`StorePort`
-                         (the outputs already paid for)
-``RemoteSession``        the same questions over HTTP to a curator
-                         (:class:`dpwidgets.curator.client.RemoteSession`)
-curator                  a local door per analyst, composed with the curator's joint ledgers
-                         (:mod:`dpwidgets.curator.door`) and its shared store
-=======================  =========================================================================
+============================  =========================================================================
+:class:`Door`                 the questions (:meth:`~Door.describe`, :meth:`~Door.cost`,
+                              :meth:`~Door.is_cached`, :meth:`~Door.preview`,
+                              :meth:`~Door.release` with an ``idempotency_key``, the budget, ...)
+:class:`dpwidgets.Session`    the local door: the datasets in this process, composed of a
+                              :class:`LedgerPort` (one ledger per dataset) and a :class:`StorePort`
+                              (the outputs already paid for)
+``RemoteSession``             the same questions over HTTP to a curator
+                              (:class:`dpwidgets.curator.client.RemoteSession`)
+curator                       a local door per analyst, composed with the curator's joint ledgers
+                              (:mod:`dpwidgets.curator.door`) and its shared store
+============================  =========================================================================
 
 :class:`Description` is what a door says about a dataset without reading it: the public facts
 its owner declared. :class:`LedgerFiles` is the default ledger port (a SQLite file or a

@@ -61,6 +61,7 @@ import numpy as np
 from . import catalog
 from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
 from .catalog import FAILED, UNITS, Entry, fingerprint, table_stand_in
+from .declarations import declaration_call, python_literal  # noqa: F401 (python_literal: its old home)
 from .door import (
     Attempt,
     Description,
@@ -88,7 +89,6 @@ from .mechanism import (
 )
 from .persistence import BudgetExceededError, PrivacyLedger
 from .persistence.store import ReleaseStore, canonical
-from .tables import declaration_call, python_literal  # noqa: F401 (python_literal: its old home)
 
 __all__ = [
     "DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",

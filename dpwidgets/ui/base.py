@@ -29,11 +29,11 @@ import ipywidgets as w
 import numpy as np
 
 from .._progress import reporting
+from ..declarations import python_literal
 from ..engine.errors import DPWidgetsError
 from ..persistence import BudgetExceededError
 from ..persistence.store import canonical
 from ..session import Release, Session
-from ..tables import python_literal
 from .accuracy import AccuracyMixin
 from .bokeh_widget import OfflineBokehMixin, one_patch
 from .controls import (

@@ -378,6 +378,7 @@ PLAIN_SPECS: dict[str, Spec] = {
                                    data=("true", "estimate")),
     "histograms.hilbert_d2xy": Spec(lambda: {"order": 2, "d": np.arange(4)}, sizes=("order",)),
     "histograms.hilbert_order": Spec(lambda: {"shape": (4, 4)}),
+    "histograms.publisher_choices": Spec(lambda: {"ndim": 1}),
     "histograms.hilbert_xy2d": Spec(lambda: {"order": 2, "x": np.arange(4), "y": np.arange(4)},
                                     sizes=("order",)),
     "histograms.partition_singletons_log_ratio": Spec(

@@ -95,6 +95,7 @@ from .interface import (  # noqa: F401
     Publisher,
     PublisherFunction,
     publish,
+    publisher_choices,
 )
 from .mwem import _mwem  # noqa: F401
 from .trees import _level_sums, _tree_least_squares  # noqa: F401
@@ -111,6 +112,7 @@ __all__ = [
     "Publisher",
     "PublishedHistogram",
     "publish",
+    "publisher_choices",
     "workload_matrix",
     "partition_singletons_log_ratio",
     "MAX_QUERIES",

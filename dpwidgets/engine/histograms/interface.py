@@ -24,7 +24,8 @@ from ..mechanisms import laplace
 from ..validation import check_counts, check_epsilon, check_nonnegative, check_rng
 from .workloads import _check_workload, workload_matrix
 
-__all__ = ["NEIGHBOURS", "PUBLISHERS", "Publisher", "PublishedHistogram", "publish"]
+__all__ = ["NEIGHBOURS", "PUBLISHERS", "Publisher", "PublishedHistogram", "publish",
+           "publisher_choices"]
 
 
 #: The neighbour relation every publisher in this module assumes.
@@ -189,6 +190,26 @@ def _register(
 # ---------------------------------------------------------------------------------------------
 # The entry point
 # ---------------------------------------------------------------------------------------------
+
+
+def publisher_choices(ndim: int = 1) -> tuple[tuple[str, str], ...]:
+    """The publishers of ``ndim``-dimensional histograms as ``(name, label)`` pairs, each once
+    under its canonical name (one registered under two names, such as ``"dawa"`` and
+    ``"dawa_dyadic"``, is listed once, its alias in the label): what a widget's publisher
+    dropdown offers.
+
+    Examples
+    --------
+    >>> [name for name, _ in publisher_choices(1)][:4]
+    ['identity', 'uniform', 'hb', 'dawa_dyadic']
+    """
+    if ndim not in (1, 2) or isinstance(ndim, bool):
+        raise ValueError(f"ndim must be 1 or 2, got {ndim!r}")
+    seen: dict[str, str] = {}
+    for key, pub in PUBLISHERS.items():
+        if ndim in pub.dims and pub.name not in seen:
+            seen[pub.name] = pub.name if key == pub.name else f"{pub.name} ({key})"
+    return tuple(seen.items())
 
 
 def publish(

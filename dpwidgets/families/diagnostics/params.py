@@ -99,11 +99,9 @@ def publisher_options(ndim: int) -> tuple[tuple[str, str], ...]:
     >>> dict(publisher_options(1))["hb"]
     'hb'
     """
-    seen: dict[str, str] = {}
-    for key, pub in _publishers().items():
-        if ndim in pub.dims and pub.name not in seen:
-            seen[pub.name] = pub.name if key == pub.name else f"{pub.name} ({key})"
-    return tuple(seen.items())
+    from ...engine.histograms import publisher_choices
+
+    return publisher_choices(ndim)
 
 
 def publisher_name(key: str) -> str:

@@ -1,10 +1,10 @@
 """The drawing of the dynamic-histogram widget: a release's output (and, where there is one,
-the measures against a public reference) onto the figure of :func:`.display.dynamic_figure`,
+the measures against a public reference) onto the figure of :func:`~dpwidgets.families.dynamic.display.dynamic_figure`,
 and the histogram at the selected time.
 
 Everything drawn is a DP output (the released histograms, the release points and budgets, the
 public threshold trajectory), post-processed, or a measure against a reference the widget may
-draw (:mod:`.preview`). The time slider only redraws the snapshot panel: it never runs or spends.
+draw (:mod:`~dpwidgets.families.dynamic.preview`). The time slider only redraws the snapshot panel: it never runs or spends.
 
 :class:`DynamicPanels` is a part of
 :class:`~dpwidgets.families.dynamic.widget.DynamicHistogramWidget` (a mixin).
@@ -34,7 +34,7 @@ __all__ = ["DynamicPanels", "release_marginal"]
 
 def release_marginal(output: dict, shape: tuple[int, ...]):
     """The released series' first-attribute marginal over time, ``(N, L)``, with the level
-    positions and width of :func:`.display.marginal` (post-processing of the DP output: the
+    positions and width of :func:`~dpwidgets.families.dynamic.display.marginal` (post-processing of the DP output: the
     k new histograms, repeated between the release points)."""
     rows = np.asarray(output["histograms"], float).reshape(-1, int(output["n_bins"]))
     values, positions, width = display.marginal(rows, shape)
@@ -48,7 +48,7 @@ class DynamicPanels:
     mixin).
 
     It reads the host's ``figure``, ``shape``, ``attributes``, ``n_times``, controls ``method``
-    and ``time``, ``comparisons`` and ``_measure`` (:class:`~.preview.DynamicRuns`), and keeps
+    and ``time``, ``comparisons`` and ``_measure`` (:class:`~dpwidgets.families.dynamic.preview.DynamicRuns`), and keeps
     ``shown_output``, ``_view`` (what the time slider redraws) and ``_truth_drawn``.
 
     Examples

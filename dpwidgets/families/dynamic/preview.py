@@ -44,7 +44,7 @@ class Measures:
     errors : list of arrays (N,)
         The error over time of the method, then of each comparison.
     values : dict
-        The mean of each error, by the method's short name (:data:`~.text.METHODS`).
+        The mean of each error, by the method's short name (:data:`~dpwidgets.families.dynamic.text.METHODS`).
     """
 
     truth_marginal: np.ndarray | None
@@ -117,7 +117,7 @@ class DynamicRuns:
         return hit[1]
 
     def _error_of(self, output: dict, ref: dict) -> np.ndarray:
-        """:func:`.display.error_per_time` of a release, cached per output and reference
+        """:func:`~dpwidgets.families.dynamic.display.error_per_time` of a release, cached per output and reference
         (a replayed release -- e.g. the ε/N comparison when only C or T moved -- is the same
         output object, so its error is not measured again)."""
         key = (id(output), id(ref["f32"]))

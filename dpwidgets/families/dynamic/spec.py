@@ -5,7 +5,7 @@ row per time point (:class:`dpwidgets.datasets.DynamicSeries` ``.histograms``), 
 :meth:`dpwidgets.Session.add_dataset` and a public stand-in of the same shape
 (:func:`~dpwidgets.families.dynamic.standins.dynamic_stand_in` makes one from the public shape
 and snapshot size alone). The parameters of each mechanism, their defaults and checks, are its
-object in :mod:`.params`.
+object in :mod:`~dpwidgets.families.dynamic.params`.
 
 Mechanisms (``session.release(dataset, name, epsilon=..., ...)``):
 
@@ -302,7 +302,7 @@ _W = ("one user added or removed within any window of w snapshots (w-event); a u
 
 def _series_mechanism(params, run, label, **spec) -> Mechanism:
     """A mechanism on an (N, U) series: a table, the DP output of :func:`dynamic_outputs`, DP
-    only with a DP publisher; its parameters are ``params`` (:mod:`.params`)."""
+    only with a DP publisher; its parameters are ``params`` (:mod:`~dpwidgets.families.dynamic.params`)."""
     return Mechanism(params.mechanism, params.validate, run, dynamic_outputs, label, table=True,
                      private=publisher_is_private, params=params, **spec)
 

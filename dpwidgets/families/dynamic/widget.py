@@ -1,7 +1,7 @@
 """DynamicHistogramWidget: releasing a series of histograms over time (Li 2017, Ch. 4).
 
 A series of N histogram snapshots of one evolving dataset is released through the session by
-one of the mechanisms of :mod:`.spec`: DSAT (adaptive threshold, Li 2017, Alg.
+one of the mechanisms of :mod:`~dpwidgets.families.dynamic.spec`: DSAT (adaptive threshold, Li 2017, Alg.
 8), DSFT (fixed threshold, Alg. 7), fixed sampling every N/C points, the ε/N-per-snapshot
 baseline, and under w-event privacy DSAT (Alg. 9), BD and BA (Kellaris et al.). The widget
 shows
@@ -22,10 +22,10 @@ against the stand-in; only the Release button spends, on the method alone; a rel
 DP output only (the released histograms, the release points, the public threshold trajectory)
 -- no snapshot, marginal, distance or error of the confidential series.
 
-The controller is this module; its parts are mixins by concern: :mod:`.preview` (the runs of a
-redraw and the measures against a public reference), :mod:`.panels` (the drawing) and
-:mod:`.text` (the methods, the banner, the quality and stats lines). The controls of the
-mechanisms' parameters are built from their declarations (:mod:`.params`).
+The controller is this module; its parts are mixins by concern: :mod:`~dpwidgets.families.dynamic.preview` (the runs of a
+redraw and the measures against a public reference), :mod:`~dpwidgets.families.dynamic.panels` (the drawing) and
+:mod:`~dpwidgets.families.dynamic.text` (the methods, the banner, the quality and stats lines). The controls of the
+mechanisms' parameters are built from their declarations (:mod:`~dpwidgets.families.dynamic.params`).
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
         (``facts={"cardinality": n}``); without one, required in teaching mode (e.g. the
         public generator's ``n``) and refused in analyst mode. Never read off the data.
     method : str
-        A key of :data:`METHODS` (a session mechanism of :mod:`.spec`).
+        A key of :data:`METHODS` (a session mechanism of :mod:`~dpwidgets.families.dynamic.spec`).
     epsilon : float
         The budget (user level; per window for the w-event methods, which are charged
         ``ε·⌈N/w⌉``).
@@ -219,7 +219,7 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
     def _build_controls(self, method, variant, epsilon, cutoff, threshold, k, delta, theta,
                         burn_in, w, compare, time) -> None:
         """The controls; those of the mechanisms' parameters from their declarations
-        (:mod:`.params`), their ranges fitted to the series later (:meth:`_fit_ranges`)."""
+        (:mod:`~dpwidgets.families.dynamic.params`), their ranges fitted to the series later (:meth:`_fit_ranges`)."""
         self.method = ipw.Dropdown(options=[(label, key) for key, (label, _) in METHODS.items()],
                                    value=method, description="method",
                                    style={"description_width": "initial"},

@@ -31,8 +31,8 @@ public stand-in (same size, same privacy vector), errors measured on the stand-i
 spends, on the selected mechanism, and draws its DP output only -- no value, no true count.
 
 The widget is a controller between its controls, the door and the display: its public data
-sets are in :mod:`.sources`, its text in :mod:`.text`, and the error measure (the one use of
-the engine) in :mod:`.preview`.
+sets are in :mod:`~dpwidgets.families.personalized.sources`, its text in :mod:`~dpwidgets.families.personalized.text`, and the error measure (the one use of
+the engine) in :mod:`~dpwidgets.families.personalized.preview`.
 
 Examples
 --------
@@ -109,7 +109,7 @@ class PersonalizedWidget(ReleaseWidget):
     dataset : str, optional
         A table in the session (two columns: value, then the public budget each record asked
         for). Required in analyst mode (its public stand-in -- whose second column must be the
-        same privacy vector, see :func:`~.standins.personalized_stand_in` -- is what previews
+        same privacy vector, see :func:`~dpwidgets.families.personalized.standins.personalized_stand_in` -- is what previews
         use). In teaching mode without one, a public table is added
         (``data``).
     data : {"census", "age"}
@@ -239,7 +239,7 @@ class PersonalizedWidget(ReleaseWidget):
     def _build_controls(self, privacy, groups, method, compare, threshold, rounds,
                         epsilon) -> None:
         """The controls: the privacy vector (and the custom vector's groups), the mechanism and
-        its parameters (built from :class:`~.params.PersonalizedHistogramParams`), the cap."""
+        its parameters (built from :class:`~dpwidgets.families.personalized.params.PersonalizedHistogramParams`), the cap."""
         style = {"description_width": "initial"}
         self.privacy = ipw.Dropdown(description="privacy vector", style=style,
                                     layout=ipw.Layout(width="520px"))

@@ -82,7 +82,7 @@ def default_threshold(scores: np.ndarray, c: int, step: float | None = None) -> 
 
 def audit_future(variant: str, epsilon: float, *, urgent: bool = False) -> AuditJob:
     """The audit of ``(variant, epsilon)`` on the process's default audits
-    (:func:`~.audits.default_audits`): what an explorer given no ``audits=`` shows."""
+    (:func:`~dpwidgets.families.svt.audits.default_audits`): what an explorer given no ``audits=`` shows."""
     return default_audits().future(variant, epsilon, urgent=urgent)
 
 
@@ -140,8 +140,8 @@ class SVTExplorer(ReleaseWidget):
     debounce : float
         Seconds of quiet before recomputing in a kernel (0: recompute on every change).
     audits : Audits, optional
-        Where the broken variants' privacy-loss audits run (:class:`~.audits.Audits` on an
-        executor); default the process's one worker (:func:`~.audits.default_audits`).
+        Where the broken variants' privacy-loss audits run (:class:`~dpwidgets.families.svt.audits.Audits` on an
+        executor); default the process's one worker (:func:`~dpwidgets.families.svt.audits.default_audits`).
 
     Examples
     --------

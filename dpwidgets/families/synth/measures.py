@@ -203,7 +203,7 @@ def quality_values(reference: Evaluation | None, evals: dict[str, Evaluation],
 def bar_margins(column: Callable[[str], np.ndarray], attrs: Sequence[str],
                 domains: dict) -> np.ndarray:
     """Every attribute's margin as the margin panel draws it (shares summed per bar, the bars
-    of :func:`~.display.display_bins`), concatenated in the order of ``attrs``;
+    of :func:`~dpwidgets.families.synth.display.display_bins`), concatenated in the order of ``attrs``;
     ``column(a)`` gives attribute ``a``'s values."""
     return np.concatenate([
         binned(shares(encode(column(a), domains[a]), int(domains[a].size)),

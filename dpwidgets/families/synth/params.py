@@ -98,13 +98,9 @@ def publisher_options(ndim: int = 1) -> list[tuple[str, str]]:
     >>> [name for _, name in publisher_options(1)][:4]
     ['identity', 'uniform', 'hb', 'dawa_dyadic']
     """
-    from ...engine.histograms import PUBLISHERS
+    from ...engine.histograms import publisher_choices
 
-    seen: dict[str, str] = {}
-    for key, pub in PUBLISHERS.items():
-        if ndim in pub.dims and pub.name not in seen:
-            seen[pub.name] = pub.name if key == pub.name else f"{pub.name} ({key})"
-    return [(label, name) for name, label in seen.items()]
+    return [(label, name) for name, label in publisher_choices(ndim)]
 
 
 def publisher_name(name):

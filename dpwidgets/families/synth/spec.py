@@ -21,7 +21,7 @@ name                           engine (:mod:`dpwidgets.engine.synth`)           
 =============================  ===============================================================  =======
 
 The parameters, their defaults and their checks are in :mod:`dpwidgets.families.synth.params`
-(one frozen object per mechanism, :class:`~.params.DPCopulaParams`, ...): ``epsilon`` (the
+(one frozen object per mechanism, :class:`~dpwidgets.families.synth.params.DPCopulaParams`, ...): ``epsilon`` (the
 total); ``attributes`` (the columns to synthesise, in the dataset's order; default all);
 ``domains`` (column -> ``(min, max)`` inclusive integers, an int ``A`` for ``0..A-1``, or a
 list of values -- one entry per attribute); ``n_rows`` (the number of synthetic records, a

@@ -124,7 +124,7 @@ def margin_titles(where: str, attr: str, *, reference: bool, live: bool,
 def quality_html(values: dict[str, dict[str, float]], notes: dict[str, str], where: str, *,
                  live: Collection[str], later: bool, n_queries: int,
                  sanity_bound: float) -> str:
-    """The quality table (:func:`~.measures.quality_values`) with the notes on the baselines
+    """The quality table (:func:`~dpwidgets.families.synth.measures.quality_values`) with the notes on the baselines
     not run; after an analyst release, why there is none. A NaN (a τ left to the full
     tables) shows as "…"."""
     extra = "".join(f"<div class='dpw-note'>{html.escape(t)}</div>" for t in notes.values())

@@ -591,7 +591,7 @@ class SyntheticDataWidget(ReleaseWidget):
 
     # -- drawing ---------------------------------------------------------------------------
     def _queries(self, attrs: tuple[str, ...], domains: dict) -> tuple[np.ndarray, np.ndarray]:
-        """The random range queries over ``attrs`` (:meth:`.measures.Measures.queries`)."""
+        """The random range queries over ``attrs`` (:meth:`~dpwidgets.families.synth.measures.Measures.queries`)."""
         return self._measures.queries(attrs, domains)
 
     def _show(self, outputs: dict, notes: dict, reference: np.ndarray | None, *,
