@@ -315,6 +315,17 @@ def _publisher_param():
                  doc="the histogram publisher of each release ('auto': by the public shape)")
 
 
+def _decision_ratio_param():
+    return param(None, check=_optional_positive("decision_ratio"),
+                 doc="the SVT's threshold : query budget split (None: the engine's)")
+
+
+def _reference_param(default: str):
+    return param(None, check=_reference,
+                 doc=f"what the distance is measured to: 'release' (the last private release) "
+                     f"or 'snapshot' (None: {default})")
+
+
 def _shape_param():
     return param(None, check=_shape,
                  doc="the public attribute domains of one snapshot (their product is U)")
@@ -405,12 +416,8 @@ class DSATParams(SeriesParams, Params, mechanism="dsat"):
     k: float | None = _k_param()
     publisher: str = _publisher_param()
     shape: tuple[int, ...] | None = _shape_param()
-    decision_ratio: float | None = param(None, check=_optional_positive("decision_ratio"),
-                                         doc="the SVT's threshold : query budget split "
-                                             "(None: the engine's)")
-    reference: str | None = param(None, check=_reference,
-                                  doc="what the distance is measured to: 'release' (the last "
-                                      "private release) or 'snapshot' (None: the variant's)")
+    decision_ratio: float | None = _decision_ratio_param()
+    reference: str | None = _reference_param("the variant's")
 
 
 class DSFTParams(SeriesParams, Params, mechanism="dsft"):
@@ -436,12 +443,8 @@ class DSFTParams(SeriesParams, Params, mechanism="dsft"):
     k: float | None = _k_param()
     publisher: str = _publisher_param()
     shape: tuple[int, ...] | None = _shape_param()
-    decision_ratio: float | None = param(None, check=_optional_positive("decision_ratio"),
-                                         doc="the SVT's threshold : query budget split "
-                                             "(None: the engine's)")
-    reference: str | None = param(None, check=_reference,
-                                  doc="what the distance is measured to: 'release' or "
-                                      "'snapshot' (None: the engine's)")
+    decision_ratio: float | None = _decision_ratio_param()
+    reference: str | None = _reference_param("the engine's")
 
 
 class WEventDSATParams(SeriesParams, Params, mechanism="dsat_w_event"):
