@@ -23,12 +23,8 @@ def _is_widget(obj) -> bool:
     return isinstance(obj, type) and issubclass(obj, _w.Widget)
 
 
-def _family_widgets() -> dict[str, tuple[str, str]]:
-    """The widget classes in the ``__all__`` of every family's ``widget`` module."""
-    return dict(_exports("widget", keep=_is_widget))
-
-
-_FAMILY_WIDGETS = _family_widgets()
+#: The widget classes in the ``__all__`` of every family's ``widget`` module.
+_FAMILY_WIDGETS = _exports("widget", keep=_is_widget)
 globals().update({name: getattr(importlib.import_module(module), attr)
                   for name, (module, attr) in _FAMILY_WIDGETS.items()})
 
