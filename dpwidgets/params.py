@@ -49,6 +49,7 @@ __all__ = [
     "REQUIRED",
     "Range",
     "Toggle",
+    "one_of",
     "param",
 ]
 
@@ -128,13 +129,14 @@ class ParamInfo:
     control: Epsilon | Range | Choice | Toggle | None
     when: Callable[[Mapping[str, Any]], bool] | None
     missing: str | None
+    canonical: bool = True
 
 
 def param(default: Any = REQUIRED, *, check: Callable[[Any, Context], Any] | None = None,
           doc: str = "", label: str | None = None,
           control: Epsilon | Range | Choice | Toggle | None = None,
           when: Callable[[Mapping[str, Any]], bool] | None = None,
-          missing: str | None = None) -> Any:
+          missing: str | None = None, canonical: bool = True) -> Any:
     """A field of a :class:`Params` class.
 
     Parameters
@@ -157,9 +159,51 @@ def param(default: Any = REQUIRED, *, check: Callable[[Any, Context], Any] | Non
     missing : str, optional
         The refusal when a required parameter is absent (default: the door's "needs the
         parameter name=").
+    canonical : bool, optional
+        False for a parameter of the request only: it is checked in its turn (and later fields
+        may use it) but left out of the canonical dict, because another field carries what it
+        said (a value range becomes the edges of the bins).
     """
-    info = ParamInfo(check, doc, label, control, when, missing)
+    info = ParamInfo(check, doc, label, control, when, missing, canonical)
     return dataclasses.field(default=default, metadata={"dpwidgets": info})
+
+
+def one_of(name: str, options: Any, *, shown: Callable[[Any], Any] = sorted,
+           strings_only: bool = False) -> Callable[[Any, Context], Any]:
+    """A ``check`` for :func:`param`: the value must be one of ``options``.
+
+    Parameters
+    ----------
+    name : str
+        The parameter's name, as the refusal says it.
+    options : collection or callable
+        The accepted values, or a callable returning them when the check runs (for an engine
+        imported only when first needed).
+    shown : callable, optional
+        How the refusal lists them (default ``sorted``).
+    strings_only : bool, optional
+        Refuse a value that is not a string before looking it up (an unhashable value is then
+        refused with the same message instead of a ``TypeError``).
+
+    Examples
+    --------
+    >>> from dpwidgets.params import one_of
+    >>> check = one_of("smoother", ("median", "mean"))
+    >>> check("mean", None)
+    'mean'
+    >>> check("mode", None)
+    Traceback (most recent call last):
+        ...
+    ValueError: smoother must be one of ['mean', 'median'], got 'mode'
+    """
+
+    def check(value: Any, ctx: Context | None = None) -> Any:
+        found = options() if callable(options) else options
+        if (strings_only and not isinstance(value, str)) or value not in found:
+            raise ValueError(f"{name} must be one of {shown(found)}, got {value!r}")
+        return value
+
+    return check
 
 
 class Params:
@@ -172,10 +216,16 @@ class Params:
             method: str = param("em", check=..., control=Choice(...))
             epsilon: float = param(check=..., control=Epsilon())
 
-    Override :meth:`check` for the checks that involve several fields.
+    Three hooks, each optional: :meth:`precheck` refuses a request as a whole before any field
+    is read, :meth:`check` checks the fields together, and :meth:`decide` fills in what is
+    decided once every field is known (a depth from the public row count, a plan's charge).
+    ``listed_after`` says where a decided value stands in the canonical dict.
     """
 
     mechanism: ClassVar[str]
+    #: Decided fields listed after another in the canonical dict: ``{name: the field it
+    #: follows}`` (a value decided from later fields is listed after them).
+    listed_after: ClassVar[Mapping[str, str]] = {}
 
     def __init_subclass__(cls, *, mechanism: str, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -256,7 +306,8 @@ class Params:
             raise ValueError(f"unknown parameter(s) for {cls.mechanism!r}: {sorted(given)}")
         made = cls(**values)
         made.check(shape)
-        return made
+        decided = made.decide(shape)
+        return made.replace(**decided) if decided else made
 
     @classmethod
     def validate(cls, request: Mapping[str, Any], shape: Any) -> dict:
@@ -272,12 +323,26 @@ class Params:
     def check(self, shape: Any) -> None:
         """The checks that involve several fields (default: none); raises ``ValueError``."""
 
+    def decide(self, shape: Any) -> Mapping[str, Any]:
+        """The values decided once every field is checked, from the checked fields and the
+        public size or shape only (default: none): ``{field: value}``. It may raise
+        ``ValueError`` (an infeasible plan), still before anything is read or charged."""
+        return {}
+
     # -- the canonical form ------------------------------------------------------------------
     def as_dict(self) -> dict:
         """The canonical parameters: every field that applies, defaults spelt out, in field
-        order. What ``run`` gets and what the door hashes into the cache key."""
-        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
-                if getattr(self, f.name) is not OMITTED}
+        order (a decided one where ``listed_after`` puts it), without the request-only ones.
+        What ``run`` gets and what the door hashes into the cache key."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
+               if getattr(self, f.name) is not OMITTED and f.metadata["dpwidgets"].canonical}
+        for name, after in self.listed_after.items():
+            if name in out and after in out:
+                value = out.pop(name)
+                items = list(out.items())
+                at = list(out).index(after) + 1
+                out = dict([*items[:at], (name, value), *items[at:]])
+        return out
 
     def replace(self, **changes) -> Params:
         """A copy with ``changes`` (not re-checked: use :meth:`from_request` for a request)."""

@@ -34,7 +34,6 @@ import numpy as np
 from ...mechanism import Release
 from ...params import Params
 from ...session import Session
-from ...ui import figures
 from ...ui.base import ReleaseWidget, budget_parts, fmt, fold, one_of
 from ...ui.base import round_decimals as _round_floats
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
@@ -246,16 +245,16 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
     panel = ""
     titles: dict[str, str] = {}
 
-    def _plot_data(self, output: dict, truth):
-        """The figure's columns for an output (and the public reference, if any)."""
-        raise NotImplementedError
+    #: The display of an output (a :class:`~dpwidgets.ui.figures.Display` with ``from_output``:
+    #: :class:`~dpwidgets.families.diagnostics.display.RocDisplay`, ...).
+    display_class: type
 
     def _quality(self, output: dict, truth) -> dict:
         """Quality measures against the public reference (teaching data or stand-in)."""
         return {}
 
     def _draw(self, output: dict, truth, *, where: str) -> None:
-        figures.update(self.figure, self._plot_data(output, truth))
+        self.display_class.from_output(output, truth).draw(self.figure)
         self.figure.set_titles(**{self.panel: self.titles[where]})
         # A released output is never compared with anything computed from confidential data.
         self._set_quality({} if truth is None or where == "release"

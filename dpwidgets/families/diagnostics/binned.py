@@ -88,12 +88,7 @@ class BinnedResidualWidget(DiagnosticWidget):
     panel = "brp"
     titles = titles("Binned residuals", "PriBRP", "Private binned residual plot")
 
-    def _plot_data(self, output: dict, truth):
-        return display.binned_residual_plot_data(
-            mean_predicted=output["mean_predicted"], mean_residual=output["mean_residual"],
-            bins=output["bins"], noisy_sizes=output["noisy_sizes"],
-            truth_predicted=None if truth is None else truth[0],
-            truth_residual=None if truth is None else truth[1])
+    display_class = display.BinnedResidualsDisplay
 
     def _quality(self, output: dict, truth) -> dict:
         return binned_quality(output, truth)

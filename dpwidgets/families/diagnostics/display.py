@@ -5,6 +5,10 @@ The contract of :mod:`dpwidgets.ui.figures` (a ``*_figure()`` builds the layout 
 its panels, so a widget can retitle them. What goes in is the caller's to keep public: DP
 outputs, and the teaching data's or the stand-in's own plots.
 
+The same split as objects (:class:`~dpwidgets.ui.figures.Display`): :class:`ResidualPlotDisplay`,
+:class:`RocDisplay` and :class:`BinnedResidualsDisplay` are built once from a release, a preview
+or its output (and the public reference, if one may be drawn), and only draw.
+
 Examples
 --------
 >>> import numpy as np
@@ -24,13 +28,17 @@ import numpy as np
 from bokeh.layouts import row
 from bokeh.models import HoverTool, Span
 
-from ...ui.figures import FigureHandle, PlotData, _source
+from ...ui.figures import Display, FigureHandle, PlotData
 from ...ui.figures import panel as _panel
+from ...ui.figures import source as _source
 
 __all__ = [
     "FPR_GRID",
     "MAX_POINTS",
+    "BinnedResidualsDisplay",
     "DiagnosticFigure",
+    "ResidualPlotDisplay",
+    "RocDisplay",
     "band_data",
     "binned_residual_figure",
     "binned_residual_plot_data",
@@ -357,3 +365,97 @@ def band_data(x: np.ndarray | None = None, low: np.ndarray | None = None,
     x, low, high = (np.asarray(v, dtype=float) for v in (x, low, high))
     keep = np.isfinite(x) & np.isfinite(low) & np.isfinite(high)  # an area has no holes
     return {"band": {"x": x[keep], "low": low[keep], "high": high[keep]}}
+
+
+# --------------------------------------------------------------------------------------------
+# Displays: computed once from a release (or a preview, or its output), then only drawn
+# --------------------------------------------------------------------------------------------
+class _OutputDisplay(Display):
+    """A display read off a diagnostics output (``Release.output``, or a preview's)."""
+
+    @classmethod
+    def from_output(cls, output: dict, truth=None) -> Display:  # pragma: no cover - per class
+        """The display of ``output`` with the public reference ``truth`` (``None``: none)."""
+        raise NotImplementedError
+
+    @classmethod
+    def from_release(cls, release, *, truth=None) -> Display:
+        """The display of ``release`` (a paid release, a live run or a preview).
+
+        ``truth`` is the reference the caller may draw: the teaching data's or the stand-in's
+        own plot; never one computed from confidential data (``None`` after a paid release).
+        """
+        return cls.from_output(release.output, truth)
+
+
+class ResidualPlotDisplay(_OutputDisplay):
+    """A PriRP residual plot (Chen 2018, Alg. 9) as :func:`residual_figure` draws it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.families.diagnostics.display import ResidualPlotDisplay
+    >>> output = {"points": np.array([[0.1, 0.2], [0.3, -0.1]]),
+    ...           "bounds": np.array([0.0, 1.0, -1.0, 1.0])}
+    >>> shown = ResidualPlotDisplay.from_output(output).figure()
+    >>> shown.sources["private"].data["x"].tolist(), shown.sources["region"].data["top"].tolist()
+    ([0.1, 0.3], [1.0])
+    """
+
+    build = staticmethod(residual_figure)
+
+    @classmethod
+    def from_output(cls, output: dict, truth: np.ndarray | None = None) -> ResidualPlotDisplay:
+        """``truth``: the public (n, 2) points of the reference plot, if any."""
+        return cls(residual_plot_data(private_points=output["points"], bounds=output["bounds"],
+                                      truth_points=truth))
+
+
+class RocDisplay(_OutputDisplay):
+    """A PriROC curve (Chen 2018, Alg. 11) as :func:`roc_figure` draws it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.families.diagnostics.display import RocDisplay
+    >>> output = {"fpr": np.array([0.0, 0.4, 1.0]), "tpr": np.array([0.0, 0.7, 1.0]),
+    ...           "thresholds": np.array([0.5])}
+    >>> RocDisplay.from_output(output).figure().sources["private"].data["y"].tolist()
+    [0.0, 0.7, 1.0]
+    """
+
+    build = staticmethod(roc_figure)
+
+    @classmethod
+    def from_output(cls, output: dict, truth: dict | None = None) -> RocDisplay:
+        """``truth``: the public reference curve ``{"fpr": ..., "tpr": ...}``, if any."""
+        return cls(roc_plot_data(
+            fpr=output["fpr"], tpr=output["tpr"], thresholds=output["thresholds"],
+            truth_fpr=None if truth is None else truth["fpr"],
+            truth_tpr=None if truth is None else truth["tpr"]))
+
+
+class BinnedResidualsDisplay(_OutputDisplay):
+    """A PriBRP binned residual plot (Chen 2018, Alg. 13) as :func:`binned_residual_figure`
+    draws it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.families.diagnostics.display import BinnedResidualsDisplay
+    >>> output = {"mean_predicted": np.array([0.2, 0.7]), "mean_residual": np.array([0.01, -0.02]),
+    ...           "bins": np.array([0.0, 0.5, 1.0]), "noisy_sizes": np.array([40.0, 60.0])}
+    >>> BinnedResidualsDisplay.from_output(output).figure().sources["edges"].data["x"].tolist()
+    [0.5]
+    """
+
+    build = staticmethod(binned_residual_figure)
+
+    @classmethod
+    def from_output(cls, output: dict, truth=None) -> BinnedResidualsDisplay:
+        """``truth``: the public reference ``(mean predicted, mean residual)``, if any."""
+        return cls(binned_residual_plot_data(
+            mean_predicted=output["mean_predicted"], mean_residual=output["mean_residual"],
+            bins=output["bins"], noisy_sizes=output["noisy_sizes"],
+            truth_predicted=None if truth is None else truth[0],
+            truth_residual=None if truth is None else truth[1]))

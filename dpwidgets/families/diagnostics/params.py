@@ -45,7 +45,7 @@ from ...engine.validation import (
     check_positive_int,
     check_probability,
 )
-from ...params import OMITTED, Choice, Context, Epsilon, Params, Range, param
+from ...params import OMITTED, Choice, Context, Epsilon, Params, Range, one_of, param
 
 __all__ = [
     "BinnedResidualsParams",
@@ -159,10 +159,7 @@ def _outcome(value, ctx: Context) -> str:
     return value
 
 
-def _model(value, ctx: Context) -> str:
-    if value not in MODELS:
-        raise ValueError(f"model must be one of {MODELS}, got {value!r}")
-    return value
+_model = one_of("model", MODELS, shown=tuple)
 
 
 _PUBLIC_ONLY = "coef= and intercept= are for model='public' only"
@@ -197,11 +194,7 @@ def _epsilon(value, ctx: Context) -> float:
     return check_epsilon(value)
 
 
-def _neighbours(value, ctx: Context) -> str:
-    relations = _diagnostics().NEIGHBOURS
-    if value not in relations:
-        raise ValueError(f"neighbours must be one of {sorted(relations)}, got {value!r}")
-    return value
+_neighbours = one_of("neighbours", lambda: _diagnostics().NEIGHBOURS)
 
 
 def _publisher(name, ndim: int) -> str:
@@ -275,34 +268,13 @@ def _public_rows(minimum: int, what: str):
     return check
 
 
-class _Decided:
-    """Mixin of the diagnostics' parameter classes: the values decided from fields checked
-    after them (:meth:`_decide`) are filled in once every field is checked, and listed after
-    the field they are decided with (``_listed_after``: name -> the field it follows)."""
-
-    _listed_after: Mapping[str, str] = {}
+class _OnATable:
+    """Mixin of the diagnostics' parameter classes: each runs on a table of features then the
+    outcome, refused (by :func:`_table`) before any field is read."""
 
     @classmethod
-    def from_request(cls, request: Mapping[str, Any], shape: Any):
-        """:meth:`Params.from_request <dpwidgets.params.Params.from_request>`, then the
-        decided values."""
-        made = super().from_request(request, shape)
-        return made.replace(**made._decide(shape))
-
-    def _decide(self, shape) -> dict:
-        return {}
-
-    def as_dict(self) -> dict:
-        """The canonical parameters (:meth:`Params.as_dict
-        <dpwidgets.params.Params.as_dict>`), a decided value after the field it follows."""
-        out = super().as_dict()
-        for name, after in self._listed_after.items():
-            if name in out and after in out:
-                value = out.pop(name)
-                items = list(out.items())
-                at = list(out).index(after) + 1
-                out = dict([*items[:at], (name, value), *items[at:]])
-        return out
+    def precheck(cls, request: Mapping[str, Any], shape: Any) -> None:
+        _table(request, shape)
 
 
 # -- the model under diagnosis, the same five fields in every class -----------------------------
@@ -337,7 +309,7 @@ _NEIGHBOURS_DOC = ("the neighbour relation the noise is calibrated for: 'replace
 # -- "residual_plot": PriRP (Chen 2018, Alg. 9-10) ----------------------------------------------
 def _rp_epsilon1(value, ctx: Context) -> float:
     """``epsilon1`` (the bounds' budget) from ``rho`` or as given, or the text's rule; the
-    grid is decided with it, by the same rule (``ResidualPlotParams._decide``)."""
+    grid is decided with it, by the same rule (``ResidualPlotParams.decide``)."""
     v = ctx.values
     epsilon1 = value
     if v["rho"] is not None:
@@ -349,7 +321,7 @@ def _rp_epsilon1(value, ctx: Context) -> float:
                                                  v["grid"])[0]
 
 
-class ResidualPlotParams(_Decided, Params, mechanism="residual_plot"):
+class ResidualPlotParams(_OnATable, Params, mechanism="residual_plot"):
     """``"residual_plot"``: PriRP (Chen 2018, Alg. 9), a private residual plot of an OLS
     model; the plotted region is bounded privately first (Alg. 10).
 
@@ -397,24 +369,16 @@ class ResidualPlotParams(_Decided, Params, mechanism="residual_plot"):
     center_residual: float = param(0.0, check=_real("center_residual"),
                                    doc="public centre of the residuals' bounds")
 
-    @classmethod
-    def precheck(cls, request: Mapping[str, Any], shape: Any) -> None:
-        _table(request, shape)
+    listed_after = {"grid": "epsilon1"}
 
-    _listed_after = {"grid": "epsilon1"}
-
-    def _decide(self, shape) -> dict:
+    def decide(self, shape) -> dict:
         # The grid epsilon1's check decided: the same public inputs give the same grid.
         return {"grid": _diagnostics().residual_plot_defaults(
             self.n, self.epsilon, self.theta, self.epsilon1, self.grid)[1]}
 
 
 # -- "roc_curve": PriROC (Chen 2018, Alg. 11-12) ------------------------------------------------
-def _roc_rules(value, ctx: Context) -> str:
-    rules = _diagnostics().ROC_DEFAULTS
-    if value not in rules:
-        raise ValueError(f"defaults must be one of {sorted(rules)}, got {value!r}")
-    return value
+_roc_rules = one_of("defaults", lambda: _diagnostics().ROC_DEFAULTS)
 
 
 def _thresholds(value, ctx: Context) -> str:
@@ -451,7 +415,7 @@ def _roc_publisher(value, ctx: Context) -> str:
     return name
 
 
-class RocParams(_Decided, Params, mechanism="roc_curve"):
+class RocParams(_OnATable, Params, mechanism="roc_curve"):
     """``"roc_curve"``: PriROC (Chen 2018, Alg. 11), a private ROC curve of a logistic model.
 
     ``defaults="dpwidgets"`` (the default) fills in N-FixedSpace thresholds (ε1 = 0), ``2^s``
@@ -496,13 +460,9 @@ class RocParams(_Decided, Params, mechanism="roc_curve"):
                            control=Choice(lambda: publisher_options(1)),
                            doc="the 1-D publisher of the TP and FP interval counts")
 
-    @classmethod
-    def precheck(cls, request: Mapping[str, Any], shape: Any) -> None:
-        _table(request, shape)
+    listed_after = {"s": "n"}
 
-    _listed_after = {"s": "n"}
-
-    def _decide(self, shape) -> dict:
+    def decide(self, shape) -> dict:
         return {"s": _roc_levels(vars(self)), "defaults": OMITTED}
 
 
@@ -530,7 +490,7 @@ def _brp_threshold(value, ctx: Context) -> float:
     return threshold
 
 
-class BinnedResidualsParams(_Decided, Params, mechanism="binned_residuals"):
+class BinnedResidualsParams(_OnATable, Params, mechanism="binned_residuals"):
     """``"binned_residuals"``: PriBRP (Chen 2018, Alg. 13), a private binned residual plot of
     a logistic model: ``2^s`` initial bins by s-RecursiveMedians (Alg. 12), merged where too
     small (Alg. 14), then the noisy mean prediction and residual per bin.
@@ -569,13 +529,9 @@ class BinnedResidualsParams(_Decided, Params, mechanism="binned_residuals"):
     threshold: float | None = param(None, check=_brp_threshold,
                                     doc="Alg. 14's merging threshold (None: from n, s and ε)")
 
-    @classmethod
-    def precheck(cls, request: Mapping[str, Any], shape: Any) -> None:
-        _table(request, shape)
+    listed_after = {"s": "n"}
 
-    _listed_after = {"s": "n"}
-
-    def _decide(self, shape) -> dict:
+    def decide(self, shape) -> dict:
         return {"s": _brp_levels(vars(self), self.threshold)[0], "defaults": OMITTED}
 
 
@@ -655,7 +611,7 @@ def _regularization(value, ctx: Context) -> float:
     return check_positive(value, "regularization")
 
 
-class FitParams(_Decided, Params, mechanism="fit_model"):
+class FitParams(_OnATable, Params, mechanism="fit_model"):
     """``"fit_model"``: a DP fit of the model to diagnose, a release of its own (its
     coefficients): the functional mechanism for OLS (Zhang et al. 2012), output perturbation
     for logistic regression (Chaudhuri, Monteleoni & Sarwate 2011, Alg. 1).
@@ -689,11 +645,7 @@ class FitParams(_Decided, Params, mechanism="fit_model"):
         None, check=_regularization, when=_logistic,
         doc="logistic: the L2 penalty (None: from n, the features and ε)")
 
-    @classmethod
-    def precheck(cls, request: Mapping[str, Any], shape: Any) -> None:
-        _table(request, shape)
-
-    def _decide(self, shape) -> dict:
+    def decide(self, shape) -> dict:
         if self.kind != "ols":
             return {}
         bounds_x = self.bounds_X

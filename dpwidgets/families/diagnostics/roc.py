@@ -111,11 +111,7 @@ class RocWidget(DiagnosticWidget):
     panel = "roc"
     titles = titles("ROC curve", "PriROC", "Private ROC curve")
 
-    def _plot_data(self, output: dict, truth):
-        return display.roc_plot_data(
-            fpr=output["fpr"], tpr=output["tpr"], thresholds=output["thresholds"],
-            truth_fpr=None if truth is None else truth["fpr"],
-            truth_tpr=None if truth is None else truth["tpr"])
+    display_class = display.RocDisplay
 
     def _quality(self, output: dict, truth) -> dict:
         return roc_quality(output, truth)

@@ -222,9 +222,7 @@ class ResidualPlotWidget(DiagnosticWidget):
         return residual_reference(table, model, self.outcome)
 
     def _draw(self, output: dict, truth, *, where: str) -> None:
-        figures.update(self.figure, display.residual_plot_data(
-            private_points=output["points"], bounds=output["bounds"], truth_points=truth,
-        ))
+        display.ResidualPlotDisplay.from_output(output, truth).draw(self.figure)
         titles = {"teaching": "Confidential residual plot (public data, teaching)",
                   "preview": "Public stand-in's residual plot (preview)",
                   "release": "Confidential plot: not shown (analyst mode)"}

@@ -39,7 +39,7 @@ from numbers import Real
 from typing import Any
 
 from ...engine.validation import check_epsilon, check_positive_int
-from ...params import OMITTED, Choice, Context, Epsilon, Params, Range, param
+from ...params import OMITTED, Choice, Context, Epsilon, Params, Range, one_of, param
 
 __all__ = [
     "BudgetAbsorptionParams",
@@ -153,11 +153,7 @@ def _dsft_threshold(value, ctx: Context) -> float:
     return _real(value, "threshold", 0.0, 2.0)
 
 
-def _variant(value, ctx: Context) -> str:
-    variants = _engine().DSAT_VARIANTS
-    if value not in variants:
-        raise ValueError(f"variant must be one of {sorted(variants)}, got {value!r}")
-    return value
+_variant = one_of("variant", lambda: _engine().DSAT_VARIANTS)
 
 
 def _text_only(name: str):
@@ -264,8 +260,9 @@ def _n_times_param():
 
 
 def _cutoff_fraction_param(what: str = "N"):
-    return param(None, doc=f"C as a share of {what}: C = max(1, round(share · {what})); "
-                           f"instead of cutoff, not with it")
+    return param(None, canonical=False,
+                 doc=f"C as a share of {what}: C = max(1, round(share · {what})); "
+                     f"instead of cutoff, not with it")
 
 
 def _cutoff_param(limit_of: Callable[[Context], int] = _over_n, what: str = "N"):
@@ -367,15 +364,9 @@ class SeriesParams:
         if "epsilon" in request and request["epsilon"] is None:
             check_epsilon(None)
 
-    @classmethod
-    def from_request(cls, request: Mapping[str, Any], shape: Any) -> Params:
-        """:meth:`Params.from_request <dpwidgets.params.Params.from_request>`, with ``n_times``
-        the public number of snapshots and without ``cutoff_fraction``."""
-        made = super().from_request(request, shape)
-        changes = {"n_times": int(shape[0])}
-        if "cutoff_fraction" in cls.names():
-            changes["cutoff_fraction"] = OMITTED
-        return made.replace(**changes)
+    def decide(self, shape: Any) -> dict:
+        """``n_times``: the public number of snapshots, read off the shape."""
+        return {"n_times": int(shape[0])}
 
 
 _VARIANT_OPTIONS = (("paced", "paced (engine default)"), ("text", "as printed (Li 2017, Alg. 8)"))

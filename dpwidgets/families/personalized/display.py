@@ -18,7 +18,8 @@ from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from ...ui.figures import TOOLS as _TOOLS
-from ...ui.figures import FigureHandle, _source
+from ...ui.figures import FigureHandle
+from ...ui.figures import source as _source
 
 __all__ = [
     "METHOD_COLOURS",

@@ -36,7 +36,7 @@ import numpy as np
 
 from ...engine import personalized as pdp
 from ...engine.validation import check_epsilon, check_finite_array, check_positive_int
-from ...params import Choice, Context, Epsilon, Params, Range, param
+from ...params import Choice, Context, Epsilon, Params, Range, one_of, param
 
 __all__ = [
     "METHOD_LABELS",
@@ -271,10 +271,7 @@ def _budgets(value, ctx: Context) -> PrivacyVector:
     return check_budgets(value, ctx.n)
 
 
-def _method(value, ctx: Context) -> str:
-    if not isinstance(value, str) or value not in METHOD_LABELS:
-        raise ValueError(f"method must be one of {list(METHOD_LABELS)}, got {value!r}")
-    return value
+_method = one_of("method", METHOD_LABELS, shown=list, strings_only=True)
 
 
 def _as_given(value, ctx: Context):
@@ -301,19 +298,11 @@ def _optional_int(name: str):
     return check
 
 
-def _ensemble(value, ctx: Context) -> str:
-    if value not in _ENSEMBLES:
-        raise ValueError(f"ensemble must be one of {list(_ENSEMBLES)}, got {value!r}")
-    return value
+_ensemble = one_of("ensemble", lambda: _ENSEMBLES, shown=list)
 
 
 def _decided(values: Mapping[str, Any]) -> bool:
     return False  # decided by the plan, never a request's parameter
-
-
-#: Fields that are request parameters only: they shape another field and leave the canonical
-#: dict (``value_range`` becomes the edges of ``bins``).
-_NOT_CANONICAL = ("value_range",)
 
 
 class PersonalizedHistogramParams(Params, mechanism="personalized_histogram"):
@@ -348,7 +337,8 @@ class PersonalizedHistogramParams(Params, mechanism="personalized_histogram"):
                         control=Choice(tuple(METHOD_LABELS.items())),
                         doc="how the records are partitioned or weighted")
     value_range: tuple[float, float] | None = param(
-        None, check=_as_given, doc="with a number of bins: the public range they cover")
+        None, check=_as_given, canonical=False,  # it becomes the edges of ``bins``
+        doc="with a number of bins: the public range they cover")
     bins: np.ndarray = param(None, check=_edges,
                              doc="public bin edges, or a number of bins over value_range")
     threshold: float | None = param(None, check=_threshold, label="ε_T (sampling threshold)",
@@ -383,20 +373,9 @@ class PersonalizedHistogramParams(Params, mechanism="personalized_histogram"):
             raise ValueError("ensemble='sum' adds the round-1 partitions; use rounds=1 (or "
                              "'weighted')")
 
-    @classmethod
-    def from_request(cls, request: Mapping[str, Any], shape: Any) -> PersonalizedHistogramParams:
-        """:meth:`Params.from_request <dpwidgets.params.Params.from_request>`, then the public
-        plan: it raises ``ValueError`` on an infeasible plan (nothing charged yet) and decides
-        ``threshold`` and ``charge``."""
-        made = super().from_request(request, shape)
-        plan = release_plan(made.as_dict())
-        return made.replace(threshold=None if plan.threshold is None else float(plan.threshold),
-                            charge=float(np.max(plan.enjoyed)))
-
-    def as_dict(self) -> dict:
-        """The canonical parameters (:meth:`Params.as_dict
-        <dpwidgets.params.Params.as_dict>`) without the request-only ``value_range``."""
-        out = super().as_dict()
-        for name in _NOT_CANONICAL:
-            out.pop(name, None)
-        return out
+    def decide(self, shape: Any) -> dict:
+        """The public plan: it raises ``ValueError`` on an infeasible plan (nothing charged
+        yet) and decides ``threshold`` and ``charge``."""
+        plan = release_plan(self.as_dict())
+        return {"threshold": None if plan.threshold is None else float(plan.threshold),
+                "charge": float(np.max(plan.enjoyed))}

@@ -24,7 +24,8 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from ...ui.figures import XTOOLS as _TOOLS
-from ...ui.figures import FigureHandle, PlotData, _source
+from ...ui.figures import FigureHandle, PlotData
+from ...ui.figures import source as _source
 
 __all__ = [
     "GROUP_COLORS",

@@ -32,7 +32,7 @@ from typing import Any
 
 from ...engine import streams as st
 from ...engine.validation import check_epsilon, check_positive_int
-from ...params import Choice, Context, Epsilon, Params, Range, param
+from ...params import Choice, Context, Epsilon, Params, Range, one_of, param
 
 __all__ = [
     "DEFAULTS",
@@ -105,10 +105,7 @@ def _epsilon(value, ctx: Context) -> float:
     return check_epsilon(value)
 
 
-def _defaults(value, ctx: Context) -> str:
-    if not isinstance(value, str) or value not in st.DEFAULTS:
-        raise ValueError(f"defaults must be one of {sorted(st.DEFAULTS)}, got {value!r}")
-    return value
+_defaults = one_of("defaults", lambda: st.DEFAULTS, strings_only=True)
 
 
 def _chosen(value, ctx: Context, name: str):
@@ -144,10 +141,7 @@ def _k(value, ctx: Context) -> int:
                               maximum=st.MAX_WINDOW)
 
 
-def _method(value, ctx: Context) -> str:
-    if value not in HIERARCHY_METHODS:
-        raise ValueError(f"method must be one of {sorted(HIERARCHY_METHODS)}, got {value!r}")
-    return value
+_method = one_of("method", lambda: HIERARCHY_METHODS)
 
 
 def _parents(value, ctx: Context) -> list[int]:

@@ -23,7 +23,7 @@ from ...engine.validation import (
     check_positive_int,
     check_probability,
 )
-from ...params import Choice, Context, Epsilon, Params, Range, Toggle, param
+from ...params import Choice, Context, Epsilon, Params, Range, Toggle, one_of, param
 
 __all__ = ["MAX_PASSES", "ReconstructionParams", "SVTParams", "TopCParams", "default_share"]
 
@@ -64,11 +64,7 @@ def _threshold(value, ctx: Context) -> float | np.ndarray:
     return arr
 
 
-def _variant(value, ctx: Context) -> str:
-    variants = _svt_engine().VARIANTS
-    if value not in variants:
-        raise ValueError(f"variant must be one of {sorted(variants)}, got {value!r}")
-    return value
+_variant = one_of("variant", lambda: _svt_engine().VARIANTS)
 
 
 def _cutoff(what: str):

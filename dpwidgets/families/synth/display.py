@@ -35,7 +35,8 @@ from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
 from ...ui.figures import TOOLS as _TOOLS
-from ...ui.figures import FigureHandle, PlotData, _source
+from ...ui.figures import FigureHandle, PlotData
+from ...ui.figures import source as _source
 
 __all__ = [
     "ERROR_FLOOR",

@@ -40,7 +40,7 @@ from numbers import Integral, Real
 import numpy as np
 
 from ...engine.validation import check_epsilon, check_positive, check_positive_int
-from ...params import Choice, Context, Epsilon, Params, param
+from ...params import Choice, Context, Epsilon, Params, one_of, param
 
 __all__ = [
     "DPCopulaParams",
@@ -278,17 +278,10 @@ def _publisher(value, ctx: Context) -> str:
     return PUBLISHERS[value].name
 
 
-def _margin_fit(value, ctx: Context) -> str:
-    if value not in _engine().MARGIN_FITS:
-        raise ValueError(f"margin_fit must be one of {sorted(_engine().MARGIN_FITS)}, got "
-                         f"{value!r}")
-    return value
+_margin_fit = one_of("margin_fit", lambda: _engine().MARGIN_FITS)
 
 
-def _copula_method(value, ctx: Context) -> str:
-    if value not in _engine().METHODS:
-        raise ValueError(f"method must be one of {sorted(_engine().METHODS)}, got {value!r}")
-    return value
+_copula_method = one_of("method", lambda: _engine().METHODS)
 
 
 def _k(value, ctx: Context) -> float:
