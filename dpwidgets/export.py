@@ -180,7 +180,17 @@ def release_files(output: dict, stem: str = "release", format: str = "csv"):
 
 def release_table(output: dict):
     """The principal table of a release's output (see the module docstring); an empty
-    DataFrame when the output holds no array."""
+    DataFrame when the output holds no array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.export import release_table
+    >>> release_table({"outcomes": np.array([False, True]), "epsilon": 1.0})
+       index  outcomes
+    0      0     False
+    1      1      True
+    """
     import pandas as pd
 
     files, _ = release_files(output)
@@ -236,7 +246,19 @@ def _from_json(value, read):
 def sidecar(release: Release | dict, files: list[str] | None = None, skeleton=None) -> dict:
     """The provenance of a release as a JSON-able dict (the mechanism, its parameters, ε, the
     guarantee, when, the ledger key, the scalar outputs; with ``skeleton``, the whole output
-    with its arrays referenced in ``files``)."""
+    with its arrays referenced in ``files``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> release = {"dataset": "scores", "mechanism": "svt", "label": "SVT standard c=1",
+    ...            "params": {"epsilon": 1.0, "threshold": 15.0}, "epsilon": 1.0,
+    ...            "output": {"outcomes": np.array([False, True])}}
+    >>> from dpwidgets.export import sidecar
+    >>> meta = sidecar(release)
+    >>> meta["mechanism"], meta["parameters"]["threshold"]
+    ('svt', 15.0)
+    """
     r = release if isinstance(release, dict) else {
         "dataset": release.dataset, "mechanism": release.mechanism, "label": release.label,
         "params": release.params, "epsilon": release.epsilon, "guarantee": release.guarantee,
@@ -290,7 +312,24 @@ def save_release(release: Release, path: str | os.PathLike, *, format: str | Non
     to ``path`` + ``.json`` (module docstring); returns (principal table, sidecar). Read it
     back with :func:`load_release`.
 
-    A preview is refused: it was computed on the public stand-in, not on the data."""
+    A preview is refused: it was computed on the public stand-in, not on the data.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.export import load_release, save_release
+    >>> session = Session("teaching", seed=0)
+    >>> session.add_dataset("scores", np.arange(20.0))
+    >>> run = session.release("scores", "svt", epsilon=1.0, threshold=15.0, c=1)
+    >>> table, provenance = save_release(run, pathlib.Path(tempfile.mkdtemp()) / "svt.csv")
+    >>> table.name, provenance.name
+    ('svt.csv', 'svt.csv.json')
+    >>> back = load_release(table)
+    >>> back["mechanism"], back["epsilon"], back["parameters"]["threshold"]
+    ('svt', 1.0, 15.0)
+    """
     if getattr(release, "preview", False):
         raise ValueError("this is a preview on the public stand-in, not a release of the data")
     path = Path(path)
@@ -314,7 +353,18 @@ def export_bytes(release: Release | dict, *, format: str = "csv", file: str | No
     (``format="json"``), the principal table or the file named ``file`` of the sidecar's
     ``files`` (``"csv"``, ``"parquet"``), or every file and the sidecar in one zip archive
     (``"zip"``, CSV inside; unpacked, :func:`load_release` reads it). What the curator's
-    ``GET /v1/releases/...`` serves."""
+    ``GET /v1/releases/...`` serves.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.export import export_bytes
+    >>> content, media_type = export_bytes(
+    ...     {"dataset": "scores", "mechanism": "svt", "params": {"epsilon": 1.0}, "epsilon": 1.0,
+    ...      "output": {"outcomes": np.array([False, True])}})
+    >>> media_type, content.splitlines()[0]
+    ('text/csv', b'index,outcomes')
+    """
     if format == "zip":
         import io
         import zipfile
@@ -358,7 +408,12 @@ def _exact_floats(pd) -> dict:
 def load_release(path: str | os.PathLike) -> dict:
     """Read a release written by :func:`save_release` (the table's path or its sidecar's):
     the sidecar as a dict whose ``"output"`` is the release's output, arrays restored with
-    their dtypes and shapes."""
+    their dtypes and shapes.
+
+    Examples
+    --------
+    See :func:`save_release`, whose example writes a release and reads it back.
+    """
     import pandas as pd
 
     path = Path(path)

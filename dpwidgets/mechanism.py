@@ -57,7 +57,15 @@ __all__ = [
 class PublicShape(tuple):
     """A dataset's public shape, as a tuple, carrying its public schema (``columns``, ``dtypes``;
     ``None`` unless the dataset was added as a DataFrame). What ``validate`` of a table
-    mechanism receives: enough to check column names before anything is charged."""
+    mechanism receives: enough to check column names before anything is charged.
+
+    Examples
+    --------
+    >>> from dpwidgets.mechanism import PublicShape
+    >>> shape = PublicShape((100, 3), columns=("age", "income", "y"))
+    >>> shape, shape[0], shape.columns
+    ((100, 3), 100, ('age', 'income', 'y'))
+    """
 
     columns: tuple[str, ...] | None
     dtypes: tuple[str, ...] | None
@@ -115,7 +123,15 @@ def _real(low: float, strict: bool) -> Callable[[Any], float]:
 
 
 def integer_at_least(k: int) -> FactKind:
-    """An integer ``>= k`` (not a bool, not a float; numpy integers are fine)."""
+    """An integer ``>= k`` (not a bool, not a float; numpy integers are fine).
+
+    Examples
+    --------
+    >>> from dpwidgets.mechanism import integer_at_least
+    >>> rows = integer_at_least(2)
+    >>> rows.text, rows.parse(3)
+    ('an integer >= 2', 3)
+    """
     def parse(value: Any) -> int:
         if isinstance(value, bool | np.bool_) or not isinstance(value, int | np.integer):
             raise ValueError
@@ -301,6 +317,16 @@ class Release:
         ``True``: computed on the public stand-in, never on the data.
     guarantee : str
         The guarantee in words, with its unit and neighbour relation.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> session = Session("teaching", seed=0)
+    >>> session.add_dataset("scores", np.arange(20.0))
+    >>> run = session.release("scores", "svt", epsilon=1.0, threshold=15.0, c=1)
+    >>> run.mechanism, run.epsilon, run.charged, run.params["threshold"]
+    ('svt', 1.0, True, 15.0)
     """
 
     dataset: str

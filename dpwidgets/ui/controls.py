@@ -48,6 +48,14 @@ def epsilon_guardrail(epsilon: float, remaining: float | None = None) -> str:
         The epsilon about to be spent.
     remaining : float, optional
         What is left of the budget (analyst mode); ``None`` when nothing is enforced.
+
+    Examples
+    --------
+    >>> from dpwidgets.ui.controls import epsilon_guardrail
+    >>> epsilon_guardrail(0.5)
+    ''
+    >>> epsilon_guardrail(1.0, remaining=0.5)
+    'ε = 1 is more than the 0.5 left: a release would be refused.'
     """
     notes = []
     if remaining is not None and epsilon > remaining * (1 + 1e-9):
@@ -103,7 +111,14 @@ def _same_value(old, new) -> bool:
 
 
 def accepted_range(lo: float, hi: float, *, open_lo: bool = False) -> str:
-    """How a control's accepted values read in an error message: "a number in [0.01, 0.99]"."""
+    """How a control's accepted values read in an error message: "a number in [0.01, 0.99]".
+
+    Examples
+    --------
+    >>> from dpwidgets.ui.controls import accepted_range
+    >>> accepted_range(0.01, 0.99), accepted_range(0, 1, open_lo=True)
+    ('a number in [0.01, 0.99]', 'a number in (0, 1]')
+    """
     left = "(" if open_lo or math.isinf(lo) else "["
     right = ")" if math.isinf(hi) else "]"
     return f"a number in {left}{_num(lo)}, {_num(hi)}{right}"
@@ -370,6 +385,12 @@ class EpsilonSlider(SliderText):
     slider's range is only where dragging goes); a value <= 0 or not finite is kept and
     reported by :func:`control_problem`, never clamped. :func:`epsilon_guardrail` gives the
     text shown beside it.
+
+    Examples
+    --------
+    >>> from dpwidgets.ui.controls import EpsilonSlider
+    >>> EpsilonSlider(0.5).value
+    0.5
     """
 
     def __init__(
@@ -423,6 +444,12 @@ def split_presets(c: int, monotonic: bool = False) -> dict[str, float]:
     """The ε1:ε2 splits of Lyu, Su & Li 2017, §4-6 as ``{label: ratio}`` with ratio = ε2/ε1.
 
     The optimum (Lyu, Su & Li 2017, eq. 12) comes first: 1:(2c)^(2/3), or 1:c^(2/3) for monotonic queries.
+
+    Examples
+    --------
+    >>> from dpwidgets.ui.controls import split_presets
+    >>> {label: round(ratio, 3) for label, ratio in split_presets(1).items()}["1:(2c)^(2/3) (optimum)"]
+    1.587
     """
     from ..engine.svt import default_ratio
 
@@ -451,6 +478,12 @@ class SplitControl(w.VBox):
 
     ``.ratio`` is ε2/ε1, the engine's parameter. Moving the slider off a preset selects
     "custom"; choosing a preset moves the slider.
+
+    Examples
+    --------
+    >>> from dpwidgets.ui.controls import SplitControl
+    >>> round(SplitControl(c=1).share.value, 3)  # ε1's share at the optimum 1:(2c)^(2/3)
+    0.386
     """
 
     def __init__(self, c: int = 1, monotonic: bool = False):
