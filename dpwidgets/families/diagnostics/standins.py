@@ -39,7 +39,17 @@ __all__ = [
 
 @dataclass(frozen=True, eq=False)
 class RegressionData:
-    """A data set to fit and diagnose: features ``X`` (n, p), outcome ``y`` (n,), a name."""
+    """A data set to fit and diagnose: features ``X`` (n, p), outcome ``y`` (n,), a name.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import residual_scenario
+    >>> rng = np.random.default_rng(0)
+    >>> data = residual_scenario("ideal", 200, rng)
+    >>> data.X.shape, data.n, data.name
+    ((200, 1), 200, 'ideal')
+    """
 
     X: np.ndarray
     y: np.ndarray
@@ -64,6 +74,16 @@ def residual_scenario(name: str, n: int, rng: np.random.Generator | None = None)
     """One confidential data set of Chen 2018, §4.2.3 ("Ideal", "Heteroscedastic", "Nonlinear").
 
     The text uses ``n ∈ {500, 1000, 2000, 5000}`` and fits ``y = b0 + b1 x`` by OLS.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import residual_scenario
+    >>> rng = np.random.default_rng(0)
+    >>> data = residual_scenario("heteroscedastic", 200, rng)
+    >>> x, noise = data.X[:, 0], data.y - data.X[:, 0]
+    >>> bool(noise[x > 25].std() > noise[x <= 25].std())  # the fan: spread grows with x
+    True
     """
     if name not in RESIDUAL_SCENARIOS:
         raise ValueError(f"name must be one of {sorted(RESIDUAL_SCENARIOS)}, got {name!r}")
@@ -104,6 +124,15 @@ def discriminatory_scenario(
       ``benchmarks/diagnostics_prirp.py``).
     - ``noise="variance"``: ``αx + 1`` is the variance, as eq. 4.1's ``N(0, σ²)`` and the rest
       of this module read ``N(0, v)`` (this function's old behaviour).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import discriminatory_scenario
+    >>> rng = np.random.default_rng(0)
+    >>> data = discriminatory_scenario("M3", 200, rng, gamma=0.002)
+    >>> data.X.shape, data.description
+    ((200, 1), 'y = x + 0.002 x^2 + N(0, 1), x ~ U[0, 50]')
     """
     if model not in ("M1", "M2", "M3"):
         raise ValueError(f"model must be 'M1', 'M2' or 'M3', got {model!r}")
@@ -133,6 +162,16 @@ def posited_residuals(data: RegressionData) -> tuple[np.ndarray, np.ndarray]:
     analyst posits (M1's, ``y = x``); an OLS refit on M3 data would bend towards the curve and
     hide much of the violation. Needs one feature column (the scenarios of
     :func:`discriminatory_scenario`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import discriminatory_scenario, posited_residuals
+    >>> rng = np.random.default_rng(0)
+    >>> data = discriminatory_scenario("M1", 200, rng)
+    >>> predicted, residuals = posited_residuals(data)
+    >>> bool((predicted == data.X[:, 0]).all()), round(float(residuals.std()), 1)
+    (True, 1.0)
     """
     if data.X.ndim != 2 or data.X.shape[1] != 1:
         raise ValueError(f"posited_residuals needs one feature column, got X of shape {data.X.shape}")
@@ -145,6 +184,15 @@ def logistic_scenario(model: str, n: int, rng: np.random.Generator | None = None
 
     Fitting ``logit = b0 + b1 x`` is correct for M1 and misspecified for M2 (the hook of
     Fig. 4.12(b)); ``y`` holds 0/1 labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import logistic_scenario
+    >>> rng = np.random.default_rng(0)
+    >>> data = logistic_scenario("M2", 200, rng)
+    >>> data.X.shape, sorted(set(data.y.tolist())), data.description
+    ((200, 1), [0.0, 1.0], 'logit = x^2 + 2x - 1, x ~ U[-1, 1]')
     """
     if model not in ("M1", "M2"):
         raise ValueError(f"model must be 'M1' or 'M2', got {model!r}")
@@ -170,6 +218,18 @@ def binormal_scores(
     ``d = sqrt(2) Φ⁻¹(auc)`` (so ``P(z+ > z-) = Φ(d/√2) = auc``); the score is
     ``expit(z)``, a monotone map that leaves the ROC curve unchanged. Used for Chen 2018, §4.3.3's
     discriminatory power (AUCs a ∈ {0.7, 0.725, ..., 0.95}).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import binormal_scores
+    >>> rng = np.random.default_rng(0)
+    >>> labels, scores = binormal_scores(1_000, 0.8, rng)
+    >>> labels.shape, bool(((scores > 0) & (scores < 1)).all())
+    ((1000,), True)
+    >>> auc = (scores[labels == 1][:, None] > scores[labels == 0][None, :]).mean()
+    >>> round(float(auc), 2)  # close to the population AUC
+    0.79
     """
     n = check_positive_int(n, "n")
     if not 0.5 <= float(auc) < 1.0:
@@ -188,6 +248,13 @@ def load_diabetes_data() -> RegressionData:
 
     Shipped with scikit-learn (Efron et al. 2004); a real outcome to fit by OLS and diagnose
     with PriRP. ``y`` ranges over 25-346: use ``mu_predicted = mu_residual = 10`` or so.
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import load_diabetes_data
+    >>> data = load_diabetes_data()
+    >>> data.X.shape, float(data.y.min()), float(data.y.max())
+    ((442, 10), 25.0, 346.0)
     """
     from sklearn.datasets import load_diabetes
 
@@ -202,6 +269,13 @@ def load_breast_cancer_data() -> RegressionData:
     Shipped with scikit-learn; a real binary outcome to fit by logistic regression and
     diagnose with PriROC / PriBRP. Features are standardised with the data's own mean and sd:
     fine for a data set declared public (teaching mode), not a recipe for confidential data.
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import load_breast_cancer_data
+    >>> data = load_breast_cancer_data()
+    >>> data.X.shape, round(float(data.y.mean()), 2)  # share of benign (label 1)
+    ((569, 30), 0.63)
     """
     from sklearn.datasets import load_breast_cancer
 
@@ -234,6 +308,16 @@ class FittedModel:
         ``(epsilon, delta)`` of the fit ((0, 0) if not private).
     guarantee : str
         The private fit's guarantee, in words, or "not private".
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import fit_model, residual_scenario
+    >>> rng = np.random.default_rng(0)
+    >>> data = residual_scenario("ideal", 200, rng)
+    >>> model = fit_model(data.X, data.y)
+    >>> model.kind, model.private, model.spent, model.residuals.shape
+    ('ols', False, (0.0, 0.0), (200,))
     """
 
     kind: str
@@ -305,6 +389,19 @@ def fit_model(
     public bounds (:mod:`dpwidgets.engine.regression`). Predictions and residuals on the
     training data are confidential: only a DP diagnostic (PriRP, PriROC, PriBRP) may release
     a view of them.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import fit_model, residual_scenario
+    >>> rng = np.random.default_rng(0)
+    >>> data = residual_scenario("ideal", 200, rng)
+    >>> round(float(fit_model(data.X, data.y).coef[0]), 2)  # y = x + N(0, 1): slope 1
+    0.99
+    >>> private = fit_model(data.X, data.y, private=True, epsilon=1.0, rng=rng,
+    ...                     bounds_X=(1, 50), bounds_y=(-5, 55))
+    >>> private.private, private.epsilon, private.spent  # the fit's own budget
+    (True, 1.0, (1.0, 0.0))
     """
     if kind not in ("ols", "logistic"):
         raise ValueError(f"kind must be 'ols' or 'logistic', got {kind!r}")

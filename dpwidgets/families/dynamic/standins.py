@@ -80,6 +80,15 @@ class DynamicSeries:
         The (public, constant) number of records per snapshot, ``n``.
     details : dict
         Generation parameters and per-step by-products (``replaced`` per step, period rates...).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import moving_object_series
+    >>> rng = np.random.default_rng(0)
+    >>> series = moving_object_series(50, 1_000, grid=(8, 8), rng=rng)
+    >>> series.n_times, series.n_bins, series.shape, series.attributes, series.cardinality
+    (50, 64, (8, 8), ('y', 'x'), 1000)
     """
 
     histograms: np.ndarray
@@ -112,6 +121,15 @@ def census_distribution() -> np.ndarray:
     with age; income code 0 exactly for ages under 20 (the text's "values smaller than 0 mean
     the tuples have ages smaller than 20"), and above the median (code 2) more often with more
     education and in mid-career.
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import census_distribution
+    >>> joint = census_distribution()
+    >>> joint.shape, round(float(joint.sum()), 6)
+    ((96, 2, 12, 2, 2, 3), 1.0)
+    >>> float(joint[:20, ..., 1:].sum())  # income code 0 exactly for ages under 20
+    0.0
     """
     age = np.arange(96)
     p_age = np.where(age < 60, 1.0, np.exp(-(age - 60) / 12.0))
@@ -283,6 +301,19 @@ def census_like_series(
     References
     ----------
     Li 2017, §4.5.1 (US census dataset, dynamic generation), Table 4.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import census_like_series
+    >>> rng = np.random.default_rng(0)
+    >>> series = census_like_series(20, 5_000, n_periods=4, drift=0.5, rng=rng)
+    >>> series.histograms.shape, series.shape, series.attributes
+    ((20, 3456), (96, 12, 3), ('age', 'education', 'income'))
+    >>> bool((series.histograms.sum(axis=1) == 5_000).all())  # |D_i| = n at every step
+    True
+    >>> series.details["period_starts"].tolist()
+    [0, 5, 10, 15]
     """
     n_times, n_records, population, update_rate, sigma2, n_periods, rates = _census_sizes(
         n_times, n_records, population, update_rate, sigma2, n_periods, period_rates)
@@ -419,6 +450,17 @@ def moving_object_series(
     References
     ----------
     Li 2017, §4.5.1 (Oldenburg traffic data, Brinkhoff generator), §4.5.3, Fig. 4.8-4.9.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import moving_object_series
+    >>> rng = np.random.default_rng(0)
+    >>> series = moving_object_series(50, 1_000, grid=(8, 8), rng=rng)
+    >>> series.histograms.shape, bool((series.histograms.sum(axis=1) == 1_000).all())
+    ((50, 64), True)
+    >>> series.details["moving"].shape  # objects travelling at each step
+    (50,)
     """
     n_times = check_positive_int(n_times, "n_times")
     n_objects = check_positive_int(n_objects, "n_objects")

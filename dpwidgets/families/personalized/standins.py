@@ -86,6 +86,15 @@ def budgets_uniform(
     ------
     ValueError
         ``n < 1`` or not ``0 < low < high``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import budgets_uniform
+    >>> rng = np.random.default_rng(0)
+    >>> budgets = budgets_uniform(200, rng=rng)
+    >>> budgets.shape, bool(((budgets >= 0.01) & (budgets <= 0.1)).all())
+    ((200,), True)
     """
     n = check_positive_int(n, "n")
     low, high = _check_real(low, "low"), _check_real(high, "high")
@@ -120,6 +129,20 @@ def budgets_normal(
     ------
     ValueError
         ``n < 1``, ``sd <= 0``, a range not ``0 < low < high``, an unknown mode.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import budgets_normal
+    >>> rng = np.random.default_rng(0)
+    >>> clipped = budgets_normal(200, rng=rng)
+    >>> bool(((clipped >= 0.01) & (clipped <= 1.0)).all())
+    True
+    >>> round(float((clipped == 0.01).mean()), 2)  # the share moved onto the lower end
+    0.46
+    >>> truncated = budgets_normal(200, rng=rng, mode="truncate")
+    >>> bool((truncated > 0.01).all()), round(float(truncated.mean()), 2)
+    (True, 0.49)
     """
     n = check_positive_int(n, "n")
     mean, sd = _check_real(mean, "mean"), _check_real(sd, "sd")
@@ -156,6 +179,18 @@ def budgets_mixed(
     ValueError
         Bad ``n``, empty groups, fractions not positive or not summing to 1, budgets not
         ``0 < low <= high``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import budgets_mixed
+    >>> rng = np.random.default_rng(0)
+    >>> groups = [(0.5, 0.01, 0.2), (0.4, 0.2, 1.0), (0.1, 1.0, 1.0)]
+    >>> budgets = budgets_mixed(2_000, groups, rng)
+    >>> bool(((budgets >= 0.01) & (budgets <= 1.0)).all())
+    True
+    >>> round(float((budgets <= 0.2).mean()), 2), round(float((budgets == 1.0).mean()), 2)
+    (0.5, 0.1)
     """
     n = check_positive_int(n, "n")
     if len(groups) == 0:
@@ -189,7 +224,19 @@ BUDGET_SETUPS: Mapping[str, tuple[str, Any]] = MappingProxyType(
 
 
 def make_budgets(name: str, n: int, rng: np.random.Generator | None = None) -> np.ndarray:
-    """The privacy vector of a named setup of :data:`BUDGET_SETUPS`."""
+    """The privacy vector of a named setup of :data:`BUDGET_SETUPS`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import BUDGET_SETUPS, make_budgets
+    >>> rng = np.random.default_rng(0)
+    >>> sorted(BUDGET_SETUPS)
+    ['normal', 'normal_truncated', 'uniform', 'uniform_wide']
+    >>> budgets = make_budgets("uniform_wide", 200, rng)
+    >>> budgets.shape, bool(((budgets >= 0.01) & (budgets <= 1.0)).all())
+    ((200,), True)
+    """
     if name not in BUDGET_SETUPS:
         raise ValueError(f"name must be one of {sorted(BUDGET_SETUPS)}, got {name!r}")
     return BUDGET_SETUPS[name][1](n, check_rng(rng))
@@ -197,7 +244,17 @@ def make_budgets(name: str, n: int, rng: np.random.Generator | None = None) -> n
 
 def figure_5_1() -> pd.DataFrame:
     """Li 2017, Fig. 5.1: a personalized privacy dataset (8 people, Salary sensitive, one budget
-    each; the budget is not correlated with the salary)."""
+    each; the budget is not correlated with the salary).
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import figure_5_1
+    >>> table = figure_5_1()
+    >>> table.shape, list(table.columns)
+    ((8, 5), ['name', 'age', 'zip', 'salary', 'budget'])
+    >>> table.loc[table["budget"].idxmin(), "name"], float(table["budget"].max())
+    ('Alice', 0.15)
+    """
     return pd.DataFrame(
         {
             "name": ["Alice", "Emily", "John", "Olga", "Frank", "Bob", "Mark", "Cecilia"],
@@ -265,6 +322,17 @@ def census_like_records(
     ------
     ValueError
         Unknown country or ``n < 1``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import census_like_records
+    >>> rng = np.random.default_rng(0)
+    >>> records = census_like_records("brazil", 200, rng)
+    >>> records.shape, list(records.columns[:4])
+    ((200, 14), ['age', 'gender', 'is_single', 'is_married'])
+    >>> bool((records["is_single"] + records["is_married"] <= 1).all())  # never both
+    True
     """
     if country not in _FLAVOURS:
         raise ValueError(f"country must be one of {sorted(_FLAVOURS)}, got {country!r}")
@@ -334,6 +402,15 @@ class CountTask:
         The grid (public).
     attributes : tuple of str
     name, description : str
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import count_task
+    >>> rng = np.random.default_rng(0)
+    >>> task = count_task("us", 200, rng)
+    >>> task.attributes, task.bins.size  # one bin per cell, for the histogram mechanisms
+    (('age', 'gender', 'education', 'income'), 2049)
     """
 
     cells: np.ndarray
@@ -370,6 +447,17 @@ def count_task(
     The attributes are coded on the public grid :data:`COUNT_TASK_SHAPE` (the text does not
     give its coding): age in 10-year bands, gender, education in pairs of codes, income on a
     log grid (0-2, ..., 300+ thousand).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import count_task
+    >>> rng = np.random.default_rng(0)
+    >>> task = count_task("us", 200, rng)
+    >>> task.shape, task.n_cells, task.n
+    ((8, 2, 8, 16), 2048, 200)
+    >>> int(task.histogram().sum())  # every record in one cell
+    200
     """
     frame = census_like_records(country, n, rng)
     codes = (
@@ -404,6 +492,15 @@ class ClassificationTask:
     feature_names : tuple of str
     name, description : str
     details : dict
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import logistic_task
+    >>> rng = np.random.default_rng(0)
+    >>> task = logistic_task("us", 200, rng)
+    >>> task.X.shape, task.data_norm, task.feature_names[:3]
+    ((200, 13), 1.0, ('age', 'gender', 'is_single'))
     """
 
     X: np.ndarray
@@ -437,6 +534,17 @@ def logistic_task(
 ) -> ClassificationTask:
     """Li 2017, §5.3.1's logistic regression task: income above a public threshold from the other
     13 columns of :func:`census_like_records` (the text uses 50,000 records).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import logistic_task
+    >>> rng = np.random.default_rng(0)
+    >>> task = logistic_task("us", 200, rng)
+    >>> task.n, bool((np.linalg.norm(task.X, axis=1) <= task.data_norm).all())
+    (200, True)
+    >>> task.details["threshold"], round(float(task.y.mean()), 2)  # income above 40 thousand
+    (40.0, 0.5)
     """
     frame = census_like_records(country, n, rng)
     features = {c: CENSUS_DOMAINS[c] for c in CENSUS_COLUMNS if c != "income"}
@@ -475,6 +583,16 @@ def load_fair_logistic() -> ClassificationTask:
     ------
     ImportError
         Without ``statsmodels`` (see :func:`~dpwidgets.families.synth.standins.fair_affairs`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import load_fair_logistic
+    >>> task = load_fair_logistic()
+    >>> task.X.shape, round(float(task.y.mean()), 2)
+    ((6366, 8), 0.32)
+    >>> bool((np.linalg.norm(task.X, axis=1) <= 1.0).all())
+    True
     """
     # The synth family's reader of the shipped survey (imported here, when asked: the
     # stand-ins of dpwidgets.datasets are loaded while that package is being imported).
@@ -524,6 +642,18 @@ def personalized_stand_in(budgets, bins, *, value_range=None, profile=None,
     ------
     ValueError
         Bad budgets, bins or profile.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import budgets_uniform, personalized_stand_in
+    >>> rng = np.random.default_rng(0)
+    >>> budgets = budgets_uniform(200, rng=rng)
+    >>> table = personalized_stand_in(budgets, 4, value_range=(0, 100))
+    >>> table.shape, sorted(set(table[:, 0].tolist()))  # the bins' centres
+    ((200, 2), [12.5, 37.5, 62.5, 87.5])
+    >>> bool((table[:, 1] == budgets).all())  # the budget column is the public vector
+    True
     """
     vector = check_budgets(budgets, int(np.size(budgets)))
     edges = check_edges(bins, value_range)

@@ -42,7 +42,17 @@ WEEK = 7 * DAY
 
 @dataclass(frozen=True)
 class StreamShape:
-    """The published size of one Chen 2018, Table 5.1 stream and the knobs of its stand-in."""
+    """The published size of one Chen 2018, Table 5.1 stream and the knobs of its stand-in.
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import STREAM_SHAPES
+    >>> list(STREAM_SHAPES)
+    ['Low_5', 'Med_5', 'High_5', 'Multi_5']
+    >>> shape = STREAM_SHAPES["Multi_5"]
+    >>> shape.states, shape.length, shape.total
+    (128, 20000, 646254)
+    """
 
     name: str
     states: int
@@ -121,6 +131,15 @@ def wifi_stream(name: str = "Med_5", rng: np.random.Generator | None = None) -> 
     References
     ----------
     Chen 2018, §5.6, Table 5.1, Fig. 5.2 (High_5's first 8000 steps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import wifi_stream
+    >>> rng = np.random.default_rng(0)
+    >>> counts = wifi_stream("Low_5", rng)
+    >>> counts.shape, int(counts.sum())  # the published length and total
+    ((57901,), 2846)
     """
     if name not in ("Low_5", "Med_5", "High_5"):
         raise ValueError(f"name must be 'Low_5', 'Med_5' or 'High_5', got {name!r}")
@@ -147,6 +166,15 @@ def multi_state_streams(
     References
     ----------
     Chen 2018, §5.6, Table 5.1, §5.6.4 (Fig. 5.8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import multi_state_streams
+    >>> rng = np.random.default_rng(0)
+    >>> streams = multi_state_streams(rng, n_states=8, length=2_016, total=5_000)
+    >>> streams.shape, int(streams.sum())
+    ((8, 2016), 5000)
     """
     rng = check_rng(rng)
     n_states = check_positive_int(n_states, "n_states")
@@ -174,6 +202,13 @@ def load_sunspot_counts() -> np.ndarray:
     ImportError
         If ``statsmodels`` is not installed. It comes with the ``demo`` and ``test`` extras
         (``pip install "dpwidgets[demo]"``), not with the core package.
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import load_sunspot_counts
+    >>> counts = load_sunspot_counts()
+    >>> counts.shape, counts.dtype.name, int(counts.min()) >= 0
+    ((309,), 'int64', True)
     """
     try:
         from statsmodels.datasets import sunspots

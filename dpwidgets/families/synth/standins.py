@@ -109,6 +109,17 @@ class CodedTable:
         What each code stands for (the original value or bin label), where meaningful.
     details : dict
         Generation parameters (e.g. the latent correlation matrix).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import us_census_like
+    >>> rng = np.random.default_rng(0)
+    >>> table = us_census_like(200, rng)
+    >>> table.domain_sizes
+    {'age': 96, 'income': 1020, 'occupation': 511, 'gender': 2}
+    >>> table.domains["gender"], table.codebook["gender"].tolist()
+    ((0, 1), ['female', 'male'])
     """
 
     frame: pd.DataFrame
@@ -209,6 +220,17 @@ def gaussian_dependence_table(
     -------
     CodedTable
         Columns ``x1..xm``; ``details["correlation"]`` is the latent ``P``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import gaussian_dependence_table
+    >>> rng = np.random.default_rng(0)
+    >>> table = gaussian_dependence_table(200, m=3, domain=100, margins="uniform", rng=rng)
+    >>> table.frame.shape, list(table.frame.columns), table.domains["x1"]
+    ((200, 3), ['x1', 'x2', 'x3'], (0, 99))
+    >>> round(float(table.frame["x1"].corr(table.frame["x2"], method="spearman")), 2)
+    0.48
     """
     n = check_positive_int(n, "n")
     m = check_positive_int(m, "m", minimum=2)
@@ -265,6 +287,17 @@ def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> 
     (+0.3 latent s.d.); under-16s have income 0 and occupation 0 ("none") -- structural
     zeros the Gaussian copula cannot express, and a binary gender for the hybrid. ``n``
     records (the text: 100,000), drawn with ``rng``; returns a :class:`CodedTable`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import us_census_like
+    >>> rng = np.random.default_rng(0)
+    >>> frame = us_census_like(200, rng).frame
+    >>> frame.shape, list(frame.columns)
+    ((200, 4), ['age', 'income', 'occupation', 'gender'])
+    >>> bool((frame.loc[frame["age"] < 16, ["income", "occupation"]] == 0).all().all())
+    True
     """
     n = check_positive_int(n, "n")
     rng = check_rng(rng)
@@ -303,6 +336,18 @@ def brazil_census_like(n: int = 188_846, rng: np.random.Generator | None = None)
     lived fewer years where they are; men work more hours and earn more; children have
     0 hours and 0 income. ``n`` records (the text: 188,846), drawn with ``rng``; returns a
     :class:`CodedTable`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import brazil_census_like
+    >>> rng = np.random.default_rng(0)
+    >>> table = brazil_census_like(200, rng)
+    >>> table.n, list(table.frame.columns[:4])
+    (200, ['age', 'gender', 'disability', 'nativity'])
+    >>> children = table.frame["age"] < 14
+    >>> bool((table.frame.loc[children, ["hours_worked", "income"]] == 0).all().all())
+    True
     """
     n = check_positive_int(n, "n")
     rng = check_rng(rng)
@@ -405,6 +450,13 @@ def load_fair_table() -> CodedTable:
     ------
     ImportError
         Without ``statsmodels`` (see :func:`fair_affairs`).
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import load_fair_table
+    >>> table = load_fair_table()
+    >>> table.frame.shape, table.domain_sizes["affairs"], str(table.codebook["affairs"][1])
+    ((6366, 9), 21, '(0, 0.5]')
     """
     raw = fair_affairs("load_fair_table")
     out = {}
@@ -461,6 +513,19 @@ def impossible_rows(frame: pd.DataFrame, rules) -> np.ndarray:
     ValueError
         If a rule names a column ``frame`` lacks or ``frame`` holds a code outside the rule's
         array.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import impossible_rows, interaction_table
+    >>> rng = np.random.default_rng(0)
+    >>> table = interaction_table(200, rng)
+    >>> rules = table.details["structural_zeros"]
+    >>> int(impossible_rows(table.frame, rules).sum())  # the generated table keeps its rules
+    0
+    >>> odd = table.frame.head(1).assign(age=0, tenure=10)  # 10 years in the job at 16
+    >>> impossible_rows(odd, rules).tolist()
+    [True]
     """
     out = np.zeros(len(frame), dtype=bool)
     for columns, allowed in rules:
@@ -517,6 +582,18 @@ def interaction_table(
         ``details["structural_zeros"]`` holds the rules ``(("age", "tenure"), allowed)`` and
         ``(("region", "district"), allowed)`` for :func:`impossible_rows`;
         ``details["interaction"] = ("night", "weekend", "overtime")``, ``details["flip"]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.datasets import interaction_table
+    >>> rng = np.random.default_rng(0)
+    >>> frame = interaction_table(200, rng, flip=0.05).frame
+    >>> frame.shape, bool((frame["tenure"] <= frame["age"]).all())
+    ((200, 8), True)
+    >>> xor = frame["night"] ^ frame["weekend"]
+    >>> round(float((frame["overtime"] == xor).mean()), 2)  # about 1 - flip
+    0.94
     """
     n = check_positive_int(n, "n")
     if isinstance(flip, bool) or not isinstance(flip, Real) or not 0.0 <= flip <= 0.5:
@@ -590,6 +667,15 @@ def load_randhie_table() -> CodedTable:
     ------
     ImportError
         Without ``statsmodels``.
+
+    Examples
+    --------
+    >>> from dpwidgets.datasets import impossible_rows, load_randhie_table
+    >>> table = load_randhie_table()
+    >>> table.frame.shape
+    (20190, 10)
+    >>> int(impossible_rows(table.frame, table.details["structural_zeros"]).sum())
+    0
     """
     try:
         from statsmodels.datasets import randhie
