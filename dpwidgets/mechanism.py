@@ -320,13 +320,15 @@ class Release:
 
     Examples
     --------
-    >>> import numpy as np
-    >>> from dpwidgets import Session
-    >>> session = Session("teaching", seed=0)
-    >>> session.add_dataset("scores", np.arange(20.0))
-    >>> run = session.release("scores", "svt", epsilon=1.0, threshold=15.0, c=1)
-    >>> run.mechanism, run.epsilon, run.charged, run.params["threshold"]
-    ('svt', 1.0, True, 15.0)
+    The door makes them (:meth:`dpwidgets.Session.release`); a replay of a cached release is
+    one with ``charged=False``:
+
+    >>> from dpwidgets.mechanism import Release
+    >>> replay = Release(dataset="scores", mechanism="svt", label="SVT standard c=1",
+    ...                  params={"epsilon": 1.0, "threshold": 15.0}, epsilon=1.0,
+    ...                  output={"outcomes": [False, True]}, charged=False, time=0.0)
+    >>> replay.charged, replay.preview, replay.result is None
+    (False, False, True)
     """
 
     dataset: str

@@ -45,8 +45,7 @@ class RegressionData:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import residual_scenario
-    >>> rng = np.random.default_rng(0)
-    >>> data = residual_scenario("ideal", 200, rng)
+    >>> data = residual_scenario("ideal", 200, np.random.default_rng(0))
     >>> data.X.shape, data.n, data.name
     ((200, 1), 200, 'ideal')
     """
@@ -79,8 +78,7 @@ def residual_scenario(name: str, n: int, rng: np.random.Generator | None = None)
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import residual_scenario
-    >>> rng = np.random.default_rng(0)
-    >>> data = residual_scenario("heteroscedastic", 200, rng)
+    >>> data = residual_scenario("heteroscedastic", 200, np.random.default_rng(0))
     >>> x, noise = data.X[:, 0], data.y - data.X[:, 0]
     >>> bool(noise[x > 25].std() > noise[x <= 25].std())  # the fan: spread grows with x
     True
@@ -129,8 +127,7 @@ def discriminatory_scenario(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import discriminatory_scenario
-    >>> rng = np.random.default_rng(0)
-    >>> data = discriminatory_scenario("M3", 200, rng, gamma=0.002)
+    >>> data = discriminatory_scenario("M3", 200, np.random.default_rng(0), gamma=0.002)
     >>> data.X.shape, data.description
     ((200, 1), 'y = x + 0.002 x^2 + N(0, 1), x ~ U[0, 50]')
     """
@@ -167,8 +164,7 @@ def posited_residuals(data: RegressionData) -> tuple[np.ndarray, np.ndarray]:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import discriminatory_scenario, posited_residuals
-    >>> rng = np.random.default_rng(0)
-    >>> data = discriminatory_scenario("M1", 200, rng)
+    >>> data = discriminatory_scenario("M1", 200, np.random.default_rng(0))
     >>> predicted, residuals = posited_residuals(data)
     >>> bool((predicted == data.X[:, 0]).all()), round(float(residuals.std()), 1)
     (True, 1.0)
@@ -189,8 +185,7 @@ def logistic_scenario(model: str, n: int, rng: np.random.Generator | None = None
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import logistic_scenario
-    >>> rng = np.random.default_rng(0)
-    >>> data = logistic_scenario("M2", 200, rng)
+    >>> data = logistic_scenario("M2", 200, np.random.default_rng(0))
     >>> data.X.shape, sorted(set(data.y.tolist())), data.description
     ((200, 1), [0.0, 1.0], 'logit = x^2 + 2x - 1, x ~ U[-1, 1]')
     """
@@ -223,8 +218,7 @@ def binormal_scores(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import binormal_scores
-    >>> rng = np.random.default_rng(0)
-    >>> labels, scores = binormal_scores(1_000, 0.8, rng)
+    >>> labels, scores = binormal_scores(1_000, 0.8, np.random.default_rng(0))
     >>> labels.shape, bool(((scores > 0) & (scores < 1)).all())
     ((1000,), True)
     >>> auc = (scores[labels == 1][:, None] > scores[labels == 0][None, :]).mean()
@@ -313,8 +307,7 @@ class FittedModel:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import fit_model, residual_scenario
-    >>> rng = np.random.default_rng(0)
-    >>> data = residual_scenario("ideal", 200, rng)
+    >>> data = residual_scenario("ideal", 200, np.random.default_rng(0))
     >>> model = fit_model(data.X, data.y)
     >>> model.kind, model.private, model.spent, model.residuals.shape
     ('ols', False, (0.0, 0.0), (200,))

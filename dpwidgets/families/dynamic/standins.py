@@ -455,8 +455,7 @@ def moving_object_series(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import moving_object_series
-    >>> rng = np.random.default_rng(0)
-    >>> series = moving_object_series(50, 1_000, grid=(8, 8), rng=rng)
+    >>> series = moving_object_series(50, 1_000, grid=(8, 8), rng=np.random.default_rng(0))
     >>> series.histograms.shape, bool((series.histograms.sum(axis=1) == 1_000).all())
     ((50, 64), True)
     >>> series.details["moving"].shape  # objects travelling at each step

@@ -184,9 +184,8 @@ def budgets_mixed(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import budgets_mixed
-    >>> rng = np.random.default_rng(0)
     >>> groups = [(0.5, 0.01, 0.2), (0.4, 0.2, 1.0), (0.1, 1.0, 1.0)]
-    >>> budgets = budgets_mixed(2_000, groups, rng)
+    >>> budgets = budgets_mixed(2_000, groups, np.random.default_rng(0))
     >>> bool(((budgets >= 0.01) & (budgets <= 1.0)).all())
     True
     >>> round(float((budgets <= 0.2).mean()), 2), round(float((budgets == 1.0).mean()), 2)
@@ -230,10 +229,9 @@ def make_budgets(name: str, n: int, rng: np.random.Generator | None = None) -> n
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import BUDGET_SETUPS, make_budgets
-    >>> rng = np.random.default_rng(0)
     >>> sorted(BUDGET_SETUPS)
     ['normal', 'normal_truncated', 'uniform', 'uniform_wide']
-    >>> budgets = make_budgets("uniform_wide", 200, rng)
+    >>> budgets = make_budgets("uniform_wide", 200, np.random.default_rng(0))
     >>> budgets.shape, bool(((budgets >= 0.01) & (budgets <= 1.0)).all())
     ((200,), True)
     """
@@ -327,8 +325,7 @@ def census_like_records(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import census_like_records
-    >>> rng = np.random.default_rng(0)
-    >>> records = census_like_records("brazil", 200, rng)
+    >>> records = census_like_records("brazil", 200, np.random.default_rng(0))
     >>> records.shape, list(records.columns[:4])
     ((200, 14), ['age', 'gender', 'is_single', 'is_married'])
     >>> bool((records["is_single"] + records["is_married"] <= 1).all())  # never both
@@ -407,8 +404,7 @@ class CountTask:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import count_task
-    >>> rng = np.random.default_rng(0)
-    >>> task = count_task("us", 200, rng)
+    >>> task = count_task("us", 200, np.random.default_rng(0))
     >>> task.attributes, task.bins.size  # one bin per cell, for the histogram mechanisms
     (('age', 'gender', 'education', 'income'), 2049)
     """
@@ -452,8 +448,7 @@ def count_task(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import count_task
-    >>> rng = np.random.default_rng(0)
-    >>> task = count_task("us", 200, rng)
+    >>> task = count_task("us", 200, np.random.default_rng(0))
     >>> task.shape, task.n_cells, task.n
     ((8, 2, 8, 16), 2048, 200)
     >>> int(task.histogram().sum())  # every record in one cell
@@ -497,8 +492,7 @@ class ClassificationTask:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import logistic_task
-    >>> rng = np.random.default_rng(0)
-    >>> task = logistic_task("us", 200, rng)
+    >>> task = logistic_task("us", 200, np.random.default_rng(0))
     >>> task.X.shape, task.data_norm, task.feature_names[:3]
     ((200, 13), 1.0, ('age', 'gender', 'is_single'))
     """
@@ -539,8 +533,7 @@ def logistic_task(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import logistic_task
-    >>> rng = np.random.default_rng(0)
-    >>> task = logistic_task("us", 200, rng)
+    >>> task = logistic_task("us", 200, np.random.default_rng(0))
     >>> task.n, bool((np.linalg.norm(task.X, axis=1) <= task.data_norm).all())
     (200, True)
     >>> task.details["threshold"], round(float(task.y.mean()), 2)  # income above 40 thousand

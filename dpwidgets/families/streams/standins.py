@@ -136,8 +136,7 @@ def wifi_stream(name: str = "Med_5", rng: np.random.Generator | None = None) -> 
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import wifi_stream
-    >>> rng = np.random.default_rng(0)
-    >>> counts = wifi_stream("Low_5", rng)
+    >>> counts = wifi_stream("Low_5", np.random.default_rng(0))
     >>> counts.shape, int(counts.sum())  # the published length and total
     ((57901,), 2846)
     """
@@ -171,8 +170,8 @@ def multi_state_streams(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import multi_state_streams
-    >>> rng = np.random.default_rng(0)
-    >>> streams = multi_state_streams(rng, n_states=8, length=2_016, total=5_000)
+    >>> streams = multi_state_streams(np.random.default_rng(0), n_states=8, length=2_016,
+    ...                               total=5_000)
     >>> streams.shape, int(streams.sum())
     ((8, 2016), 5000)
     """

@@ -153,8 +153,7 @@ def zipf_histogram(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import zipf_histogram
-    >>> rng = np.random.default_rng(0)
-    >>> counts = zipf_histogram(4096, 10_000, rng)
+    >>> counts = zipf_histogram(4096, 10_000, np.random.default_rng(0))
     >>> counts.shape, int(counts.sum()), int((counts <= 5).sum())  # most cells hold 0-5
     ((4096,), 10000, 3858)
     """
@@ -232,8 +231,7 @@ def reconstruction_histogram(name: str, rng: np.random.Generator | None = None) 
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import RECONSTRUCTION_SHAPES, reconstruction_histogram
-    >>> rng = np.random.default_rng(0)
-    >>> counts = reconstruction_histogram("adult", rng)
+    >>> counts = reconstruction_histogram("adult", np.random.default_rng(0))
     >>> counts.shape, int(counts.sum()) == RECONSTRUCTION_SHAPES["adult"].total
     ((4096,), True)
     """
@@ -274,8 +272,8 @@ def histogram_profile(counts, small_max: int = 5) -> HistogramProfile:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import histogram_profile, reconstruction_histogram
-    >>> rng = np.random.default_rng(0)
-    >>> profile = histogram_profile(reconstruction_histogram("medicalcost", rng))
+    >>> counts = reconstruction_histogram("medicalcost", np.random.default_rng(0))
+    >>> profile = histogram_profile(counts)
     >>> profile.domain, profile.total, profile.n_small, profile.k  # published: 3878, 26
     (4096, 9415, 3874, 26)
     """

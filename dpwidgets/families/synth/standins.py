@@ -114,8 +114,7 @@ class CodedTable:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import us_census_like
-    >>> rng = np.random.default_rng(0)
-    >>> table = us_census_like(200, rng)
+    >>> table = us_census_like(200, np.random.default_rng(0))
     >>> table.domain_sizes
     {'age': 96, 'income': 1020, 'occupation': 511, 'gender': 2}
     >>> table.domains["gender"], table.codebook["gender"].tolist()
@@ -292,8 +291,7 @@ def us_census_like(n: int = 100_000, rng: np.random.Generator | None = None) -> 
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import us_census_like
-    >>> rng = np.random.default_rng(0)
-    >>> frame = us_census_like(200, rng).frame
+    >>> frame = us_census_like(200, np.random.default_rng(0)).frame
     >>> frame.shape, list(frame.columns)
     ((200, 4), ['age', 'income', 'occupation', 'gender'])
     >>> bool((frame.loc[frame["age"] < 16, ["income", "occupation"]] == 0).all().all())
@@ -341,8 +339,7 @@ def brazil_census_like(n: int = 188_846, rng: np.random.Generator | None = None)
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import brazil_census_like
-    >>> rng = np.random.default_rng(0)
-    >>> table = brazil_census_like(200, rng)
+    >>> table = brazil_census_like(200, np.random.default_rng(0))
     >>> table.n, list(table.frame.columns[:4])
     (200, ['age', 'gender', 'disability', 'nativity'])
     >>> children = table.frame["age"] < 14
@@ -518,8 +515,7 @@ def impossible_rows(frame: pd.DataFrame, rules) -> np.ndarray:
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import impossible_rows, interaction_table
-    >>> rng = np.random.default_rng(0)
-    >>> table = interaction_table(200, rng)
+    >>> table = interaction_table(200, np.random.default_rng(0))
     >>> rules = table.details["structural_zeros"]
     >>> int(impossible_rows(table.frame, rules).sum())  # the generated table keeps its rules
     0
@@ -587,8 +583,7 @@ def interaction_table(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import interaction_table
-    >>> rng = np.random.default_rng(0)
-    >>> frame = interaction_table(200, rng, flip=0.05).frame
+    >>> frame = interaction_table(200, np.random.default_rng(0), flip=0.05).frame
     >>> frame.shape, bool((frame["tenure"] <= frame["age"]).all())
     ((200, 8), True)
     >>> xor = frame["night"] ^ frame["weekend"]
