@@ -2,8 +2,10 @@
 
 The contract of :mod:`dpwidgets.ui.figures`; :class:`PersonalizedFigure` names its panels and
 threshold markers; :func:`partition_blocks`, :func:`sorted_sample` and :func:`budget_used` are
-the numpy post-processing the widget draws. The left-hand panels (the privacy vector, the partitions, the
-enjoyed budgets) depend on the public privacy vector only.
+the numpy post-processing the widget draws. The left-hand panels (the privacy vector, the
+partitions, the enjoyed budgets) depend on the public privacy vector only.
+:class:`PersonalizedDisplay` is the same as an object: built once from the releases (or
+previews) of every method shown and their public plans, then only drawn.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from ...ui.figures import TOOLS as _TOOLS
-from ...ui.figures import FigureHandle
+from ...ui.figures import Display, FigureHandle, show_panels
 from ...ui.figures import source as _source
 
 __all__ = [
     "METHOD_COLOURS",
+    "PersonalizedDisplay",
     "PersonalizedFigure",
     "accuracy_plot_data",
     "budget_colour",
@@ -45,6 +48,15 @@ METHOD_COLOURS = {
     "privacy_aware": "#1f77b4",
     "utility": "#2ca02c",
 }
+#: The methods with a sampling threshold ε_T (marked on the budget axis).
+_THRESHOLDED = ("sampling", "threshold")
+#: What each panel's title says, by what is shown (the method's label filled in).
+_HISTOGRAM_TITLES = {"teaching": "Histogram: data (public, teaching) vs {}",
+                     "preview": "Histogram: public stand-in vs {} (preview)",
+                     "release": "Histogram: {}, released (DP estimate only)"}
+_ACCURACY_TITLES = {"teaching": "Relative frequency error vs ε_T (against the data)",
+                    "preview": "Relative frequency error vs ε_T (on the stand-in)",
+                    "release": "Error: not shown (it needs the confidential data)"}
 #: At most about this many points on the sorted-budget axis (plus the partition boundaries).
 MAX_POINTS = 1000
 _DROPPED = "#d9d9d9"
@@ -448,3 +460,114 @@ def accuracy_plot_data(levels: dict[str, tuple[str, float]],
                     "y": np.asarray(cur["y"], dtype=float)},
         "trail": {"x": xs, "y": np.array([trail[x] for x in xs], dtype=float)},
     }
+
+
+class PersonalizedDisplay(Display):
+    """The four panels of :func:`personalized_figure` for one set of releases, computed once.
+
+    Built (:meth:`from_outputs`) from the outputs of every method shown, their public plans
+    (:func:`~dpwidgets.families.personalized.spec.release_plan`) and the public privacy vector;
+    the reference histogram and the errors come only from what may be drawn (the teaching data
+    or the stand-in), never after a paid release. :meth:`draw` assigns the columns and sets the
+    titles, the methods, the budget axis and the ε_T marker.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.families.personalized.display import PersonalizedDisplay
+    >>> from dpwidgets.families.personalized.params import PersonalizedHistogramParams
+    >>> from dpwidgets.families.personalized.spec import release_plan
+    >>> budgets, edges = np.linspace(0.05, 1.0, 40), np.linspace(0.0, 1.0, 5)
+    >>> plan = release_plan(PersonalizedHistogramParams.validate(
+    ...     {"epsilon": 1.0, "budgets": budgets, "method": "minimum", "bins": edges}, (40, 2)))
+    >>> shown = PersonalizedDisplay.from_outputs(
+    ...     {"minimum": {"counts": np.array([10.0, 9.0, 11.0, 10.0])}}, {"minimum": plan},
+    ...     selected="minimum", budgets=budgets, cap=1.0, edges=edges, where="release")
+    >>> shown.titles["histogram"], shown.show_accuracy
+    ('Histogram: Minimum, released (DP estimate only)', False)
+    >>> shown.figure().sources["private"].data["y"].tolist()
+    [10.0, 9.0, 11.0, 10.0]
+    """
+
+    build = staticmethod(personalized_figure)
+
+    def __init__(self, data, *, methods: list[str], budget_high: float,
+                 threshold: float | None, titles: dict[str, str], show_accuracy: bool):
+        super().__init__(data)
+        self.methods, self.budget_high, self.threshold = methods, budget_high, threshold
+        self.titles, self.show_accuracy = titles, show_accuracy
+
+    @classmethod
+    def from_outputs(cls, outputs: dict[str, dict], plans: dict, *, selected: str,
+                     budgets: np.ndarray, cap: float, edges: np.ndarray,
+                     reference: np.ndarray | None = None, levels: dict | None = None,
+                     current: dict | None = None, trail: dict | None = None,
+                     where: str = "teaching", order: np.ndarray | None = None,
+                     vector_plot: dict | None = None,
+                     labels: dict[str, str] | None = None) -> PersonalizedDisplay:
+        """The display of the methods of ``plans``, with ``outputs[selected]`` drawn.
+
+        Parameters
+        ----------
+        outputs, plans : dict
+            ``{method: DP output}`` (``counts``; the selected method's at least) and, per
+            method shown, its public release plan.
+        budgets : array
+            The public privacy vector; ``order`` its sorting permutation and ``vector_plot`` its
+            panel's columns (:func:`vector_plot_data`), computed if None (a widget computes
+            both once per vector).
+        cap, edges : float, array
+            The release's ε cap and the histogram's public bin edges.
+        reference : array, optional
+            The histogram the widget may draw beside the private one (the teaching data's or
+            the stand-in's), or None.
+        levels, current, trail : dict, optional
+            The errors measured against that reference (:func:`accuracy_plot_data`).
+        where : {"teaching", "preview", "release"}
+            What is shown: after a paid release the error panel goes.
+        labels : dict, optional
+            Each method's label (default: the parameters' ``METHOD_LABELS``).
+        """
+        if labels is None:
+            from .params import METHOD_LABELS as labels
+        budgets = np.asarray(budgets, dtype=float)
+        order = np.argsort(budgets, kind="stable") if order is None else order
+        sorted_budgets = budgets[order]
+        capped = np.minimum(sorted_budgets, cap)
+        n, methods = budgets.size, list(plans)
+        lo, hi = float(sorted_budgets[0]), float(sorted_budgets[-1])
+        blocks_of = {m: partition_blocks(m, capped, np.asarray(plans[m].labels)[order],
+                                         plans[m].epsilons, plans[m].rounds, plans[m].threshold)
+                     for m in methods}
+        chosen = plans[selected]
+        ranks = sorted_sample(n, [b["start"] for b in blocks_of[selected]])
+        data = {}
+        data.update(vector_plot_data(budgets) if vector_plot is None else vector_plot)
+        data.update(sorted_plot_data(sorted_budgets, np.asarray(chosen.enjoyed)[order], ranks,
+                                     blocks_of[selected], METHOD_COLOURS[selected]))
+        data.update(strips_plot_data([(labels[m], blocks_of[m]) for m in methods], n, lo, hi))
+        data.update(histogram_plot_data(edges, outputs[selected]["counts"], reference))
+        data.update(accuracy_plot_data(levels or {}, current or {}, trail or {}, (lo, hi)))
+        thresholded = [m for m in methods if m in _THRESHOLDED]
+        label = labels[selected]
+        titles = {"enjoyed": f"Asked vs enjoyed ({label}), records sorted by budget",
+                  "histogram": _HISTOGRAM_TITLES[where].format(label),
+                  "accuracy": _ACCURACY_TITLES[where]}
+        return cls(data, methods=[labels[m] for m in methods], budget_high=hi,
+                   threshold=float(plans[thresholded[0]].threshold) if thresholded else None,
+                   titles=titles, show_accuracy=where != "release")
+
+    def draw(self, handle: PersonalizedFigure, *, assign=None) -> PersonalizedFigure:
+        """Assign the columns (with ``assign(data)`` if given: a widget's changed-only update;
+        default :func:`~dpwidgets.ui.figures.update`), then the titles, methods, budget axis
+        and ε_T marker; the error panel goes after a paid release."""
+        if assign is None:
+            super().draw(handle)
+        else:
+            assign(self.data)
+        handle.set_methods(self.methods)
+        handle.set_budget_range(0.0, self.budget_high)
+        handle.set_threshold(self.threshold)
+        handle.set_titles(**self.titles)
+        show_panels(handle.panels, accuracy=self.show_accuracy)
+        return handle

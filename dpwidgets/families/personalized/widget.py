@@ -605,33 +605,11 @@ class PersonalizedWidget(ReleaseWidget):
         selected = self.method.value
         vector = self.budgets
         derived = self._derive(vector)
-        order, n = derived["order"], vector.array.size
-        capped_sorted = np.minimum(derived["sorted"], self.cap)
+        n = vector.array.size
         methods = self.shown()
         plans = {m: self.plan_for(m)[0] for m in methods}
         self.plans = plans
         self.outputs = outputs
-        lo, hi = float(derived["sorted"][0]), float(derived["sorted"][-1])
-        rows, blocks_of = [], {}
-        for m in methods:
-            plan = plans[m]
-            blocks = display.partition_blocks(
-                m, capped_sorted, np.asarray(plan.labels)[order], plan.epsilons, plan.rounds,
-                plan.threshold)
-            blocks_of[m] = blocks
-            rows.append((METHOD_LABELS[m], blocks))
-        chosen = plans[selected]
-        boundaries = [b["start"] for b in blocks_of[selected]]
-        ranks = display.sorted_sample(n, boundaries)
-        data = {}
-        data.update(derived["plot"])
-        data.update(display.sorted_plot_data(
-            derived["sorted"], np.asarray(chosen.enjoyed)[order], ranks, blocks_of[selected],
-            display.METHOD_COLOURS[selected]))
-        data.update(display.strips_plot_data(rows, n, lo, hi))
-        show_ref = reference is not None and (where != "teaching" or self.show_truth.value)
-        data.update(display.histogram_plot_data(
-            self.edges, outputs[selected]["counts"], reference if show_ref else None))
         values: dict[str, float] = {}
         levels, current = {}, {}
         if reference is not None:
@@ -651,25 +629,13 @@ class PersonalizedWidget(ReleaseWidget):
                 self._trail[current["sampling"][1]] = current["sampling"][2]
         else:
             self._trail_key, self._trail = None, {}
-        data.update(display.accuracy_plot_data(levels, current, self._trail,
-                                                            (lo, hi)))
-        self._update_sources(data)
-        self.figure.set_methods([METHOD_LABELS[m] for m in methods])
-        self.figure.set_budget_range(0.0, hi)
-        thresholded = [m for m in methods if m in _THRESHOLDED]
-        self.figure.set_threshold(float(plans[thresholded[0]].threshold) if thresholded else None)
-        label = METHOD_LABELS[selected]
-        self.figure.set_titles(
-            enjoyed=f"Asked vs enjoyed ({label}), records sorted by budget",
-            histogram={"teaching": f"Histogram: data (public, teaching) vs {label}",
-                       "preview": f"Histogram: public stand-in vs {label} (preview)",
-                       "release": f"Histogram: {label}, released (DP estimate only)"}[where],
-            accuracy={"teaching": "Relative frequency error vs ε_T (against the data)",
-                      "preview": "Relative frequency error vs ε_T (on the stand-in)",
-                      "release": "Error: not shown (it needs the confidential data)"}[where],
-        )
-        # The error needs the data: after a release its panel goes rather than stand empty.
-        figures.show_panels(self.figure.panels, accuracy=where != "release")
+        show_ref = reference is not None and (where != "teaching" or self.show_truth.value)
+        shown = display.PersonalizedDisplay.from_outputs(
+            outputs, plans, selected=selected, budgets=vector.array,
+            cap=self.cap, edges=self.edges, reference=reference if show_ref else None,
+            levels=levels, current=current, trail=self._trail, where=where,
+            order=derived["order"], vector_plot=derived["plot"], labels=METHOD_LABELS)
+        shown.draw(self.figure, assign=self._update_sources)
         self._set_quality(values, plans, where)
         self._stats(outputs[selected], plans[selected], where)
 
