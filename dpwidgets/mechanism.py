@@ -47,8 +47,11 @@ __all__ = [
     "Overdraft",
     "PublicShape",
     "Release",
+    "always_private",
+    "epsilon_cost",
     "integer_at_least",
     "is_builtin",
+    "publisher_is_private",
     "register_mechanism",
     "registering_builtins",
 ]
@@ -223,6 +226,27 @@ def epsilon_cost(p: dict) -> float:
 def always_private(p: dict) -> bool:
     """The usual claim: the mechanism is DP for every valid parameter."""
     return True
+
+
+def publisher_is_private(p: dict) -> bool:
+    """A ``private`` claim for a mechanism that publishes histograms: whether the publisher its
+    canonical parameters name (if any) is differentially private.
+
+    A spec's ``private(p)`` is false as soon as one of its parts is not DP: the published
+    calibration of DAWA (Li, Hay, Miklau & Wang 2014), registered for teaching under a name that
+    says so, makes any release that uses it a refusal in analyst mode (nothing charged).
+
+    Examples
+    --------
+    >>> from dpwidgets.mechanism import publisher_is_private
+    >>> publisher_is_private({"publisher": "hb"}), publisher_is_private({"epsilon": 1.0})
+    (True, True)
+    """
+    from .engine.histograms import PUBLISHERS
+
+    name = p.get("publisher")
+    publisher = PUBLISHERS.get(name) if isinstance(name, str) else None
+    return publisher is None or bool(getattr(publisher, "private", True))
 
 
 @dataclass(frozen=True)

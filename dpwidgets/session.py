@@ -59,7 +59,7 @@ from typing import Any, Literal
 import numpy as np
 
 from . import catalog
-from . import releases as _releases  # noqa: F401  (registers the built-in mechanisms)
+from . import families as _families  # noqa: F401  (registers the built-in mechanisms)
 from .catalog import FAILED, UNITS, Entry, fingerprint, table_stand_in
 from .declarations import declaration_call, python_literal  # noqa: F401 (python_literal: its old home)
 from .door import (

@@ -132,3 +132,26 @@ def test_the_toy_family_is_not_part_of_the_package():
 
     assert "toy_count" not in families.names()
     assert (TOY / "spec.py").is_file() and (TOY / "params.py").is_file()
+
+
+def test_every_family_mechanism_is_built_in_whichever_module_is_imported_first():
+    """A family's spec imported before the session (``from dpwidgets.families.diagnostics.spec
+    import ...``, as ``dpwidgets.session`` itself does) still registers its mechanisms as
+    built-in: an analyst session runs them without ``allow_mechanisms``."""
+    code = textwrap.dedent('''
+        import importlib, sys
+        first = sys.argv[1]
+        importlib.import_module(first)
+        from dpwidgets import families
+        from dpwidgets.mechanism import MECHANISMS, is_builtin
+        assert len(MECHANISMS) >= 22, sorted(MECHANISMS)
+        outside = sorted(name for name in MECHANISMS if not is_builtin(name))
+        assert not outside, (first, outside)
+        print(first, len(MECHANISMS))
+    ''')
+    firsts = ["dpwidgets.families.diagnostics.spec", "dpwidgets.families.svt.params",
+              "dpwidgets.mechanism", "dpwidgets.engine", "dpwidgets"]
+    for first in firsts:
+        done = subprocess.run([sys.executable, "-c", code, first], capture_output=True,
+                              text=True, cwd=ROOT, check=False)
+        assert done.returncode == 0, done.stderr

@@ -88,3 +88,10 @@ def load_specs() -> None:
     with registering_builtins():
         for family in names():
             module(family, "spec")
+
+
+# Every family's mechanisms are registered as built-in when this package is first imported,
+# whichever module imports a family first (importing ``dpwidgets.families.<f>.spec`` runs this
+# package before it): a spec imported outside :func:`registering_builtins` would otherwise
+# register its mechanisms as an analyst's own.
+load_specs()

@@ -4,6 +4,9 @@ The contract of :mod:`dpwidgets.ui.figures`: a figure is built once and redrawn 
 sources' data. :class:`DynamicFigure` names its panels, time cursors and colour mapper;
 :func:`marginal` and the two error helpers are the numpy post-processing the widget draws
 (public numbers in: a release's DP output, the data in teaching mode, the stand-in in a preview).
+:class:`DynamicDisplay` is one redraw as an object: computed once from a release (or preview)
+and its measures, drawn whole (:meth:`DynamicDisplay.draw`) or one snapshot at a time
+(:meth:`DynamicDisplay.draw_time`, all the time slider redraws).
 """
 
 from __future__ import annotations
@@ -26,13 +29,14 @@ from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from ...ui.figures import XTOOLS as _TOOLS
-from ...ui.figures import FigureHandle
+from ...ui.figures import Display, FigureHandle, show_panels, update
 from ...ui.figures import source as _source
 
 __all__ = [
     "COMPARISON_COLOURS",
     "MAX_LEVELS",
     "MAX_TIMES",
+    "DynamicDisplay",
     "DynamicFigure",
     "distance_to_last_release",
     "dynamic_figure",
@@ -427,3 +431,88 @@ def snapshot_plot_data(
                                   "top": np.asarray(truth_marginal[i], float),
                                   "width": np.full(len(positions), 0.9 * float(width))}
     return data
+
+
+class DynamicDisplay(Display):
+    """A dynamic-histogram release (or preview) as :func:`dynamic_figure` shows it.
+
+    Built (:meth:`from_output`) from the DP output, its released marginal
+    (:func:`~dpwidgets.families.dynamic.panels.release_marginal`) and the measures against the
+    reference the widget may draw (:class:`~dpwidgets.families.dynamic.preview.Measures`: the
+    data in teaching mode, the stand-in in a preview, nothing after a paid release).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.families.dynamic.display import DynamicDisplay
+    >>> from dpwidgets.families.dynamic.panels import release_marginal
+    >>> from dpwidgets.families.dynamic.preview import Measures
+    >>> output = {"histograms": np.ones((2, 6)), "n_bins": 6, "n_releases": 2,
+    ...           "release_points": np.array([True, False, True, False]),
+    ...           "release_epsilons": np.array([0.5, 0.0, 0.5, 0.0]),
+    ...           "thresholds": np.full(4, 0.3)}
+    >>> shown = DynamicDisplay.from_output(
+    ...     output, release_marginal(output, (3, 2)), Measures(None, None, [], {}),
+    ...     n_times=4, n_levels=3, attribute="x", error_labels=["DSAT"], titles={})
+    >>> handle = shown.draw_time(shown.draw(shown.build()), 3)
+    >>> handle.sources["snapshot_release"].data["y"].tolist()
+    [2.0, 2.0, 2.0]
+    """
+
+    build = staticmethod(dynamic_figure)
+
+    def __init__(self, data, *, release: np.ndarray, truth: np.ndarray | None, positions,
+                 width: float, n_times: int, n_levels: int, attribute: str,
+                 colour_high: float, error_labels: list[str], titles: dict[str, str],
+                 show_error: bool):
+        super().__init__(data)
+        self.release, self.truth, self.positions, self.width = release, truth, positions, width
+        self.n_times, self.n_levels, self.attribute = n_times, n_levels, attribute
+        self.colour_high, self.error_labels = colour_high, error_labels
+        self.titles, self.show_error = titles, show_error
+
+    @classmethod
+    def from_output(cls, output: dict, marginal: tuple, measures, *, n_times: int,
+                    n_levels: int, attribute: str, error_labels: list[str],
+                    titles: dict[str, str], truth_on_screen: np.ndarray | None = None
+                    ) -> DynamicDisplay:
+        """The display of ``output``: ``marginal`` is its released marginal ``(series,
+        positions, width)``, ``measures`` what was measured against the public reference;
+        ``n_times`` and ``n_levels`` the public number of snapshots and of levels of the first
+        ``attribute``; ``truth_on_screen``: the reference marginal already drawn (the same
+        object is not sent to the browser again)."""
+        release, positions, width = marginal
+        truth = measures.truth_marginal
+        data = series_plot_data(
+            release_marginal=release, release_points=output["release_points"],
+            release_epsilons=output["release_epsilons"], thresholds=output["thresholds"],
+            n_levels=n_levels, truth_marginal=truth, distance=measures.distance,
+            errors=measures.errors)
+        if truth is not None and truth is truth_on_screen:
+            del data["truth_image"]  # the same data as on screen: no need to resend it
+        scale = truth if truth is not None else release
+        return cls(data, release=release, truth=truth, positions=positions, width=width,
+                   n_times=n_times, n_levels=n_levels, attribute=attribute,
+                   colour_high=float(np.percentile(scale, 99.5)), error_labels=error_labels,
+                   titles=titles, show_error=bool(measures.errors))
+
+    def draw(self, handle: DynamicFigure) -> DynamicFigure:
+        """The series panels, axes, colours and titles. After a paid release the data and the
+        error (which needs the data) have nothing to show: their panels go."""
+        update(handle, self.data)
+        handle.set_axes(n_times=self.n_times, n_levels=self.n_levels, attribute=self.attribute)
+        handle.set_colour_range(self.colour_high)
+        handle.set_error_labels(self.error_labels)
+        handle.set_titles(**self.titles)
+        show_panels(handle.panels, truth_heat=self.truth is not None, error=self.show_error)
+        return handle
+
+    def draw_time(self, handle: DynamicFigure, t: int) -> DynamicFigure:
+        """The histogram at time ``t`` (clipped to 1..N)."""
+        t = min(max(int(t), 1), self.n_times)
+        update(handle, snapshot_plot_data(t, positions=self.positions,
+                                          release_marginal=self.release,
+                                          truth_marginal=self.truth, width=self.width))
+        handle.set_time(t)
+        handle.set_titles(snapshot=f"Histogram at t = {t}: {self.attribute}")
+        return handle

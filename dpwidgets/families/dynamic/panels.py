@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ...ui import figures
 from . import display
 from .spec import expand_releases
 from .text import METHODS, THRESHOLD_METHODS
@@ -76,39 +75,23 @@ class DynamicPanels:
               where: str) -> None:
         method = self.method.value
         self.shown_output = output
-        release_marg, positions, width = self._release_marginal(output)
         measures = self._measure(output, comparisons, reference)
-        truth_marg = measures.truth_marginal
-        n_levels = int(self.shape[0])
-        columns = display.series_plot_data(
-            release_marginal=release_marg, release_points=output["release_points"],
-            release_epsilons=output["release_epsilons"], thresholds=output["thresholds"],
-            n_levels=n_levels, truth_marginal=truth_marg, distance=measures.distance,
-            errors=measures.errors)
-        if truth_marg is not None and truth_marg is self._truth_drawn:
-            del columns["truth_image"]  # the same data as on screen: no need to resend it
-        self._truth_drawn = truth_marg
-        figures.update(self.figure, columns)
-        self.figure.set_axes(n_times=self.n_times, n_levels=n_levels,
-                             attribute=self.attributes[0])
-        scale = truth_marg if truth_marg is not None else release_marg
-        self.figure.set_colour_range(float(np.percentile(scale, 99.5)))
-        self.figure.set_error_labels([METHODS[m][1] for m in [method, *self.comparisons()]])
-        self._set_titles(output, where)
-        # After a release the data and the error (which needs the data) have nothing to show:
-        # their panels go rather than stand empty.
-        figures.show_panels(self.figure.panels, truth_heat=truth_marg is not None,
-                            error=bool(measures.errors))
-        self._view = {"release": release_marg, "truth": truth_marg, "positions": positions,
-                      "width": width}
+        self._view = display.DynamicDisplay.from_output(
+            output, self._release_marginal(output), measures, n_times=self.n_times,
+            n_levels=int(self.shape[0]), attribute=self.attributes[0],
+            error_labels=[METHODS[m][1] for m in [method, *self.comparisons()]],
+            titles=self._titles(output, where), truth_on_screen=self._truth_drawn)
+        self._truth_drawn = self._view.truth
+        self._view.draw(self.figure)
         self._draw_time()
         self._set_quality(measures.values, where)
         self._stats(output, where)
 
-    def _set_titles(self, output: dict, where: str) -> None:
+    def _titles(self, output: dict, where: str) -> dict[str, str]:
+        """The panels' titles for ``output``, shown as ``where`` says."""
         method = self.method.value
         short = METHODS[method][1]
-        self.figure.set_titles(
+        return dict(
             truth_heat={"teaching": f"Data (public, teaching): {self.attributes[0]} over time",
                         "preview": f"Public stand-in (preview): {self.attributes[0]} over time",
                         "release": "Data: not shown (analyst mode)"}[where],
@@ -122,11 +105,5 @@ class DynamicPanels:
         )
 
     def _draw_time(self) -> None:
-        if self._view is None:
-            return
-        t = min(max(int(self.time.value), 1), self.n_times)
-        figures.update(self.figure, display.snapshot_plot_data(
-            t, positions=self._view["positions"], release_marginal=self._view["release"],
-            truth_marginal=self._view["truth"], width=self._view["width"]))
-        self.figure.set_time(t)
-        self.figure.set_titles(snapshot=f"Histogram at t = {t}: {self.attributes[0]}")
+        if self._view is not None:
+            self._view.draw_time(self.figure, int(self.time.value))

@@ -89,9 +89,14 @@ from __future__ import annotations
 import numpy as np
 
 from ...engine.validation import check_epsilon, check_positive_int
-from ...mechanism import Fact, Mechanism, integer_at_least, register_mechanism
+from ...mechanism import (
+    Fact,
+    Mechanism,
+    integer_at_least,
+    publisher_is_private,
+    register_mechanism,
+)
 from ...persistence.store import plain as _plain
-from ...releases._common import publisher_is_private
 from .params import (
     BudgetAbsorptionParams,
     BudgetDistributionParams,

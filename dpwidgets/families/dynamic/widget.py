@@ -161,7 +161,7 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
         one_of("variant", variant, sorted(VARIANTS))
         self._setup(session, debounce=debounce)
         self._syncing = False
-        self._view: dict | None = None
+        self._view: display.DynamicDisplay | None = None
         self._marginals: dict = {}
         self._errors: dict = {}
         self._truth_drawn: np.ndarray | None = None

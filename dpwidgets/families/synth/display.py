@@ -13,6 +13,10 @@ Three rows:
    or, after an analyst release, the released DP correlation matrix (in τ units);
 3. *range queries*: the distribution (ECDF) of the relative error of random range-count
    queries (Li 2017, §3.3.1) for DPCopula and the baselines.
+
+:class:`SyntheticDisplay` holds one redraw as an object: the outputs and their measures,
+computed once, drawn whole (:meth:`SyntheticDisplay.draw`) or one margin at a time
+(:meth:`SyntheticDisplay.draw_margin`, all a margin chooser redraws).
 """
 
 from __future__ import annotations
@@ -35,7 +39,7 @@ from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
 from ...ui.figures import TOOLS as _TOOLS
-from ...ui.figures import FigureHandle, PlotData
+from ...ui.figures import Display, FigureHandle, PlotData, show_panels, update
 from ...ui.figures import source as _source
 
 __all__ = [
@@ -44,6 +48,7 @@ __all__ = [
     "METHOD_COLOURS",
     "METHOD_LABELS",
     "SynthFigure",
+    "SyntheticDisplay",
     "binned",
     "dependence_plot_data",
     "display_bins",
@@ -412,3 +417,100 @@ def range_error_plot_data(errors: Mapping[str, np.ndarray | None]) -> dict[str, 
         x, y = ecdf(values) if values is not None else (_EMPTY, _EMPTY)
         data[f"errors_{key}"] = {"x": x, "y": y}
     return data
+
+
+class SyntheticDisplay(Display):
+    """One redraw of the synthetic-data widget, computed once and then only drawn.
+
+    Built (:meth:`from_measures`) from the DP outputs by method key (``"dpcopula"`` first, the
+    baselines beside it) and their measures against the reference the widget may draw (the
+    teaching table or the stand-in; none after a paid release), by
+    :class:`~dpwidgets.families.synth.measures.Measures`. It keeps what a later redraw needs
+    (another margin, a peer added beside): the outputs, the notes on the baselines not run, the
+    public reference table, where the outputs come from and which are live runs.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.families.synth.display import SyntheticDisplay
+    >>> from dpwidgets.families.synth.measures import Measures, range_errors
+    >>> session = Session("teaching", seed=0)
+    >>> table = pd.DataFrame(np.random.default_rng(0).integers(0, 4, (300, 2)), columns=["a", "b"])
+    >>> session.add_dataset("t", table, stand_in=table.to_numpy())
+    >>> output = session.release("t", "dpcopula", epsilon=1.0,
+    ...                          domains={"a": range(4), "b": range(4)}).output
+    >>> attrs, measures = ("a", "b"), Measures(100)
+    >>> domains = {a: np.asarray(output["domains"][a]) for a in attrs}
+    >>> queries = measures.queries(attrs, domains)
+    >>> evals = {"dpcopula": measures.synthetic(output, attrs, domains, queries, False)}
+    >>> shown = SyntheticDisplay.from_measures(
+    ...     {"dpcopula": output}, {}, evals=evals, errors=range_errors(evals, None, 1.0),
+    ...     n_queries=len(queries[0]), sanity_bound=1.0, where="release")
+    >>> handle = shown.draw(shown.build(), margin="b")
+    >>> handle.sources["margin_synthetic"].data["left"].tolist()
+    [-0.5, 0.5, 1.5, 2.5]
+    """
+
+    build = staticmethod(synth_figure)
+
+    def __init__(self, data: PlotData, *, outputs: dict, notes: dict, where: str,
+                 attrs: tuple[str, ...], domains: dict, evals: dict, reference=None,
+                 reference_table=None, live=frozenset(), titles: dict | None = None):
+        super().__init__(data)
+        self.outputs, self.notes, self.where = dict(outputs), dict(notes), where
+        self.attrs, self.domains, self.evals, self.reference = attrs, domains, evals, reference
+        self.reference_table, self.live, self.titles = reference_table, set(live), titles or {}
+
+    @classmethod
+    def from_measures(cls, outputs: dict, notes: dict, *, evals: dict, errors: dict,
+                      n_queries: int, sanity_bound: float, where: str, reference=None,
+                      reference_table=None, live=()) -> SyntheticDisplay:
+        """The display of ``outputs`` with their measures ``evals`` (by method key) and the
+        reference's (``reference``: None when none may be shown), and the range-query errors
+        ``errors`` (:func:`~dpwidgets.families.synth.measures.range_errors`)."""
+        from . import text
+
+        main = outputs["dpcopula"]
+        attrs = tuple(main["columns"])
+        domains = {a: np.asarray(main["domains"][a]) for a in attrs}
+        dp, dp_title = released_dependence(main, attrs) if where == "release" else (None, "")
+        data = dependence_plot_data(attrs, synthetic=evals["dpcopula"].tau,
+                                    reference=None if reference is None else reference.tau,
+                                    dp=dp)
+        data.update(range_error_plot_data(errors))
+        titles = text.dependence_titles(
+            where, reference=reference is not None, live=live, rows=int(main["n_rows"]),
+            n_queries=n_queries, sanity_bound=sanity_bound, dp_title=dp_title)
+        return cls(data, outputs=outputs, notes=notes, where=where, attrs=attrs,
+                   domains=domains, evals=evals, reference=reference,
+                   reference_table=reference_table, live=live, titles=titles)
+
+    def draw(self, handle: SynthFigure, *, margin: str | None = None) -> SynthFigure:
+        """Draw the dependence and range-query rows, then the margin of ``margin`` (default:
+        the first attribute). Without a reference its τ and the errors against it have
+        nothing to show: those panels go rather than stand empty."""
+        handle.set_attributes(self.attrs)
+        update(handle, self.data)  # the dependence row's sources, then the range queries'
+        handle.set_titles(**self.titles)
+        show_panels(handle.panels, tau_reference=self.reference is not None,
+                    errors=self.reference is not None)
+        return self.draw_margin(handle, margin)
+
+    def draw_margin(self, handle: SynthFigure, attribute: str | None = None) -> SynthFigure:
+        """Draw the margin of ``attribute`` (one not among the attributes: the first)."""
+        from . import text
+
+        attr = attribute if attribute in self.attrs else self.attrs[0]
+        main, ref = self.outputs["dpcopula"], self.reference
+        update(handle, margin_plot_data(
+            self.domains[attr], synthetic=self.evals["dpcopula"].shares(attr),
+            reference=None if ref is None else ref.shares(attr),
+            dp_margin=main["margins"].get(attr)))
+        handle.set_margin_axis(attr)
+        handle.set_titles(**text.margin_titles(
+            self.where, attr, reference=ref is not None, live="dpcopula" in self.live,
+            rows=main["n_rows"]))
+        show_panels(handle.panels, margin_reference=ref is not None)
+        return handle

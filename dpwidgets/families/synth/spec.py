@@ -65,9 +65,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ..._moved import moved
-from ...mechanism import Mechanism, register_mechanism
+from ...mechanism import Mechanism, publisher_is_private, register_mechanism
 from ...persistence.store import plain as _plain
-from ...releases._common import publisher_is_private
 from .params import (
     MAX_ROWS,
     PEER_INSTALL,

@@ -224,7 +224,7 @@ class SyntheticDataWidget(ReleaseWidget):
         self._facts: dict[str, TableFacts] = {}
         self._measures = measures.Measures(self.n_queries)
         self._previews = Previews(session, self._preview_run)
-        self._view: dict | None = None
+        self._view: display.SyntheticDisplay | None = None
         self._syncing = False
         self.live_rows = live_rows
         self._live_run = False  # True during a live step
@@ -494,7 +494,7 @@ class SyntheticDataWidget(ReleaseWidget):
                     else synthetic_frame(self.last_release.output))
         if self._view is None:
             return None
-        return synthetic_frame(self._view["outputs"]["dpcopula"])
+        return synthetic_frame(self._view.outputs["dpcopula"])
 
     def run_peer(self) -> dict | None:
         """Run the peer chosen in ``peer_method`` (AIM or MST, OpenDP's mbi extra) at the same
@@ -504,7 +504,7 @@ class SyntheticDataWidget(ReleaseWidget):
             self.message.value = (f"<div class='dpw-error'><b>Not installed.</b> "
                                   f"{html.escape(text.peer_text(False))}</div>")
             return None
-        if self._view is None or self._view["where"] == "release":
+        if self._view is None or self._view.where == "release":
             self.message.value = ("<div class='dpw-error'><b>Refused.</b> AIM/MST are compared "
                                   "on a live run or a preview, never released beside "
                                   "DPCopula.</div>")
@@ -520,8 +520,8 @@ class SyntheticDataWidget(ReleaseWidget):
             self._show_error(exc)
             return None
         view = self._view
-        self._show({**view["outputs"], "peer": output}, view["notes"], view["reference"],
-                   where=view["where"], live=view["live"])
+        self._show({**view.outputs, "peer": output}, view.notes, view.reference_table,
+                   where=view.where, live=view.live)
         return output
 
     def compute(self) -> tuple[dict, dict, np.ndarray | None, str]:
@@ -608,27 +608,13 @@ class SyntheticDataWidget(ReleaseWidget):
                if reference is not None else None)
         evals = {key: self._measures.synthetic(out, attrs, domains, queries, key in live)
                  for key, out in outputs.items()}
-        self.outputs = dict(outputs)
-        self._view = {"outputs": dict(outputs), "notes": dict(notes), "reference": reference,
-                      "where": where, "attrs": attrs, "domains": domains, "ref": ref,
-                      "evals": evals, "live": live}
-
-        dp, dp_title = (display.released_dependence(main, attrs) if where == "release"
-                        else (None, ""))
-        self.figure.set_attributes(attrs)
-        figures.update(self.figure, display.dependence_plot_data(
-            attrs, synthetic=evals["dpcopula"].tau,
-            reference=None if ref is None else ref.tau, dp=dp))
         errors = measures.range_errors(evals, ref, self.sanity_bound)
-        figures.update(self.figure, display.range_error_plot_data(errors))
-        self.figure.set_titles(**text.dependence_titles(
-            where, reference=ref is not None, live=live, rows=int(main["n_rows"]),
-            n_queries=len(queries[0]), sanity_bound=self.sanity_bound, dp_title=dp_title))
-        # Without a reference table (after a release, or unticked) its τ and the errors against
-        # it have nothing to show: those panels go rather than stand empty.
-        figures.show_panels(self.figure.panels, tau_reference=ref is not None,
-                            errors=ref is not None)
-        self._draw_margin()
+        self.outputs = dict(outputs)
+        self._view = display.SyntheticDisplay.from_measures(
+            outputs, notes, evals=evals, errors=errors, n_queries=len(queries[0]),
+            sanity_bound=self.sanity_bound, where=where, reference=ref,
+            reference_table=reference, live=live)
+        self._view.draw(self.figure, margin=self.margin.value)
         self.quality_values, later = measures.quality_values(ref, evals, errors, attrs, live)
         self.quality.value = text.quality_html(
             self.quality_values, notes, where, live=live, later=later,
@@ -637,23 +623,8 @@ class SyntheticDataWidget(ReleaseWidget):
         self._set_stats(where, what, main["guarantee"], budget)
 
     def _draw_margin(self) -> None:
-        view = self._view
-        if view is None:
-            return
-        attr = self.margin.value
-        if attr not in view["attrs"]:
-            attr = view["attrs"][0]
-        main = view["outputs"]["dpcopula"]
-        ref = view["ref"]
-        figures.update(self.figure, display.margin_plot_data(
-            view["domains"][attr], synthetic=view["evals"]["dpcopula"].shares(attr),
-            reference=None if ref is None else ref.shares(attr),
-            dp_margin=main["margins"].get(attr)))
-        self.figure.set_margin_axis(attr)
-        self.figure.set_titles(**text.margin_titles(
-            view["where"], attr, reference=ref is not None, live="dpcopula" in view["live"],
-            rows=main["n_rows"]))
-        figures.show_panels(self.figure.panels, margin_reference=ref is not None)
+        if self._view is not None:
+            self._view.draw_margin(self.figure, self.margin.value)
 
     # -- text ------------------------------------------------------------------------------
     def _update_banner(self) -> None:
