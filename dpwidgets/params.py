@@ -43,6 +43,7 @@ __all__ = [
     "Choice",
     "Context",
     "Epsilon",
+    "NOT_GIVEN",
     "OMITTED",
     "ParamInfo",
     "Params",
@@ -67,6 +68,10 @@ REQUIRED: Any = _Marker("REQUIRED")
 #: The value of a conditional parameter that does not apply (its ``when`` is false): it is not
 #: a parameter of this request, is refused if given, and is left out of :meth:`Params.as_dict`.
 OMITTED: Any = _Marker("OMITTED")
+#: The default of a parameter whose own ``check`` says what its absence means: a required one
+#: refused in its turn, in field order (``raise KeyError(name)``), or one decided from the
+#: fields before it or the public shape. A ``None`` given is checked like any other value.
+NOT_GIVEN: Any = _Marker("NOT_GIVEN")
 
 
 # -- how a widget shows a parameter (hints only: no UI code here) -----------------------------
@@ -143,7 +148,9 @@ def param(default: Any = REQUIRED, *, check: Callable[[Any, Context], Any] | Non
     ----------
     default : object, optional
         The value a request without this parameter gets (spelt out in the canonical dict);
-        :data:`REQUIRED` (the default): the request must give it.
+        :data:`REQUIRED` (the default): the request must give it, checked before any value;
+        :data:`NOT_GIVEN`: ``check`` receives it and decides (required in field order, or
+        derived).
     check : callable, optional
         ``check(value, ctx) -> canonical value``; raises ``ValueError``/``TypeError`` naming the
         parameter. ``ctx`` is a :class:`Context`. Default: the value as given.

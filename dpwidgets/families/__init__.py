@@ -12,7 +12,9 @@ module             what it holds
                    neighbours, facts, public outputs), registered as built-in when loaded
 ``engine.py``      the numpy/scipy algorithm, when no other family reuses it (the built-in
                    engines live in :mod:`dpwidgets.engine`, shared between families)
-``display.py``     Bokeh figure builders: plain functions from public numbers to a figure
+``display.py``     Bokeh figure builders (plain functions from public numbers to a figure)
+                   and the family's :class:`~dpwidgets.ui.figures.Display` classes: built
+                   once from a release or a preview, they only draw
 ``widget.py``      the widgets (its ``__all__``), thin controllers between controls, door and
                    display; exported from :mod:`dpwidgets.widgets`
 ``standins.py``    public data generators for the family's setups (its ``__all__``); exported

@@ -608,12 +608,12 @@ def control_for(params: type, name: str, value=None, **overrides) -> w.Widget:
     >>> control_for(SVTParams, "c", 5, max=40).value
     5
     """
-    from ..params import REQUIRED, Choice, Epsilon, Range, Toggle
+    from ..params import NOT_GIVEN, REQUIRED, Choice, Epsilon, Range, Toggle
 
     info = params.info(name)
     if value is None:
         value = params.default(name)
-        if value is REQUIRED:
+        if value is REQUIRED or value is NOT_GIVEN:
             raise ValueError(f"{params.__name__}.{name} has no default: pass value=")
     label = info.label or name
     hint = info.control

@@ -45,7 +45,7 @@ from ...engine.validation import (
     check_positive_int,
     check_probability,
 )
-from ...params import OMITTED, Choice, Context, Epsilon, Params, Range, one_of, param
+from ...params import NOT_GIVEN, OMITTED, Choice, Context, Epsilon, Params, Range, one_of, param
 
 __all__ = [
     "BinnedResidualsParams",
@@ -63,16 +63,6 @@ __all__ = [
 OUTCOMES: dict[str, str] = {"y": "the outcome as recorded", "log": "its natural logarithm"}
 #: The models under diagnosis: fitted inside the door, or given by public coefficients.
 MODELS = ("ordinary", "public")
-
-
-class _NotGiven:
-    def __repr__(self) -> str:
-        return "NOT_GIVEN"
-
-
-#: The default of a parameter whose absence means something else than ``None`` would (a
-#: ``None`` given is checked like any other value, and refused where the text needs a value).
-_NOT_GIVEN: Any = _NotGiven()
 
 
 # -- the engines the checks consult, imported when first needed: importing dpwidgets loads
@@ -167,10 +157,10 @@ _PUBLIC_ONLY = "coef= and intercept= are for model='public' only"
 
 def _coef(value, ctx: Context):
     if ctx.values["model"] != "public":
-        if value is not _NOT_GIVEN:
+        if value is not NOT_GIVEN:
             raise ValueError(_PUBLIC_ONLY)
         return OMITTED
-    if value is _NOT_GIVEN:
+    if value is NOT_GIVEN:
         raise ValueError("model='public' needs coef= (and intercept=): public coefficients")
     coef = check_finite_array(np.atleast_1d(value), "coef")
     if coef.size != ctx.shape[1] - 1:
@@ -182,14 +172,14 @@ def _coef(value, ctx: Context):
 
 def _intercept(value, ctx: Context):
     if ctx.values["model"] != "public":
-        if value is not _NOT_GIVEN:
+        if value is not NOT_GIVEN:
             raise ValueError(_PUBLIC_ONLY)
         return OMITTED
-    return float(check_finite_array([0.0 if value is _NOT_GIVEN else value], "intercept")[0])
+    return float(check_finite_array([0.0 if value is NOT_GIVEN else value], "intercept")[0])
 
 
 def _epsilon(value, ctx: Context) -> float:
-    if value is _NOT_GIVEN:
+    if value is NOT_GIVEN:
         raise KeyError("epsilon")  # the door: "needs the parameter epsilon="
     return check_epsilon(value)
 
@@ -259,7 +249,7 @@ def _public_rows(minimum: int, what: str):
         n = int(ctx.shape[0])
         if n < minimum:
             raise ValueError(f"{what} needs at least {minimum} records, the table has {n}")
-        asked = n if value is _NOT_GIVEN else value
+        asked = n if value is NOT_GIVEN else value
         if isinstance(asked, bool) or not isinstance(asked, int | np.integer) or asked != n:
             raise ValueError(f"n is the dataset's public row count ({n}, declared by its "
                              f"owner); got n={asked!r}")
@@ -294,11 +284,11 @@ def _model_field():
 
 
 def _coef_field():
-    return param(_NOT_GIVEN, check=_coef, doc="model='public' only: one coefficient per feature")
+    return param(NOT_GIVEN, check=_coef, doc="model='public' only: one coefficient per feature")
 
 
 def _intercept_field():
-    return param(_NOT_GIVEN, check=_intercept, doc="model='public' only: the intercept (0)")
+    return param(NOT_GIVEN, check=_intercept, doc="model='public' only: the intercept (0)")
 
 
 _EPSILON_DOC = "the whole budget of the diagnostic, charged (the DP fit is its own release)"
@@ -343,7 +333,7 @@ class ResidualPlotParams(_OnATable, Params, mechanism="residual_plot"):
     model: str = _model_field()
     coef: np.ndarray = _coef_field()
     intercept: float = _intercept_field()
-    epsilon: float = param(_NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
+    epsilon: float = param(NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
                            doc=_EPSILON_DOC)
     neighbours: str = param("replace-one", check=_neighbours, doc=_NEIGHBOURS_DOC)
     publisher: str = param("dawa", check=lambda v, ctx: _publisher(v, 2), label="publisher",
@@ -356,7 +346,7 @@ class ResidualPlotParams(_OnATable, Params, mechanism="residual_plot"):
                              doc="m of the m × m grid (None, 0 on a slider: from n and ε)")
     theta: float = param(0.95, check=_share("theta"),
                          doc="the share of the records the private bounds must cover")
-    n: int = param(_NOT_GIVEN, check=_public_rows(2, "a residual plot"),
+    n: int = param(NOT_GIVEN, check=_public_rows(2, "a residual plot"),
                    doc="the table's public row count (declared by its owner)")
     epsilon1: float | None = param(None, check=_rp_epsilon1,
                                    doc="the bounds' budget (None: from rho or the text's rule)")
@@ -382,7 +372,7 @@ _roc_rules = one_of("defaults", lambda: _diagnostics().ROC_DEFAULTS)
 
 
 def _thresholds(value, ctx: Context) -> str:
-    if value is _NOT_GIVEN:
+    if value is NOT_GIVEN:
         value = "recursive_medians" if ctx.values["defaults"] == "text" else "fixed"
     if value not in ("recursive_medians", "fixed"):
         raise ValueError(f"thresholds must be 'recursive_medians' or 'fixed', got {value!r}")
@@ -408,7 +398,7 @@ def _roc_publisher(value, ctx: Context) -> str:
     """The 1-D publisher (HB, or DAWA under ``defaults="text"``); PriROC's parameters are then
     all known, and each recursive median's budget is checked before anything is charged."""
     v = ctx.values
-    name = _publisher(("dawa" if v["defaults"] == "text" else "hb") if value is _NOT_GIVEN
+    name = _publisher(("dawa" if v["defaults"] == "text" else "hb") if value is NOT_GIVEN
                       else value, 1)
     if v["thresholds"] == "recursive_medians":
         _diagnostics().median_budget(v["rho"] * v["epsilon"], _roc_levels(v), v["neighbours"])
@@ -438,7 +428,7 @@ class RocParams(_OnATable, Params, mechanism="roc_curve"):
     model: str = _model_field()
     coef: np.ndarray = _coef_field()
     intercept: float = _intercept_field()
-    epsilon: float = param(_NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
+    epsilon: float = param(NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
                            doc=_EPSILON_DOC)
     neighbours: str = param("replace-one", check=_neighbours, doc=_NEIGHBOURS_DOC)
     defaults: str = param("dpwidgets", check=_roc_rules,
@@ -446,7 +436,7 @@ class RocParams(_OnATable, Params, mechanism="roc_curve"):
     rho: float = param(0.2, check=_share("rho"), control=Range(0.01, 0.9, 0.01), label="ρ",
                        doc="ε1/ε, spent on the thresholds by s-RecursiveMedians")
     thresholds: str = param(
-        _NOT_GIVEN, check=_thresholds, label="thresholds",
+        NOT_GIVEN, check=_thresholds, label="thresholds",
         control=Choice((("fixed", "N-FixedSpace (ε1 = 0)"),
                         ("recursive_medians", "s-RecursiveMedians (Alg. 12)"))),
         doc="fixed, equally spaced thresholds, or private recursive medians (Alg. 12)")
@@ -454,9 +444,9 @@ class RocParams(_OnATable, Params, mechanism="roc_curve"):
                           control=Range(0, 12, 1, integer=True),
                           label="s: 2^s thresholds (0 = auto)",
                           doc="|Θ| - 1 = 2^s thresholds (None, 0 on a slider: from n and ε)")
-    n: int = param(_NOT_GIVEN, check=_public_rows(2, "a ROC curve"),
+    n: int = param(NOT_GIVEN, check=_public_rows(2, "a ROC curve"),
                    doc="the table's public row count (declared by its owner)")
-    publisher: str = param(_NOT_GIVEN, check=_roc_publisher, label="publisher",
+    publisher: str = param(NOT_GIVEN, check=_roc_publisher, label="publisher",
                            control=Choice(lambda: publisher_options(1)),
                            doc="the 1-D publisher of the TP and FP interval counts")
 
@@ -513,7 +503,7 @@ class BinnedResidualsParams(_OnATable, Params, mechanism="binned_residuals"):
     model: str = _model_field()
     coef: np.ndarray = _coef_field()
     intercept: float = _intercept_field()
-    epsilon: float = param(_NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
+    epsilon: float = param(NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
                            doc=_EPSILON_DOC)
     neighbours: str = param("replace-one", check=_neighbours, doc=_NEIGHBOURS_DOC)
     rho: float = param(0.15, check=_share("rho", upper=0.5), control=Range(0.01, 0.49, 0.01),
@@ -524,7 +514,7 @@ class BinnedResidualsParams(_OnATable, Params, mechanism="binned_residuals"):
                           doc="2^s initial bins (None, 0 on a slider: from n and ε)")
     defaults: str = param("dpwidgets",
                           doc="which rule decides s: 'dpwidgets' (from n·ε) or 'text' (from n)")
-    n: int = param(_NOT_GIVEN, check=_public_rows(4, "a binned residual plot"),
+    n: int = param(NOT_GIVEN, check=_public_rows(4, "a binned residual plot"),
                    doc="the table's public row count (declared by its owner)")
     threshold: float | None = param(None, check=_brp_threshold,
                                     doc="Alg. 14's merging threshold (None: from n, s and ε)")
@@ -586,18 +576,18 @@ def _bounds_y(value, ctx: Context):
     """Both bounds, given or (neither given, outcome ``y``) the owner's declared ranges of the
     features and the outcome; each checked, ``bounds_X`` first."""
     bounds_x = ctx.values["bounds_X"]
-    if bounds_x is _NOT_GIVEN and value is _NOT_GIVEN and ctx.values["outcome"] == "y":
+    if bounds_x is NOT_GIVEN and value is NOT_GIVEN and ctx.values["outcome"] == "y":
         declared = _declared_bounds(ctx.shape)
         if declared is not None:
             bounds_x, value = declared
-    if bounds_x is _NOT_GIVEN or value is _NOT_GIVEN:
+    if bounds_x is NOT_GIVEN or value is NOT_GIVEN:
         raise ValueError(_NEEDS_BOUNDS)
     _bounds_pair(bounds_x, "bounds_X", ctx.shape[1] - 1)
     return _bounds_pair(value, "bounds_y")
 
 
 def _data_norm(value, ctx: Context) -> float:
-    if value is _NOT_GIVEN:
+    if value is NOT_GIVEN:
         raise ValueError("a DP logistic fit needs data_norm= (public bound on a row's L2 norm)")
     return check_positive(value, "data_norm")
 
@@ -631,15 +621,15 @@ class FitParams(_OnATable, Params, mechanism="fit_model"):
 
     kind: str = _kind_field(None)
     outcome: str = _outcome_field()
-    epsilon: float = param(_NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε fit",
+    epsilon: float = param(NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε fit",
                            doc="the fit's budget, charged as its own release")
-    n: int = param(_NOT_GIVEN, check=_public_rows(2, "a DP fit"),
+    n: int = param(NOT_GIVEN, check=_public_rows(2, "a DP fit"),
                    doc="the table's public row count (declared by its owner)")
-    bounds_X: list = param(_NOT_GIVEN, check=_bounds_x, when=_ols,
+    bounds_X: list = param(NOT_GIVEN, check=_bounds_x, when=_ols,
                            doc="OLS: public (lower, upper) of the features, each or all")
-    bounds_y: list = param(_NOT_GIVEN, check=_bounds_y, when=_ols,
+    bounds_y: list = param(NOT_GIVEN, check=_bounds_y, when=_ols,
                            doc="OLS: public (lower, upper) of the transformed outcome")
-    data_norm: float = param(_NOT_GIVEN, check=_data_norm, when=_logistic,
+    data_norm: float = param(NOT_GIVEN, check=_data_norm, when=_logistic,
                              doc="logistic: a public bound on a row's L2 norm")
     regularization: float | None = param(
         None, check=_regularization, when=_logistic,
@@ -649,6 +639,6 @@ class FitParams(_OnATable, Params, mechanism="fit_model"):
         if self.kind != "ols":
             return {}
         bounds_x = self.bounds_X
-        if bounds_x is _NOT_GIVEN:  # neither was given: the owner's (checked by _bounds_y)
+        if bounds_x is NOT_GIVEN:  # neither was given: the owner's (checked by _bounds_y)
             bounds_x = _declared_bounds(shape)[0]
         return {"bounds_X": _bounds_pair(bounds_x, "bounds_X", shape[1] - 1)}

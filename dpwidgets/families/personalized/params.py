@@ -36,7 +36,7 @@ import numpy as np
 
 from ...engine import personalized as pdp
 from ...engine.validation import check_epsilon, check_finite_array, check_positive_int
-from ...params import Choice, Context, Epsilon, Params, Range, one_of, param
+from ...params import NOT_GIVEN, Choice, Context, Epsilon, Params, Range, one_of, param
 
 __all__ = [
     "METHOD_LABELS",
@@ -244,26 +244,14 @@ def release_plan(p: dict) -> pdp.ReleasePlan:
 
 
 # -- the checks of the fields below (each names its parameter) ---------------------------------
-class _NotGiven:
-    """The default of ``epsilon`` and ``budgets``: required, but refused by their own checks
-    (in field order, and ``None`` checked as a value), not by the door's "needs the parameter"
-    pass that would run before every other check."""
-
-    def __repr__(self) -> str:
-        return "required"
-
-
-_NOT_GIVEN: Any = _NotGiven()
-
-
 def _cap(value, ctx: Context) -> float:
-    if value is _NOT_GIVEN:
+    if value is NOT_GIVEN:
         raise KeyError("epsilon")  # the door: "needs the parameter epsilon="
     return check_epsilon(value, "epsilon (the cap)")
 
 
 def _budgets(value, ctx: Context) -> PrivacyVector:
-    if value is _NOT_GIVEN:
+    if value is NOT_GIVEN:
         raise ValueError(
             "'personalized_histogram' needs budgets= : the public privacy vector (normally the "
             "table's budget column), one budget per record"
@@ -328,10 +316,10 @@ class PersonalizedHistogramParams(Params, mechanism="personalized_histogram"):
     ValueError: ensemble='sum' adds the round-1 partitions; use rounds=1 (or 'weighted')
     """
 
-    epsilon: float = param(_NOT_GIVEN, check=_cap, control=Epsilon(),
+    epsilon: float = param(NOT_GIVEN, check=_cap, control=Epsilon(),
                            label="ε cap (most any record spends)",
                            doc="a cap: the most any one record may spend in this release")
-    budgets: PrivacyVector = param(_NOT_GIVEN, check=_budgets,
+    budgets: PrivacyVector = param(NOT_GIVEN, check=_budgets,
                                    doc="the public privacy vector, one budget per record")
     method: str = param("utility", check=_method, label="mechanism",
                         control=Choice(tuple(METHOD_LABELS.items())),
