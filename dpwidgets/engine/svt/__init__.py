@@ -58,7 +58,7 @@ from .run import (
     SVTResult,
     SVTTrials,
     _first_at_or_above,
-    _plan,
+    _Plan,
     sparse_vector,
     sparse_vector_trials,
 )
