@@ -218,6 +218,15 @@ def hs_laplace(
     )
 
 
+def _pegasus_hierarchy_inputs(leaf_counts, hierarchy, epsilon, defaults, smoother,
+                              threshold_share):
+    """The checks :func:`hs_pegasus` and :func:`phs_pegasus` share, in their order: the
+    hierarchy and its aggregated counts, the options with their defaults, the budget."""
+    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
+    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
+    return h, counts, defaults, smoother, share, check_epsilon(epsilon)
+
+
 def _pegasus_rows(
     counts: np.ndarray,
     active: np.ndarray | None,
@@ -313,9 +322,9 @@ def hs_pegasus(
     ----------
     Chen 2018 §5.5.1, Thm 19; Fig. 5.8; §5.5.2 (why pruning small aggregates helps).
     """
-    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
-    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
-    epsilon = check_epsilon(epsilon)
+    h, counts, defaults, smoother, share, epsilon = _pegasus_hierarchy_inputs(
+        leaf_counts, hierarchy, epsilon, defaults, smoother, threshold_share
+    )
     _, eps_p, eps_g, theta = _split_pegasus_budget(epsilon / h.height, None, None, theta, defaults)
     if beta is not None:
         beta = _check_real(beta, "beta")
@@ -439,9 +448,9 @@ def phs_pegasus(
     ----------
     Chen 2018 §5.5.2, Alg. 18, Thm 20-21; Fig. 5.8.
     """
-    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
-    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
-    epsilon = check_epsilon(epsilon)
+    h, counts, defaults, smoother, share, epsilon = _pegasus_hierarchy_inputs(
+        leaf_counts, hierarchy, epsilon, defaults, smoother, threshold_share
+    )
     if epsilon_pr is None:
         epsilon_pr = 0.1 * epsilon
     epsilon_pr = check_epsilon(epsilon_pr, "epsilon_pr")
