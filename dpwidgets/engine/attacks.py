@@ -78,6 +78,12 @@ def gptt_threshold(epsilon_1: float, delta: float) -> int:
     probability ``1 - exp(-epsilon_1 theta)/2 >= 1 - delta/2`` and lies in ``[0, 2 theta]``
     with probability ``>= 1 - delta`` (Chen 2018 Lemma 5, Thm 6). The text writes ``log``; the
     Laplace tail makes it the natural logarithm.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.attacks import gptt_threshold
+    >>> gptt_threshold(0.5, 0.05)
+    6
     """
     epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
     delta = check_probability(delta, "delta")
@@ -240,6 +246,15 @@ def reconstruct_histogram(
     References
     ----------
     Chen 2018 §3.2.4, Def. 5, Alg. 6-7, Lemma 5, Thm 6, Tables 3.1-3.3; Chen 2018 Alg. 5 (GPTT).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.attacks import reconstruct_histogram
+    >>> counts = np.array([0, 0, 40, 40, 40, 3, 0, 40])
+    >>> r = reconstruct_histogram(counts, epsilon=1.0, rng=np.random.default_rng(0))
+    >>> r.estimate.tolist(), r.n_queries
+    ([0, 0, 37, 37, 37, 0, 0, 37], 56)
     """
     x = _as_int_counts(counts)
     epsilon = check_epsilon(epsilon)

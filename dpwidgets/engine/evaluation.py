@@ -179,6 +179,15 @@ def detect_events(statistic: np.ndarray, kind: str, delta: float) -> np.ndarray:
 
     ``"jump_drop"``: the statistic is at least ``delta``; ``"low_signal"``: it is below
     ``delta``. NaN steps (the first ``w - 1`` of a window statistic) never signal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import detect_events
+    >>> detect_events(np.array([np.nan, 5.0, 50.0]), "jump_drop", 40).tolist()
+    [False, False, True]
+    >>> detect_events(np.array([np.nan, 5.0, 50.0]), "low_signal", 40).tolist()
+    [False, True, False]
     """
     stat = np.asarray(statistic, dtype=float)
     if kind == "jump_drop":
@@ -204,7 +213,16 @@ def detection_rates(detected: np.ndarray, truth: np.ndarray, w: int) -> tuple[fl
 # --------------------------------------------------------------------------------------------
 def top_c_rates(selections, scores: np.ndarray, c: int) -> tuple[float, float]:
     """Mean false negative rate and score error rate of several top-``c`` selections (index
-    arrays) against the scores they are meant to pick."""
+    arrays) against the scores they are meant to pick.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import top_c_rates
+    >>> scores = np.array([9, 1, 7, 3])
+    >>> top_c_rates([[0, 2], [0, 1]], scores, c=2)  # one exact selection, one with a miss
+    (0.25, 0.1875)
+    """
     selections = list(selections)
     if not selections:
         return math.nan, math.nan

@@ -344,6 +344,13 @@ def svt_counterexample(
     ----------
     Lyu, Su & Li 2017 Thm 3.5 and Proof 3.6 (Alg. 5), §9.1 Thm 9.11 (Alg. 3), §9.2 Thm 9.13 (Alg. 6),
     §9.3 and §3.3 (GPTT), §3.2 (Alg. 4's ((1+6c)/4)·epsilon); Chen 2018 Alg. 5 and Thm 4.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.audit import svt_counterexample
+    >>> ce = svt_counterexample("stoddard")
+    >>> ce.answers.tolist(), ce.answers_neighbour.tolist(), ce.pattern.tolist()
+    ([0.0, 1.0], [1.0, 0.0], [False, True])
     """
     if not isinstance(variant, str) or variant not in COUNTEREXAMPLES:
         raise ValueError(f"variant must be one of {sorted(COUNTEREXAMPLES)}, got {variant!r}")

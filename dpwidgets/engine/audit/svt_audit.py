@@ -97,6 +97,14 @@ def audit_svt(
     References
     ----------
     Lyu, Su & Li 2017 §3, §9; Chen 2018 Thm 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.audit import audit_svt
+    >>> r = audit_svt("stoddard", 1.0, trials=2000, rng=np.random.default_rng(0), progress=False)
+    >>> r.exceeds_claim, bool(r.epsilon_lower > 1.0)
+    (True, True)
     """
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")

@@ -186,6 +186,13 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
     ----------
     Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020,
     §5, Alg. 1-2; Ghosh, Roughgarden & Sundararajan 2009 (the geometric mechanism); Mironov 2012.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import discrete_laplace
+    >>> discrete_laplace(2.0, 5, rng=np.random.default_rng(0)).tolist()  # whole steps
+    [-1, -6, 0, 8, 0]
     """
     _check_generator(rng)
     b = _check_discrete_scale(scale)

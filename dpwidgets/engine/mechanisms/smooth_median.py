@@ -362,6 +362,15 @@ def smooth_sensitivity_median(
     References
     ----------
     Chen 2018 §4.3.2, Alg. 12, eq. 4.6; Chen et al. 2016 §3.2.1, Alg. 1, eq. 3; Nissim, Raskhodnikova, Smith 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import smooth_sensitivity_median
+    >>> values = np.random.default_rng(1).normal(50, 10, 201)
+    >>> r = smooth_sensitivity_median(values, 1.0, lower=0, upper=100, rng=np.random.default_rng(0))
+    >>> round(float(np.median(values)), 1), round(float(r.value), 1)
+    (50.1, 50.2)
     """
     epsilon = check_epsilon(epsilon)
     lower, upper = _check_bounds(lower, upper)

@@ -64,6 +64,14 @@ def laplace_stream(counts, epsilon: float, rng: np.random.Generator | None = Non
     References
     ----------
     Chen 2018 §5.6.1 ("LM", Fig. 5.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import laplace_stream
+    >>> r = laplace_stream([3, 5, 4], epsilon=1.0, rng=np.random.default_rng(0))
+    >>> r.method, r.estimates.round(2).tolist()
+    ('LM', [3.32, 4.38, 1.5])
     """
     counts = _check_stream(counts)
     epsilon = check_epsilon(epsilon)

@@ -207,6 +207,17 @@ def hs_laplace(
     References
     ----------
     Chen 2018 §5.6.4 ("HS-LM", Fig. 5.8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import hs_laplace
+    >>> leaves = np.array([[3, 4, 3, 5], [30, 31, 29, 30]])  # two states under one root
+    >>> r = hs_laplace(leaves, [-1, 0, 0], epsilon=2.0, rng=np.random.default_rng(0))
+    >>> r.estimates.shape, r.method
+    ((3, 4), 'HS-LM')
+    >>> r.estimates[0].round(0).tolist()  # the root: the two states' total
+    [33.0, 34.0, 29.0, 32.0]
     """
     h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
     epsilon = check_epsilon(epsilon)
@@ -321,6 +332,15 @@ def hs_pegasus(
     References
     ----------
     Chen 2018 §5.5.1, Thm 19; Fig. 5.8; §5.5.2 (why pruning small aggregates helps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import hs_pegasus
+    >>> leaves = np.array([[3] * 20, [30] * 20])
+    >>> r = hs_pegasus(leaves, [-1, 0, 0], epsilon=2.0, rng=np.random.default_rng(0))
+    >>> r.estimates.shape, r.method, round(r.epsilon, 2)
+    ((3, 20), 'HS-PGS', 2.0)
     """
     h, counts, defaults, smoother, share, epsilon = _pegasus_hierarchy_inputs(
         leaf_counts, hierarchy, epsilon, defaults, smoother, threshold_share
@@ -447,6 +467,15 @@ def phs_pegasus(
     References
     ----------
     Chen 2018 §5.5.2, Alg. 18, Thm 20-21; Fig. 5.8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import phs_pegasus
+    >>> leaves = np.array([[0] * 20, [30] * 20])
+    >>> r = phs_pegasus(leaves, [-1, 0, 0], epsilon=2.0, rng=np.random.default_rng(0))
+    >>> r.estimates.shape, r.method, sorted(r.epsilon_parts)
+    ((3, 20), 'PHS-PGS', ['grouper', 'perturber', 'prune'])
     """
     h, counts, defaults, smoother, share, epsilon = _pegasus_hierarchy_inputs(
         leaf_counts, hierarchy, epsilon, defaults, smoother, threshold_share

@@ -132,6 +132,12 @@ def jump_drop_events(released, w: int, delta: float) -> np.ndarray:
     References
     ----------
     Chen 2018 §5.2.2 (event monitoring), §5.4.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import jump_drop_events
+    >>> jump_drop_events([0, 0, 0, 50, 50, 50, 0, 0], w=2, delta=40).astype(int).tolist()
+    [0, 0, 0, 1, 0, 0, 1, 0]
     """
     delta = _check_real(delta, "delta")
     stat = jump_drop_statistic(released, w)
@@ -223,6 +229,16 @@ def event_roc(true_counts, released, w: int, delta: float, kind: str = "jump_dro
     References
     ----------
     Chen 2018 §5.6.3, Fig. 5.6-5.7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import event_roc
+    >>> counts = np.array([0, 0, 0, 50, 50, 50, 0, 0, 0, 50])
+    >>> noisy = counts + np.random.default_rng(0).laplace(0, 5, counts.size)
+    >>> roc = event_roc(counts, noisy, w=2, delta=40)
+    >>> roc.positives, roc.negatives, round(roc.auc, 2)
+    (3, 6, 1.0)
     """
     truth_counts = check_finite_array(true_counts, "true_counts")
     delta = _check_real(delta, "delta")

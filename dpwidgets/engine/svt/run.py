@@ -272,6 +272,16 @@ def sparse_vector(
     ----------
     Lyu, Su & Li 2017 Alg. 1-7 (Fig. 1-2), Thm 4.7, §4.2 eq. 12, §4.3 Thm 4.9; Chen 2018 Alg. 5 (GPTT), Alg. 8
     and Thm 7 (generalized SVT).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import sparse_vector
+    >>> r = sparse_vector([1, 9, 2, 12, 3], threshold=5, epsilon=4.0, c=2, rng=np.random.default_rng(0))
+    >>> r.outcomes.tolist(), r.positives.tolist(), r.stopped
+    ([False, True, False, True], [1, 3], True)
+    >>> round(r.epsilon1, 3), round(r.epsilon2, 3)
+    (1.136, 2.864)
     """
     plan = _Plan.check(
         answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
@@ -428,6 +438,16 @@ def sparse_vector_trials(
     References
     ----------
     Lyu, Su & Li 2017 Alg. 1-7; Chen 2018 Alg. 5, Alg. 8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import sparse_vector_trials
+    >>> t = sparse_vector_trials([0, 10], 5, epsilon=2.0, trials=2000, rng=np.random.default_rng(0))
+    >>> t.outcomes.shape, t.privacy_loss
+    ((2000, 2), 2.0)
+    >>> t.outcomes.mean(axis=0).round(1).tolist()
+    [0.0, 0.9]
     """
     plan = _Plan.check(
         answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,

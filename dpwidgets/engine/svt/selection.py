@@ -97,6 +97,13 @@ def top_c(
     References
     ----------
     Lyu, Su & Li 2017 §5 (SVT versus EM, SVT with retraversal), §6 (Fig. 4-5); McSherry & Talwar 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import top_c
+    >>> sorted(top_c([3, 50, 7, 40, 1], c=2, epsilon=2.0, rng=np.random.default_rng(0)).tolist())
+    [1, 3]
     """
     scores = validation.check_finite_array(scores, "scores")
     c = validation.check_positive_int(c, "c")
