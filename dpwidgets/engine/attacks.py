@@ -190,6 +190,16 @@ class ReconstructionResult:
         return tuple(np.split(order, np.cumsum(self.partition_sizes)[:-1]))
 
 
+def _noisy_part_averages(x: np.ndarray, labels: np.ndarray, n_parts: int, epsilon_2: float,
+                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Phase 2 of the attack (Chen 2018 Alg. 7 lines 4-6): the size of every part, its total
+    plus Lap(2/epsilon_2), and its rounded noisy average (an empty part: its noisy total)."""
+    sizes = np.bincount(labels, minlength=n_parts)
+    totals = np.bincount(labels, weights=x, minlength=n_parts)
+    noisy_totals = totals + laplace(2.0 / epsilon_2, n_parts, rng=rng)
+    return sizes, noisy_totals, np.rint(noisy_totals / np.maximum(sizes, 1))
+
+
 def reconstruct_histogram(
     counts,
     epsilon: float,
@@ -270,11 +280,9 @@ def reconstruct_histogram(
     noisy_threshold = theta + float(laplace(1.0 / epsilon_1, rng=rng))
     labels = gptt_partition(x, noisy_threshold)
 
-    n_parts = int(labels.max()) + 1
-    sizes = np.bincount(labels, minlength=n_parts)
-    totals = np.bincount(labels, weights=x, minlength=n_parts)
-    noisy_totals = totals + laplace(2.0 / epsilon_2, n_parts, rng=rng)  # Alg. 7 line 4
-    part_estimate = np.rint(noisy_totals / sizes)  # Alg. 7 lines 5-6
+    sizes, noisy_totals, part_estimate = _noisy_part_averages(
+        x, labels, int(labels.max()) + 1, epsilon_2, rng
+    )
     if clip_negative:
         part_estimate = np.maximum(part_estimate, 0.0)
 
@@ -350,10 +358,7 @@ def reconstruct_histogram_with_svt(
     )
     labels = np.zeros(d, dtype=np.int64)
     labels[u[run.positives]] = 1
-    sizes = np.bincount(labels, minlength=2)
-    totals = np.bincount(labels, weights=x, minlength=2)
-    noisy = totals + laplace(2.0 / epsilon_2, 2, rng=rng)
-    per_part = np.rint(noisy / np.maximum(sizes, 1))
+    per_part = _noisy_part_averages(x, labels, 2, epsilon_2, rng)[2]
     return per_part[labels].astype(np.int64)
 
 
