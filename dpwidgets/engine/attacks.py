@@ -123,6 +123,12 @@ def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
     counts gives for every cell. If ``t <= 0`` (probability <= delta/2) ``Larger(v)`` omits
     ``v`` itself while ``Larger(u)`` contains it, so no two cells share a set: every cell is
     its own part, ordered by count (ties by index) — the failure event of Lemma 5.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.attacks import gptt_partition
+    >>> gptt_partition([0, 40, 41, 2, 90], noisy_threshold=10.0).tolist()
+    [0, 1, 1, 0, 2]
     """
     x = _as_int_counts(counts)
     noisy_threshold = check_real(noisy_threshold, "noisy_threshold")
@@ -336,6 +342,14 @@ def reconstruct_histogram_with_svt(
     References
     ----------
     Chen 2018 §3.2.4, Alg. 6-7; Lyu, Su & Li 2017 Alg. 1, Thm 3.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.attacks import reconstruct_histogram_with_svt
+    >>> counts = np.array([0, 0, 40, 40, 40, 3, 0, 40])
+    >>> reconstruct_histogram_with_svt(counts, epsilon=1.0, rng=np.random.default_rng(0)).tolist()
+    [14, 14, 33, 33, 14, 14, 14, 14]
     """
     from .svt import sparse_vector  # svt imports nothing from here; avoid a cycle at import time
 
@@ -392,6 +406,13 @@ def attack_success(true, estimate, small_max: int = 5) -> AttackSuccess:
     References
     ----------
     Chen 2018 §3.2.4, Tables 3.2-3.3.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.attacks import attack_success
+    >>> s = attack_success([0, 3, 40, 40], [0, 0, 40, 39])
+    >>> s.overall, s.small
+    (0.5, 0.5)
     """
     true = _as_int_counts(true, "true")
     # Estimates may be negative (Alg. 7 rounds noisy averages as they are), but not NaN.

@@ -158,6 +158,13 @@ def laplace_reals(values, sensitivity: float, epsilon: float, *, rng: np.random.
     Privacy: epsilon-DP, exactly, inside the context (:func:`grid_laplace`; multiplying by
     the public ``unit`` is post-processing); outside, the textbook Laplace mechanism on
     doubles (Mironov 2012's caveat).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import laplace_reals
+    >>> laplace_reals(np.array([0.5, 2.25]), 1.0, 1.0, rng=np.random.default_rng(0)).round(2).tolist()
+    [0.82, 1.63]
     """
     # Validated in both modes, before anything is drawn (the continuous path then adds the
     # caller's own expression, so seeded teaching runs stay bit for bit).

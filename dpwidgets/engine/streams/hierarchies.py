@@ -389,6 +389,16 @@ def prune_released(result: HierarchyResult, beta: float) -> HierarchyResult:
     ----------
     Chen 2018 §5.5.2 (the pruning idea, Alg. 18 lines 1-17 with a free test in place of the
     noisy one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import hs_laplace, prune_released
+    >>> leaves = np.array([[0, 0, 0, 0], [0, 0, 0, 0]])
+    >>> r = hs_laplace(leaves, [-1, 0, 0], epsilon=1.0, rng=np.random.default_rng(0))
+    >>> p = prune_released(r, beta=50.0)  # every parent estimate is below 50
+    >>> p.pruned.astype(int).tolist(), p.epsilon == r.epsilon
+    ([[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 1, 1]], True)
     """
     if not isinstance(result, HierarchyResult):
         raise ValueError(f"result must be a HierarchyResult (from hs_pegasus, hs_laplace or "

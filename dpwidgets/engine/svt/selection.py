@@ -248,6 +248,12 @@ def false_negative_rate(selected, scores, c: int) -> float:
     References
     ----------
     Lyu, Su & Li 2017 §6 ("Utility Measures").
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.svt import false_negative_rate
+    >>> false_negative_rate([0, 3], [9, 7, 1, 5], c=2)  # the true top 2 are items 0 and 1
+    0.5
     """
     sel, scores, c = _check_selection(selected, scores, c)
     kth = np.partition(scores, scores.size - c)[scores.size - c]
@@ -281,6 +287,12 @@ def score_error_rate(selected, scores, c: int) -> float:
     References
     ----------
     Lyu, Su & Li 2017 §6 ("Score Error Rate").
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.svt import score_error_rate
+    >>> score_error_rate([0, 3], [9, 7, 1, 5], c=2)  # 1 - (9 + 5) / (9 + 7)
+    0.125
     """
     sel, scores, c = _check_selection(selected, scores, c)
     top = np.partition(scores, scores.size - c)[scores.size - c :]
