@@ -177,6 +177,34 @@ class _Plan:
         return self.spec.privacy_loss(self.p.epsilon, self.p.c, self.p.monotonic)
 
 
+def _resampling_run(noisy_answers: np.ndarray, bars: np.ndarray, rho, plan: _Plan,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """One run of a variant that redraws rho after every ⊤ (``dpbook``, Lyu, Su & Li 2017
+    Alg. 2): find the first query at or above the current noisy threshold, redraw rho (line 7),
+    continue; at most c vectorised steps. Returns the outcomes and the noisy threshold in
+    force at every query, the number of queries examined and whether the run stopped."""
+    n = noisy_answers.size
+    outcomes = np.zeros(n, dtype=bool)
+    noisy_threshold = np.empty(n, dtype=noisy_answers.dtype)
+    start, count, stopped = 0, 0, False
+    while start < n:
+        first = _first_at_or_above(noisy_answers, bars, rho, start)
+        if first < 0:
+            noisy_threshold[start:] = bars[start:] + rho
+            start = n
+            break
+        stop = first + 1
+        noisy_threshold[start:stop] = bars[start:stop] + rho
+        outcomes[stop - 1] = True
+        count += 1
+        start = stop
+        if count >= plan.p.c:  # line 8
+            stopped = True
+            break
+        rho = plan.units.noise(plan.noise.resample_scale, rng=rng)
+    return outcomes, noisy_threshold, start, stopped
+
+
 def sparse_vector(
     answers,
     threshold,
@@ -292,34 +320,14 @@ def sparse_vector(
     units, n = plan.units, plan.answers.size
     bars = units.of(plan.thresholds)
     rho, noisy_answers = plan.draw_start(None, rng)
-    outcomes = np.zeros(n, dtype=bool)
-    noisy_threshold = np.empty(n, dtype=noisy_answers.dtype)
-    stopped = False
-
     if spec.resamples_threshold:
-        # Lyu, Su & Li 2017 Alg. 2: find the first query above the current noisy threshold, redraw rho
-        # (line 7), continue: at most c vectorised steps.
-        start, count = 0, 0
-        while start < n:
-            first = _first_at_or_above(noisy_answers, bars, rho, start)
-            if first < 0:
-                noisy_threshold[start:] = bars[start:] + rho
-                start = n
-                break
-            stop = first + 1
-            noisy_threshold[start:stop] = bars[start:stop] + rho
-            outcomes[stop - 1] = True
-            count += 1
-            start = stop
-            if count >= p.c:  # line 8
-                stopped = True
-                break
-            rho = units.noise(noise.resample_scale, rng=rng)
-        examined = start
+        outcomes, noisy_threshold, examined, stopped = _resampling_run(
+            noisy_answers, bars, rho, plan, rng
+        )
     else:
-        noisy_threshold[:] = bars + rho
-        outcomes[:] = noisy_answers >= noisy_threshold
-        examined = n
+        noisy_threshold = bars + rho
+        outcomes = noisy_answers >= noisy_threshold
+        examined, stopped = n, False
         if spec.has_cutoff:
             tops = np.flatnonzero(outcomes)
             if tops.size >= p.c:  # abort right after the c-th ⊤ (Lyu, Su & Li 2017 Alg. 1 line 8)
