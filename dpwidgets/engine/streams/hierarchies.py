@@ -57,6 +57,15 @@ class Hierarchy:
         The states, in increasing node id: row i of ``leaf_counts`` is state ``leaves[i]``.
     order : numpy.ndarray of int
         Nodes top-down (breadth first from the root).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import Hierarchy
+    >>> h = Hierarchy.from_parents([-1, 0, 0, 1, 1])
+    >>> h.height, h.leaves.tolist(), h.levels.tolist()
+    (3, [2, 3, 4], [1, 2, 2, 3, 3])
+    >>> h.aggregate([[1, 2], [3, 4], [5, 6]]).tolist()  # rows: the nodes, root first
+    [[9, 12], [8, 10], [1, 2], [3, 4], [5, 6]]
     """
 
     parents: np.ndarray

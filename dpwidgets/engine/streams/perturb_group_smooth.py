@@ -196,6 +196,15 @@ class PegasusStream:
     References
     ----------
     Chen 2018 §5.3, Alg. 15-16, eq. 5.5-5.7, Thm 15, 17; Lyu, Su & Li 2017 (SVT budget split).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import PegasusStream
+    >>> stream = PegasusStream(epsilon=1.0, rng=np.random.default_rng(0))
+    >>> estimates = [stream.push(c) for c in (10, 11, 9, 10)]
+    >>> stream.t, len(estimates), stream.result().estimates.shape
+    (4, 4, (4,))
     """
 
     def __init__(

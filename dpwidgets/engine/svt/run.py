@@ -565,6 +565,14 @@ class SparseVector:
     References
     ----------
     Lyu, Su & Li 2017 Alg. 1 / Alg. 7 (interactive stream of queries), Alg. 2; Chen 2018 Alg. 8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import SparseVector
+    >>> sv = SparseVector(threshold=5, epsilon=4.0, c=1, rng=np.random.default_rng(0))
+    >>> [bool(sv.query(a)) for a in (1, 2, 20)], sv.exhausted
+    ([False, False, True], True)
     """
 
     def __init__(
