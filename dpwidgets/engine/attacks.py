@@ -78,6 +78,12 @@ def gptt_threshold(epsilon_1: float, delta: float) -> int:
     probability ``1 - exp(-epsilon_1 theta)/2 >= 1 - delta/2`` and lies in ``[0, 2 theta]``
     with probability ``>= 1 - delta`` (Chen 2018 Lemma 5, Thm 6). The text writes ``log``; the
     Laplace tail makes it the natural logarithm.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.attacks import gptt_threshold
+    >>> gptt_threshold(0.5, 0.05)
+    6
     """
     epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
     delta = check_probability(delta, "delta")
@@ -117,6 +123,12 @@ def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
     counts gives for every cell. If ``t <= 0`` (probability <= delta/2) ``Larger(v)`` omits
     ``v`` itself while ``Larger(u)`` contains it, so no two cells share a set: every cell is
     its own part, ordered by count (ties by index) — the failure event of Lemma 5.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.attacks import gptt_partition
+    >>> gptt_partition([0, 40, 41, 2, 90], noisy_threshold=10.0).tolist()
+    [0, 1, 1, 0, 2]
     """
     x = _as_int_counts(counts)
     noisy_threshold = check_real(noisy_threshold, "noisy_threshold")
@@ -184,6 +196,16 @@ class ReconstructionResult:
         return tuple(np.split(order, np.cumsum(self.partition_sizes)[:-1]))
 
 
+def _noisy_part_averages(x: np.ndarray, labels: np.ndarray, n_parts: int, epsilon_2: float,
+                         rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Phase 2 of the attack (Chen 2018 Alg. 7 lines 4-6): the size of every part, its total
+    plus Lap(2/epsilon_2), and its rounded noisy average (an empty part: its noisy total)."""
+    sizes = np.bincount(labels, minlength=n_parts)
+    totals = np.bincount(labels, weights=x, minlength=n_parts)
+    noisy_totals = totals + laplace(2.0 / epsilon_2, n_parts, rng=rng)
+    return sizes, noisy_totals, np.rint(noisy_totals / np.maximum(sizes, 1))
+
+
 def reconstruct_histogram(
     counts,
     epsilon: float,
@@ -240,6 +262,15 @@ def reconstruct_histogram(
     References
     ----------
     Chen 2018 §3.2.4, Def. 5, Alg. 6-7, Lemma 5, Thm 6, Tables 3.1-3.3; Chen 2018 Alg. 5 (GPTT).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.attacks import reconstruct_histogram
+    >>> counts = np.array([0, 0, 40, 40, 40, 3, 0, 40])
+    >>> r = reconstruct_histogram(counts, epsilon=1.0, rng=np.random.default_rng(0))
+    >>> r.estimate.tolist(), r.n_queries
+    ([0, 0, 37, 37, 37, 0, 0, 37], 56)
     """
     x = _as_int_counts(counts)
     epsilon = check_epsilon(epsilon)
@@ -255,11 +286,9 @@ def reconstruct_histogram(
     noisy_threshold = theta + float(laplace(1.0 / epsilon_1, rng=rng))
     labels = gptt_partition(x, noisy_threshold)
 
-    n_parts = int(labels.max()) + 1
-    sizes = np.bincount(labels, minlength=n_parts)
-    totals = np.bincount(labels, weights=x, minlength=n_parts)
-    noisy_totals = totals + laplace(2.0 / epsilon_2, n_parts, rng=rng)  # Alg. 7 line 4
-    part_estimate = np.rint(noisy_totals / sizes)  # Alg. 7 lines 5-6
+    sizes, noisy_totals, part_estimate = _noisy_part_averages(
+        x, labels, int(labels.max()) + 1, epsilon_2, rng
+    )
     if clip_negative:
         part_estimate = np.maximum(part_estimate, 0.0)
 
@@ -313,6 +342,14 @@ def reconstruct_histogram_with_svt(
     References
     ----------
     Chen 2018 §3.2.4, Alg. 6-7; Lyu, Su & Li 2017 Alg. 1, Thm 3.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.attacks import reconstruct_histogram_with_svt
+    >>> counts = np.array([0, 0, 40, 40, 40, 3, 0, 40])
+    >>> reconstruct_histogram_with_svt(counts, epsilon=1.0, rng=np.random.default_rng(0)).tolist()
+    [14, 14, 33, 33, 14, 14, 14, 14]
     """
     from .svt import sparse_vector  # svt imports nothing from here; avoid a cycle at import time
 
@@ -335,10 +372,7 @@ def reconstruct_histogram_with_svt(
     )
     labels = np.zeros(d, dtype=np.int64)
     labels[u[run.positives]] = 1
-    sizes = np.bincount(labels, minlength=2)
-    totals = np.bincount(labels, weights=x, minlength=2)
-    noisy = totals + laplace(2.0 / epsilon_2, 2, rng=rng)
-    per_part = np.rint(noisy / np.maximum(sizes, 1))
+    per_part = _noisy_part_averages(x, labels, 2, epsilon_2, rng)[2]
     return per_part[labels].astype(np.int64)
 
 
@@ -372,6 +406,13 @@ def attack_success(true, estimate, small_max: int = 5) -> AttackSuccess:
     References
     ----------
     Chen 2018 §3.2.4, Tables 3.2-3.3.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.attacks import attack_success
+    >>> s = attack_success([0, 3, 40, 40], [0, 0, 40, 39])
+    >>> s.overall, s.small
+    (0.5, 0.5)
     """
     true = _as_int_counts(true, "true")
     # Estimates may be negative (Alg. 7 rounds noisy averages as they are), but not NaN.

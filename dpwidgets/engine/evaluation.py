@@ -47,7 +47,15 @@ TAU_MIN_ROWS = 2_000
 
 def encode(values, domain: np.ndarray) -> np.ndarray:
     """Index of each value's nearest domain value (the code ``0..A-1``; out-of-domain values
-    are clamped, as the release clamps them)."""
+    are clamped, as the release clamps them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import encode
+    >>> encode([0.9, 5.0, -3.0], np.array([0.0, 1.0, 2.0])).tolist()
+    [1, 2, 0]
+    """
     raw = np.asarray(values)
     d = np.asarray(domain)
     if d.dtype.kind in "iu" and int(d[-1] - d[0]) + 1 == d.size:
@@ -62,7 +70,15 @@ def encode(values, domain: np.ndarray) -> np.ndarray:
 
 
 def shares(codes: np.ndarray, size: int) -> np.ndarray:
-    """Share of the records per code (sums to 1; all zeros for an empty table)."""
+    """Share of the records per code (sums to 1; all zeros for an empty table).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import shares
+    >>> shares(np.array([0, 0, 1, 2]), 4).tolist()
+    [0.5, 0.25, 0.25, 0.0]
+    """
     counts = np.bincount(codes, minlength=size).astype(float)
     total = counts.sum()
     return counts / total if total > 0 else counts
@@ -77,7 +93,14 @@ def _sample_rows(n: int, max_rows: int) -> np.ndarray | slice:
 def tau_rows(m: int) -> int:
     """Rows Kendall's τ is computed on for ``m`` attributes: 60,000 row-pairs of work in all,
     clipped to [:data:`TAU_MIN_ROWS`, :data:`TAU_MAX_ROWS`] (5,000 rows up to 5 attributes,
-    2,142 for 8)."""
+    2,142 for 8).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.evaluation import tau_rows
+    >>> tau_rows(2), tau_rows(40)
+    (5000, 2000)
+    """
     pairs = max(m * (m - 1) // 2, 1)
     return int(min(TAU_MAX_ROWS, max(TAU_MIN_ROWS, 60_000 // pairs)))
 
@@ -87,6 +110,14 @@ def kendall_matrix(codes: np.ndarray, max_rows: int = TAU_MAX_ROWS) -> np.ndarra
     rows (a fixed-seed uniform sample: the same table gives the same matrix).
 
     A constant column has no τ: its entries are 0 (drawn as "no dependence").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import kendall_matrix
+    >>> codes = np.array([[0, 0, 1], [1, 1, 0], [2, 2, 0], [3, 3, 1]])
+    >>> kendall_matrix(codes).round(2).tolist()
+    [[1.0, 1.0, 0.0], [1.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
     codes = np.asarray(codes)
     sample = codes[_sample_rows(codes.shape[0], max_rows)]
@@ -129,6 +160,14 @@ def range_counts(codes: np.ndarray, lower: np.ndarray, upper: np.ndarray, *,
     Returns
     -------
     numpy.ndarray of int64, shape (q,)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import range_counts
+    >>> codes = np.array([[0, 1], [1, 1], [2, 0]])
+    >>> range_counts(codes, np.array([[0, 0], [1, 1]]), np.array([[1, 1], [2, 1]])).tolist()
+    [2, 1]
     """
     codes = np.asarray(codes)
     lower = np.asarray(lower, dtype=np.int64)
@@ -179,6 +218,15 @@ def detect_events(statistic: np.ndarray, kind: str, delta: float) -> np.ndarray:
 
     ``"jump_drop"``: the statistic is at least ``delta``; ``"low_signal"``: it is below
     ``delta``. NaN steps (the first ``w - 1`` of a window statistic) never signal.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import detect_events
+    >>> detect_events(np.array([np.nan, 5.0, 50.0]), "jump_drop", 40).tolist()
+    [False, False, True]
+    >>> detect_events(np.array([np.nan, 5.0, 50.0]), "low_signal", 40).tolist()
+    [False, True, False]
     """
     stat = np.asarray(statistic, dtype=float)
     if kind == "jump_drop":
@@ -190,7 +238,15 @@ def detect_events(statistic: np.ndarray, kind: str, delta: float) -> np.ndarray:
 
 def detection_rates(detected: np.ndarray, truth: np.ndarray, w: int) -> tuple[float, float]:
     """``(TPR, FPR)`` of ``detected`` against the true events, from the first full window
-    (step ``w - 1``) on; NaN when there is no positive (or no negative) step."""
+    (step ``w - 1``) on; NaN when there is no positive (or no negative) step.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import detection_rates
+    >>> detection_rates(np.array([0, 1, 1, 0], bool), np.array([0, 1, 0, 0], bool), w=2)
+    (1.0, 0.5)
+    """
     d = np.asarray(detected, dtype=bool)[w - 1:]
     t = np.asarray(truth, dtype=bool)[w - 1:]
     pos, neg = int(t.sum()), int((~t).sum())
@@ -204,7 +260,16 @@ def detection_rates(detected: np.ndarray, truth: np.ndarray, w: int) -> tuple[fl
 # --------------------------------------------------------------------------------------------
 def top_c_rates(selections, scores: np.ndarray, c: int) -> tuple[float, float]:
     """Mean false negative rate and score error rate of several top-``c`` selections (index
-    arrays) against the scores they are meant to pick."""
+    arrays) against the scores they are meant to pick.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.evaluation import top_c_rates
+    >>> scores = np.array([9, 1, 7, 3])
+    >>> top_c_rates([[0, 2], [0, 1]], scores, c=2)  # one exact selection, one with a miss
+    (0.25, 0.1875)
+    """
     selections = list(selections)
     if not selections:
         return math.nan, math.nan

@@ -42,6 +42,7 @@ by :func:`dpwidgets.engine.svt.sparse_vector_trials`; nothing here knows a varia
 # ruff: noqa: F401
 from __future__ import annotations
 
+from . import counterexamples, privacy_loss, result, samples, svt_audit
 from .counterexamples import (
     COUNTEREXAMPLES,
     Counterexample,
@@ -67,14 +68,11 @@ from .svt_audit import (
     audit_svt,
 )
 
+# Each module owns its list of public names; the package exports them all.
 __all__ = [
-    "AuditResult",
-    "audit_privacy_loss",
-    "Counterexample",
-    "COUNTEREXAMPLES",
-    "svt_counterexample",
-    "audit_svt",
-    "audit_samples",
-    "output_features",
-    "MAX_TRIALS",
+    *result.__all__,
+    *privacy_loss.__all__,
+    *counterexamples.__all__,
+    *svt_audit.__all__,
+    *samples.__all__,
 ]

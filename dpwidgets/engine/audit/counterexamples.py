@@ -101,6 +101,16 @@ class Counterexample:
         return lambda runs: self.agreement(runs) >= k
 
 
+def _straddling(m: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The straddling inputs of Chen 2018 Thm 4: q(D) = 0^m 1^k, q(D') = 1^m 0^k (every query
+    moves by Δ = 1), and the pattern a = ⊥^m ⊤^k."""
+    return (
+        np.r_[np.zeros(m), np.ones(k)],
+        np.r_[np.ones(m), np.zeros(k)],
+        np.r_[np.zeros(m, dtype=bool), np.ones(k, dtype=bool)],
+    )
+
+
 def _stoddard(m, c, value_at_most):
     # Lyu, Su & Li 2017 Proof 3.6: q(D) = <0,1>, q(D') = <1,0>, T = 0, a = <⊥,⊤>.
     return (
@@ -121,9 +131,7 @@ def _roth2011(m, c, value_at_most):
     m = 8 if m is None else m
     value_at_most = 1.5 if value_at_most is None else value_at_most
     return (
-        np.r_[np.zeros(m), 1.0],
-        np.r_[np.ones(m), 0.0],
-        np.r_[np.zeros(m, dtype=bool), True],
+        *_straddling(m, 1),
         value_at_most,
         200_000,
         "Lyu, Su & Li 2017 §9.1 (Thm 9.11, Proof 9.12)",
@@ -152,9 +160,7 @@ def _gptt(m, c, value_at_most):
     # Chen 2018 Thm 4 (finite eps2): q(D1) = 0^t 1^t, q(D2) = 1^t 0^t, o = ⊥^t ⊤^t, with t = m.
     m = 5 if m is None else m
     return (
-        np.r_[np.zeros(m), np.ones(m)],
-        np.r_[np.ones(m), np.zeros(m)],
-        np.r_[np.zeros(m, dtype=bool), np.ones(m, dtype=bool)],
+        *_straddling(m, m),
         None,
         100_000,
         "Chen 2018 Thm 4 inputs (its proof is flawed, Lyu, Su & Li 2017 §9.3); ratio ≥ exp(m·ε2) by the "
@@ -170,9 +176,7 @@ def _lee_clifton(m, c, value_at_most):
     m = 6 if m is None else m
     c = 2 if c is None else c
     return (
-        np.r_[np.zeros(m), np.ones(c)],
-        np.r_[np.ones(m), np.zeros(c)],
-        np.r_[np.zeros(m, dtype=bool), np.ones(c, dtype=bool)],
+        *_straddling(m, c),
         None,
         100_000,
         "Lyu, Su & Li 2017 §3.2 (Alg. 4 is only ((1+6c)/4)ε-DP); inputs in the style of Chen 2018 Thm 4",
@@ -344,6 +348,13 @@ def svt_counterexample(
     ----------
     Lyu, Su & Li 2017 Thm 3.5 and Proof 3.6 (Alg. 5), §9.1 Thm 9.11 (Alg. 3), §9.2 Thm 9.13 (Alg. 6),
     §9.3 and §3.3 (GPTT), §3.2 (Alg. 4's ((1+6c)/4)·epsilon); Chen 2018 Alg. 5 and Thm 4.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.audit import svt_counterexample
+    >>> ce = svt_counterexample("stoddard")
+    >>> ce.answers.tolist(), ce.answers_neighbour.tolist(), ce.pattern.tolist()
+    ([0.0, 1.0], [1.0, 0.0], [False, True])
     """
     if not isinstance(variant, str) or variant not in COUNTEREXAMPLES:
         raise ValueError(f"variant must be one of {sorted(COUNTEREXAMPLES)}, got {variant!r}")

@@ -143,6 +143,17 @@ def audit_privacy_loss(
     References
     ----------
     Clopper & Pearson 1934 (exact binomial intervals).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.audit import audit_privacy_loss
+    >>> def noisy_count(x, trials, rng):  # the Laplace mechanism, epsilon = 1
+    ...     return x + rng.laplace(0, 1.0, trials)
+    >>> r = audit_privacy_loss(noisy_count, 0, 1, lambda out: out < 0, trials=20_000,
+    ...                        claimed_epsilon=1.0, rng=np.random.default_rng(0), progress=False)
+    >>> bool(0 < r.epsilon_lower <= 1.0), r.exceeds_claim
+    (True, False)
     """
     if not isinstance(label, str):
         raise TypeError(f"label must be a string, got {type(label).__name__}")

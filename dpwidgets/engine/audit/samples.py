@@ -101,6 +101,13 @@ def output_features(outputs: Sequence, outputs_neighbour: Sequence) -> tuple[np.
         One column per statistic, the same columns on both sides.
     names : list of str
         The statistics' names (paths into the output).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.audit import output_features
+    >>> f, f2, names = output_features([1.0, 2.0, 3.0], [1.5, 2.5, 3.5])
+    >>> f.shape, f2.shape, len(names)
+    ((3, 1), (3, 1), 1)
     """
     _check_samples(outputs, outputs_neighbour)
     rows = []
@@ -205,6 +212,16 @@ def audit_samples(
     is epsilon-DP for the pair, ``epsilon_lower <= epsilon`` with probability at least
     ``confidence``, however many candidates were tried (they only see the pilot half). Like
     every audit, it refutes a claim or says nothing.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.audit import audit_samples
+    >>> rng = np.random.default_rng(0)
+    >>> on_d, on_d2 = rng.laplace(0, 1, 2000), rng.laplace(1, 1, 2000)  # Laplace, epsilon = 1
+    >>> r = audit_samples(list(on_d), list(on_d2), claimed_epsilon=1.0)
+    >>> r.exceeds_claim, bool(r.epsilon_lower <= 1.0)
+    (False, True)
     """
     confidence = check_probability(confidence, "confidence")
     if claimed_epsilon is not None:

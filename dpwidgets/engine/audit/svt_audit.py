@@ -20,6 +20,53 @@ __all__ = [
 ]
 
 
+def _resolve_counterexample(variant: str, counterexample, epsilon: float) -> Counterexample:
+    """The counterexample to audit on: the variant's own (sized for ``epsilon``) when none is
+    given, the named one, or the one given."""
+    if counterexample is None:
+        if variant not in COUNTEREXAMPLES:
+            raise ValueError(
+                f"variant {variant!r} has no counterexample of its own (it is claimed private); "
+                f"pass counterexample= one of {sorted(COUNTEREXAMPLES)} to audit it on one"
+            )
+        return svt_counterexample(variant, epsilon=epsilon)
+    if isinstance(counterexample, Counterexample):
+        return counterexample
+    if isinstance(counterexample, str) and counterexample in COUNTEREXAMPLES:
+        return svt_counterexample(counterexample)
+    raise ValueError(
+        f"counterexample must be a name in {sorted(COUNTEREXAMPLES)} or a Counterexample, "
+        f"got {counterexample!r}"
+    )
+
+
+def _events(ex: Counterexample, min_agree: int | str | None) -> list[Event]:
+    """The candidate events: the counterexample's own, "agrees on at least ``min_agree``
+    queries", or (``"pilot"``, the default of the counterexamples that ask for it) every
+    such k, for the audit's pilot to choose from."""
+    n = ex.n_queries
+    if min_agree is None and ex.pilot:
+        min_agree = "pilot"
+    if min_agree is None:
+        return [ex.event]
+    if isinstance(min_agree, str):
+        if min_agree != "pilot":
+            raise ValueError(f"min_agree must be an integer in [1, {n}] or 'pilot', got {min_agree!r}")
+        # One agreement count per batch, shared by the n candidate events.
+        memo: dict[str, Any] = {}
+
+        def agreement(runs: SVTTrials) -> np.ndarray:
+            if memo.get("runs") is not runs:
+                memo["runs"], memo["agree"] = runs, ex.agreement(runs)
+            return memo["agree"]
+
+        return [lambda runs, k=k: agreement(runs) >= k for k in range(1, n + 1)]
+    k = check_positive_int(min_agree, "min_agree")
+    if k > n:
+        raise ValueError(f"min_agree must be in [1, {n}] (the number of queries), got {k}")
+    return [ex.event_at_least(k)]
+
+
 def audit_svt(
     variant: str,
     epsilon: float = 1.0,
@@ -97,30 +144,19 @@ def audit_svt(
     References
     ----------
     Lyu, Su & Li 2017 §3, §9; Chen 2018 Thm 4.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.audit import audit_svt
+    >>> r = audit_svt("stoddard", 1.0, trials=2000, rng=np.random.default_rng(0), progress=False)
+    >>> r.exceeds_claim, bool(r.epsilon_lower > 1.0)
+    (True, True)
     """
     if not isinstance(variant, str) or variant not in VARIANTS:
         raise ValueError(f"variant must be one of {sorted(VARIANTS)}, got {variant!r}")
     epsilon = check_epsilon(epsilon)
-    if counterexample is None:
-        if variant not in COUNTEREXAMPLES:
-            raise ValueError(
-                f"variant {variant!r} has no counterexample of its own (it is claimed private); "
-                f"pass counterexample= one of {sorted(COUNTEREXAMPLES)} to audit it on one"
-            )
-        counterexample = svt_counterexample(variant, epsilon=epsilon)
-    if isinstance(counterexample, str):
-        if counterexample not in COUNTEREXAMPLES:
-            raise ValueError(
-                f"counterexample must be a name in {sorted(COUNTEREXAMPLES)} or a Counterexample, "
-                f"got {counterexample!r}"
-            )
-        counterexample = svt_counterexample(counterexample)
-    elif not isinstance(counterexample, Counterexample):
-        raise ValueError(
-            f"counterexample must be a name in {sorted(COUNTEREXAMPLES)} or a Counterexample, "
-            f"got {counterexample!r}"
-        )
-    ex = counterexample
+    ex = _resolve_counterexample(variant, counterexample, epsilon)
     trials = ex.trials if trials is None else check_positive_int(trials, "trials", maximum=MAX_TRIALS)
     n = ex.n_queries
     if batch_size is None:
@@ -132,28 +168,7 @@ def audit_svt(
     check_probability(confidence, "confidence")
     rng = check_rng(rng)
 
-    if min_agree is None and ex.pilot:
-        min_agree = "pilot"
-    events: list[Event]
-    if min_agree is None:
-        events = [ex.event]
-    elif isinstance(min_agree, str):
-        if min_agree != "pilot":
-            raise ValueError(f"min_agree must be an integer in [1, {n}] or 'pilot', got {min_agree!r}")
-        # One agreement count per batch, shared by the n candidate events.
-        memo: dict[str, Any] = {}
-
-        def agreement(runs: SVTTrials) -> np.ndarray:
-            if memo.get("runs") is not runs:
-                memo["runs"], memo["agree"] = runs, ex.agreement(runs)
-            return memo["agree"]
-
-        events = [lambda runs, k=k: agreement(runs) >= k for k in range(1, n + 1)]
-    else:
-        k = check_positive_int(min_agree, "min_agree")
-        if k > n:
-            raise ValueError(f"min_agree must be in [1, {n}] (the number of queries), got {k}")
-        events = [ex.event_at_least(k)]
+    events = _events(ex, min_agree)
     # Validate the SVT parameters now, before any noise is drawn.
     VARIANTS[variant].noise(epsilon, c=ex.c, ratio=ratio)
 

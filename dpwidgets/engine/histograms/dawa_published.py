@@ -181,6 +181,13 @@ def partition_singletons_log_ratio(
     References
     ----------
     Li, Hay, Miklau & Wang 2014, §3.2 (the calibration examined).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.histograms import partition_singletons_log_ratio
+    >>> r = partition_singletons_log_ratio([0, 0, 5, 0], [0, 0, 6, 0], 1.0, method="dawa_dyadic")
+    >>> bool(abs(r) <= 1.0)  # the dyadic partition step keeps its epsilon1
+    True
     """
     a = check_counts(counts, "counts")
     b = check_counts(neighbour, "neighbour")

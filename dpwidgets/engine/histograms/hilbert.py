@@ -35,6 +35,13 @@ def hilbert_d2xy(order: int, d) -> tuple[np.ndarray, np.ndarray]:
     """Cell ``(x, y)`` at position ``d`` of the Hilbert curve on a ``2**order`` square (vectorised).
 
     Consecutive positions are neighbouring cells (distance 1). Inverse of :func:`hilbert_xy2d`.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.histograms import hilbert_d2xy
+    >>> x, y = hilbert_d2xy(1, [0, 1, 2, 3])
+    >>> x.tolist(), y.tolist()
+    ([0, 0, 1, 1], [0, 1, 1, 0])
     """
     order = check_positive_int(order, "order", minimum=0, maximum=MAX_HILBERT_ORDER)
     t = _check_cells(d, "d")
@@ -58,7 +65,14 @@ def hilbert_d2xy(order: int, d) -> tuple[np.ndarray, np.ndarray]:
 
 
 def hilbert_xy2d(order: int, x, y) -> np.ndarray:
-    """Position on the Hilbert curve of cell ``(x, y)`` of a ``2**order`` square (vectorised)."""
+    """Position on the Hilbert curve of cell ``(x, y)`` of a ``2**order`` square (vectorised).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.histograms import hilbert_xy2d
+    >>> hilbert_xy2d(1, [0, 0, 1, 1], [0, 1, 1, 0]).tolist()
+    [0, 1, 2, 3]
+    """
     order = check_positive_int(order, "order", minimum=0, maximum=MAX_HILBERT_ORDER)
     x = _check_cells(x, "x")
     y = _check_cells(y, "y")
@@ -82,6 +96,12 @@ def hilbert_order(shape: tuple[int, int]) -> np.ndarray:
 
     The grid is embedded in the smallest ``2**k`` square; cells outside the grid are skipped,
     so for a ``2**k`` square every step is to an adjacent cell.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.histograms import hilbert_order
+    >>> hilbert_order((2, 2)).tolist()
+    [0, 1, 3, 2]
     """
     if (not isinstance(shape, tuple | list) or len(shape) != 2
             or not all(isinstance(s, Integral | np.integer) and not isinstance(s, bool) and s >= 1

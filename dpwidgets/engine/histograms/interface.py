@@ -257,6 +257,14 @@ def publish(
     Privacy: each publisher is ``epsilon``-DP for add/remove-one neighbours (one cell changes
     by 1), by sequential composition of its stages (``epsilon_parts``); under replace-one
     neighbours the same release is ``2 * epsilon``-DP.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.histograms import publish
+    >>> h = publish([5, 0, 0, 7, 40, 38, 0, 1], epsilon=1.0, method="hb", rng=np.random.default_rng(0))
+    >>> h.method, h.counts.shape, round(h.epsilon, 2), round(float(h.counts.sum()))
+    ('hb', (8,), 1.0, 88)
     """
     if not isinstance(method, str) or method not in _REGISTRY:
         raise ValueError(f"method must be one of {sorted(_REGISTRY)}, got {method!r}")

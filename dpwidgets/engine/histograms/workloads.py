@@ -54,6 +54,13 @@ def workload_matrix(
     -------
     numpy.ndarray
         A dense ``(n_queries, n_cells)`` 0/1 (or explicit) matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.histograms import workload_matrix
+    >>> workload_matrix("identity", (3,)).tolist()
+    [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]]
     """
     if (not isinstance(shape, tuple | list) or len(shape) not in (1, 2)
             or not all(isinstance(s, Integral | np.integer) and not isinstance(s, bool) and s >= 1

@@ -84,6 +84,7 @@ public or private, is importable from ``dpwidgets.engine.mechanisms`` itself):
 # ruff: noqa: F401
 from __future__ import annotations
 
+from . import checks, coins, comparisons, context, discrete, noise, selection, smooth_median
 from .checks import (
     MAX_DRAWS,
 )
@@ -141,29 +142,15 @@ from .smooth_median import (
     smooth_sensitivity_median,
 )
 
+# Each module owns its list of public names; the package exports them all, the samplers and
+# the selection first.
 __all__ = [
-    "MAX_DRAWS",
-    "laplace",
-    "laplace_mechanism",
-    "exponential_mechanism",
-    "floating_point_safe",
-    "is_floating_point_safe",
-    "laplace_reals",
-    "SMOOTH_MEDIAN_VARIANTS",
-    "SmoothSensitivityMedian",
-    "median_smooth_sensitivity",
-    "smooth_sensitivity_median",
-    "MEDIAN_GRID_BITS",
-    "MEDIAN_SLACK",
-    "bernoulli_coins",
-    "median_grid",
-    "MAX_DISCRETE_SCALE",
-    "NOISE_SLACK",
-    "NOISE_SAMPLERS",
-    "discrete_laplace",
-    "count_laplace",
-    "grid_laplace",
-    "GRID_BITS",
-    "SELECTION_SLACK",
-    "ComparisonGrid",
+    *noise.__all__,
+    *selection.__all__,
+    *context.__all__,
+    *smooth_median.__all__,
+    *coins.__all__,
+    *discrete.__all__,
+    *comparisons.__all__,
+    *checks.__all__,
 ]

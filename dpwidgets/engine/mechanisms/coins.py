@@ -22,6 +22,13 @@ def bernoulli_coins(probabilities, rng: np.random.Generator) -> np.ndarray:
     probability is exactly that, never above p: privacy amplification by sampling, which
     charges ``ln(1 + p (e^eps - 1))``, then holds with the probability actually used. Outside
     the context the textbook comparison is kept (seeded teaching runs stay bit for bit).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import bernoulli_coins
+    >>> bernoulli_coins([0.0, 1.0, 0.5, 0.5], np.random.default_rng(0)).tolist()
+    [False, True, True, True]
     """
     p = check_finite_array(probabilities, "probabilities", ndim=None, allow_empty=True)
     if p.size and not (p.min() >= 0.0 and p.max() <= 1.0):

@@ -47,6 +47,15 @@ class ComparisonGrid:
     :func:`floating_point_safe`). Each term is then at most its nominal value, with the sums
     over the discrete noise in place of integrals; the ⊥ answers need only that rounding
     and the comparison are monotone. So the run spends its nominal epsilon, exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import ComparisonGrid
+    >>> grid = ComparisonGrid.for_sensitivities(1.0, largest_scale=2.0)
+    >>> steps = grid.steps(np.array([0.5, 3.0])) + grid.noise(2.0, 2, rng=np.random.default_rng(0))
+    >>> steps.dtype.kind, grid.values(steps).shape  # exact integer comparisons, doubles back
+    ('i', (2,))
     """
 
     grid: float

@@ -72,5 +72,14 @@ def floating_point_safe() -> Iterator[None]:
 
 
 def is_floating_point_safe() -> bool:
-    """Whether the calling context is inside :func:`floating_point_safe`."""
+    """Whether the calling context is inside :func:`floating_point_safe`.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.mechanisms import floating_point_safe, is_floating_point_safe
+    >>> with floating_point_safe():
+    ...     inside = is_floating_point_safe()
+    >>> inside, is_floating_point_safe()
+    (True, False)
+    """
     return _FLOATING_POINT_SAFE.get()

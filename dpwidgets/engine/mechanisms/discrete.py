@@ -186,6 +186,13 @@ def discrete_laplace(scale: float, size=None, *, rng: np.random.Generator) -> np
     ----------
     Canonne, Kamath & Steinke, "The discrete Gaussian for differential privacy", NeurIPS 2020,
     §5, Alg. 1-2; Ghosh, Roughgarden & Sundararajan 2009 (the geometric mechanism); Mironov 2012.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import discrete_laplace
+    >>> discrete_laplace(2.0, 5, rng=np.random.default_rng(0)).tolist()  # whole steps
+    [-1, -6, 0, 8, 0]
     """
     _check_generator(rng)
     b = _check_discrete_scale(scale)
@@ -366,6 +373,13 @@ def count_laplace(counts, sensitivity: int, epsilon: float, *,
     References
     ----------
     Ghosh, Roughgarden & Sundararajan 2009; Canonne, Kamath & Steinke 2020, §5.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import count_laplace
+    >>> count_laplace([5, 0, 12], 1, 1.0, rng=np.random.default_rng(0)).tolist()
+    [4, 0, 12]
     """
     _check_generator(rng)
     k = _check_integer_counts(counts)
@@ -507,6 +521,14 @@ def grid_laplace(values, sensitivity: float, epsilon: float, *, rng: np.random.G
     ----------
     Mironov 2012 (the attack, and rounding to a power-of-two grid in the snapping mechanism);
     Canonne, Kamath & Steinke 2020 (integer noise); Ghosh, Roughgarden & Sundararajan 2009.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import grid_laplace
+    >>> noisy, grid = grid_laplace([0.5, 2.25], 1.0, 1.0, rng=np.random.default_rng(0))
+    >>> bool(np.all(noisy / grid == np.round(noisy / grid)))  # multiples of the grid
+    True
     """
     _check_generator(rng)
     values = check_finite_array(values, "values", ndim=None, allow_empty=True)

@@ -90,6 +90,15 @@ def exponential_mechanism(
     References
     ----------
     McSherry and Talwar 2007; Lyu, Su & Li 2017 §5; Ilvento 2020 (the base-2 mechanism).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import exponential_mechanism
+    >>> exponential_mechanism([1, 2, 30, 4], epsilon=1.0, rng=np.random.default_rng(0)).tolist()
+    [2]
+    >>> sorted(exponential_mechanism([1, 20, 30, 4], epsilon=2.0, k=2, rng=np.random.default_rng(0)).tolist())
+    [1, 2]
     """
     qualities, epsilon, sensitivity, k, monotonic = _check_selection(
         qualities, epsilon, sensitivity, k, monotonic)

@@ -217,6 +217,12 @@ def median_smooth_sensitivity(values, beta: float, lower: float, upper: float) -
     ----------
     Chen 2018 §4.3.2, eq. 4.6; Chen et al. 2016 §3.2.1, eq. 3; Nissim, Raskhodnikova, Smith, "Smooth sensitivity and
     sampling in private data analysis", STOC 2007, §3.1.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.mechanisms import median_smooth_sensitivity
+    >>> round(median_smooth_sensitivity([1, 2, 3, 4, 5, 6, 7], beta=0.1, lower=0, upper=10), 3)
+    4.966
     """
     beta = check_positive(beta, "beta")
     lower, upper = _check_bounds(lower, upper)
@@ -362,6 +368,15 @@ def smooth_sensitivity_median(
     References
     ----------
     Chen 2018 §4.3.2, Alg. 12, eq. 4.6; Chen et al. 2016 §3.2.1, Alg. 1, eq. 3; Nissim, Raskhodnikova, Smith 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.mechanisms import smooth_sensitivity_median
+    >>> values = np.random.default_rng(1).normal(50, 10, 201)
+    >>> r = smooth_sensitivity_median(values, 1.0, lower=0, upper=100, rng=np.random.default_rng(0))
+    >>> round(float(np.median(values)), 1), round(float(r.value), 1)
+    (50.1, 50.2)
     """
     epsilon = check_epsilon(epsilon)
     lower, upper = _check_bounds(lower, upper)
@@ -487,7 +502,15 @@ _POW2_64 = np.left_shift(np.uint64(1), np.arange(64, dtype=np.uint64))
 
 def median_grid(lower: float, upper: float) -> float:
     """The grid of a floating-point-safe median on the public domain ``[lower, upper]``: the
-    largest power of two ``<= (upper - lower) / 2**MEDIAN_GRID_BITS``."""
+    largest power of two ``<= (upper - lower) / 2**MEDIAN_GRID_BITS``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpwidgets.engine.mechanisms import median_grid
+    >>> math.log2(median_grid(0.0, 1.0))  # a power of two
+    -16.0
+    """
     lower, upper = _check_bounds(lower, upper)
     return math.ldexp(1.0, math.frexp(upper - lower)[1] - 1 - MEDIAN_GRID_BITS)
 

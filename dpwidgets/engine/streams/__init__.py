@@ -89,6 +89,7 @@ References
 
 from __future__ import annotations
 
+from . import baselines, checks, constants, hierarchies, perturb_group_smooth, quality, queries  # noqa: F401
 from .adaptive_smoother import (  # noqa: F401
     _trailing_medians,
     adaptive_window_smoother,
@@ -152,36 +153,13 @@ from .vector_core import (  # noqa: F401
     _vector_core,
 )
 
+# Each module owns its list of public names; the package exports them all.
 __all__ = [
-    "NEIGHBOURS",
-    "SMOOTHERS",
-    "DEFAULTS",
-    "ADAPTIVE_SMOOTHER",
-    "LYU_THRESHOLD_SHARE",
-    "PegasusResult",
-    "PegasusStream",
-    "pegasus",
-    "deviation_grouper",
-    "deviation",
-    "window_sum_smoother",
-    "sliding_window_sums",
-    "jump_drop_statistic",
-    "jump_drop_events",
-    "low_signal_events",
-    "EventRoc",
-    "event_roc",
-    "Hierarchy",
-    "HierarchyResult",
-    "hs_pegasus",
-    "phs_pegasus",
-    "prune_released",
-    "hs_laplace",
-    "StreamRelease",
-    "WindowSums",
-    "laplace_stream",
-    "backward_smoothing",
-    "binary_tree_window_sums",
-    "scaled_total_l1",
-    "average_l1",
-    "MAX_WINDOW",
+    *constants.__all__,
+    *perturb_group_smooth.__all__,
+    *checks.__all__,
+    *queries.__all__,
+    *hierarchies.__all__,
+    *baselines.__all__,
+    *quality.__all__,
 ]

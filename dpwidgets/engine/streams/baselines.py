@@ -64,6 +64,14 @@ def laplace_stream(counts, epsilon: float, rng: np.random.Generator | None = Non
     References
     ----------
     Chen 2018 §5.6.1 ("LM", Fig. 5.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import laplace_stream
+    >>> r = laplace_stream([3, 5, 4], epsilon=1.0, rng=np.random.default_rng(0))
+    >>> r.method, r.estimates.round(2).tolist()
+    ('LM', [3.32, 4.38, 1.5])
     """
     counts = _check_stream(counts)
     epsilon = check_epsilon(epsilon)
@@ -97,6 +105,14 @@ def backward_smoothing(
     ----------
     Chen 2018 §5.6.1 ("BS_k", Fig. 5.3); the text's formula is read as described in the module
     docstring.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import backward_smoothing
+    >>> r = backward_smoothing([10, 10, 10, 10], epsilon=1.0, k=2, rng=np.random.default_rng(0))
+    >>> r.method, r.estimates.round(1).tolist()
+    ('BS_2', [10.3, 9.9, 9.1, 7.8])
     """
     counts = _check_stream(counts)
     epsilon = check_epsilon(epsilon)
@@ -145,6 +161,14 @@ def binary_tree_window_sums(
     w counts ... any sliding window query with size w can be derived as the sum of the prefix
     and suffix of any two neighboring binary trees". The dyadic (binary-tree) counter is that
     of Chan, Shi, Song 2011 and Dwork, Naor, Pitassi, Rothblum 2010, applied per block.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import binary_tree_window_sums
+    >>> r = binary_tree_window_sums([1, 2, 3, 4, 5], epsilon=1.0, w=2, rng=np.random.default_rng(0))
+    >>> r.method, r.sums.shape
+    ('SW_2', (5,))
     """
     counts = _check_stream(counts)
     epsilon = check_epsilon(epsilon)

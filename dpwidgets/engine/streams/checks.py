@@ -163,6 +163,13 @@ def _resolve_options(defaults, smoother, threshold_share) -> tuple[str, str, flo
 
 
 def deviation(values) -> float:
-    """``dev(C[G]) = Σ_i |c_i − mean(C[G])|`` (Chen 2018 eq. 5.4); its sensitivity is 2 (Lemma 16)."""
+    """``dev(C[G]) = Σ_i |c_i − mean(C[G])|`` (Chen 2018 eq. 5.4); its sensitivity is 2 (Lemma 16).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import deviation
+    >>> deviation([2, 4, 6])
+    4.0
+    """
     values = check_finite_array(values, "values")
     return float(np.abs(values - values.mean()).sum())

@@ -57,6 +57,15 @@ class Hierarchy:
         The states, in increasing node id: row i of ``leaf_counts`` is state ``leaves[i]``.
     order : numpy.ndarray of int
         Nodes top-down (breadth first from the root).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import Hierarchy
+    >>> h = Hierarchy.from_parents([-1, 0, 0, 1, 1])
+    >>> h.height, h.leaves.tolist(), h.levels.tolist()
+    (3, [2, 3, 4], [1, 2, 2, 3, 3])
+    >>> h.aggregate([[1, 2], [3, 4], [5, 6]]).tolist()  # rows: the nodes, root first
+    [[9, 12], [8, 10], [1, 2], [3, 4], [5, 6]]
     """
 
     parents: np.ndarray
@@ -207,6 +216,17 @@ def hs_laplace(
     References
     ----------
     Chen 2018 §5.6.4 ("HS-LM", Fig. 5.8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import hs_laplace
+    >>> leaves = np.array([[3, 4, 3, 5], [30, 31, 29, 30]])  # two states under one root
+    >>> r = hs_laplace(leaves, [-1, 0, 0], epsilon=2.0, rng=np.random.default_rng(0))
+    >>> r.estimates.shape, r.method
+    ((3, 4), 'HS-LM')
+    >>> r.estimates[0].round(0).tolist()  # the root: the two states' total
+    [33.0, 34.0, 29.0, 32.0]
     """
     h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
     epsilon = check_epsilon(epsilon)
@@ -216,6 +236,15 @@ def hs_laplace(
         _readonly(est), "HS-LM", h, None, epsilon, _budget_parts(epsilon, perturber=epsilon),
         f"{eps_text(epsilon)}-DP (event-level): Lap(h/eps) per node, h = {h.height} levels",
     )
+
+
+def _pegasus_hierarchy_inputs(leaf_counts, hierarchy, epsilon, defaults, smoother,
+                              threshold_share):
+    """The checks :func:`hs_pegasus` and :func:`phs_pegasus` share, in their order: the
+    hierarchy and its aggregated counts, the options with their defaults, the budget."""
+    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
+    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
+    return h, counts, defaults, smoother, share, check_epsilon(epsilon)
 
 
 def _pegasus_rows(
@@ -312,10 +341,19 @@ def hs_pegasus(
     References
     ----------
     Chen 2018 §5.5.1, Thm 19; Fig. 5.8; §5.5.2 (why pruning small aggregates helps).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import hs_pegasus
+    >>> leaves = np.array([[3] * 20, [30] * 20])
+    >>> r = hs_pegasus(leaves, [-1, 0, 0], epsilon=2.0, rng=np.random.default_rng(0))
+    >>> r.estimates.shape, r.method, round(r.epsilon, 2)
+    ((3, 20), 'HS-PGS', 2.0)
     """
-    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
-    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
-    epsilon = check_epsilon(epsilon)
+    h, counts, defaults, smoother, share, epsilon = _pegasus_hierarchy_inputs(
+        leaf_counts, hierarchy, epsilon, defaults, smoother, threshold_share
+    )
     _, eps_p, eps_g, theta = _split_pegasus_budget(epsilon / h.height, None, None, theta, defaults)
     if beta is not None:
         beta = _check_real(beta, "beta")
@@ -360,6 +398,16 @@ def prune_released(result: HierarchyResult, beta: float) -> HierarchyResult:
     ----------
     Chen 2018 §5.5.2 (the pruning idea, Alg. 18 lines 1-17 with a free test in place of the
     noisy one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import hs_laplace, prune_released
+    >>> leaves = np.array([[0, 0, 0, 0], [0, 0, 0, 0]])
+    >>> r = hs_laplace(leaves, [-1, 0, 0], epsilon=1.0, rng=np.random.default_rng(0))
+    >>> p = prune_released(r, beta=50.0)  # every parent estimate is below 50
+    >>> p.pruned.astype(int).tolist(), p.epsilon == r.epsilon
+    ([[0, 0, 0, 0], [0, 1, 1, 1], [0, 1, 1, 1]], True)
     """
     if not isinstance(result, HierarchyResult):
         raise ValueError(f"result must be a HierarchyResult (from hs_pegasus, hs_laplace or "
@@ -438,10 +486,19 @@ def phs_pegasus(
     References
     ----------
     Chen 2018 §5.5.2, Alg. 18, Thm 20-21; Fig. 5.8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import phs_pegasus
+    >>> leaves = np.array([[0] * 20, [30] * 20])
+    >>> r = phs_pegasus(leaves, [-1, 0, 0], epsilon=2.0, rng=np.random.default_rng(0))
+    >>> r.estimates.shape, r.method, sorted(r.epsilon_parts)
+    ((3, 20), 'PHS-PGS', ['grouper', 'perturber', 'prune'])
     """
-    h, counts = _hierarchy_inputs(leaf_counts, hierarchy)
-    defaults, smoother, share = _resolve_options(defaults, smoother, threshold_share)
-    epsilon = check_epsilon(epsilon)
+    h, counts, defaults, smoother, share, epsilon = _pegasus_hierarchy_inputs(
+        leaf_counts, hierarchy, epsilon, defaults, smoother, threshold_share
+    )
     if epsilon_pr is None:
         epsilon_pr = 0.1 * epsilon
     epsilon_pr = check_epsilon(epsilon_pr, "epsilon_pr")

@@ -196,6 +196,15 @@ class PegasusStream:
     References
     ----------
     Chen 2018 §5.3, Alg. 15-16, eq. 5.5-5.7, Thm 15, 17; Lyu, Su & Li 2017 (SVT budget split).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import PegasusStream
+    >>> stream = PegasusStream(epsilon=1.0, rng=np.random.default_rng(0))
+    >>> estimates = [stream.push(c) for c in (10, 11, 9, 10)]
+    >>> stream.t, len(estimates), stream.result().estimates.shape
+    (4, 4, (4,))
     """
 
     def __init__(
@@ -426,6 +435,17 @@ def pegasus(
     ----------
     Chen 2018 §5.3, Alg. 15 (PeGaSus), Alg. 16 (DBG), eq. 5.4-5.7, Thm 15, 17; text defaults
     §5.6.1. Lyu, Su & Li 2017, Alg. 7 (SVT budget split).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import pegasus
+    >>> counts = np.array([10] * 30 + [60] * 30)
+    >>> r = pegasus(counts, epsilon=1.0, rng=np.random.default_rng(0))
+    >>> r.estimates.shape, r.smoother
+    ((60,), 'adaptive')
+    >>> r.estimates[[5, 55]].round(0).tolist()
+    [10.0, 59.0]
     """
     counts = _check_stream(counts)
     stream = PegasusStream(
@@ -459,6 +479,13 @@ def deviation_grouper(
     References
     ----------
     Chen 2018 §5.3.2, Alg. 16, Example 7, Lemma 16, Thm 17.
+
+    Examples
+    --------
+    >>> import math
+    >>> from dpwidgets.engine.streams import deviation_grouper
+    >>> deviation_grouper([5] * 6 + [90] * 6, epsilon_g=math.inf, theta=20.0).tolist()
+    [0, 0, 0, 0, 0, 0, 1, 2, 2, 2, 2, 2]
     """
     counts = _check_stream(counts)
     if isinstance(theta, bool) or not isinstance(theta, Real) or not math.isfinite(theta) or theta < 0:

@@ -46,6 +46,14 @@ def window_sum_smoother(result: PegasusResult, w: int) -> np.ndarray:
     References
     ----------
     Chen 2018 §5.4, Alg. 17.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import pegasus, window_sum_smoother
+    >>> r = pegasus(np.full(12, 10), epsilon=1.0, rng=np.random.default_rng(0))
+    >>> window_sum_smoother(r, w=4).shape
+    (12,)
     """
     if not isinstance(result, PegasusResult):
         raise ValueError(f"result must be a PegasusResult (from pegasus), got {type(result).__name__}")
@@ -83,6 +91,12 @@ def sliding_window_sums(released, w: int, *, method: str = "wss") -> np.ndarray:
     References
     ----------
     Chen 2018 §5.2.2 (sliding windows), §5.4, Alg. 17.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import sliding_window_sums
+    >>> sliding_window_sums([1.0, 2.0, 3.0, 4.0], w=2).tolist()
+    [1.0, 3.0, 5.0, 7.0]
     """
     if not isinstance(method, str) or method not in ("wss", "estimates"):
         raise ValueError(f"method must be 'wss' or 'estimates', got {method!r}")
@@ -115,7 +129,14 @@ def _released_values(released) -> np.ndarray:
 
 
 def jump_drop_statistic(released, w: int) -> np.ndarray:
-    """``|c_t − c_{t−w+1}|`` per step (NaN for t < w−1, where the window is incomplete)."""
+    """``|c_t − c_{t−w+1}|`` per step (NaN for t < w−1, where the window is incomplete).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import jump_drop_statistic
+    >>> jump_drop_statistic([0, 0, 50, 50, 0], w=2).tolist()
+    [nan, 0.0, 50.0, 0.0, 50.0]
+    """
     x = _released_values(released)
     w = _check_window(w, x.size)
     out = np.full(x.size, np.nan)
@@ -132,6 +153,12 @@ def jump_drop_events(released, w: int, delta: float) -> np.ndarray:
     References
     ----------
     Chen 2018 §5.2.2 (event monitoring), §5.4.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import jump_drop_events
+    >>> jump_drop_events([0, 0, 0, 50, 50, 50, 0, 0], w=2, delta=40).astype(int).tolist()
+    [0, 0, 0, 1, 0, 0, 1, 0]
     """
     delta = _check_real(delta, "delta")
     stat = jump_drop_statistic(released, w)
@@ -154,6 +181,12 @@ def low_signal_events(released, w: int, delta: float) -> np.ndarray:
     References
     ----------
     Chen 2018 §5.2.2, §5.4, Alg. 17.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.streams import low_signal_events
+    >>> low_signal_events([9, 9, 1, 0, 9], w=2, delta=5).astype(int).tolist()
+    [0, 0, 0, 1, 0]
     """
     delta = _check_real(delta, "delta")
     stat = _low_signal_statistic(released, w)
@@ -223,6 +256,16 @@ def event_roc(true_counts, released, w: int, delta: float, kind: str = "jump_dro
     References
     ----------
     Chen 2018 §5.6.3, Fig. 5.6-5.7.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.streams import event_roc
+    >>> counts = np.array([0, 0, 0, 50, 50, 50, 0, 0, 0, 50])
+    >>> noisy = counts + np.random.default_rng(0).laplace(0, 5, counts.size)
+    >>> roc = event_roc(counts, noisy, w=2, delta=40)
+    >>> roc.positives, roc.negatives, round(roc.auc, 2)
+    (3, 6, 1.0)
     """
     truth_counts = check_finite_array(true_counts, "true_counts")
     delta = _check_real(delta, "delta")

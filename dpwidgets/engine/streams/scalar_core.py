@@ -84,6 +84,99 @@ def _sync_scalar(st: _GroupState) -> None:
     st.caches = True
 
 
+# The steps of one Grouper test and one join, shared with the vectorised core's histogram
+# tests. A histogram ``hist`` counts the group's members by value (a list indexed by value
+# here, a Counter there); the pointer ``ptr`` carries the number ``below_n`` and sum
+# ``below_s`` of the members <= ptr.
+
+
+def _move_pointer(hist, ptr: int, below_n: int, below_s: int, q: int) -> tuple[int, int, int]:
+    """Move the pointer to ``q``, keeping the number and sum of the members <= it."""
+    while ptr < q:
+        ptr += 1
+        below_n += hist[ptr]
+        below_s += hist[ptr] * ptr
+    while ptr > q:
+        below_n -= hist[ptr]
+        below_s -= hist[ptr] * ptr
+        ptr -= 1
+    return ptr, below_n, below_s
+
+
+def _deviation_n(below_n: int, below_s: int, c: int, floor_m: int, n1: int, s1: int) -> int:
+    """``n1 · dev`` of the group with ``c`` joined (``n1`` members summing to ``s1``), from the
+    number and sum of the old members <= floor(m): ``sum |n1 c_i - s1|``, an exact integer."""
+    if c <= floor_m:
+        below_n += 1
+        below_s += c
+    return 2 * (s1 * below_n - n1 * below_s)
+
+
+def _joined_deviation_n(c: int, values: list[int], n: int, total: int, hist: list[int] | None,
+                        cap: int, ptr: int, below_n: int, below_s: int
+                        ) -> tuple[int, int, int, int]:
+    """``(n + 1) · dev`` of the open group (``n`` members ``values`` summing to ``total``) with
+    ``c`` joined, and the pointer moved to floor(m): directly while the group is small
+    (``hist`` None), by the histogram's pointer once it is not."""
+    n1 = n + 1
+    s1 = total + c
+    floor_m = s1 // n1  # the values <= m = s1/n1 are those <= floor(m)
+    if hist is None:
+        dev_n = abs(n1 * c - s1)  # n1 dev, an exact integer
+        for v in values:
+            dev_n += abs(n1 * v - s1)
+        return dev_n, ptr, below_n, below_s
+    ptr, below_n, below_s = _move_pointer(hist, ptr, below_n, below_s, min(floor_m, cap - 1))
+    return _deviation_n(below_n, below_s, c, floor_m, n1, s1), ptr, below_n, below_s
+
+
+def _count_member(hist, ptr: int, below_n: int, below_s: int, c: int) -> tuple[int, int]:
+    """Count the new member ``c`` in ``hist`` (in place) and in the pointer's number and sum."""
+    hist[c] += 1
+    if c <= ptr:
+        below_n += 1
+        below_s += c
+    return below_n, below_s
+
+
+def _fit(hist: list[int], cap: int, c: int) -> int:
+    """Grow the list histogram (in place) by doublings until it holds value ``c``; its capacity."""
+    if c >= cap:
+        grown = cap
+        while grown <= c:
+            grown *= 2
+        hist.extend([0] * (grown - cap))
+        cap = grown
+    return cap
+
+
+def _push_median(lo: list[float], hi: list[float], x: float) -> float:
+    """Add ``x`` to the two heaps of the running median (in place); the new median."""
+    if x <= -lo[0]:
+        heapq.heappush(lo, -x)
+        if len(lo) > len(hi) + 1:
+            heapq.heappush(hi, -heapq.heappop(lo))
+    else:
+        heapq.heappush(hi, x)
+        if len(hi) > len(lo):
+            heapq.heappush(lo, -heapq.heappop(hi))
+    return -lo[0] if len(lo) > len(hi) else (hi[0] - lo[0]) / 2.0
+
+
+def _shrink(gsum: float, mean: float, m2: float, n: int, x: float, tau2: float
+            ) -> tuple[float, float, float, float]:
+    """The running sum, mean and Welford's m2 of the group's noisy counts after ``x`` joined
+    (the n-th), and ``x`` smoothed by James-Stein shrinkage towards the mean."""
+    # The group's mean is its running sum over its size (vectorised exactly by _group_means).
+    delta = x - mean
+    gsum += x
+    mean = gsum / n
+    m2 += delta * (x - mean)
+    # eq. 5.7 (read as shrinkage towards the mean; see the module docstring)
+    js = mean + (1.0 - (n - 1) * tau2 / m2) * (x - mean) if m2 > 0.0 else x
+    return gsum, mean, m2, js
+
+
 def _run_core(
     st: _GroupState,
     counts: list[int],
@@ -112,7 +205,6 @@ def _run_core(
     stale in ``st``: do not mix modes).
     """
     _sync_scalar(st)
-    heappush, heappop = heapq.heappush, heapq.heappop
     tree_min = _TREE_MIN_GROUP
     t, is_open, thr, gid, start = st.t, st.open, st.noisy_threshold, st.gid, st.start
     values, gnoisy, n, total, cap, hist = st.values, st.noisy, st.n, st.total, st.cap, st.hist
@@ -125,30 +217,10 @@ def _run_core(
         extend = False
         if is_open:
             # Alg. 16 line 11: dev(C_t[G ∪ {t}]) + Lap(8/eps_g) < theta~ ?
-            n1 = n + 1
-            s1 = total + c
-            floor_m = s1 // n1  # the values <= m = s1/n1 are those <= floor(m)
-            if hist is None:
-                dev_n = abs(n1 * c - s1)  # n1 dev, an exact integer
-                for v in values:
-                    dev_n += abs(n1 * v - s1)
-            else:
-                q = min(floor_m, cap - 1)
-                while ptr < q:
-                    ptr += 1
-                    below_n += hist[ptr]
-                    below_s += hist[ptr] * ptr
-                while ptr > q:
-                    below_n -= hist[ptr]
-                    below_s -= hist[ptr] * ptr
-                    ptr -= 1
-                below = below_n
-                s = below_s
-                if c <= floor_m:
-                    below += 1
-                    s += c
-                dev_n = 2 * (s1 * below - n1 * s)  # n1 dev = sum |n1 c_i - s1|, exact
-            extend = min(dev_n / n1, DEV_MAX) < thr - e_dev
+            dev_n, ptr, below_n, below_s = _joined_deviation_n(
+                c, values, n, total, hist, cap, ptr, below_n, below_s
+            )
+            extend = min(dev_n / (n + 1), DEV_MAX) < thr - e_dev
         if extend:
             # Alg. 16 line 12: G <- G ∪ {t}, still open.
             values.append(c)
@@ -160,34 +232,11 @@ def _run_core(
                     cap, hist = _histogram(values, max(values))
                     ptr, below_n, below_s = -1, 0, 0
             else:
-                if c >= cap:
-                    grown = cap
-                    while grown <= c:
-                        grown *= 2
-                    hist.extend([0] * (grown - cap))
-                    cap = grown
-                hist[c] += 1
-                if c <= ptr:
-                    below_n += 1
-                    below_s += c
-            if x <= -lo[0]:
-                heappush(lo, -x)
-                if len(lo) > len(hi) + 1:
-                    heappush(hi, -heappop(lo))
-            else:
-                heappush(hi, x)
-                if len(hi) > len(lo):
-                    heappush(lo, -heappop(hi))
-            med = -lo[0] if len(lo) > len(hi) else (hi[0] - lo[0]) / 2.0
+                cap = _fit(hist, cap, c)
+                below_n, below_s = _count_member(hist, ptr, below_n, below_s, c)
+            med = _push_median(lo, hi, x)
             if not median_only:
-                # The group's mean is its running sum over its size (vectorised exactly by
-                # _group_means); m2 is Welford's sum of squared deviations.
-                delta = x - mean
-                gsum += x
-                mean = gsum / n
-                m2 += delta * (x - mean)
-                # eq. 5.7 (read as shrinkage towards the mean; see the module docstring)
-                js = mean + (1.0 - (n - 1) * tau2 / m2) * (x - mean) if m2 > 0.0 else x
+                gsum, mean, m2, js = _shrink(gsum, mean, m2, n, x, tau2)
         else:
             # A new group {t}: open with a fresh noisy threshold (Alg. 16 lines 6-8) when the
             # last group was closed; otherwise (line 14) G is closed and so is {t}.
@@ -208,17 +257,13 @@ def _run_core(
             gsum = mean = x
             m2 = 0.0
             med = js = x
-        if median_only:
-            put_noisy(x)
-            put_median(med)
-            put_start(start)
-        else:
-            put_noisy(x)
-            put_median(med)
+        put_noisy(x)
+        put_median(med)
+        put_start(start)
+        if not median_only:
             put_average(mean)
             put_js(js)
             put_gid(gid)
-            put_start(start)
         t += 1
     st.t, st.open, st.noisy_threshold, st.gid, st.start = t, is_open, thr, gid, start
     st.values, st.noisy, st.n, st.total, st.cap, st.hist = values, gnoisy, n, total, cap, hist

@@ -5,6 +5,7 @@ bit for bit. Part of :mod:`~dpwidgets.engine.streams`.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cache
 
 import numpy as np
@@ -22,7 +23,7 @@ from .constants import (
     _SLICE_SHARE,
     _TREE_MIN_GROUP,
 )
-from .scalar_core import _GroupState
+from .scalar_core import _count_member, _deviation_n, _GroupState, _move_pointer
 
 # The vectorised Grouper. It must take every decision of the scalar loop above, bit for bit:
 # the same float operations in the same order, only batched.
@@ -164,9 +165,7 @@ def _histogram_tests(new: list[int], zdev: list[float], values: list[int],
     ``_POINTER_STEP`` (very large counts), leaving the rest to :func:`_chunk_tests`.
     """
     n, total = len(values), sum(values)
-    hist: dict[int, int] = {}
-    for v in values:
-        hist[v] = hist.get(v, 0) + 1
+    hist = Counter(values)  # a missing value counts 0, as in the scalar core's list
     ptr = (total + new[0]) // (n + 1)  # the first test's floor(m): start the pointer there
     below_n = below_s = 0
     for v in values:
@@ -179,29 +178,12 @@ def _histogram_tests(new: list[int], zdev: list[float], values: list[int],
         q = s1 // n1  # floor(m), m = s1 / n1
         if abs(q - ptr) > _POINTER_STEP:
             return -1, i
-        while ptr < q:
-            ptr += 1
-            h = hist.get(ptr, 0)
-            below_n += h
-            below_s += h * ptr
-        while ptr > q:
-            h = hist.get(ptr, 0)
-            below_n -= h
-            below_s -= h * ptr
-            ptr -= 1
-        below = below_n
-        s = below_s
-        if c <= q:
-            below += 1
-            s += c
-        if not min(2 * (s1 * below - n1 * s) / n1, DEV_MAX) < thr - e_dev:
+        ptr, below_n, below_s = _move_pointer(hist, ptr, below_n, below_s, q)
+        if not min(_deviation_n(below_n, below_s, c, q, n1, s1) / n1, DEV_MAX) < thr - e_dev:
             return i, i
         values.append(c)
         n, total = n1, s1
-        hist[c] = hist.get(c, 0) + 1
-        if c <= ptr:
-            below_n += 1
-            below_s += c
+        below_n, below_s = _count_member(hist, ptr, below_n, below_s, c)
     return -1, len(new)
 
 

@@ -50,6 +50,7 @@ actually incurred (``math.inf`` when none is bounded).
 # The private names that other modules, the tests or the benchmarks use are imported too: dpwidgets.engine.svt was one module, and other modules
 # and the tests import its helpers (_first_hits, _check_params, ...) from here.
 # ruff: noqa: F401
+from . import run, selection, variants
 from .run import (
     MAX_TRIALS,
     SparseVector,
@@ -58,7 +59,7 @@ from .run import (
     SVTResult,
     SVTTrials,
     _first_at_or_above,
-    _plan,
+    _Plan,
     sparse_vector,
     sparse_vector_trials,
 )
@@ -83,22 +84,9 @@ from .variants import (
     default_ratio,
 )
 
+# Each module owns its list of public names; the package exports them all.
 __all__ = [
-    "VARIANTS",
-    "SVTVariant",
-    "SVTNoise",
-    "SVTResult",
-    "SVTTrials",
-    "SVTAnswer",
-    "SVTExhausted",
-    "SparseVector",
-    "sparse_vector",
-    "sparse_vector_trials",
-    "default_ratio",
-    "top_c",
-    "false_negative_rate",
-    "score_error_rate",
-    "MAX_CUTOFF",
-    "MAX_TRIALS",
-    "MAX_PASSES",
+    *variants.__all__,
+    *run.__all__,
+    *selection.__all__,
 ]

@@ -5,8 +5,8 @@
   scales) and, marked secret, the noisy threshold and answers for teaching views.
 - :func:`sparse_vector_trials` -> :class:`SVTTrials`: many independent runs at once, vectorised
   over trials, each with the distribution of one :func:`sparse_vector` run (the privacy audits
-  in :mod:`dpwidgets.engine.audit` draw their samples here). ``_plan`` (the checks and scales a
-  run decides before it draws) is shared by both.
+  in :mod:`dpwidgets.engine.audit` draw their samples here). ``_Plan`` (the checks, scales and
+  first draws of a run, and its numeric outputs) is shared by both.
 - :class:`SparseVector`: the interactive form, one query at a time, refusing after c ⊤
   (:exc:`SVTExhausted`). The threshold noise is drawn once, at construction; every query draws
   fresh noise. The budget is the session's to charge; this object only enforces the cutoff.
@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field
 from numbers import Real
@@ -26,9 +27,11 @@ from ..validation import check_positive_int, check_rng
 from .variants import (
     VARIANTS,
     SVTNoise,
+    SVTVariant,
     _check_answers_and_threshold,
     _check_params,
     _noise_of,
+    _Params,
     _Units,
 )
 
@@ -118,16 +121,88 @@ def _first_at_or_above(values: np.ndarray, bars: np.ndarray, offset: float, star
     return -1
 
 
-def _plan(answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
-          threshold_sensitivity):
-    """Everything an SVT run decides before it draws: the checked parameters, the variant,
-    its noise scales and the checked answers and thresholds."""
-    p = _check_params(
-        variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
-    )
-    answers, thresholds = _check_answers_and_threshold(answers, threshold)
-    spec = VARIANTS[p.variant]
-    return p, spec, _noise_of(spec, p), answers, thresholds
+@dataclass(frozen=True, eq=False)
+class _Plan:
+    """Everything an SVT run decides before it draws: the checked parameters ``p``, the
+    variant ``spec``, its ``noise`` scales, the checked ``answers`` and ``thresholds``, and
+    (decided when first asked, after the rng is checked) the ``units`` of its comparisons."""
+
+    p: _Params
+    spec: SVTVariant
+    noise: SVTNoise
+    answers: np.ndarray
+    thresholds: np.ndarray
+
+    @functools.cached_property
+    def units(self) -> _Units:
+        return _Units(self.noise, self.p.sensitivity, self.p.threshold_sensitivity)
+
+    @classmethod
+    def check(cls, answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio,
+              epsilon3, threshold_sensitivity) -> _Plan:
+        p = _check_params(
+            variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
+        )
+        answers, thresholds = _check_answers_and_threshold(answers, threshold)
+        spec = VARIANTS[p.variant]
+        return cls(p, spec, _noise_of(spec, p), answers, thresholds)
+
+    def draw_start(self, trials: int | None, rng: np.random.Generator):
+        """The threshold noise rho (one per trial; a float for a single run) and the noisy
+        answers q_i + nu_i in comparison units, drawn in that order."""
+        units, noise, n = self.units, self.noise, self.answers.size
+        rho = units.noise(noise.threshold_scale, trials, rng=rng)
+        shape = n if trials is None else (trials, n)
+        return rho, units.of(self.answers) + units.noise(noise.query_scale, shape, rng=rng)
+
+    def values(self, shape, noisy_answers, where, cols, rng: np.random.Generator) -> np.ndarray:
+        """The numeric outputs (NaN where there is none) of the ⊤ queries at ``where`` of
+        ``noisy_answers``; ``cols`` are their indices into the answers."""
+        values = np.full(shape, np.nan)
+        if self.spec.emits_values:
+            # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
+            values[where] = self.units.values(noisy_answers[where])
+        elif self.noise.value_scale is not None:
+            # Lyu, Su & Li 2017 Alg. 7 line 8: fresh Laplace noise, its own budget epsilon3.
+            # Up to c released answers per run, each moving by at most Δ: L1 cΔ over c
+            # entries (floating-point safe inside floating_point_safe(), Mironov 2012).
+            values[where] = laplace_reals(
+                self.answers[cols], self.p.c * self.p.sensitivity, self.noise.epsilon3,
+                rng=rng, scale=self.noise.value_scale, max_changed=self.p.c,
+            )
+        return values
+
+    @property
+    def privacy_loss(self) -> float:
+        return self.spec.privacy_loss(self.p.epsilon, self.p.c, self.p.monotonic)
+
+
+def _resampling_run(noisy_answers: np.ndarray, bars: np.ndarray, rho, plan: _Plan,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, int, bool]:
+    """One run of a variant that redraws rho after every ⊤ (``dpbook``, Lyu, Su & Li 2017
+    Alg. 2): find the first query at or above the current noisy threshold, redraw rho (line 7),
+    continue; at most c vectorised steps. Returns the outcomes and the noisy threshold in
+    force at every query, the number of queries examined and whether the run stopped."""
+    n = noisy_answers.size
+    outcomes = np.zeros(n, dtype=bool)
+    noisy_threshold = np.empty(n, dtype=noisy_answers.dtype)
+    start, count, stopped = 0, 0, False
+    while start < n:
+        first = _first_at_or_above(noisy_answers, bars, rho, start)
+        if first < 0:
+            noisy_threshold[start:] = bars[start:] + rho
+            start = n
+            break
+        stop = first + 1
+        noisy_threshold[start:stop] = bars[start:stop] + rho
+        outcomes[stop - 1] = True
+        count += 1
+        start = stop
+        if count >= plan.p.c:  # line 8
+            stopped = True
+            break
+        rho = plan.units.noise(plan.noise.resample_scale, rng=rng)
+    return outcomes, noisy_threshold, start, stopped
 
 
 def sparse_vector(
@@ -225,46 +300,34 @@ def sparse_vector(
     ----------
     Lyu, Su & Li 2017 Alg. 1-7 (Fig. 1-2), Thm 4.7, §4.2 eq. 12, §4.3 Thm 4.9; Chen 2018 Alg. 5 (GPTT), Alg. 8
     and Thm 7 (generalized SVT).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import sparse_vector
+    >>> r = sparse_vector([1, 9, 2, 12, 3], threshold=5, epsilon=4.0, c=2, rng=np.random.default_rng(0))
+    >>> r.outcomes.tolist(), r.positives.tolist(), r.stopped
+    ([False, True, False, True], [1, 3], True)
+    >>> round(r.epsilon1, 3), round(r.epsilon2, 3)
+    (1.136, 2.864)
     """
-    p, spec, noise, answers, thresholds = _plan(
+    plan = _Plan.check(
         answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
         threshold_sensitivity,
     )
+    p, spec, noise = plan.p, plan.spec, plan.noise
     rng = check_rng(rng)
-    n = answers.size
-    units = _Units(noise, p.sensitivity, p.threshold_sensitivity)
-    bars = units.of(thresholds)
-
-    rho = units.noise(noise.threshold_scale, rng=rng)
-    noisy_answers = units.of(answers) + units.noise(noise.query_scale, n, rng=rng)
-    outcomes = np.zeros(n, dtype=bool)
-    noisy_threshold = np.empty(n, dtype=noisy_answers.dtype)
-    stopped = False
-
+    units, n = plan.units, plan.answers.size
+    bars = units.of(plan.thresholds)
+    rho, noisy_answers = plan.draw_start(None, rng)
     if spec.resamples_threshold:
-        # Lyu, Su & Li 2017 Alg. 2: find the first query above the current noisy threshold, redraw rho
-        # (line 7), continue: at most c vectorised steps.
-        start, count = 0, 0
-        while start < n:
-            first = _first_at_or_above(noisy_answers, bars, rho, start)
-            if first < 0:
-                noisy_threshold[start:] = bars[start:] + rho
-                start = n
-                break
-            stop = first + 1
-            noisy_threshold[start:stop] = bars[start:stop] + rho
-            outcomes[stop - 1] = True
-            count += 1
-            start = stop
-            if count >= p.c:  # line 8
-                stopped = True
-                break
-            rho = units.noise(noise.resample_scale, rng=rng)
-        examined = start
+        outcomes, noisy_threshold, examined, stopped = _resampling_run(
+            noisy_answers, bars, rho, plan, rng
+        )
     else:
-        noisy_threshold[:] = bars + rho
-        outcomes[:] = noisy_answers >= noisy_threshold
-        examined = n
+        noisy_threshold = bars + rho
+        outcomes = noisy_answers >= noisy_threshold
+        examined, stopped = n, False
         if spec.has_cutoff:
             tops = np.flatnonzero(outcomes)
             if tops.size >= p.c:  # abort right after the c-th ⊤ (Lyu, Su & Li 2017 Alg. 1 line 8)
@@ -273,18 +336,7 @@ def sparse_vector(
 
     outcomes = outcomes[:examined]
     positives = np.flatnonzero(outcomes)
-    values = np.full(examined, np.nan)
-    if spec.emits_values:
-        # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
-        values[positives] = units.values(noisy_answers[positives])
-    elif noise.value_scale is not None:
-        # Lyu, Su & Li 2017 Alg. 7 line 8: fresh Laplace noise, its own budget epsilon3.
-        # Up to c released answers, each moving by at most Δ: L1 cΔ over c entries
-        # (floating-point safe inside floating_point_safe(), Mironov 2012).
-        values[positives] = laplace_reals(
-            answers[positives], p.c * p.sensitivity, noise.epsilon3, rng=rng,
-            scale=noise.value_scale, max_changed=p.c,
-        )
+    values = plan.values(examined, noisy_answers, positives, positives, rng)
 
     return SVTResult(
         outcomes=_readonly(outcomes),
@@ -296,7 +348,7 @@ def sparse_vector(
         variant=spec.name,
         private=spec.private,
         guarantee=spec.guarantee,
-        privacy_loss=spec.privacy_loss(p.epsilon, p.c, p.monotonic),
+        privacy_loss=plan.privacy_loss,
         epsilon=p.epsilon,
         epsilon1=noise.epsilon1,
         epsilon2=noise.epsilon2,
@@ -394,24 +446,33 @@ def sparse_vector_trials(
     References
     ----------
     Lyu, Su & Li 2017 Alg. 1-7; Chen 2018 Alg. 5, Alg. 8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import sparse_vector_trials
+    >>> t = sparse_vector_trials([0, 10], 5, epsilon=2.0, trials=2000, rng=np.random.default_rng(0))
+    >>> t.outcomes.shape, t.privacy_loss
+    ((2000, 2), 2.0)
+    >>> t.outcomes.mean(axis=0).round(1).tolist()
+    [0.0, 0.9]
     """
-    p, spec, noise, answers, thresholds = _plan(
+    plan = _Plan.check(
         answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
         threshold_sensitivity,
     )
+    p, spec, noise = plan.p, plan.spec, plan.noise
+    n = plan.answers.size
     trials = check_positive_int(trials, "trials", maximum=MAX_TRIALS)
-    if trials * answers.size > MAX_DRAWS:
+    if trials * n > MAX_DRAWS:
         raise ValueError(
             f"trials x len(answers) must be at most MAX_DRAWS = {MAX_DRAWS} noise draws; "
             f"lower trials"
         )
     rng = check_rng(rng)
-    n = answers.size
-    units = _Units(noise, p.sensitivity, p.threshold_sensitivity)
-    thresholds = units.of(thresholds)
-
-    rho = units.noise(noise.threshold_scale, trials, rng=rng)
-    noisy_answers = units.of(answers) + units.noise(noise.query_scale, (trials, n), rng=rng)
+    units = plan.units
+    thresholds = units.of(plan.thresholds)
+    rho, noisy_answers = plan.draw_start(trials, rng)
 
     if spec.resamples_threshold:
         outcomes = np.zeros((trials, n), dtype=bool)
@@ -436,16 +497,9 @@ def sparse_vector_trials(
         else:
             examined = np.full(trials, n, dtype=np.int64)
 
-    values = np.full((trials, n), np.nan)
-    if spec.emits_values:
-        values[outcomes] = units.values(noisy_answers[outcomes])
-    elif noise.value_scale is not None:
-        rows, cols = np.nonzero(outcomes)
-        # Each trial releases at most c answers (L1 cΔ): the grid is that of one trial.
-        values[rows, cols] = laplace_reals(
-            answers[cols], p.c * p.sensitivity, noise.epsilon3, rng=rng,
-            scale=noise.value_scale, max_changed=p.c,
-        )
+    # Each trial releases at most c answers (L1 cΔ): the grid is that of one trial. A boolean
+    # mask selects in the row-major order of np.nonzero, so cols lines up with it.
+    values = plan.values((trials, n), noisy_answers, outcomes, np.nonzero(outcomes)[1], rng)
 
     return SVTTrials(
         outcomes=outcomes,
@@ -454,7 +508,7 @@ def sparse_vector_trials(
         variant=spec.name,
         epsilon=p.epsilon,
         noise=noise,
-        privacy_loss=spec.privacy_loss(p.epsilon, p.c, p.monotonic),
+        privacy_loss=plan.privacy_loss,
     )
 
 
@@ -511,6 +565,14 @@ class SparseVector:
     References
     ----------
     Lyu, Su & Li 2017 Alg. 1 / Alg. 7 (interactive stream of queries), Alg. 2; Chen 2018 Alg. 8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import SparseVector
+    >>> sv = SparseVector(threshold=5, epsilon=4.0, c=1, rng=np.random.default_rng(0))
+    >>> [bool(sv.query(a)) for a in (1, 2, 20)], sv.exhausted
+    ([False, False, True], True)
     """
 
     def __init__(

@@ -97,6 +97,13 @@ def top_c(
     References
     ----------
     Lyu, Su & Li 2017 §5 (SVT versus EM, SVT with retraversal), §6 (Fig. 4-5); McSherry & Talwar 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.svt import top_c
+    >>> sorted(top_c([3, 50, 7, 40, 1], c=2, epsilon=2.0, rng=np.random.default_rng(0)).tolist())
+    [1, 3]
     """
     scores = validation.check_finite_array(scores, "scores")
     c = validation.check_positive_int(c, "c")
@@ -241,6 +248,12 @@ def false_negative_rate(selected, scores, c: int) -> float:
     References
     ----------
     Lyu, Su & Li 2017 §6 ("Utility Measures").
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.svt import false_negative_rate
+    >>> false_negative_rate([0, 3], [9, 7, 1, 5], c=2)  # the true top 2 are items 0 and 1
+    0.5
     """
     sel, scores, c = _check_selection(selected, scores, c)
     kth = np.partition(scores, scores.size - c)[scores.size - c]
@@ -274,6 +287,12 @@ def score_error_rate(selected, scores, c: int) -> float:
     References
     ----------
     Lyu, Su & Li 2017 §6 ("Score Error Rate").
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.svt import score_error_rate
+    >>> score_error_rate([0, 3], [9, 7, 1, 5], c=2)  # 1 - (9 + 5) / (9 + 7)
+    0.125
     """
     sel, scores, c = _check_selection(selected, scores, c)
     top = np.partition(scores, scores.size - c)[scores.size - c :]

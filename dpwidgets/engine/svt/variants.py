@@ -319,7 +319,14 @@ VARIANTS: dict[str, SVTVariant] = {
 
 
 def default_ratio(c: int = 1, monotonic: bool = False) -> float:
-    """The optimal ``epsilon2/epsilon1`` of Lyu, Su & Li 2017 eq. 12: ``(2c)^(2/3)``, or ``c^(2/3)`` if monotonic."""
+    """The optimal ``epsilon2/epsilon1`` of Lyu, Su & Li 2017 eq. 12: ``(2c)^(2/3)``, or ``c^(2/3)`` if monotonic.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.svt import default_ratio
+    >>> round(default_ratio(1), 3), round(default_ratio(4, monotonic=True), 3)
+    (1.587, 2.52)
+    """
     return _optimal_ratio(check_positive_int(c, "c", maximum=MAX_CUTOFF),
                           check_bool(monotonic, "monotonic"))
 
