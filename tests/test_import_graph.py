@@ -236,3 +236,65 @@ def test_dpwidgets_has_no_import_cycle():
     assert not found, "import cycles in dpwidgets:\n" + "\n".join(
         " -> ".join(chain) for chain in found
     )
+
+
+def _owner(module: str, modules: dict[str, Path]) -> str:
+    """The package a module belongs to, for the private-name rule: a family's folder
+    (``dpwidgets.families.svt``), else a top-level sub-package (``dpwidgets.engine``, whose
+    sub-packages share their internals), else the root (``dpwidgets`` for ``dpwidgets.session``).
+    """
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[1] == "families":
+        return ".".join(parts[:3])
+    if len(parts) >= 2 and modules.get(".".join(parts[:2]), Path()).name == "__init__.py":
+        return ".".join(parts[:2])
+    return parts[0]
+
+
+def private_imports(modules: dict[str, Path]) -> list[str]:
+    """Each ``from X import _name`` (a private name, not a dunder, not a module) of a module in
+    another package than ``X``'s (:func:`_owner`): ``importer: X._name``."""
+    found = []
+    for module, path in modules.items():
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = package.split(".")
+                source = ".".join(base[: len(base) - (node.level - 1)]
+                                  + ([node.module] if node.module else []))
+            else:
+                source = node.module or ""
+            if source not in modules or _owner(source, modules) == _owner(module, modules):
+                continue
+            for alias in node.names:
+                name = alias.name
+                if (name.startswith("_") and not name.startswith("__")
+                        and f"{source}.{name}" not in modules):
+                    found.append(f"{module}: {source}.{name}")
+    return found
+
+
+def test_private_import_finder_finds_a_hand_made_one(tmp_path):
+    root = tmp_path / "pkg"
+    for folder in (root, root / "a", root / "b", root / "families", root / "families" / "x",
+                   root / "families" / "y"):
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / "__init__.py").write_text("")
+    (root / "a" / "mod.py").write_text("def _helper(): pass\ndef helper(): pass\n")
+    (root / "a" / "near.py").write_text("from .mod import _helper\n")  # same package: allowed
+    (root / "b" / "far.py").write_text(
+        "from ..a.mod import _helper\nfrom ..a.mod import helper as _helper2\n"
+        "from pkg.a.mod import _helper as h\nfrom ..a import mod as _mod\n")
+    (root / "families" / "x" / "fig.py").write_text("def _source(): pass\n")
+    (root / "families" / "y" / "fig.py").write_text("from ..x.fig import _source\n")
+    assert private_imports(module_files(root, "pkg")) == [
+        "pkg.b.far: pkg.a.mod._helper", "pkg.b.far: pkg.a.mod._helper",
+        "pkg.families.y.fig: pkg.families.x.fig._source"]
+
+
+def test_dpwidgets_imports_no_private_name_across_packages():
+    found = private_imports(module_files())
+    assert not found, "private names imported from another package:\n" + "\n".join(found)
