@@ -182,6 +182,10 @@ API_MODULES = [
     "dpwidgets.curator.config",
     "dpwidgets.curator.door",
     "dpwidgets.curator.app",
+    "dpwidgets.curator.guard",
+    "dpwidgets.curator.routes",
+    *(f"dpwidgets.curator.routes.{m}" for m in (
+        "access", "checks", "errors", "health", "datasets", "budget", "releases", "audit")),
     "dpwidgets.curator.client",
     "dpwidgets.curator.cli",
     "dpwidgets.persistence",

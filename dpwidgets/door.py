@@ -56,7 +56,7 @@ from .engine.errors import DPWidgetsError, ParameterError, ReleaseFailed
 from .persistence import BudgetExceededError, PrivacyLedger
 
 __all__ = ["CLAIM_LEASE", "CLAIM_WAIT", "Attempt", "Description", "Door", "LedgerFiles",
-           "LedgerPort", "ReleaseInProgress", "StorePort"]
+           "LedgerPort", "ReleaseInProgress", "StorePort", "notify"]
 
 #: Seconds an attempt holds its claim on an idempotency key before another attempt may take
 #: it over and run the release again (the holder is then presumed dead): longer than the
@@ -69,7 +69,28 @@ CLAIM_WAIT = 60.0
 
 class ReleaseInProgress(DPWidgetsError):
     """Another attempt with this idempotency key is running the release and its lease lasts:
-    retry with the same key later (this attempt charged nothing and read nothing)."""
+    retry with the same key later (this attempt charged nothing and read nothing).
+
+    Examples
+    --------
+    A first attempt holds the key; a second one, with no time to wait, is told to retry:
+
+    >>> from dpwidgets.door import Attempt, LedgerFiles, ReleaseInProgress
+    >>> from dpwidgets.persistence import PrivacyLedger, ReleaseStore
+    >>> ledger = PrivacyLedger(":memory:", dataset="visits", total_epsilon=1.0)
+    >>> store, port = ReleaseStore(":memory:"), LedgerFiles(":memory:", wait=0.0)
+    >>> def attempt():
+    ...     return Attempt(ledger, store, port, print, dataset="visits", budget="visits",
+    ...                    store_key="k", idempotency_key="retry-1")
+    >>> holder = attempt().take(0.25, "histogram")
+    >>> try:
+    ...     attempt().take(0.25, "histogram")
+    ... except ReleaseInProgress as exc:
+    ...     print(exc)  # doctest: +ELLIPSIS
+    a release with this Idempotency-Key is still running ...; retry with the same key later. ...
+    >>> ledger.spent  # charged once
+    0.25
+    """
 
 
 @dataclass(frozen=True)
@@ -100,6 +121,18 @@ class Description:
         The budget it is charged to (its own name, or its table's).
     mechanisms : tuple of str
         Mechanisms registered outside dpwidgets that its owner allows on it.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> door = Session("teaching", seed=0)
+    >>> door.add_dataset("scores", np.arange(20.0), total_epsilon=1.0)
+    >>> described = door.describe("scores")
+    >>> described.name, described.shape, described.unit, described.budget
+    ('scores', (20,), 'row', 'scores')
+    >>> described.as_json()["shape"]
+    [20]
     """
 
     name: str
@@ -229,6 +262,24 @@ class LedgerPort(Protocol):
     ``wait`` time idempotent attempts (:class:`Attempt`); ``failed_before(idempotency_key)``
     says whether an earlier attempt with that key failed on the data (it must not run again
     for free).
+
+    Examples
+    --------
+    A port that says when a budget is opened, around the default one
+    (:class:`LedgerFiles`):
+
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.door import LedgerFiles
+    >>> class Logged(LedgerFiles):
+    ...     def open(self, entry, total_epsilon):
+    ...         print("opening the budget of", entry.name, "capped at", total_epsilon)
+    ...         return super().open(entry, total_epsilon)
+    >>> door = Session("teaching", seed=0, ledgers=Logged(":memory:"))
+    >>> door.add_dataset("scores", np.arange(20.0), total_epsilon=1.0)
+    opening the budget of scores capped at 1.0
+    >>> door.remaining("scores")
+    1.0
     """
 
     lease: float
@@ -243,7 +294,27 @@ class StorePort(Protocol):
     """Where a local door keeps the outputs already paid for
     (:class:`~dpwidgets.persistence.store.ReleaseStore`): ``key(blob)`` names a release,
     ``get(dataset, key)`` finds it, ``put(dataset, key, row)`` stores it (the first stored
-    wins and is returned)."""
+    wins and is returned).
+
+    Examples
+    --------
+    A store that counts what it is given: a replay is found, not stored again.
+
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.persistence import ReleaseStore
+    >>> class Counted(ReleaseStore):
+    ...     puts = 0
+    ...     def put(self, dataset, key, row):
+    ...         Counted.puts += 1
+    ...         return super().put(dataset, key, row)
+    >>> door = Session("teaching", seed=0, store=Counted(":memory:"))
+    >>> door.add_dataset("counts", np.full(8, 50.0))
+    >>> first = door.release("counts", "svt", epsilon=0.5, threshold=40.0, c=1)
+    >>> again = door.release("counts", "svt", epsilon=0.5, threshold=40.0, c=1)
+    >>> Counted.puts, first.charged, again.charged
+    (1, True, False)
+    """
 
     def key(self, blob: str) -> str: ...
 
@@ -277,6 +348,31 @@ class LedgerFiles:
     def failed_before(self, idempotency_key: str) -> bool:
         """A failure is recorded on the claim itself (:meth:`Attempt.failed`)."""
         return False
+
+
+def notify(door, listeners, event: dict) -> None:
+    """Tell a door's listeners of an event (:meth:`Door.observe`), after recording it on the door.
+
+    A ``"refused"`` event's message becomes ``door.last_refusal``; a ``"release"`` clears it.
+    Then every listener is called as ``callback(door, event)``, in the order it subscribed (a
+    listener that subscribes or unsubscribes meanwhile takes effect at the next event).
+
+    Examples
+    --------
+    >>> from types import SimpleNamespace
+    >>> from dpwidgets.door import notify
+    >>> door, heard = SimpleNamespace(last_refusal=""), []
+    >>> notify(door, [lambda d, e: heard.append(e["kind"])],
+    ...        {"kind": "refused", "dataset": "x", "message": "over budget"})
+    >>> door.last_refusal, heard
+    ('over budget', ['refused'])
+    """
+    if event["kind"] == "refused":
+        door.last_refusal = event["message"]
+    elif event["kind"] == "release":
+        door.last_refusal = ""
+    for callback in list(listeners):
+        callback(door, event)
 
 
 def check_idempotency_key(key) -> str:
@@ -316,6 +412,28 @@ class Attempt:
         The dataset asked for and the budget its outputs are stored under.
     store_key, idempotency_key : str
         The release's key in the store and the attempt's key.
+
+    Examples
+    --------
+    The first attempt charges and runs; once it has stored its output, a retry with the key
+    replays that output and charges nothing:
+
+    >>> from dpwidgets.door import Attempt, LedgerFiles
+    >>> from dpwidgets.persistence import PrivacyLedger, ReleaseStore
+    >>> ledger = PrivacyLedger(":memory:", dataset="visits", total_epsilon=1.0)
+    >>> store, port = ReleaseStore(":memory:"), LedgerFiles(":memory:")
+    >>> def attempt():
+    ...     return Attempt(ledger, store, port, print, dataset="visits", budget="visits",
+    ...                    store_key="k", idempotency_key="retry-1")
+    >>> first = attempt().take(0.25, "histogram")
+    >>> first.stored is None  # this attempt holds the claim: it runs the release
+    True
+    >>> _ = store.put("visits", "k", {"mechanism": "svt", "label": "histogram", "params": {},
+    ...                               "epsilon": 0.25, "output": {"hits": [3]}, "time": 0.0})
+    >>> first.done()
+    >>> retry = attempt().take(0.25, "histogram")
+    >>> retry.stored["output"], ledger.spent, ledger.count
+    ({'hits': [3]}, 0.25, 1)
     """
 
     POLL = 0.05  # seconds between two looks at the store while another attempt runs

@@ -69,6 +69,7 @@ from .door import (
     LedgerPort,
     StorePort,
     check_idempotency_key,
+    notify,
 )
 from .engine.errors import (
     DPWidgetsError,
@@ -484,12 +485,7 @@ class Session:
         self._listeners = [c for c in self._listeners if c is not callback]
 
     def _notify(self, event: dict) -> None:
-        if event["kind"] == "refused":
-            self.last_refusal = event["message"]
-        elif event["kind"] == "release":
-            self.last_refusal = ""
-        for callback in list(self._listeners):
-            callback(self, event)
+        notify(self, self._listeners, event)
 
     # -- deciding without the data ---------------------------------------------------------
     def _request(self, ds: Entry, mechanism: str, params: dict, *, release: bool):

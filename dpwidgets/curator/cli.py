@@ -121,7 +121,8 @@ def _write_demo(folder: str):
     return config
 
 
-def main(argv: list[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """``dpwidgets curator <command> ...``: the commands and their options."""
     parser = argparse.ArgumentParser(prog="dpwidgets")
     sub = parser.add_subparsers(dest="group", required=True)
     cur = sub.add_parser("curator", help="the data owner's curator service")
@@ -150,53 +151,62 @@ def main(argv: list[str] | None = None) -> int:
     audit = cmds.add_parser("audit", help="export the audit log")
     audit.add_argument("--config", required=True)
     audit.add_argument("--format", choices=("csv", "jsonl"), default="csv")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def _demo(args) -> None:
+    """``demo``: write the demo table and configuration, add the analyst ``demo`` and say how
+    to connect (``serve`` follows)."""
     from .config import load_config
+    from .door import Analysts
 
-    if args.command == "demo":
-        args.config = str(_write_demo(args.dir))
-        from .door import Analysts
+    args.config = str(_write_demo(args.dir))
+    token = Analysts(load_config(args.config).analysts).add("demo", {"visits": 2.0})
+    print(f"analyst 'demo', cap 2.0 on 'visits'; in a notebook:\n"
+          f"  from dpwidgets import Session\n"
+          f"  session = Session.connect('http://{args.host}:{args.port}', token='{token}')",
+          flush=True)
 
-        token = Analysts(load_config(args.config).analysts).add("demo", {"visits": 2.0})
-        print(f"analyst 'demo', cap 2.0 on 'visits'; in a notebook:\n"
-              f"  from dpwidgets import Session\n"
-              f"  session = Session.connect('http://{args.host}:{args.port}', token='{token}')",
-              flush=True)
-    config = load_config(args.config)
-    if args.command == "add-analyst":
-        from .door import Analysts
 
-        caps = _caps(args.cap)
-        unknown = sorted(set(caps) - set(config.datasets))
-        if unknown:
-            raise SystemExit(f"--cap: unknown dataset(s) {unknown}; "
-                             f"configured: {sorted(config.datasets)}")
-        expires = None if args.expires is None else _expires(args.expires)
-        token = Analysts(config.analysts).add(args.name, caps, owner=args.owner,
-                                              expires=expires)
-        print(token)
-        until = ("" if expires is None else ", valid until " + datetime.datetime.fromtimestamp(
-            expires, datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"))
-        print(f"(the token of {args.name!r}: shown once, stored hashed in {config.analysts}"
-              f"{until})", file=sys.stderr)
-        return 0
-    if args.command == "revoke":
-        from .door import Analysts
+def _add_analyst(args, config) -> int:
+    from .door import Analysts
 
-        try:
-            Analysts(config.analysts).revoke(args.name)
-        except KeyError:
-            raise SystemExit(f"revoke: no analyst named {args.name!r} in "
-                             f"{config.analysts}") from None
-        print(f"revoked the token of {args.name!r} (a running curator refuses it from its next "
-              f"request; their releases and spends stay in the ledger)", file=sys.stderr)
-        return 0
-    if args.command == "audit":
-        from .door import AuditLog
+    caps = _caps(args.cap)
+    unknown = sorted(set(caps) - set(config.datasets))
+    if unknown:
+        raise SystemExit(f"--cap: unknown dataset(s) {unknown}; "
+                         f"configured: {sorted(config.datasets)}")
+    expires = None if args.expires is None else _expires(args.expires)
+    token = Analysts(config.analysts).add(args.name, caps, owner=args.owner, expires=expires)
+    print(token)
+    until = ("" if expires is None else ", valid until " + datetime.datetime.fromtimestamp(
+        expires, datetime.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"))
+    print(f"(the token of {args.name!r}: shown once, stored hashed in {config.analysts}"
+          f"{until})", file=sys.stderr)
+    return 0
 
-        sys.stdout.write(AuditLog(config.audit).export(args.format))
-        return 0
+
+def _revoke(args, config) -> int:
+    from .door import Analysts
+
+    try:
+        Analysts(config.analysts).revoke(args.name)
+    except KeyError:
+        raise SystemExit(f"revoke: no analyst named {args.name!r} in "
+                         f"{config.analysts}") from None
+    print(f"revoked the token of {args.name!r} (a running curator refuses it from its next "
+          f"request; their releases and spends stay in the ledger)", file=sys.stderr)
+    return 0
+
+
+def _audit(args, config) -> int:
+    from .door import AuditLog
+
+    sys.stdout.write(AuditLog(config.audit).export(args.format))
+    return 0
+
+
+def _serve(args, config) -> int:
     import uvicorn
 
     from .app import create_app
@@ -213,6 +223,21 @@ def main(argv: list[str] | None = None) -> int:
     uvicorn.run(create_app(Curator(config)), host=args.host, port=args.port,
                 log_level="warning")
     return 0
+
+
+_COMMANDS = {"add-analyst": _add_analyst, "revoke": _revoke, "audit": _audit,
+             "serve": _serve, "demo": _serve}
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+
+    from .config import load_config
+
+    if args.command == "demo":
+        _demo(args)
+    config = load_config(args.config)
+    return _COMMANDS[args.command](args, config)
 
 
 if __name__ == "__main__":

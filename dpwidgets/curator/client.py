@@ -23,7 +23,7 @@ import uuid
 import numpy as np
 
 from ..catalog import Entry
-from ..door import Description, check_idempotency_key
+from ..door import Description, check_idempotency_key, notify
 from ..engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
 from ..families.synth.params import domain_values
 from ..mechanism import Release, same_value
@@ -260,12 +260,7 @@ class RemoteSession:
         self._notify(event)
 
     def _notify(self, event: dict) -> None:
-        if event["kind"] == "refused":
-            self.last_refusal = event["message"]
-        elif event["kind"] == "release":
-            self.last_refusal = ""
-        for callback in list(self._listeners):
-            callback(self, event)
+        notify(self, self._listeners, event)
 
     # -- plumbing ----------------------------------------------------------------------------
     def _raw(self, method: str, path: str, **kw) -> bytes:

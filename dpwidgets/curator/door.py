@@ -338,7 +338,38 @@ class AnalystLedgers:
 
 class Curator:
     """Holds the configuration, the ledgers, the release store, the audit log and one door per
-    analyst. :func:`dpwidgets.curator.app.create_app` serves it over HTTP."""
+    analyst. :func:`dpwidgets.curator.app.create_app` serves it over HTTP.
+
+    Examples
+    --------
+    An analyst's door holds the views they have a cap on; a cost counts every row one person
+    may contribute (``max_rows = 2``):
+
+    >>> import pathlib, tempfile
+    >>> import pandas as pd
+    >>> from dpwidgets.curator import Curator, load_config
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> pd.DataFrame({"person": [1, 1, 2, 3], "page": [0, 3, 3, 1]}).to_csv(
+    ...     folder / "visits.csv", index=False)
+    >>> _ = (folder / "curator.toml").write_text('''
+    ... [datasets.visits]
+    ... source = "visits.csv"
+    ... unit = "person"
+    ... max_rows = 2
+    ... total_epsilon = 1.0
+    ... columns.page = { kind = "int", domain = [0, 3] }
+    ... views.pages = { kind = "counts", columns = ["page"] }
+    ... ''')
+    >>> curator = Curator(load_config(folder / "curator.toml"))
+    >>> token = curator.analysts.add("alice", {"visits": 0.5})
+    >>> name, record, _ = curator.analysts.lookup(token)
+    >>> door = curator.door(name, record)
+    >>> door.datasets, door.remaining("visits/pages")
+    (['visits/pages'], 0.5)
+    >>> door.cost("visits/pages", "top_c", epsilon=0.1, c=2)
+    0.2
+    >>> curator.close()
+    """
 
     def __init__(self, config: CuratorConfig):
         self.config = config

@@ -140,6 +140,18 @@ class Backend(Protocol):
         Seconds to wait for another process's transaction.
     conn
         The database connection (``sqlite3`` or ``psycopg``).
+
+    Examples
+    --------
+    A :class:`~dpwidgets.persistence.sqlite.SQLiteBackend` in memory is one:
+
+    >>> from dpwidgets.persistence import Backend, SQLiteBackend
+    >>> backend: Backend = SQLiteBackend(":memory:", timeout=1.0)
+    >>> backend.path, backend.persistent
+    (':memory:', False)
+    >>> backend.execute("SELECT 1 + 1").fetchone()
+    (2,)
+    >>> backend.close()
     """
 
     path: str

@@ -24,6 +24,12 @@ def normalise_name(name: str) -> str:
 
     Unicode NFKC, surrounding whitespace stripped, inner runs of whitespace collapsed to one
     space, case folded: "Visits", " visits" and "visits" name one dataset.
+
+    Examples
+    --------
+    >>> from dpwidgets.persistence import normalise_name
+    >>> normalise_name("  Web   Visits "), normalise_name("\uff36isits")
+    ('web visits', 'visits')
     """
     folded = " ".join(unicodedata.normalize("NFKC", name).split()).casefold()
     # Case folding can produce characters NFKC would rewrite again (e.g. "ß" -> "ss" is fine,

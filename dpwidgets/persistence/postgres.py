@@ -44,7 +44,29 @@ def _pg_sql(sql: str) -> str:
 
 
 class PostgresBackend:
-    """A ledger in a PostgreSQL database: a psycopg connection, row locks, an advisory lock."""
+    """A ledger in a PostgreSQL database: a psycopg connection, row locks, an advisory lock.
+
+    Examples
+    --------
+    It connects when it is made. Without a server there, the error names the database but
+    never the URL's password:
+
+    >>> from dpwidgets.persistence import PostgresBackend
+    >>> try:
+    ...     PostgresBackend("postgresql://curator:s3cret@127.0.0.1:1/ledger", timeout=1.0)
+    ... except ConnectionError as exc:
+    ...     message = str(exc)
+    >>> message.startswith("cannot connect to the ledger database "
+    ...                    "postgresql://curator@127.0.0.1:1/ledger"), "s3cret" in message
+    (True, False)
+
+    With a server (``scripts/postgres.sh`` starts one for the tests):
+
+    >>> import os
+    >>> backend = PostgresBackend(os.environ["DPW_POSTGRES_URL"], timeout=5.0)  # doctest: +SKIP
+    >>> backend.execute("SELECT 1 + 1").fetchone()  # doctest: +SKIP
+    (2,)
+    """
 
     persistent = True
 

@@ -27,6 +27,16 @@ class Spend:
     charged : float, optional
         How much ``spent`` grew when it was recorded (less than ``epsilon`` for a part whose
         partition had already been charged more on another part); ``None`` if not known.
+
+    Examples
+    --------
+    >>> from dpwidgets.persistence import PrivacyLedger
+    >>> ledger = PrivacyLedger(":memory:", dataset="visits", total_epsilon=1.0)
+    >>> ledger.spend(0.25, "histogram")
+    True
+    >>> spend = ledger.recent()[-1]
+    >>> spend.epsilon, spend.label, spend.charged
+    (0.25, 'histogram', 0.25)
     """
 
     epsilon: float
@@ -60,6 +70,20 @@ class Claim:
         This call took the claim over under a spend already recorded: the earlier holder's
         lease ran out (it died before storing an output), or the key was charged before
         claims existed.
+
+    Examples
+    --------
+    The first attempt with a key charges it and holds the claim; a second attempt with the
+    key, while the lease lasts, charges nothing and must not run:
+
+    >>> from dpwidgets.persistence import PrivacyLedger
+    >>> ledger = PrivacyLedger(":memory:", dataset="visits", total_epsilon=1.0)
+    >>> first = ledger.claim(0.25, "histogram", key="r1", owner="attempt-1", lease=60.0)
+    >>> first.state, first.fresh, first.held_by("attempt-1"), first.live
+    ('running', True, True, True)
+    >>> second = ledger.claim(0.25, "histogram", key="r1", owner="attempt-2", lease=60.0)
+    >>> second.fresh, second.held_by("attempt-2"), ledger.spent
+    (False, False, 0.25)
     """
 
     state: str
@@ -80,7 +104,21 @@ class Claim:
 
 class LedgerView:
     """A ledger seen through its :meth:`summary` alone (read-only properties derived from one
-    snapshot): what a curator's joint ledger and an analyst's remote ledger provide."""
+    snapshot): what a curator's joint ledger and an analyst's remote ledger provide.
+
+    Examples
+    --------
+    A subclass gives :meth:`summary`; the rest follows from it:
+
+    >>> from dpwidgets.persistence import LedgerView
+    >>> class Fixed(LedgerView):
+    ...     def summary(self, recent=0):
+    ...         return {"total_epsilon": 1.0, "spent": 0.25, "remaining": 0.75, "count": 1,
+    ...                 "recent": []}
+    >>> view = Fixed()
+    >>> view.remaining, view.count, view.history()
+    (0.75, 1, [])
+    """
 
     def summary(self, recent: int = 0) -> dict:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -89,7 +89,23 @@ def begin_immediate(conn: sqlite3.Connection, timeout: float, busy_pragma: str) 
 
 
 class SQLiteBackend:
-    """A ledger file: its path rules, its pragmas, and ``BEGIN IMMEDIATE``."""
+    """A ledger file: its path rules, its pragmas, and ``BEGIN IMMEDIATE``.
+
+    Examples
+    --------
+    The file is created readable by its owner only, and the tables in a write transaction:
+
+    >>> import os, tempfile
+    >>> from dpwidgets.persistence import SQLiteBackend
+    >>> path = os.path.join(tempfile.mkdtemp(), "ledger.sqlite")
+    >>> backend = SQLiteBackend(path, timeout=5.0)
+    >>> backend.persistent, oct(os.stat(path).st_mode & 0o777)
+    (True, '0o600')
+    >>> backend.begin(write=True); backend.create_schema(); backend.commit()
+    >>> backend.execute("SELECT count(*) FROM spends").fetchone()
+    (0,)
+    >>> backend.close()
+    """
 
     persistent: bool
 

@@ -30,7 +30,15 @@ __all__ = ["ReleaseStore", "canonical", "plain"]
 
 
 def plain(value):
-    """A public detail of a result as a JSON-able value (ints stay ints; arrays are copied)."""
+    """A public detail of a result as a JSON-able value (ints stay ints; arrays are copied).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.persistence import plain
+    >>> plain((np.int64(3), np.float32(0.5), "x", None))
+    [3, 0.5, 'x', None]
+    """
     if isinstance(value, np.ndarray):
         return value.copy()
     if isinstance(value, bool | str) or value is None:
@@ -115,12 +123,48 @@ def decode_output(skeleton: str, blob: bytes | None) -> dict:
 
 
 def canonical(params: dict) -> str:
+    """Parameters as one canonical JSON text: keys sorted, no spaces, NumPy scalars as
+    numbers and arrays with their dtype (what release keys and the audit log are made of).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.persistence import canonical
+    >>> canonical({"threshold": np.int64(2), "epsilon": 0.5})
+    '{"epsilon":0.5,"threshold":2}'
+    >>> canonical({"cuts": np.array([0.5, 1.0])})
+    '{"cuts":{"__array__":[0.5,1.0],"dtype":"float64"}}'
+    """
     return json.dumps(to_jsonable(params), sort_keys=True, separators=(",", ":"))
 
 
 class ReleaseStore:
     """Released DP outputs, persisted in a ``releases`` table of the ledger's database: its
-    SQLite file, or its PostgreSQL database for a ``postgresql://`` ledger URL."""
+    SQLite file, or its PostgreSQL database for a ``postgresql://`` ledger URL.
+
+    Examples
+    --------
+    Two stores on one file (two processes) share the secret release keys are made with, and
+    the first output stored under a key is the one every later attempt gets:
+
+    >>> import os, tempfile
+    >>> import numpy as np
+    >>> from dpwidgets.persistence import ReleaseStore
+    >>> path = os.path.join(tempfile.mkdtemp(), "ledger.sqlite")
+    >>> store, other = ReleaseStore(path), ReleaseStore(path)
+    >>> key = store.key('{"mechanism": "svt", "epsilon": 0.5}')
+    >>> other.key('{"mechanism": "svt", "epsilon": 0.5}') == key
+    True
+    >>> row = {"mechanism": "svt", "label": "first", "params": {"epsilon": 0.5},
+    ...        "epsilon": 0.5, "output": {"hits": np.array([1, 4])}, "time": 0.0}
+    >>> store.put("visits", key, row) is row
+    True
+    >>> other.get("visits", key)["output"]["hits"]
+    array([1, 4])
+    >>> other.put("visits", key, {**row, "label": "second"})["label"]
+    'first'
+    >>> store.close(); other.close()
+    """
 
     _SCHEMA = """
     CREATE TABLE IF NOT EXISTS releases (

@@ -136,6 +136,21 @@ class BudgetMeter(anywidget.AnyWidget):
         paid for ("... replayed: free, nothing charged"), or "".
     refresh_seconds : int
         How often the view asks for a refresh while it is on screen.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> session = Session("teaching", seed=0)
+    >>> session.add_dataset("scores", np.arange(20.0), total_epsilon=1.0)
+    >>> meter = session.meter
+    >>> _ = session.release("scores", "svt", epsilon=0.25, threshold=10.0, c=1)
+    >>> budget = meter.budgets[0]
+    >>> budget["dataset"], budget["spent"], budget["remaining"], budget["count"]
+    ('scores', 0.25, 0.75, 1)
+    >>> _ = session.release("scores", "svt", epsilon=0.25, threshold=10.0, c=1)
+    >>> meter.notice
+    'SVT standard c=1: replayed a release already paid for — free, nothing charged.'
     """
 
     #: Releases drawn one by one; earlier ones share one segment, so a redraw costs the same

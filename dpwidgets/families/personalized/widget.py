@@ -159,6 +159,15 @@ class PersonalizedWidget(ReleaseWidget):
         The DP outputs drawn last, by method.
     plans : dict
         The public release plans drawn last, by method.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.widgets import PersonalizedWidget
+    >>> session = Session("teaching", seed=0)
+    >>> widget = PersonalizedWidget(session, n=2000, compare=False, debounce=0)
+    >>> session.datasets, widget.method.value
+    (['census_2000'], 'utility')
     """
 
     def __init__(

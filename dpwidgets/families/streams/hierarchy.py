@@ -89,6 +89,15 @@ class HierarchyWidget(ReleaseWidget):
     One release per parameter set, revealed step by step as for
     :class:`~dpwidgets.families.streams.widget.StreamWidget`: the pruning at step t uses only
     c_t (PRUNE runs per step), and each node's PeGaSus only its unpruned steps up to t.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.widgets import HierarchyWidget
+    >>> session = Session("teaching", seed=0)
+    >>> widget = HierarchyWidget(session, n_states=4, length=50, compare=False, debounce=0)
+    >>> session.datasets, widget.node.value, session.spent("multi_4x50")
+    (['multi_4x50'], 0, 0.1)
     """
 
     mechanism = "hierarchical_pegasus"

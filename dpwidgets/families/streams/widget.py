@@ -179,6 +179,15 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
     part of the PeGaSus release (Chen 2018, Thm 15) and therefore free; LM with the whole ε (the
     text's baseline in Fig. 5.3) is ``session.release(name, "laplace_stream", epsilon=ε)``,
     a release of its own.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.widgets import StreamWidget
+    >>> session = Session("teaching", seed=0)
+    >>> widget = StreamWidget(session, length=512, debounce=0)
+    >>> session.datasets, widget.play.value, session.spent("High_5_512")
+    (['High_5_512'], 512, 0.1)
     """
 
     mechanism = "pegasus"

@@ -56,6 +56,17 @@ class AttackDemo(ReleaseWidget):
         "Small counts" are those <= small_max (Chen 2018, Table 3.3: [0, 5]).
     debounce : float
         Seconds of quiet before recomputing in a kernel.
+
+    Examples
+    --------
+    In a teaching session without a histogram, the Zipf setup is added and attacked once:
+
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.widgets import AttackDemo
+    >>> session = Session("teaching", seed=0)
+    >>> demo = AttackDemo(session, epsilon=0.5, debounce=0)
+    >>> session.datasets, demo.c.value, session.spent("zipf_histogram")
+    (['zipf_histogram'], 10, 0.5)
     """
 
     mechanism = "reconstruction"

@@ -193,6 +193,15 @@ class SyntheticDataWidget(ReleaseWidget):
         live step a baseline's ``mean |Δτ|`` is NaN (measured with the full tables).
     outputs : dict
         The DP outputs drawn last, by method key.
+
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.widgets import SyntheticDataWidget
+    >>> session = Session("teaching", seed=0)
+    >>> widget = SyntheticDataWidget(session, n=2000, compare=False, n_queries=50, debounce=0)
+    >>> session.datasets, widget.method.value, session.spent("us_census_2000")
+    (['us_census_2000'], 'kendall', 1.0)
     """
 
     def __init__(
