@@ -127,32 +127,8 @@ class DatasetConfig:
 
 @dataclass
 class CuratorConfig:
-    """The whole configuration (see the module docstring).
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> import pandas as pd
-    >>> from dpwidgets.curator import load_config
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> pd.DataFrame({"person": [1, 1, 2, 3], "page": [0, 3, 3, 1]}).to_csv(
-    ...     folder / "visits.csv", index=False)
-    >>> _ = (folder / "curator.toml").write_text('''
-    ... [datasets.visits]
-    ... source = "visits.csv"
-    ... unit = "person"
-    ... max_rows = 2
-    ... total_epsilon = 1.0
-    ... columns.page = { kind = "int", domain = [0, 3] }
-    ... views.pages = { kind = "counts", columns = ["page"] }
-    ... ''')
-    >>> config = load_config(folder / "curator.toml")
-    >>> dataset, view = config.view("visits/pages")  # the name analysts see
-    >>> dataset.total_epsilon, view.name, view.stand_in.shape
-    (1.0, 'pages', (4,))
-    >>> config.audit.name, config.audit.parent == config.path.parent  # a default: next to it
-    ('audit.sqlite', True)
-    """
+    """The whole configuration (see the module docstring), as :func:`load_config` reads
+    it (its Examples build one)."""
 
     path: Path
     ledger: str
@@ -318,6 +294,11 @@ def load_config(path: str | os.PathLike) -> CuratorConfig:
     >>> config = load_config(folder / "curator.toml")
     >>> sorted(config.datasets), sorted(config.datasets["visits"].views)
     (['visits'], ['pages'])
+    >>> dataset, view = config.view("visits/pages")  # the name analysts see
+    >>> dataset.total_epsilon, view.name, view.stand_in.shape
+    (1.0, 'pages', (4,))
+    >>> config.audit.name, config.audit.parent == config.path.parent  # a default: next to it
+    ('audit.sqlite', True)
     >>> _ = (folder / "bad.toml").write_text('[datasets.visits]\\nsource = "visits.csv"\\n')
     >>> load_config(folder / "bad.toml")
     Traceback (most recent call last):

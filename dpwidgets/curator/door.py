@@ -346,20 +346,13 @@ class Curator:
     may contribute (``max_rows = 2``):
 
     >>> import pathlib, tempfile
-    >>> import pandas as pd
     >>> from dpwidgets.curator import Curator, load_config
     >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> pd.DataFrame({"person": [1, 1, 2, 3], "page": [0, 3, 3, 1]}).to_csv(
-    ...     folder / "visits.csv", index=False)
-    >>> _ = (folder / "curator.toml").write_text('''
-    ... [datasets.visits]
-    ... source = "visits.csv"
-    ... unit = "person"
-    ... max_rows = 2
-    ... total_epsilon = 1.0
-    ... columns.page = { kind = "int", domain = [0, 3] }
-    ... views.pages = { kind = "counts", columns = ["page"] }
-    ... ''')
+    >>> _ = (folder / "visits.csv").write_text("person,page\\n1,0\\n1,3\\n2,3\\n3,1\\n")
+    >>> _ = (folder / "curator.toml").write_text(
+    ...     '[datasets.visits]\\nsource = "visits.csv"\\nunit = "person"\\nmax_rows = 2\\n'
+    ...     'total_epsilon = 1.0\\ncolumns.page = { kind = "int", domain = [0, 3] }\\n'
+    ...     'views.pages = { kind = "counts", columns = ["page"] }\\n')
     >>> curator = Curator(load_config(folder / "curator.toml"))
     >>> token = curator.analysts.add("alice", {"visits": 0.5})
     >>> name, record, _ = curator.analysts.lookup(token)

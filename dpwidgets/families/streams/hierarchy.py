@@ -94,9 +94,9 @@ class HierarchyWidget(ReleaseWidget):
     --------
     >>> from dpwidgets import Session
     >>> from dpwidgets.widgets import HierarchyWidget
-    >>> session = Session("teaching", seed=0)
-    >>> widget = HierarchyWidget(session, n_states=4, length=50, compare=False, debounce=0)
-    >>> session.datasets, widget.node.value, session.spent("multi_4x50")
+    >>> widget = HierarchyWidget(Session("teaching", seed=0), n_states=4, length=50,
+    ...                          compare=False, debounce=0)
+    >>> widget.session.datasets, widget.node.value, widget.session.spent("multi_4x50")
     (['multi_4x50'], 0, 0.1)
     """
 

@@ -184,9 +184,9 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
     --------
     >>> from dpwidgets import Session
     >>> from dpwidgets.widgets import StreamWidget
-    >>> session = Session("teaching", seed=0)
-    >>> widget = StreamWidget(session, length=512, debounce=0)
-    >>> session.datasets, widget.play.value, session.spent("High_5_512")
+    >>> widget = StreamWidget(Session("teaching", seed=0), length=512, debounce=0)
+    >>> widget.smoother.value = "median"  # post-processing of the one release: free
+    >>> widget.session.datasets, widget.play.value, widget.session.spent("High_5_512")
     (['High_5_512'], 512, 0.1)
     """
 
