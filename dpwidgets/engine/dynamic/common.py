@@ -150,6 +150,46 @@ class _Repeated:
         return _frozen(out)
 
 
+class _Schedule:
+    """The releases of a sampler as they are decided, one time point at a time.
+
+    ``rows`` holds the private histograms in time order, ``which`` the row in force at each
+    time point (-1 before the first release), ``points`` the release points and ``spent`` the
+    budget each time point's release spent."""
+
+    def __init__(self, n_times: int):
+        self.rows: list[np.ndarray] = []
+        self.which = np.zeros(n_times, dtype=int)
+        self.points = np.zeros(n_times, dtype=bool)
+        self.spent = np.zeros(n_times)
+
+    def release(self, t: int, row: np.ndarray, epsilon: float) -> np.ndarray:
+        """Record ``row``, released at time ``t`` with ``epsilon``; return it."""
+        self.rows.append(row)
+        self.points[t], self.spent[t] = True, epsilon
+        self.which[t] = len(self.rows) - 1
+        return row
+
+    def repeat(self, t: int) -> None:
+        """No release at time ``t``: the last release stays in force."""
+        self.which[t] = len(self.rows) - 1
+
+    def releases(self, n_bins: int) -> _Repeated:
+        return _expand(self.rows, self.which, n_bins)
+
+
+def _pid_threshold(current: float, ratio: float, target: float, delta: float,
+                   theta: float) -> float:
+    """DSAT's threshold after one step of its P controller (Li 2017 Alg. 8 lines 6-8).
+
+    The error ``e = ||ratio - target| - delta|/delta`` (eqs. 4.2.2, 4.2.4) gives ``u = theta e``
+    (eq. 4.2.3 with ``theta_P = 1``); the threshold moves down by ``u`` (not below 0) while the
+    release ratio is at most its target, else up (not above 2) (eq. 4.2.5). Public: a
+    function of the release count only."""
+    u = theta * (abs(abs(ratio - target) - delta) / delta)
+    return max(0.0, current - u) if ratio - target <= 0 else min(2.0, current + u)
+
+
 def _expand(rows: list[np.ndarray], which: np.ndarray, n_bins: int) -> _Repeated:
     """The releases of a sampler (:class:`DynamicRelease` builds the ``(N, U)`` array only
     when it is read: a session output needs the ``k`` new histograms alone)."""
