@@ -38,6 +38,7 @@ __all__ = [
     "PriROC",
     "roc_fixed_laplace",
     "ROC_DEFAULTS",
+    "default_depth",
     "fixed_space_levels",
 ]
 
@@ -116,9 +117,39 @@ ROC_DEFAULTS: Mapping[str, str] = MappingProxyType({
 })
 
 
-def _default_s(n: int) -> int:
-    # Chen 2018 §4.3.3: |Θ| = 2^10; Chen et al. 2016 §3.3: the largest 2^s <= n. Both: min(10, floor(log2 n)).
+def default_depth(n: int) -> int:
+    """The text's depth ``s`` of PriROC's thresholds (``2^s`` intervals): ``min(10, floor(log2 n))``,
+    at least 1.
+
+    Chen 2018 §4.3.3 uses ``|Θ| = 2^10``; Chen et al. 2016 §3.3 the largest ``2^s <= n``; the
+    rule takes both. It is the depth of ``defaults="text"`` and of s-RecursiveMedians
+    thresholds in :func:`private_roc_curve` when ``s`` is not given. ``n`` is the public row
+    count, so the depth costs no budget.
+
+    Parameters
+    ----------
+    n : int
+        The public row count (>= 1).
+
+    Returns
+    -------
+    int
+        ``s`` in [1, 10].
+
+    Raises
+    ------
+    ValueError
+        ``n`` not a positive integer.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.diagnostics import default_depth
+    >>> default_depth(1), default_depth(700), default_depth(1024), default_depth(10**6)
+    (1, 9, 10, 10)
+    """
+    n = check_positive_int(n, "n")
     return max(1, min(10, int(math.floor(math.log2(n)))))
+
 
 
 def fixed_space_levels(n: int, epsilon: float) -> int:
@@ -275,7 +306,7 @@ def private_roc_curve(
     if s is not None:
         s = check_positive_int(s, "s", maximum=MAX_LEVELS)
     elif text or thresholds == "recursive_medians":
-        s = _default_s(n)
+        s = default_depth(n)
     else:
         s = fixed_space_levels(n, epsilon)
     publisher = _check_publisher(("dawa" if text else "hb") if publisher is None else publisher, 1)
