@@ -168,6 +168,11 @@ def fixed_space_levels(n: int, epsilon: float) -> int:
     ``n`` is the public row count (declared by the data owner, never ``len(data)``; see
     :func:`public_n`) and ``eps`` is public, so the rule costs no budget and gives the same
     depth on neighbours of any size.
+
+    Examples
+    --------
+    >>> fixed_space_levels(700, 1.0), fixed_space_levels(10**6, 1.0)
+    (4, 8)
     """
     n = check_positive_int(n, "n")
     epsilon = check_epsilon(epsilon)
@@ -291,6 +296,17 @@ def private_roc_curve(
     References
     ----------
     Chen 2018 §4.3.2, Alg. 11-12, Thm 11-12; Chen et al. 2016 §3.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import private_roc_curve
+    >>> rng = np.random.default_rng(0)
+    >>> labels = rng.integers(0, 2, 1000)
+    >>> scores = np.clip(0.3 + 0.4 * labels + rng.normal(0, 0.2, 1000), 0, 1)
+    >>> roc = private_roc_curve(labels, scores, 1.0, rng, n=1000)
+    >>> roc.fpr[[0, -1]], roc.tpr[[0, -1]], round(roc.auc, 1)
+    (array([0., 1.]), array([0., 1.]), 0.9)
     """
     records, lower, upper = _scored_records(labels, scores, "scores", bounds)
     n = public_n(n, records.n, neighbours)
@@ -378,6 +394,17 @@ def roc_fixed_laplace(
     Returned as a :class:`PrivateRoc` with ``strategy="fixed_laplace_baseline"``.
 
     References: Chen 2018 §4.3.2 ("high sensitivity (2|Θ| + 1)"); Chen et al. 2016 §3.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import roc_fixed_laplace
+    >>> rng = np.random.default_rng(0)
+    >>> labels = rng.integers(0, 2, 1000)
+    >>> scores = np.clip(0.3 + 0.4 * labels + rng.normal(0, 0.2, 1000), 0, 1)
+    >>> roc = roc_fixed_laplace(labels, scores, 1.0, rng, n_thresholds=16, n=1000)
+    >>> roc.fpr.size, roc.strategy
+    (17, 'fixed_laplace_baseline')
     """
     from sklearn.isotonic import IsotonicRegression
 

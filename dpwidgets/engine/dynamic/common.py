@@ -29,6 +29,11 @@ def l1_sensitivity(cardinality: int) -> float:
     Adding or removing one record to a histogram of ``m`` records moves its normalisation
     ``H/|H|`` by at most ``2/max(m, m')`` in L1; with every snapshot holding at least ``n - 1``
     records (``n`` public), ``2/(n - 1)`` bounds it.
+
+    Examples
+    --------
+    >>> l1_sensitivity(501)
+    0.004
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     return 2.0 / (cardinality - 1)
@@ -40,6 +45,11 @@ def dsft_k(cardinality: int, n_bins: int, cutoff: int, n_times: int) -> float:
     ``k = min{ cbrt(n^2 (8 Delta^2 + 32 C^2 Delta^2) / (U C^2)), 1 - C/N }``, Delta = 2/(n-1).
     The cap ``1 - C/N`` keeps ``eps2/C >= eps/N`` (a release is never noisier than the
     baseline's); ``C = N`` gives 0 (no budget for decisions).
+
+    Examples
+    --------
+    >>> round(dsft_k(500, 3, 4, 20), 2)
+    0.8
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -61,7 +71,13 @@ def _normalise_release(counts: np.ndarray) -> np.ndarray:
 
 
 def normalised_l1(counts, reference) -> float:
-    """``|| counts/|counts| - reference^+/|reference^+| ||_1`` in [0, 2] (Li 2017 §4.2.1)."""
+    """``|| counts/|counts| - reference^+/|reference^+| ||_1`` in [0, 2] (Li 2017 §4.2.1).
+
+    Examples
+    --------
+    >>> normalised_l1([3, 1], [1, 1])
+    0.5
+    """
     counts = check_finite_array(counts, "counts")
     reference = check_finite_array(reference, "reference")
     if counts.shape != reference.shape:

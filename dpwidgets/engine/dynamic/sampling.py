@@ -85,6 +85,11 @@ def sampling_noise_floor(cardinality: int, n_bins: int) -> float:
     by about ``sum_u (2/sqrt(pi)) sqrt(p_u (1 - p_u)/n)`` in normalised L1 (normal
     approximation of each cell); by Cauchy-Schwarz this is at most ``(2/sqrt(pi)) sqrt(U/n)``,
     reached by the uniform ``p``. A function of the public ``n`` and ``U`` only.
+
+    Examples
+    --------
+    >>> round(sampling_noise_floor(500, 3), 4)
+    0.0874
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -126,6 +131,11 @@ def paced_k(
     on a 20-bin histogram. With ``n`` in the hundreds of thousands the rule above gives the
     floor 0.01 (the text's own Fig. 4.2 finds the best ``k`` between 0.01 and 0.1); for a few
     thousand records it buys decisions that are not pure noise, up to half the budget.
+
+    Examples
+    --------
+    >>> round(paced_k(500, 3, 4, 1.0), 2)
+    0.5
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -417,6 +427,16 @@ def dsft(
     References
     ----------
     Li 2017 §4.2.1, Alg. 7; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Fig. 4.2-4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import dsft
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)  # 20 snapshots of 500 records
+    >>> out = dsft(series, 1.0, 4, 0.05, rng, cardinality=500)
+    >>> out.releases.shape, bool(out.release_points[0]), int(out.release_points.sum()) <= 4
+    ((20, 3), True, True)
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)
@@ -549,6 +569,16 @@ def dsat(
     ----------
     Li 2017 §4.2.2, Alg. 8, eqs. 4.2.2-4.2.5, Fig. 4.1; Table 4.2; Fig. 4.3-4.7. Lyu, Su & Li 2017 §4.2 (SVT
     budget split).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import dsat
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)  # 20 snapshots of 500 records
+    >>> out = dsat(series, 1.0, 4, rng, cardinality=500)
+    >>> out.releases.shape, out.method, int(out.release_points.sum()) <= 4
+    ((20, 3), 'dsat', True)
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)

@@ -111,6 +111,16 @@ def dsat_w_event(
     References
     ----------
     Li 2017 §4.4, Alg. 9; §4.5.3, Fig. 4.8-4.9. Kellaris et al. 2014 (w-event privacy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import dsat_w_event
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
+    >>> out = dsat_w_event(series, 1.0, 10, 2, rng, cardinality=500)  # eps = 1 per 10 points
+    >>> out.method, bool(out.window_epsilons.max() <= 1.0 + 1e-9)
+    ('dsat-w', True)
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)

@@ -257,6 +257,17 @@ def personalized_histogram(
     ----------
     Li 2017 §5.1 (Minimum, Threshold, Def. 5.1.1 Sampling), §5.2 (Def. 5.2.1-5.2.4, Alg. 10-11),
     §5.2.3 (T-round), §5.2.4 (ensemble); Jorgensen, Yu, Cormode, ICDE 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.personalized import personalized_histogram
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.integers(0, 4, 300)
+    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)
+    >>> out = personalized_histogram(values, budgets, 4, value_range=(0, 4), rng=rng)
+    >>> out.method, out.counts.shape
+    ('utility', (4,))
     """
     values = check_finite_array(values, "values")
     budgets = _check_budgets(budgets, values.size)
@@ -424,6 +435,15 @@ def weighted_histogram(
     M. Alaggan, S. Gambs, A.-M. Kermarrec, "Heterogeneous differential privacy", Journal of
     Privacy and Confidentiality 7(2), 2016; Li 2017 §5.1 (the premise that budgets and values
     are independent).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> out = weighted_histogram(rng.integers(0, 4, 300), np.repeat([0.5, 1.0, 2.0], 100), 4,
+    ...                          value_range=(0, 4), rng=rng)
+    >>> out.method, out.counts.shape
+    ('weighted', (4,))
     """
     values = check_finite_array(values, "values")
     budgets = _check_budgets(budgets, values.size)

@@ -81,7 +81,13 @@ class PersonalizedClassifier(_Planned):
 
 
 def misclassification_rate(y_true, y_pred) -> float:
-    """The fraction of tuples that are incorrectly classified (Li 2017 §5.3.1)."""
+    """The fraction of tuples that are incorrectly classified (Li 2017 §5.3.1).
+
+    Examples
+    --------
+    >>> misclassification_rate([0, 1, 1, 0], [0, 1, 0, 0])
+    0.25
+    """
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     if y_true.shape != y_pred.shape or y_true.ndim != 1 or y_true.size == 0:
@@ -230,6 +236,18 @@ def personalized_logistic_regression(
     ----------
     Li 2017 §5.2.2 (eq. 5.2.5), §5.2.4 (majority voting), §5.3.1-5.3.2.3; Jorgensen et al. 2015;
     Chaudhuri, Monteleoni, Sarwate, JMLR 2011 (diffprivlib's LogisticRegression).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.personalized import personalized_logistic_regression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)) / 3
+    >>> y = (X[:, 0] + rng.normal(0, 0.2, 300) > 0).astype(int)
+    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)
+    >>> clf = personalized_logistic_regression(X, y, budgets, "minimum", data_norm=1.0, rng=rng)
+    >>> clf.method, clf.predict(X[:5]).shape
+    ('minimum', (5,))
     """
     X = check_finite_array(X, "X", ndim=2)
     n, d = X.shape

@@ -79,6 +79,11 @@ def wasted_budget(budgets, labels) -> float:
 
     ``labels`` gives each record's partition (any integers); a record labelled ``-1`` is in no
     release and is not counted.
+
+    Examples
+    --------
+    >>> wasted_budget([0.5, 1.0, 2.0], [0, 0, 1])
+    0.25
     """
     budgets = _check_budgets(budgets)
     labels = np.asarray(labels)
@@ -306,6 +311,13 @@ def privacy_aware_partition(
     References
     ----------
     Li 2017 §5.2.1, Alg. 10, eq. (5.2.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> part = privacy_aware_partition(np.repeat([0.5, 1.0, 2.0], 100), min_size=50)
+    >>> part.k, part.sizes, part.epsilons
+    (3, array([100, 100, 100]), array([0.5, 1. , 2. ]))
     """
     return _partition(budgets, "privacy_aware", k=k, min_size=min_size,
                       max_partitions=max_partitions, max_groups=max_groups, utility=None,
@@ -353,6 +365,13 @@ def utility_partition(
     References
     ----------
     Li 2017 §5.2.2, Alg. 11, eq. (5.2.5), (5.2.6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> part = utility_partition(np.repeat([0.5, 1.0, 2.0], 100), "count", min_size=50)
+    >>> part.k, part.sizes, part.epsilons
+    (3, array([100, 100, 100]), array([0.5, 1. , 2. ]))
     """
     _check_utility_options(utility_options)
     return _partition(budgets, "utility", k=k, min_size=min_size, max_partitions=max_partitions,

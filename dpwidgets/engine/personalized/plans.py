@@ -169,6 +169,15 @@ def plan_releases(
     are disjoint (parallel composition); a record in releases at ``e_1, e_2, ...`` over the
     rounds spends ``e_1 + e_2 + ...`` (sequential composition), and each ``e_t`` is the
     minimum left-over budget of its release, so no record spends more than it asked for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.personalized import plan_releases
+    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)  # the public privacy vector
+    >>> plan = plan_releases(budgets, "privacy_aware", min_size=50)
+    >>> len(plan.partitions), plan.epsilons, bool(np.all(plan.enjoyed <= budgets))
+    (3, array([0.5, 1. , 2. ]), True)
     """
     budgets = _check_budgets(budgets)
     method = _check_method(method, HISTOGRAM_METHODS)

@@ -399,6 +399,18 @@ def dpcopula(
     ----------
     Li 2017 Ch. 3: Alg. 1 and 4 (steps), Alg. 2 (DP MLE), Alg. 3 (sampling), Alg. 5 (DP
     Kendall and the repair), Alg. 6 (hybrid), Lemma 3.2.1, Thms 3.2.1-3.2.4, §3.3.2 (k = 8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from dpwidgets.engine.synth import dpcopula
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 20, 500)
+    >>> frame = pd.DataFrame({"a": a, "b": np.clip(a + rng.integers(-2, 3, 500), 0, 19)})
+    >>> out = dpcopula(frame, 1.0, domains={"a": range(20), "b": range(20)}, rng=rng)
+    >>> list(out.data.columns), sorted(out.epsilon_parts), out.correlation.shape
+    (['a', 'b'], ['dependence', 'margins'], (2, 2))
     """
     (epsilon, k, options, hybrid_threshold, n_rows, sample_size, mle_partitions,
      max_partitions, min_support, fit) = _check_options(
