@@ -148,6 +148,23 @@ def _fit_dp_logistic(X, y, epsilon, data_norm, C, max_iter, seed):
             ) from None
 
 
+def _vote_weights(scores: np.ndarray, keep: np.ndarray, ensemble: str,
+                  n_models: int) -> np.ndarray:
+    """The weight of each partition model in the vote (Li 2017 §5.2.4): among the models no
+    other dominates (``keep``), the best alone, an equal vote, or one weighted by the utility
+    ``scores`` (equal when no score is positive); one model has the whole vote."""
+    if n_models == 1:
+        return np.ones(1)
+    if ensemble == "best":
+        weights = np.zeros(n_models)
+        weights[int(np.argmax(np.where(keep, scores, -np.inf)))] = 1.0
+        return weights
+    if ensemble == "vote":
+        return keep / keep.sum()
+    raw = np.where(keep, np.maximum(scores, 0.0), 0.0)
+    return raw / raw.sum() if raw.sum() > 0 else keep / keep.sum()
+
+
 def personalized_logistic_regression(
     X,
     y,
@@ -296,17 +313,7 @@ def personalized_logistic_regression(
     function = UTILITIES[utility] if isinstance(utility, str) else utility
     scores = np.broadcast_to(np.asarray(function(sizes, plan.epsilons, **options), dtype=float),
                              sizes.shape)
-    keep = _pareto_front(sizes, plan.epsilons)
-    if len(models) == 1:
-        weights = np.ones(1)
-    elif ensemble == "best":
-        weights = np.zeros(len(models))
-        weights[int(np.argmax(np.where(keep, scores, -np.inf)))] = 1.0
-    elif ensemble == "vote":
-        weights = keep / keep.sum()
-    else:
-        raw = np.where(keep, np.maximum(scores, 0.0), 0.0)
-        weights = raw / raw.sum() if raw.sum() > 0 else keep / keep.sum()
+    weights = _vote_weights(scores, _pareto_front(sizes, plan.epsilons), ensemble, len(models))
     _enforce_enjoyed(plan.enjoyed, budgets)
     return PersonalizedClassifier(
         models=tuple(models),
