@@ -173,6 +173,18 @@ def _check_order(order, budgets: np.ndarray) -> np.ndarray:
     return order
 
 
+def _utility_cost(function, options: dict, sizes: np.ndarray, low: np.ndarray,
+                  valid: np.ndarray) -> np.ndarray:
+    """``-U(n_i, eps_i)`` of every valid segment (``inf`` elsewhere): the cost Utility
+    partitioning minimises, from each segment's size and smallest budget."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        values = np.asarray(function(np.where(valid, sizes, 1), low, **options), dtype=float)
+    values = np.broadcast_to(values, sizes.shape)
+    if np.any(np.isnan(values[valid])):
+        raise ValueError("utility returned NaN for a valid partition")
+    return np.where(valid, -values, np.inf)
+
+
 def _partition(
     budgets,
     kind: str,
@@ -201,15 +213,8 @@ def _partition(
         raise ValueError(f"k = {k} parts are not possible: only {g} distinct budget group(s) "
                          f"can be cut (max_groups = {max_groups})")
     sizes, low, waste, valid = _segment_costs(sorted_budgets, cuts, min_size)
-    if kind == "privacy_aware":
-        cost = waste
-    else:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            values = np.asarray(function(np.where(valid, sizes, 1), low, **options), dtype=float)
-        values = np.broadcast_to(values, sizes.shape)
-        if np.any(np.isnan(values[valid])):
-            raise ValueError("utility returned NaN for a valid partition")
-        cost = np.where(valid, -values, np.inf)
+    cost = (waste if kind == "privacy_aware"
+            else _utility_cost(function, options, sizes, low, valid))
     best, argbest = _dp_layers(cost, k_max)
     candidates = range(k, k + 1) if k is not None else range(1, k_max + 1)
     selection = np.full(k_max, np.nan)
