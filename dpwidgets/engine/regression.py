@@ -299,6 +299,17 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
     ----------
     Zhang, Zhang, Xiao, Yang & Winslett, "Functional mechanism: regression analysis under
     differential privacy", PVLDB 2012; diffprivlib 0.6 ``LinearRegression``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.regression import dp_linear_regression
+    >>> rng = np.random.default_rng(0)
+    >>> x = rng.uniform(0, 1, 2000)
+    >>> y = 2 * x + 1 + rng.normal(0, 0.1, 2000)
+    >>> fit = dp_linear_regression(x, y, 1.0, (0, 1), (0, 4), rng, n=2000)
+    >>> fit.coef.round(1), round(float(fit.intercept), 1)
+    (array([2.]), 1.0)
     """
     moments = X if isinstance(X, Moments) and y is None else ArrayMoments(*_check_xy(X, y))
     d = moments.d
@@ -433,6 +444,17 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
     ----------
     Chaudhuri, Monteleoni & Sarwate, "Differentially private empirical risk minimization",
     JMLR 2011, Alg. 1, Cor. 8.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.regression import dp_logistic_regression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(2000, 2))
+    >>> y = (X[:, 0] - X[:, 1] + rng.logistic(size=2000) > 0).astype(int)
+    >>> fit = dp_logistic_regression(X, y, 1.0, data_norm=4.0, rng=rng, n=2000)
+    >>> np.sign(fit.coef)
+    array([ 1., -1.])
     """
     sums = X if isinstance(X, LogisticSums) and y is None else None
     if sums is None:

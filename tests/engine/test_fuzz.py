@@ -388,6 +388,7 @@ PLAIN_SPECS: dict[str, Spec] = {
                                            eps=("epsilon",), ints=("n",)),
     "diagnostics.binned_residual_levels": Spec(lambda: {"n": 500, "epsilon": 1.0},
                                                eps=("epsilon",), ints=("n",)),
+    "diagnostics.default_depth": Spec(lambda: {"n": 500}, ints=("n",)),
     "diagnostics.residual_plot_similarity": Spec(
         lambda: {"true_points": _points(), "private_points": _points()}, sizes=("bins",),
         data=("true_points", "private_points")),

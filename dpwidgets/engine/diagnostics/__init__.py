@@ -14,7 +14,8 @@ Where things are
 - :func:`private_roc_curve` (PriROC) — Chen 2018 Alg. 11; :func:`roc_fixed_laplace` is the naive
   Laplace *baseline* the text argues against (sensitivity ``2|Θ|+1``). PriROC's defaults are
   N-FixedSpace thresholds with :func:`fixed_space_levels` intervals and HB (more accurate at
-  the text's sizes); ``defaults="text"`` gives the text's s-RecursiveMedians, ρ = 0.2, DAWA.
+  the text's sizes); ``defaults="text"`` gives the text's s-RecursiveMedians, ρ = 0.2,
+  :func:`default_depth` levels, DAWA.
 - :func:`private_binned_residual_plot` (PriBRP) — Chen 2018 Alg. 13-14: logistic models.
 - Metrics: :func:`residual_plot_similarity` (Sim, §4.2.3), :func:`roc_auc`, :func:`auc_error`,
   :func:`symmetric_difference`, :func:`binned_residuals` (the non-private reference),
@@ -66,115 +67,49 @@ Errata of the texts followed: N0 ≈ θ²·n (Chen et al. 2016 writes θ²/n); A
 most two partitions per level; PriROC's privacy follows from Thm 11 (Thm 12 cites itself).
 """
 
-# The private names that other modules, the tests or the benchmarks use are imported too:
-# dpwidgets.engine.diagnostics was one module, and other modules and the tests import its
-# helpers (_default_s, _publish, _uniform_bin, ...) from here; so are the library names the
-# module held that the tests read (laplace, sparse_vector, _noisy_medians_of_runs). A test that
+# The public names are the submodules', and so is __all__ (a public name is declared once, in
+# its module's __all__). The private names that other modules, the tests or the benchmarks use
+# are imported too: dpwidgets.engine.diagnostics was one module, and other modules and the
+# tests import its helpers (_publish, _uniform_bin, ...) from here; so are the library names
+# the module held that the tests read (laplace, sparse_vector, _noisy_medians_of_runs). A test that
 # patches one of these patches the submodule that looks it up (the package's copy is not what
 # the code calls).
-# ruff: noqa: F401
+# ruff: noqa: F401, F403
 from __future__ import annotations
 
 from ..mechanisms import _noisy_medians_of_runs, laplace
 from ..svt import sparse_vector
-from .binned_residual_plot import (
-    BRP_DEFAULTS,
-    PriBRP,
-    PrivateBinnedResiduals,
-    _adjust_bins,
-    binned_residual_levels,
-    binned_residuals_defaults,
-    private_binned_residual_plot,
+from . import (
+    binned_residual_plot,
+    bounds,
+    checks,
+    metrics,
+    records,
+    recursive_medians,
+    residual_plot,
+    roc,
 )
-from .bounds import (
-    PrivateBounds,
-    private_bounds,
-)
-from .checks import (
-    MAX_DOUBLINGS,
-    MAX_GRID,
-    MAX_LEVELS,
-    MAX_METRIC_BINS,
-    MAX_THRESHOLDS,
-    NEIGHBOURS,
-    _publish,
-    public_n,
-)
-from .metrics import (
-    SimilarityReference,
-    auc_error,
-    binned_residuals,
-    discriminatory_power,
-    regret,
-    residual_plot_similarity,
-    roc_auc,
-    shape_distance,
-    similarity_reference,
-    symmetric_difference,
-)
-from .records import (
-    ArrayRecords,
-    Records,
-    _fixed_interval_index,
-    _interval_index,
-    _uniform_bin,
-)
-from .recursive_medians import (
-    _median_cost_factor,
-    median_budget,
-    s_recursive_medians,
-)
-from .residual_plot import (
-    PriRP,
-    PrivateResidualPlot,
-    private_residual_plot,
-    residual_plot_defaults,
-)
-from .roc import (
-    ROC_DEFAULTS,
-    PriROC,
-    PrivateRoc,
-    _default_s,
-    fixed_space_levels,
-    private_roc_curve,
-    roc_fixed_laplace,
-)
+from .binned_residual_plot import *
+from .binned_residual_plot import _adjust_bins, binned_residuals_defaults
+from .bounds import *
+from .checks import *
+from .checks import _publish, public_n
+from .metrics import *
+from .records import *
+from .records import _fixed_interval_index, _interval_index, _uniform_bin
+from .recursive_medians import *
+from .recursive_medians import _median_cost_factor
+from .residual_plot import *
+from .residual_plot import residual_plot_defaults
+from .roc import *
 
 __all__ = [
-    "Records",
-    "ArrayRecords",
-    "NEIGHBOURS",
-    "PrivateBounds",
-    "PrivateResidualPlot",
-    "PrivateRoc",
-    "PrivateBinnedResiduals",
-    "private_bounds",
-    "private_residual_plot",
-    "PriRP",
-    "s_recursive_medians",
-    "private_roc_curve",
-    "PriROC",
-    "roc_fixed_laplace",
-    "ROC_DEFAULTS",
-    "BRP_DEFAULTS",
-    "binned_residual_levels",
-    "fixed_space_levels",
-    "private_binned_residual_plot",
-    "PriBRP",
-    "residual_plot_similarity",
-    "SimilarityReference",
-    "similarity_reference",
-    "roc_auc",
-    "auc_error",
-    "symmetric_difference",
-    "binned_residuals",
-    "shape_distance",
-    "regret",
-    "discriminatory_power",
-    "MAX_DOUBLINGS",
-    "MAX_GRID",
-    "MAX_LEVELS",
-    "median_budget",
-    "MAX_THRESHOLDS",
-    "MAX_METRIC_BINS",
+    *records.__all__,
+    *checks.__all__,
+    *bounds.__all__,
+    *residual_plot.__all__,
+    *recursive_medians.__all__,
+    *roc.__all__,
+    *binned_residual_plot.__all__,
+    *metrics.__all__,
 ]

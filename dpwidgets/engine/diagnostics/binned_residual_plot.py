@@ -136,6 +136,11 @@ def binned_residual_levels(n: int, epsilon: float, defaults: str = "dpwidgets") 
     told from a correct one; fewer, larger bins keep the shape a misspecification draws and
     lose the noise. The benchmark ``benchmarks/diagnostics_brp_separation.py`` measures both
     rules. ``n`` and ε are public, so the rule costs no budget.
+
+    Examples
+    --------
+    >>> binned_residual_levels(2000, 1.0), binned_residual_levels(2000, 1.0, defaults="text")
+    (3, 5)
     """
     n = check_positive_int(n, "n")
     epsilon = check_epsilon(epsilon)
@@ -255,6 +260,17 @@ def private_binned_residual_plot(
     References
     ----------
     Chen 2018 §4.4.2, Alg. 12-14, eq. 4.8-4.12, Thm 13-14.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import private_binned_residual_plot
+    >>> rng = np.random.default_rng(0)
+    >>> p = rng.uniform(0, 1, 2000)
+    >>> y = (rng.uniform(0, 1, 2000) < p).astype(int)
+    >>> brp = private_binned_residual_plot(y, p, 1.0, rng, n=2000)
+    >>> brp.mean_predicted.size == brp.bins.size - 1, sorted(brp.epsilon_parts)
+    (True, ['adjust', 'averages', 'bins'])
     """
     records, _, _ = _scored_records(labels, probabilities, "probabilities")
     factor = _check_neighbours(neighbours)

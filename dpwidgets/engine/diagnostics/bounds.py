@@ -156,6 +156,15 @@ def private_bounds(
     References
     ----------
     Chen 2018 §4.2.2, Alg. 10, Thm 9; Chen et al. 2016 §4.2.1, Alg. 2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import private_bounds
+    >>> rng = np.random.default_rng(0)
+    >>> b = private_bounds(rng.normal(0, 3, 1000), 1.0, rng=rng, n=1000)
+    >>> b.lower, b.upper, b.doublings
+    (-8.0, 8.0, 3)
     """
     x = check_finite_array(values, "values")
     epsilon = check_epsilon(epsilon)

@@ -42,7 +42,13 @@ def median_budget(epsilon1: float, s: int, neighbours: str = "replace-one",
 
     Raises ``ValueError`` naming ``epsilon`` when it is too small for the floating-point-safe
     median (its alpha must exceed ``2 MEDIAN_SLACK`` ≈ 1.2e-7), in either mode, so that the
-    door refuses such a request before it charges anything."""
+    door refuses such a request before it charges anything.
+
+    Examples
+    --------
+    >>> median_budget(0.2, 4), median_budget(0.2, 4, "add/remove")
+    (0.025, 0.05)
+    """
     epsilon1 = check_epsilon(epsilon1, "epsilon1")
     s = check_positive_int(s, "s", maximum=MAX_LEVELS)
     factor = _check_neighbours(neighbours)  # 2 medians per level may change under replace-one
@@ -138,6 +144,14 @@ def s_recursive_medians(
     References
     ----------
     Chen 2018 §4.3.2, Alg. 12, eq. 4.6, Thm 11; Chen et al. 2016 §3.2.1, Alg. 1; Nissim, Raskhodnikova, Smith 2007.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import s_recursive_medians
+    >>> rng = np.random.default_rng(0)
+    >>> np.round(s_recursive_medians(rng.uniform(0, 1, 1000), 1.0, 2, rng=rng), 1)
+    array([0.3, 0.5, 0.8])
     """
     x = check_finite_array(values, "values")
     epsilon = check_epsilon(epsilon)

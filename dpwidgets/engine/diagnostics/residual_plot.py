@@ -203,6 +203,17 @@ def private_residual_plot(
     References
     ----------
     Chen 2018 §4.2.2, Alg. 9-10, Thm 9-10; Chen et al. 2016 §4.2; Li, Hay, Miklau, Wang 2014 (DAWA).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import private_residual_plot
+    >>> rng = np.random.default_rng(0)
+    >>> predicted = rng.uniform(0, 10, 2000)
+    >>> residuals = rng.normal(0, 1, 2000)
+    >>> plot = private_residual_plot(predicted, residuals, 1.0, rng, n=2000)
+    >>> plot.points.shape[1], plot.counts.shape, round(sum(plot.epsilon_parts.values()), 6)
+    (2, (12, 12), 1.0)
     """
     if isinstance(predicted, Records) and residuals is None:
         records = predicted

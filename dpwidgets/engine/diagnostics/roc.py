@@ -38,6 +38,7 @@ __all__ = [
     "PriROC",
     "roc_fixed_laplace",
     "ROC_DEFAULTS",
+    "default_depth",
     "fixed_space_levels",
 ]
 
@@ -116,9 +117,39 @@ ROC_DEFAULTS: Mapping[str, str] = MappingProxyType({
 })
 
 
-def _default_s(n: int) -> int:
-    # Chen 2018 §4.3.3: |Θ| = 2^10; Chen et al. 2016 §3.3: the largest 2^s <= n. Both: min(10, floor(log2 n)).
+def default_depth(n: int) -> int:
+    """The text's depth ``s`` of PriROC's thresholds (``2^s`` intervals): ``min(10, floor(log2 n))``,
+    at least 1.
+
+    Chen 2018 §4.3.3 uses ``|Θ| = 2^10``; Chen et al. 2016 §3.3 the largest ``2^s <= n``; the
+    rule takes both. It is the depth of ``defaults="text"`` and of s-RecursiveMedians
+    thresholds in :func:`private_roc_curve` when ``s`` is not given. ``n`` is the public row
+    count, so the depth costs no budget.
+
+    Parameters
+    ----------
+    n : int
+        The public row count (>= 1).
+
+    Returns
+    -------
+    int
+        ``s`` in [1, 10].
+
+    Raises
+    ------
+    ValueError
+        ``n`` not a positive integer.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.diagnostics import default_depth
+    >>> default_depth(1), default_depth(700), default_depth(1024), default_depth(10**6)
+    (1, 9, 10, 10)
+    """
+    n = check_positive_int(n, "n")
     return max(1, min(10, int(math.floor(math.log2(n)))))
+
 
 
 def fixed_space_levels(n: int, epsilon: float) -> int:
@@ -137,6 +168,11 @@ def fixed_space_levels(n: int, epsilon: float) -> int:
     ``n`` is the public row count (declared by the data owner, never ``len(data)``; see
     :func:`public_n`) and ``eps`` is public, so the rule costs no budget and gives the same
     depth on neighbours of any size.
+
+    Examples
+    --------
+    >>> fixed_space_levels(700, 1.0), fixed_space_levels(10**6, 1.0)
+    (4, 8)
     """
     n = check_positive_int(n, "n")
     epsilon = check_epsilon(epsilon)
@@ -260,6 +296,17 @@ def private_roc_curve(
     References
     ----------
     Chen 2018 §4.3.2, Alg. 11-12, Thm 11-12; Chen et al. 2016 §3.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import private_roc_curve
+    >>> rng = np.random.default_rng(0)
+    >>> labels = rng.integers(0, 2, 1000)
+    >>> scores = np.clip(0.3 + 0.4 * labels + rng.normal(0, 0.2, 1000), 0, 1)
+    >>> roc = private_roc_curve(labels, scores, 1.0, rng, n=1000)
+    >>> roc.fpr[[0, -1]], roc.tpr[[0, -1]], round(roc.auc, 1)
+    (array([0., 1.]), array([0., 1.]), 0.9)
     """
     records, lower, upper = _scored_records(labels, scores, "scores", bounds)
     n = public_n(n, records.n, neighbours)
@@ -275,7 +322,7 @@ def private_roc_curve(
     if s is not None:
         s = check_positive_int(s, "s", maximum=MAX_LEVELS)
     elif text or thresholds == "recursive_medians":
-        s = _default_s(n)
+        s = default_depth(n)
     else:
         s = fixed_space_levels(n, epsilon)
     publisher = _check_publisher(("dawa" if text else "hb") if publisher is None else publisher, 1)
@@ -347,6 +394,17 @@ def roc_fixed_laplace(
     Returned as a :class:`PrivateRoc` with ``strategy="fixed_laplace_baseline"``.
 
     References: Chen 2018 §4.3.2 ("high sensitivity (2|Θ| + 1)"); Chen et al. 2016 §3.2.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.diagnostics import roc_fixed_laplace
+    >>> rng = np.random.default_rng(0)
+    >>> labels = rng.integers(0, 2, 1000)
+    >>> scores = np.clip(0.3 + 0.4 * labels + rng.normal(0, 0.2, 1000), 0, 1)
+    >>> roc = roc_fixed_laplace(labels, scores, 1.0, rng, n_thresholds=16, n=1000)
+    >>> roc.fpr.size, roc.strategy
+    (17, 'fixed_laplace_baseline')
     """
     from sklearn.isotonic import IsotonicRegression
 

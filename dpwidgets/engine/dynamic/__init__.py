@@ -125,81 +125,29 @@ Kellaris, Papadopoulos, Xiao, Papadias 2014, "Differentially private event seque
 infinite streams", PVLDB 7(12) (w-event privacy, BD, BA). Lyu, Su, Li 2017 (Lyu, Su & Li 2017; SVT).
 """
 
-# dpwidgets.engine.dynamic was one module: its public names are imported from the submodules
-# (no other module, test or benchmark uses one of its private names).
-# ruff: noqa: F401
+# dpwidgets.engine.dynamic was one module: its public names are imported from the submodules,
+# and its __all__ is theirs (a public name is declared once, in its module's __all__); no other
+# module, test or benchmark uses one of its private names.
+# ruff: noqa: F401, F403
 from __future__ import annotations
 
-from .baselines import (
-    budget_absorption_release,
-    budget_distribution_release,
-    fixed_sampling_release,
-    uniform_budget_release,
-)
-from .checks import (
-    ORDER_DEPENDENT_PUBLISHERS,
-    PUBLISHER_RULE,
-)
-from .common import (
-    dsft_k,
-    l1_sensitivity,
-    normalised_l1,
-)
-from .constants import (
-    DSAT_DEFAULTS,
-    MAX_QUERIES,
-    MAX_WINDOW,
-    NEIGHBOURS,
-)
-from .quality import (
-    empirical_update_rate,
-    random_range_queries,
-    range_query_error,
-    update_ratio,
-)
-from .result import (
-    DynamicRelease,
-)
-from .sampling import (
-    DSAT,
-    DSAT_VARIANTS,
-    DSFT,
-    PACED_DEFAULTS,
-    dsat,
-    dsft,
-    paced_k,
-    sampling_noise_floor,
-)
-from .w_event import (
-    dsat_w_event,
-)
+from . import baselines, checks, common, constants, quality, result, sampling, w_event
+from .baselines import *
+from .checks import *
+from .common import *
+from .constants import *
+from .quality import *
+from .result import *
+from .sampling import *
+from .w_event import *
 
 __all__ = [
-    "NEIGHBOURS",
-    "MAX_WINDOW",
-    "MAX_QUERIES",
-    "DSAT_DEFAULTS",
-    "DynamicRelease",
-    "dsft",
-    "dsat",
-    "dsat_w_event",
-    "DSFT",
-    "DSAT",
-    "uniform_budget_release",
-    "fixed_sampling_release",
-    "budget_distribution_release",
-    "budget_absorption_release",
-    "dsft_k",
-    "paced_k",
-    "sampling_noise_floor",
-    "DSAT_VARIANTS",
-    "PACED_DEFAULTS",
-    "ORDER_DEPENDENT_PUBLISHERS",
-    "PUBLISHER_RULE",
-    "l1_sensitivity",
-    "normalised_l1",
-    "random_range_queries",
-    "range_query_error",
-    "update_ratio",
-    "empirical_update_rate",
+    *constants.__all__,
+    *result.__all__,
+    *sampling.__all__,
+    *w_event.__all__,
+    *baselines.__all__,
+    *common.__all__,
+    *checks.__all__,
+    *quality.__all__,
 ]

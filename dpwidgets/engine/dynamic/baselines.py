@@ -74,8 +74,7 @@ def uniform_budget_release(
         :func:`.histograms.publish` method (default ``"identity"``) or ``"auto"``; see
         :func:`dsft`.
     shape : sequence of int, optional
-        The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
-        only to choose the publisher (see ``publisher``). Default: not given.
+        As for :func:`dsft`.
 
     Returns
     -------
@@ -96,6 +95,16 @@ def uniform_budget_release(
     References
     ----------
     Li 2017 §4.1.4 ("Baseline method").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import uniform_budget_release
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
+    >>> out = uniform_budget_release(series, 1.0, rng)
+    >>> out.releases.shape, float(out.release_epsilons[0])
+    ((20, 3), 0.05)
     """
     series = _check_series(histograms)
     epsilon = check_epsilon(epsilon)
@@ -130,8 +139,7 @@ def fixed_sampling_release(
     publisher : str
         As for :func:`uniform_budget_release`.
     shape : sequence of int, optional
-        The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
-        only to choose the publisher (see ``publisher``). Default: not given.
+        As for :func:`dsft`.
 
     Returns
     -------
@@ -152,6 +160,16 @@ def fixed_sampling_release(
     References
     ----------
     Li 2017 §4.1.4 ("Fixed-sampling method"); Fig. 4.4-4.7 ("fixed").
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import fixed_sampling_release
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
+    >>> out = fixed_sampling_release(series, 1.0, 4, rng)
+    >>> np.flatnonzero(out.release_points)
+    array([ 0,  5, 10, 15])
     """
     series = _check_series(histograms)
     epsilon = check_epsilon(epsilon)
@@ -250,8 +268,7 @@ _KELLARIS_DOC = """
         :func:`.histograms.publish` method (default ``"identity"``, as in Kellaris et al.) or
         ``"auto"``; see :func:`dsft`.
     shape : sequence of int, optional
-        The public attribute domains of one snapshot (product U), e.g. ``(96, 12, 3)``; used
-        only to choose the publisher (see ``publisher``). Default: not given.
+        As for :func:`dsft`.
 
     Returns
     -------
@@ -276,6 +293,19 @@ _KELLARIS_DOC = """
     ----------
     Kellaris, Papadopoulos, Xiao, Papadias 2014, PVLDB 7(12), §4 (BD, BA);
     Li 2017 §4.1.4, §4.5.3, Fig. 4.8-4.9.
+    """
+
+
+_KELLARIS_EXAMPLE = """
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import {function}
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
+    >>> out = {function}(series, 1.0, 5, rng)  # eps = 1 per window of 5 points
+    >>> out.method, bool(out.window_epsilons.max() <= 1.0 + 1e-9)
+    ('{method}', True)
     """
 
 
@@ -319,6 +349,7 @@ budget_distribution_release.__doc__ = (
     left, ``eps_i = (eps/2 - sum of the last w-1 publication budgets) / 2`` (exponentially
     decreasing); publish ``c_i + Lap(1/eps_i)`` when the private dissimilarity exceeds the
     expected noise ``1/eps_i``, else repeat the last release.""" + _KELLARIS_DOC
+    + _KELLARIS_EXAMPLE.format(function="budget_distribution_release", method="bd")
 )
 budget_absorption_release.__doc__ = (
     """Budget Absorption (BA) under w-event privacy (Kellaris et al. 2014).
@@ -327,4 +358,5 @@ budget_absorption_release.__doc__ = (
     of the points skipped since the end of the last nullified stretch (at most ``w`` of them)
     and then nullifies as many following points as it absorbed (minus its own); a point
     publishes when the private dissimilarity exceeds ``1/eps_i``.""" + _KELLARIS_DOC
+    + _KELLARIS_EXAMPLE.format(function="budget_absorption_release", method="ba")
 )

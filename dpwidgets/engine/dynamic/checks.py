@@ -158,12 +158,14 @@ def _check_publisher(publisher, n_bins: int | None = None, shape=None) -> tuple[
     return name, info
 
 
-def _check_burn_in(burn_in, n_times: int) -> int:
+def _check_burn_in(burn_in, n_times: int, what: str = "N") -> int:
+    """DSAT's burn-in ``M``: default ``max(1, round(0.02 n_times))``, below ``n_times`` (the
+    series length N, or the window w of w-event DSAT; a window of 1 still allows M = 1)."""
     if burn_in is None:
         return max(1, int(round(0.02 * n_times)))
     burn_in = check_positive_int(burn_in, "burn_in", minimum=1)
-    if burn_in >= n_times:
-        raise ValueError(f"burn_in (M) must be smaller than N = {n_times}, got {burn_in}")
+    if burn_in >= max(n_times, 2):
+        raise ValueError(f"burn_in (M) must be smaller than {what} = {n_times}, got {burn_in}")
     return burn_in
 
 

@@ -29,6 +29,11 @@ def l1_sensitivity(cardinality: int) -> float:
     Adding or removing one record to a histogram of ``m`` records moves its normalisation
     ``H/|H|`` by at most ``2/max(m, m')`` in L1; with every snapshot holding at least ``n - 1``
     records (``n`` public), ``2/(n - 1)`` bounds it.
+
+    Examples
+    --------
+    >>> l1_sensitivity(501)
+    0.004
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     return 2.0 / (cardinality - 1)
@@ -40,6 +45,11 @@ def dsft_k(cardinality: int, n_bins: int, cutoff: int, n_times: int) -> float:
     ``k = min{ cbrt(n^2 (8 Delta^2 + 32 C^2 Delta^2) / (U C^2)), 1 - C/N }``, Delta = 2/(n-1).
     The cap ``1 - C/N`` keeps ``eps2/C >= eps/N`` (a release is never noisier than the
     baseline's); ``C = N`` gives 0 (no budget for decisions).
+
+    Examples
+    --------
+    >>> round(dsft_k(500, 3, 4, 20), 2)
+    0.8
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -61,7 +71,13 @@ def _normalise_release(counts: np.ndarray) -> np.ndarray:
 
 
 def normalised_l1(counts, reference) -> float:
-    """``|| counts/|counts| - reference^+/|reference^+| ||_1`` in [0, 2] (Li 2017 §4.2.1)."""
+    """``|| counts/|counts| - reference^+/|reference^+| ||_1`` in [0, 2] (Li 2017 §4.2.1).
+
+    Examples
+    --------
+    >>> normalised_l1([3, 1], [1, 1])
+    0.5
+    """
     counts = check_finite_array(counts, "counts")
     reference = check_finite_array(reference, "reference")
     if counts.shape != reference.shape:
@@ -148,6 +164,46 @@ class _Repeated:
             (self.which.size, self.rows.shape[1]))
         out[self.which < 0] = 0.0
         return _frozen(out)
+
+
+class _Schedule:
+    """The releases of a sampler as they are decided, one time point at a time.
+
+    ``rows`` holds the private histograms in time order, ``which`` the row in force at each
+    time point (-1 before the first release), ``points`` the release points and ``spent`` the
+    budget each time point's release spent."""
+
+    def __init__(self, n_times: int):
+        self.rows: list[np.ndarray] = []
+        self.which = np.zeros(n_times, dtype=int)
+        self.points = np.zeros(n_times, dtype=bool)
+        self.spent = np.zeros(n_times)
+
+    def release(self, t: int, row: np.ndarray, epsilon: float) -> np.ndarray:
+        """Record ``row``, released at time ``t`` with ``epsilon``; return it."""
+        self.rows.append(row)
+        self.points[t], self.spent[t] = True, epsilon
+        self.which[t] = len(self.rows) - 1
+        return row
+
+    def repeat(self, t: int) -> None:
+        """No release at time ``t``: the last release stays in force."""
+        self.which[t] = len(self.rows) - 1
+
+    def releases(self, n_bins: int) -> _Repeated:
+        return _expand(self.rows, self.which, n_bins)
+
+
+def _pid_threshold(current: float, ratio: float, target: float, delta: float,
+                   theta: float) -> float:
+    """DSAT's threshold after one step of its P controller (Li 2017 Alg. 8 lines 6-8).
+
+    The error ``e = ||ratio - target| - delta|/delta`` (eqs. 4.2.2, 4.2.4) gives ``u = theta e``
+    (eq. 4.2.3 with ``theta_P = 1``); the threshold moves down by ``u`` (not below 0) while the
+    release ratio is at most its target, else up (not above 2) (eq. 4.2.5). Public: a
+    function of the release count only."""
+    u = theta * (abs(abs(ratio - target) - delta) / delta)
+    return max(0.0, current - u) if ratio - target <= 0 else min(2.0, current + u)
 
 
 def _expand(rows: list[np.ndarray], which: np.ndarray, n_bins: int) -> _Repeated:

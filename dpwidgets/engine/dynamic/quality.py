@@ -31,6 +31,13 @@ def random_range_queries(shape, n_queries: int, rng: np.random.Generator | None 
     Returns
     -------
     (lo, hi) : two int arrays of shape (n_queries, len(shape)), half-open per dimension.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> lo, hi = random_range_queries((3, 4), 5, np.random.default_rng(0))
+    >>> lo.shape, bool(np.all(lo < hi))
+    ((5, 2), True)
     """
     try:
         cells = math.prod(int(s) for s in np.atleast_1d(shape))
@@ -95,6 +102,16 @@ def range_query_error(
     -----
     Not private: it reads the true histograms (an evaluation measure, teaching mode only).
     Vectorised through prefix sums of ``released - true`` and a sparse corner matrix.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import uniform_budget_release
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
+    >>> out = uniform_budget_release(series, 1.0, rng)
+    >>> round(range_query_error(series, out.releases, 50, rng), 1)
+    27.7
     """
     true = _check_float_series(true, "true")
     released = _check_float_series(released, "released")
@@ -132,7 +149,13 @@ def _check_float_series(values, name: str) -> np.ndarray:
 
 
 def update_ratio(release_points) -> np.ndarray:
-    """``C_i / i``: releases up to and including time ``i``, over ``i`` (Li 2017 Def. 4.2.1)."""
+    """``C_i / i``: releases up to and including time ``i``, over ``i`` (Li 2017 Def. 4.2.1).
+
+    Examples
+    --------
+    >>> update_ratio([True, False, True, False])
+    array([1.        , 0.5       , 0.66666667, 0.5       ])
+    """
     points = np.asarray(release_points)
     if points.ndim != 1 or points.size == 0 or points.dtype != bool:
         raise ValueError("release_points must be a non-empty 1-D boolean array")
@@ -146,6 +169,11 @@ def empirical_update_rate(histograms) -> np.ndarray:
     (Li 2017 §4.5.1, ``m ~ N(r|D|/2, sigma^2)``); a replaced tuple that lands in the cell it left
     cancels, so this is a lower bound on ``r`` that is close to it when the bins are many.
     Not private (reads the true histograms).
+
+    Examples
+    --------
+    >>> empirical_update_rate([[5, 5], [4, 6], [4, 6]])
+    array([0.2, 0. ])
     """
     series = _check_series(histograms, min_times=2)
     totals = series.sum(axis=1)

@@ -26,10 +26,11 @@ from .checks import (
 )
 from .common import (
     _Distances,
-    _expand,
     _normalise_release,
     _parts,
+    _pid_threshold,
     _publisher_call,
+    _Schedule,
     _svt,
     _user_guarantee,
     dsft_k,
@@ -84,6 +85,11 @@ def sampling_noise_floor(cardinality: int, n_bins: int) -> float:
     by about ``sum_u (2/sqrt(pi)) sqrt(p_u (1 - p_u)/n)`` in normalised L1 (normal
     approximation of each cell); by Cauchy-Schwarz this is at most ``(2/sqrt(pi)) sqrt(U/n)``,
     reached by the uniform ``p``. A function of the public ``n`` and ``U`` only.
+
+    Examples
+    --------
+    >>> round(sampling_noise_floor(500, 3), 4)
+    0.0874
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -125,6 +131,11 @@ def paced_k(
     on a 20-bin histogram. With ``n`` in the hundreds of thousands the rule above gives the
     floor 0.01 (the text's own Fig. 4.2 finds the best ``k`` between 0.01 and 0.1); for a few
     thousand records it buys decisions that are not pure noise, up to half the budget.
+
+    Examples
+    --------
+    >>> round(paced_k(500, 3, 4, 1.0), 2)
+    0.5
     """
     cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
     n_bins = check_positive_int(n_bins, "n_bins")
@@ -170,110 +181,117 @@ def _distance_sampling(
 ) -> DynamicRelease:
     """DSFT (``controller="fixed"``), DSAT as printed (``"text"``) and paced DSAT (``"paced"``)."""
     n_times, n_bins = series.shape
-    delta_l1 = 2.0 / (cardinality - 1)
-    # Each normalised snapshot moves by at most Delta; a distance between two snapshots by 2 Delta.
-    sensitivity = delta_l1 * (2.0 if reference == "snapshot" else 1.0)
     paced = controller == "paced"
     scale = _paced_scale(threshold, cardinality, n_bins) if paced else threshold
-    decision_ratio, k, k_rule = _decision_split(
-        controller, paced, cutoff, n_times, n_bins, k, decision_ratio, cardinality, epsilon,
-        threshold, reference,
-    )
-    eps1 = k * epsilon
-    eps2 = epsilon - eps1
+    plan = _sampling_plan(controller, cutoff, n_times, n_bins, k, decision_ratio, cardinality,
+                          epsilon, threshold, reference)
+    eps1, eps2 = plan["epsilon1"], plan["epsilon2"]
     per_release = eps2 / cutoff
     release = _publisher_call(publisher)
     target = cutoff / n_times
-    svt_c = max(cutoff - 1, 1)
 
-    rows: list[np.ndarray] = []  # the private histograms, in time order
-    which = np.zeros(n_times, dtype=int)  # the row in force at each time point
-    points = np.zeros(n_times, dtype=bool)
-    spent = np.zeros(n_times)
+    schedule = _Schedule(n_times)
     thresholds = np.full(n_times, scale if paced else threshold)
     # Decisions: standard SVT, c = C - 1 ⊤ answers (departure 1 in the module docstring).
-    svt = _svt(scale, eps1, svt_c, sensitivity, decision_ratio, rng) if eps1 > 0 else None
+    svt = (_svt(scale, eps1, plan["svt_c"], plan["sensitivity"], plan["decision_ratio"], rng)
+           if eps1 > 0 else None)
     totals = series.sum(axis=1).astype(float)
     distance_to = _Distances(series, totals)
 
-    def reference_of(t: int, released: np.ndarray) -> np.ndarray:
-        return series[t] / totals[t] if reference == "snapshot" else _normalise_release(released)
+    def release_at(t: int, budget: float) -> None:
+        last = schedule.release(t, release(series[t], budget, rng), budget)
+        distance_to.reset(series[t] / totals[t] if reference == "snapshot"
+                          else _normalise_release(last))
 
     # Alg. 7 lines 3-4: release D_1 with eps2/C.
-    rows.append(last := release(series[0], per_release, rng))
-    distance_to.reset(reference_of(0, last))
-    points[0], spent[0], count = True, per_release, 1
+    release_at(0, per_release)
+    count = 1
     t_now = threshold
     for t in range(1, n_times):
         i = t + 1  # the text's 1-based time
         if paced:
             # Public: the release count's lag behind the schedule 0.5 + C t / N.
-            # The cap 2 is reached well before exp() overflows: compare exponents first.
-            lag = gain * (count - 0.5 - target * t)
-            t_now = 2.0 if lag > math.log(2.0 / scale) + 1.0 else min(2.0, scale * math.exp(lag))
+            t_now = _paced_threshold(scale, gain * (count - 0.5 - target * t))
         thresholds[t] = t_now
         if count < cutoff and t == n_times - 1:
             # Alg. 7 line 10 / Alg. 8 line 14: the last time point spends what is left.
-            remaining = eps2 - math.fsum(spent)
-            rows.append(release(series[t], remaining, rng))
-            which[t] = len(rows) - 1
-            points[t], spent[t] = True, remaining
+            remaining = eps2 - math.fsum(schedule.spent)
+            schedule.release(t, release(series[t], remaining, rng), remaining)
             break
         if count >= cutoff or (controller != "fixed" and i <= burn_in):
             # Alg. 7 line 6 / Alg. 8 lines 2, 4: repeat the last release.
-            which[t] = len(rows) - 1
+            schedule.repeat(t)
             continue
         if controller == "text":
-            # Alg. 8 lines 6-8 (P term of eq. 4.2.3 with theta_P = 1): only the public count.
-            ratio = count / i
-            e = abs(abs(ratio - target) - delta) / delta
-            u = theta * e
-            t_now = max(0.0, t_now - u) if ratio - target <= 0 else min(2.0, t_now + u)
-            thresholds[t] = t_now
-        if svt is None:  # k = 0 (C = N): every point is a release point
-            above = True
-        else:
-            above = bool(svt.query(distance_to(t), threshold=t_now))
-        if above:  # Alg. 7 line 8 / Alg. 8 line 10
-            rows.append(last := release(series[t], per_release, rng))
-            distance_to.reset(reference_of(t, last))
-            points[t], spent[t] = True, per_release
+            # Alg. 8 lines 6-8: only the public count.
+            t_now = thresholds[t] = _pid_threshold(t_now, count / i, target, delta, theta)
+        # k = 0 (C = N, no SVT): every point is a release point.
+        if svt is None or svt.query(distance_to(t), threshold=t_now):
+            release_at(t, per_release)  # Alg. 7 line 8 / Alg. 8 line 10
             count += 1
-        which[t] = len(rows) - 1  # Alg. 7 line 9 / Alg. 8 line 12: else repeat the last one
+        else:
+            schedule.repeat(t)  # Alg. 7 line 9 / Alg. 8 line 12: repeat the last one
 
-    parts = _parts(epsilon, decision=eps1, release=eps2)
     details: dict[str, Any] = {
-        "k": k,
-        "k_rule": k_rule,
-        "epsilon1": eps1,
-        "epsilon2": eps2,
-        "sensitivity": sensitivity,
-        "cardinality": cardinality,
-        "release_scale": 1.0 / per_release,
-        "svt_c": svt_c,
-        "decision_ratio": decision_ratio,
+        **plan,
         "threshold_scale": svt.noise.threshold_scale if svt else None,
         "query_scale": svt.noise.query_scale if svt else None,
         "initial_threshold": threshold,
         "reference": reference,
         **(choice or {}),
+        **_controller_details(controller, burn_in=burn_in, delta=delta, theta=theta, gain=gain,
+                              scale=scale, cardinality=cardinality, n_bins=n_bins),
     }
-    if controller != "fixed":
-        details.update(burn_in=burn_in, variant=controller)
-    if controller == "text":
-        details.update(delta=delta, theta=theta)
-    if paced:
-        details.update(gain=gain, schedule_threshold=scale,
-                       noise_floor=sampling_noise_floor(cardinality, n_bins))
-    name = "dsft" if controller == "fixed" else "dsat"
     return DynamicRelease(
-        releases=_expand(rows, which, n_bins), release_points=points, release_epsilons=spent,
-        thresholds=thresholds, epsilon=epsilon, epsilon_parts=parts, method=name,
-        publisher=publisher,
+        releases=schedule.releases(n_bins), release_points=schedule.points,
+        release_epsilons=schedule.spent, thresholds=thresholds, epsilon=epsilon,
+        epsilon_parts=_parts(epsilon, decision=eps1, release=eps2),
+        method="dsft" if controller == "fixed" else "dsat", publisher=publisher,
         guarantee=_user_guarantee(epsilon, f"SVT decisions eps1 = {eps_text(eps1)} + at most "
                                   f"C = {cutoff} releases of eps2/C; Li 2017 Thm 4.2.2"),
         neighbours=NEIGHBOURS["user-level"], cutoff=cutoff, details=details,
     )
+
+
+def _paced_threshold(scale: float, lag: float) -> float:
+    """Paced DSAT's threshold ``min(2, T_s exp(lag))`` for the public ``lag`` (``gain`` times
+    the release count's lead over the schedule). The cap 2 is reached well before exp()
+    overflows: the exponents are compared first."""
+    return 2.0 if lag > math.log(2.0 / scale) + 1.0 else min(2.0, scale * math.exp(lag))
+
+
+def _controller_details(controller: str, *, burn_in: int, delta: float, theta: float,
+                        gain: float, scale: float, cardinality: int, n_bins: int) -> dict:
+    """The settings of DSAT's threshold controller for ``details`` (none for DSFT)."""
+    details: dict[str, Any] = {}
+    if controller != "fixed":
+        details.update(burn_in=burn_in, variant=controller)
+    if controller == "text":
+        details.update(delta=delta, theta=theta)
+    if controller == "paced":
+        details.update(gain=gain, schedule_threshold=scale,
+                       noise_floor=sampling_noise_floor(cardinality, n_bins))
+    return details
+
+
+def _sampling_plan(controller: str, cutoff: int, n_times: int, n_bins: int, k: float | None,
+                   decision_ratio: float | None, cardinality: int, epsilon: float,
+                   threshold: float, reference: str) -> dict[str, Any]:
+    """The public side of one :func:`_distance_sampling` run, decided from public parameters
+    before any randomness: the distance's sensitivity, the budget split and the SVT's settings,
+    the first entries of the result's ``details``."""
+    # Each normalised snapshot moves by at most Delta; a distance between two snapshots by 2 Delta.
+    sensitivity = 2.0 / (cardinality - 1) * (2.0 if reference == "snapshot" else 1.0)
+    decision_ratio, k, k_rule = _decision_split(
+        controller, controller == "paced", cutoff, n_times, n_bins, k, decision_ratio,
+        cardinality, epsilon, threshold, reference,
+    )
+    eps1 = k * epsilon
+    eps2 = epsilon - eps1
+    return {"k": k, "k_rule": k_rule, "epsilon1": eps1, "epsilon2": eps2,
+            "sensitivity": sensitivity, "cardinality": cardinality,
+            "release_scale": 1.0 / (eps2 / cutoff), "svt_c": max(cutoff - 1, 1),
+            "decision_ratio": decision_ratio}
 
 
 def _decision_split(
@@ -409,6 +427,16 @@ def dsft(
     References
     ----------
     Li 2017 §4.2.1, Alg. 7; Lemma 4.2.1; Thms 4.2.1, 4.2.2, 4.3.4; Fig. 4.2-4.3.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import dsft
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)  # 20 snapshots of 500 records
+    >>> out = dsft(series, 1.0, 4, 0.05, rng, cardinality=500)
+    >>> out.releases.shape, bool(out.release_points[0]), int(out.release_points.sum()) <= 4
+    ((20, 3), True, True)
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)
@@ -541,6 +569,16 @@ def dsat(
     ----------
     Li 2017 §4.2.2, Alg. 8, eqs. 4.2.2-4.2.5, Fig. 4.1; Table 4.2; Fig. 4.3-4.7. Lyu, Su & Li 2017 §4.2 (SVT
     budget split).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import dsat
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)  # 20 snapshots of 500 records
+    >>> out = dsat(series, 1.0, 4, rng, cardinality=500)
+    >>> out.releases.shape, out.method, int(out.release_points.sum()) <= 4
+    ((20, 3), 'dsat', True)
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)

@@ -12,6 +12,7 @@ import numpy as np
 from .._results import eps_text
 from ..validation import check_epsilon, check_positive_int, check_rng
 from .checks import (
+    _check_burn_in,
     _check_cardinality,
     _check_cutoff,
     _check_k,
@@ -20,7 +21,16 @@ from .checks import (
     _check_threshold,
     _check_unit,
 )
-from .common import _Distances, _expand, _normalise_release, _parts, _publisher_call, _svt, dsft_k
+from .common import (
+    _Distances,
+    _normalise_release,
+    _parts,
+    _pid_threshold,
+    _publisher_call,
+    _Schedule,
+    _svt,
+    dsft_k,
+)
 from .constants import MAX_WINDOW, NEIGHBOURS
 from .result import DynamicRelease
 
@@ -101,17 +111,23 @@ def dsat_w_event(
     References
     ----------
     Li 2017 §4.4, Alg. 9; §4.5.3, Fig. 4.8-4.9. Kellaris et al. 2014 (w-event privacy).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.dynamic import dsat_w_event
+    >>> rng = np.random.default_rng(0)
+    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
+    >>> out = dsat_w_event(series, 1.0, 10, 2, rng, cardinality=500)  # eps = 1 per 10 points
+    >>> out.method, bool(out.window_epsilons.max() <= 1.0 + 1e-9)
+    ('dsat-w', True)
     """
     series = _check_series(histograms, min_times=2)
     epsilon = check_epsilon(epsilon)
     w = _check_w(w, series.shape[0])
     cutoff = _check_cutoff(cutoff, w, what="w")
     threshold = _check_threshold(threshold)
-    if burn_in is None:
-        burn_in = max(1, int(round(0.02 * w)))
-    burn_in = check_positive_int(burn_in, "burn_in")
-    if burn_in >= max(w, 2):
-        raise ValueError(f"burn_in (M) must be smaller than w = {w}, got {burn_in}")
+    burn_in = _check_burn_in(burn_in, w, what="w")
     delta = _check_unit(delta, "delta")
     theta = _check_unit(theta, "theta")
     k = _check_k(k)
@@ -129,67 +145,79 @@ def dsat_w_event(
     eps_instance = eps1 / (cutoff + 1)
     release = _publisher_call(publisher)
     target = cutoff / w
-    totals = series.sum(axis=1)
 
-    rows: list[np.ndarray] = []  # the private histograms, in time order
-    which = np.zeros(n_times, dtype=int)  # the row in force at each time point
-    points = np.zeros(n_times, dtype=bool)
-    spent = np.zeros(n_times)
+    schedule = _Schedule(n_times)
     thresholds = np.full(n_times, threshold)
-    instance_of = np.full(n_times, -1)  # which AboveThreshold instance asked at each point
+    decisions = _Restarts(n_times, threshold, eps_instance, sensitivity, rng)
+    distance_to = _Distances(series, series.sum(axis=1).astype(float))
 
-    rows.append(last := release(series[0], per_release, rng))
-    distance_to = _Distances(series, totals.astype(float))
-    distance_to.reset(_normalise_release(last))
-    points[0], spent[0] = True, per_release
-    svt, n_instances = None, 0
+    def release_at(t: int) -> None:
+        distance_to.reset(_normalise_release(
+            schedule.release(t, release(series[t], per_release, rng), per_release)))
+
+    release_at(0)
     t_now = threshold
     for t in range(1, n_times):
         i = t + 1
-        in_window = int(np.count_nonzero(points[max(0, t - w + 1) : t]))
+        in_window = int(np.count_nonzero(schedule.points[max(0, t - w + 1) : t]))
         if in_window >= cutoff or i <= burn_in:
             # Alg. 9 lines 4-5 (no budget left in the window) / Alg. 8 line 2 (burn-in).
-            which[t] = len(rows) - 1
+            schedule.repeat(t)
             thresholds[t] = t_now
             continue
-        ratio = in_window / min(i, w)
-        e = abs(abs(ratio - target) - delta) / delta
-        u = theta * e
-        t_now = max(0.0, t_now - u) if ratio - target <= 0 else min(2.0, t_now + u)
-        thresholds[t] = t_now
-        if eps1 <= 0:  # C = w: no decision budget, release whenever the window allows
-            above = True
+        t_now = thresholds[t] = _pid_threshold(t_now, in_window / min(i, w), target, delta, theta)
+        # C = w: no decision budget, release whenever the window allows.
+        if eps1 <= 0 or decisions.ask(t, distance_to(t), t_now):  # Alg. 9 line 12
+            release_at(t)
+            decisions.restart()
         else:
-            if svt is None:
-                svt = _svt(threshold, eps_instance, 1, sensitivity, 1.0, rng)
-                n_instances += 1
-            instance_of[t] = n_instances - 1
-            above = bool(svt.query(distance_to(t), threshold=t_now))
-        if above:  # Alg. 9 line 12
-            rows.append(last := release(series[t], per_release, rng))
-            distance_to.reset(_normalise_release(last))
-            points[t], spent[t] = True, per_release
-            svt = None  # AboveThreshold restarts with a fresh threshold offset
-        which[t] = len(rows) - 1  # Alg. 9 line 13: else repeat the last one
+            schedule.repeat(t)  # Alg. 9 line 13: repeat the last one
 
-    window = min(w, n_times)
-    starts = range(max(n_times - w + 1, 1))
-    decision_charge = np.array(
-        [eps_instance * np.unique(instance_of[s : s + window][instance_of[s : s + window] >= 0]).size
-         for s in starts]
-    )
-    window_eps = _window_sums(spent, w) + decision_charge
+    window_eps = _window_sums(schedule.spent, w) + decisions.window_charges(min(w, n_times))
     return DynamicRelease(
-        releases=_expand(rows, which, n_bins), release_points=points, release_epsilons=spent,
-        thresholds=thresholds, epsilon=epsilon,
+        releases=schedule.releases(n_bins), release_points=schedule.points,
+        release_epsilons=schedule.spent, thresholds=thresholds, epsilon=epsilon,
         epsilon_parts=_parts(epsilon, decision=eps1, release=eps2), method="dsat-w", publisher=publisher,
         guarantee=f"{eps_text(epsilon)}-DP per window of w = {w} time points (w-event privacy)",
         neighbours=NEIGHBOURS["w-event"], cutoff=cutoff, w=w, window_epsilons=window_eps,
         details={"k": k, "epsilon1": eps1, "epsilon2": eps2, "sensitivity": sensitivity,
                  "cardinality": cardinality, "release_scale": 1.0 / per_release,
-                 "instance_epsilon": eps_instance, "instances": n_instances,
+                 "instance_epsilon": eps_instance, "instances": decisions.count,
                  "threshold_scale": 2.0 * sensitivity / eps_instance if eps1 > 0 else None,
                  "query_scale": 4.0 * sensitivity / eps_instance if eps1 > 0 else None,
                  "burn_in": burn_in, "delta": delta, "theta": theta,
                  "initial_threshold": threshold, **choice},
     )
+
+
+class _Restarts:
+    """w-event DSAT's decisions (Alg. 9): one AboveThreshold instance (SVT with c = 1) at a
+    time, with a fresh threshold offset after each release."""
+
+    def __init__(self, n_times: int, threshold: float, epsilon: float, sensitivity: float,
+                 rng: np.random.Generator):
+        self.threshold, self.epsilon, self.sensitivity, self.rng = threshold, epsilon, sensitivity, rng
+        self.svt = None
+        self.count = 0  # instances started
+        self.asked_by = np.full(n_times, -1)  # which instance asked at each point (-1: none)
+
+    def ask(self, t: int, distance: float, threshold: float) -> bool:
+        """Whether the noisy ``distance`` at time ``t`` is above the noisy ``threshold``."""
+        if self.svt is None:
+            self.svt = _svt(self.threshold, self.epsilon, 1, self.sensitivity, 1.0, self.rng)
+            self.count += 1
+        self.asked_by[t] = self.count - 1
+        return bool(self.svt.query(distance, threshold=threshold))
+
+    def restart(self) -> None:
+        self.svt = None
+
+    def window_charges(self, window: int) -> np.ndarray:
+        """What the instances cost each window of ``window`` points: every instance that asked
+        inside the window charges ``epsilon`` once."""
+        asked = self.asked_by
+        starts = range(max(asked.size - window + 1, 1))
+        return np.array(
+            [self.epsilon * np.unique(asked[s : s + window][asked[s : s + window] >= 0]).size
+             for s in starts]
+        )

@@ -77,83 +77,32 @@ A.-M. Kermarrec, "Heterogeneous differential privacy", Journal of Privacy and Co
 7(2), 2016 (the stretching of a query by per-record weights).
 """
 
-# The private name that the tests use (_bin_index) is imported too: dpwidgets.engine.personalized
-# was one module. A test that patches a name patches the submodules that look it up (the
+# The public names are the submodules', and so is __all__ (a public name is declared once, in
+# its module's __all__). The private name that the tests use (_bin_index) is imported too:
+# dpwidgets.engine.personalized was one module. A test that patches a name patches the submodules that look it up (the
 # package's copy is what other modules call, not what the submodules call).
-# ruff: noqa: F401
+# ruff: noqa: F401, F403
 from __future__ import annotations
 
-from .constants import (
-    HISTOGRAM_METHODS,
-    MAX_BINS,
-    MAX_GROUPS,
-    MAX_ROUNDS,
-    METHODS,
-    MIN_BUDGET,
-    NEIGHBOURS,
-    WEIGHT_UNIT,
-)
-from .histogram import (
-    PersonalizedResult,
-    _bin_index,
-    personalized_histogram,
-    weighted_histogram,
-)
-from .logistic import (
-    LOGISTIC_MAX_ITER,
-    LOGISTIC_TOL,
-    PersonalizedClassifier,
-    misclassification_rate,
-    personalized_logistic_regression,
-)
-from .partitioning import (
-    BudgetPartition,
-    privacy_aware_partition,
-    utility_partition,
-    wasted_budget,
-)
-from .plans import (
-    ReleasePlan,
-    plan_releases,
-)
-from .quality import (
-    relative_frequency_error,
-)
-from .sampling import (
-    sample_records,
-    sampling_probabilities,
-)
-from .utilities import (
-    UTILITIES,
-    count_utility,
-    erm_utility,
-)
+from . import constants, histogram, logistic, partitioning, plans, quality, sampling, utilities
+from .constants import *
+from .histogram import *
+from .histogram import _bin_index
+from .logistic import *
+from .logistic import LOGISTIC_MAX_ITER, LOGISTIC_TOL
+from .partitioning import *
+from .plans import *
+from .quality import *
+from .sampling import *
+from .utilities import *
 
 __all__ = [
-    "METHODS",
-    "MIN_BUDGET",
-    "MAX_ROUNDS",
-    "MAX_GROUPS",
-    "MAX_BINS",
-    "WEIGHT_UNIT",
-    "HISTOGRAM_METHODS",
-    "NEIGHBOURS",
-    "UTILITIES",
-    "BudgetPartition",
-    "ReleasePlan",
-    "PersonalizedResult",
-    "PersonalizedClassifier",
-    "sampling_probabilities",
-    "sample_records",
-    "wasted_budget",
-    "privacy_aware_partition",
-    "utility_partition",
-    "plan_releases",
-    "personalized_histogram",
-    "weighted_histogram",
-    "personalized_logistic_regression",
-    "misclassification_rate",
-    "relative_frequency_error",
-    "count_utility",
-    "erm_utility",
+    *constants.__all__,
+    *utilities.__all__,
+    *partitioning.__all__,
+    *plans.__all__,
+    *histogram.__all__,
+    *logistic.__all__,
+    *sampling.__all__,
+    *quality.__all__,
 ]

@@ -257,6 +257,17 @@ def personalized_histogram(
     ----------
     Li 2017 §5.1 (Minimum, Threshold, Def. 5.1.1 Sampling), §5.2 (Def. 5.2.1-5.2.4, Alg. 10-11),
     §5.2.3 (T-round), §5.2.4 (ensemble); Jorgensen, Yu, Cormode, ICDE 2015.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.personalized import personalized_histogram
+    >>> rng = np.random.default_rng(0)
+    >>> values = rng.integers(0, 4, 300)
+    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)
+    >>> out = personalized_histogram(values, budgets, 4, value_range=(0, 4), rng=rng)
+    >>> out.method, out.counts.shape
+    ('utility', (4,))
     """
     values = check_finite_array(values, "values")
     budgets = _check_budgets(budgets, values.size)
@@ -281,14 +292,7 @@ def personalized_histogram(
         raise ValueError("ensemble='sum' adds the round-1 partitions; use rounds=1 (or 'weighted')")
     rng = check_rng(rng)
     n = values.size
-    cell = _bin_index(values, edges)
-    if include is not None:
-        include = np.asarray(include)
-        if include.dtype != bool or include.shape != (n,):
-            raise ValueError(f"include must be one bool per record ({n}), got "
-                             f"{include.dtype} of shape {include.shape}")
-        # A record left out goes to an overflow cell that no count keeps.
-        cell = np.where(include, cell, n_bins)
+    cell = _included_cells(_bin_index(values, edges), include, n_bins)
 
     if plan.method == "weighted":
         return _weighted_release(cell, n_bins, edges, plan, budgets, rng)
@@ -303,21 +307,7 @@ def personalized_histogram(
         for c, e in zip(true_counts, plan.epsilons, strict=True)
     ]) if len(plan.partitions) else np.zeros((0, n_bins))
 
-    sizes = plan.sizes.astype(float)
-    if plan.method == "sampling":
-        scale = n / float(np.sum(plan.probabilities))
-        weights = np.full((1, n_bins), scale)
-        counts = scale * releases[0]
-    elif plan.method == "threshold":
-        scale = n / sizes[0]
-        weights = np.full((1, n_bins), scale)
-        counts = scale * releases[0]
-    elif ensemble == "sum":
-        weights = np.ones_like(releases)
-        counts = releases.sum(axis=0)
-    else:
-        counts, weights = _weighted_ensemble(releases, sizes, plan.epsilons, n,
-                                             (1.0 - 1.0 / n_bins) / n_bins)
+    counts, weights = _combine(releases, plan, ensemble, n, n_bins)
     _enforce_enjoyed(plan.enjoyed, budgets)
     return PersonalizedResult(
         counts=_readonly(counts),
@@ -329,6 +319,37 @@ def personalized_histogram(
         weights=_readonly(weights),
         details={"plan": plan, "sizes": plan.sizes},
     )
+
+
+def _included_cells(cell: np.ndarray, include, n_bins: int) -> np.ndarray:
+    """Each record's bin, or the overflow bin ``n_bins`` (kept by no count) for a record that
+    ``include`` (one bool per record, or None: all) leaves out."""
+    if include is None:
+        return cell
+    n = cell.size
+    include = np.asarray(include)
+    if include.dtype != bool or include.shape != (n,):
+        raise ValueError(f"include must be one bool per record ({n}), got "
+                         f"{include.dtype} of shape {include.shape}")
+    return np.where(include, cell, n_bins)
+
+
+def _combine(releases: np.ndarray, plan: ReleasePlan, ensemble: str, n: int,
+             n_bins: int) -> tuple[np.ndarray, np.ndarray]:
+    """The estimate of the whole histogram from the noisy ``releases`` and the weight of each
+    of their cells (post-processing: public sizes and budgets only): a sample or the
+    threshold's records scaled up to ``n``, the plain sum, or the weighted ensemble."""
+    sizes = plan.sizes.astype(float)
+    if plan.method == "sampling":
+        scale = n / float(np.sum(plan.probabilities))
+    elif plan.method == "threshold":
+        scale = n / sizes[0]
+    elif ensemble == "sum":
+        return releases.sum(axis=0), np.ones_like(releases)
+    else:
+        return _weighted_ensemble(releases, sizes, plan.epsilons, n,
+                                  (1.0 - 1.0 / n_bins) / n_bins)
+    return scale * releases[0], np.full((1, n_bins), scale)
 
 
 def _weighted_release(cell: np.ndarray, n_bins: int, edges: np.ndarray, plan: ReleasePlan,
@@ -424,6 +445,15 @@ def weighted_histogram(
     M. Alaggan, S. Gambs, A.-M. Kermarrec, "Heterogeneous differential privacy", Journal of
     Privacy and Confidentiality 7(2), 2016; Li 2017 §5.1 (the premise that budgets and values
     are independent).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rng = np.random.default_rng(0)
+    >>> out = weighted_histogram(rng.integers(0, 4, 300), np.repeat([0.5, 1.0, 2.0], 100), 4,
+    ...                          value_range=(0, 4), rng=rng)
+    >>> out.method, out.counts.shape
+    ('weighted', (4,))
     """
     values = check_finite_array(values, "values")
     budgets = _check_budgets(budgets, values.size)

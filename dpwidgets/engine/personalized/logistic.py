@@ -81,7 +81,13 @@ class PersonalizedClassifier(_Planned):
 
 
 def misclassification_rate(y_true, y_pred) -> float:
-    """The fraction of tuples that are incorrectly classified (Li 2017 §5.3.1)."""
+    """The fraction of tuples that are incorrectly classified (Li 2017 §5.3.1).
+
+    Examples
+    --------
+    >>> misclassification_rate([0, 1, 1, 0], [0, 1, 0, 0])
+    0.25
+    """
     y_true = np.asarray(y_true)
     y_pred = np.asarray(y_pred)
     if y_true.shape != y_pred.shape or y_true.ndim != 1 or y_true.size == 0:
@@ -140,6 +146,23 @@ def _fit_dp_logistic(X, y, epsilon, data_norm, C, max_iter, seed):
                 f"max_iter={max_iter} iterations, and only its exact minimiser is DP; raise "
                 f"max_iter (or lower C)"
             ) from None
+
+
+def _vote_weights(scores: np.ndarray, keep: np.ndarray, ensemble: str,
+                  n_models: int) -> np.ndarray:
+    """The weight of each partition model in the vote (Li 2017 §5.2.4): among the models no
+    other dominates (``keep``), the best alone, an equal vote, or one weighted by the utility
+    ``scores`` (equal when no score is positive); one model has the whole vote."""
+    if n_models == 1:
+        return np.ones(1)
+    if ensemble == "best":
+        weights = np.zeros(n_models)
+        weights[int(np.argmax(np.where(keep, scores, -np.inf)))] = 1.0
+        return weights
+    if ensemble == "vote":
+        return keep / keep.sum()
+    raw = np.where(keep, np.maximum(scores, 0.0), 0.0)
+    return raw / raw.sum() if raw.sum() > 0 else keep / keep.sum()
 
 
 def personalized_logistic_regression(
@@ -230,6 +253,18 @@ def personalized_logistic_regression(
     ----------
     Li 2017 §5.2.2 (eq. 5.2.5), §5.2.4 (majority voting), §5.3.1-5.3.2.3; Jorgensen et al. 2015;
     Chaudhuri, Monteleoni, Sarwate, JMLR 2011 (diffprivlib's LogisticRegression).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.personalized import personalized_logistic_regression
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(300, 2)) / 3
+    >>> y = (X[:, 0] + rng.normal(0, 0.2, 300) > 0).astype(int)
+    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)
+    >>> clf = personalized_logistic_regression(X, y, budgets, "minimum", data_norm=1.0, rng=rng)
+    >>> clf.method, clf.predict(X[:5]).shape
+    ('minimum', (5,))
     """
     X = check_finite_array(X, "X", ndim=2)
     n, d = X.shape
@@ -278,17 +313,7 @@ def personalized_logistic_regression(
     function = UTILITIES[utility] if isinstance(utility, str) else utility
     scores = np.broadcast_to(np.asarray(function(sizes, plan.epsilons, **options), dtype=float),
                              sizes.shape)
-    keep = _pareto_front(sizes, plan.epsilons)
-    if len(models) == 1:
-        weights = np.ones(1)
-    elif ensemble == "best":
-        weights = np.zeros(len(models))
-        weights[int(np.argmax(np.where(keep, scores, -np.inf)))] = 1.0
-    elif ensemble == "vote":
-        weights = keep / keep.sum()
-    else:
-        raw = np.where(keep, np.maximum(scores, 0.0), 0.0)
-        weights = raw / raw.sum() if raw.sum() > 0 else keep / keep.sum()
+    weights = _vote_weights(scores, _pareto_front(sizes, plan.epsilons), ensemble, len(models))
     _enforce_enjoyed(plan.enjoyed, budgets)
     return PersonalizedClassifier(
         models=tuple(models),

@@ -79,6 +79,11 @@ def wasted_budget(budgets, labels) -> float:
 
     ``labels`` gives each record's partition (any integers); a record labelled ``-1`` is in no
     release and is not counted.
+
+    Examples
+    --------
+    >>> wasted_budget([0.5, 1.0, 2.0], [0, 0, 1])
+    0.25
     """
     budgets = _check_budgets(budgets)
     labels = np.asarray(labels)
@@ -168,6 +173,18 @@ def _check_order(order, budgets: np.ndarray) -> np.ndarray:
     return order
 
 
+def _utility_cost(function, options: dict, sizes: np.ndarray, low: np.ndarray,
+                  valid: np.ndarray) -> np.ndarray:
+    """``-U(n_i, eps_i)`` of every valid segment (``inf`` elsewhere): the cost Utility
+    partitioning minimises, from each segment's size and smallest budget."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        values = np.asarray(function(np.where(valid, sizes, 1), low, **options), dtype=float)
+    values = np.broadcast_to(values, sizes.shape)
+    if np.any(np.isnan(values[valid])):
+        raise ValueError("utility returned NaN for a valid partition")
+    return np.where(valid, -values, np.inf)
+
+
 def _partition(
     budgets,
     kind: str,
@@ -196,15 +213,8 @@ def _partition(
         raise ValueError(f"k = {k} parts are not possible: only {g} distinct budget group(s) "
                          f"can be cut (max_groups = {max_groups})")
     sizes, low, waste, valid = _segment_costs(sorted_budgets, cuts, min_size)
-    if kind == "privacy_aware":
-        cost = waste
-    else:
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            values = np.asarray(function(np.where(valid, sizes, 1), low, **options), dtype=float)
-        values = np.broadcast_to(values, sizes.shape)
-        if np.any(np.isnan(values[valid])):
-            raise ValueError("utility returned NaN for a valid partition")
-        cost = np.where(valid, -values, np.inf)
+    cost = (waste if kind == "privacy_aware"
+            else _utility_cost(function, options, sizes, low, valid))
     best, argbest = _dp_layers(cost, k_max)
     candidates = range(k, k + 1) if k is not None else range(1, k_max + 1)
     selection = np.full(k_max, np.nan)
@@ -306,6 +316,13 @@ def privacy_aware_partition(
     References
     ----------
     Li 2017 §5.2.1, Alg. 10, eq. (5.2.3).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> part = privacy_aware_partition(np.repeat([0.5, 1.0, 2.0], 100), min_size=50)
+    >>> part.k, part.sizes, part.epsilons
+    (3, array([100, 100, 100]), array([0.5, 1. , 2. ]))
     """
     return _partition(budgets, "privacy_aware", k=k, min_size=min_size,
                       max_partitions=max_partitions, max_groups=max_groups, utility=None,
@@ -353,6 +370,13 @@ def utility_partition(
     References
     ----------
     Li 2017 §5.2.2, Alg. 11, eq. (5.2.5), (5.2.6).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> part = utility_partition(np.repeat([0.5, 1.0, 2.0], 100), "count", min_size=50)
+    >>> part.k, part.sizes, part.epsilons
+    (3, array([100, 100, 100]), array([0.5, 1. , 2. ]))
     """
     _check_utility_options(utility_options)
     return _partition(budgets, "utility", k=k, min_size=min_size, max_partitions=max_partitions,

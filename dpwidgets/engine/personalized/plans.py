@@ -169,6 +169,15 @@ def plan_releases(
     are disjoint (parallel composition); a record in releases at ``e_1, e_2, ...`` over the
     rounds spends ``e_1 + e_2 + ...`` (sequential composition), and each ``e_t`` is the
     minimum left-over budget of its release, so no record spends more than it asked for.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.engine.personalized import plan_releases
+    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)  # the public privacy vector
+    >>> plan = plan_releases(budgets, "privacy_aware", min_size=50)
+    >>> len(plan.partitions), plan.epsilons, bool(np.all(plan.enjoyed <= budgets))
+    (3, array([0.5, 1. , 2. ]), True)
     """
     budgets = _check_budgets(budgets)
     method = _check_method(method, HISTOGRAM_METHODS)
@@ -215,6 +224,19 @@ def plan_releases(
                            _readonly([threshold]), _readonly([1], np.int64),
                            _readonly(labels, np.int64), _readonly(enjoyed), threshold)
 
+    return _partition_rounds(budgets, method, rounds, min_size=min_size,
+                             max_partitions=max_partitions, max_groups=max_groups,
+                             utility=utility, utility_options=utility_options, order=order)
+
+
+def _partition_rounds(budgets: np.ndarray, method: str, rounds: int, *, min_size: int,
+                      max_partitions: int | None, max_groups: int,
+                      utility: str | Callable[..., Any],
+                      utility_options: Mapping[str, Any] | None, order) -> ReleasePlan:
+    """The plan of the partitioning methods (Minimum, PrivacyAware, Utility), round after
+    round (Li 2017 §5.2.3): each round partitions the records with budget left and gives each
+    partition the smallest left-over budget of its records."""
+    n = budgets.size
     spent = np.zeros(n)
     partitions: list[np.ndarray] = []
     epsilons: list[float] = []

@@ -25,6 +25,14 @@ def relative_frequency_error(true_counts, counts, *, shape=None, queries=None,
     the absolute value; a signed mean would let errors cancel.
 
     Not private: reads the true histogram.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rfe = relative_frequency_error([10, 20, 30], [12, 18, 30], n_queries=20,
+    ...                                rng=np.random.default_rng(0))
+    >>> round(rfe, 3)
+    0.015
     """
     from ..dynamic import range_query_error
 

@@ -39,6 +39,11 @@ def sampling_probabilities(budgets, threshold: float) -> np.ndarray:
     ------
     ValueError
         Bad budgets or a threshold outside ``[min, max]`` of the budgets.
+
+    Examples
+    --------
+    >>> sampling_probabilities([0.5, 1.0, 2.0], 1.0).round(3)
+    array([0.378, 1.   , 1.   ])
     """
     budgets = _check_budgets(budgets)
     threshold = _check_threshold(threshold, budgets, "sampling", "mean")
@@ -62,6 +67,13 @@ def sample_records(budgets, threshold: float, rng: np.random.Generator | None = 
     Returns a boolean mask of the kept records. The coins are independent of the records'
     values, but they must stay secret: amplification by sampling is what turns the
     ``eps_T``-DP mechanism run on the sample into ``eps_j`` for record ``j``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> kept = sample_records([0.5] * 4 + [2.0] * 4, 1.0, np.random.default_rng(0))
+    >>> kept.dtype, bool(kept[4:].all())  # a budget >= eps_T is always kept
+    (dtype('bool'), True)
     """
     probabilities = sampling_probabilities(budgets, threshold)
     rng = check_rng(rng)

@@ -40,6 +40,11 @@ def count_utility(n, epsilon, *, cell_variance: float = 0.0):
     "maximizing n*eps will lead to best utility", so Alg. 11 must maximise its inverse.
     Inverse variances add up under the inverse-variance ensemble, which is what makes the
     objective ``sum_i U(n_i, eps_i)`` of Def. 5.2.4 the precision of the combined estimate.
+
+    Examples
+    --------
+    >>> float(count_utility(100, 1.0))
+    1250.0
     """
     n = check_finite_array(n, "n", ndim=None, allow_empty=True)
     epsilon = check_finite_array(epsilon, "epsilon", ndim=None, allow_empty=True)
@@ -67,6 +72,11 @@ def erm_utility(
     inverse without the constant ``e_g/2``: ``U = 1 / (A / (n eps)^2 + B / n)``. The constants
     (``||f0|| = 1``, ``c = 1/4`` for the logistic loss, ``e_g = 0.1``, ``sigma = 0.05``) are
     ours; the text leaves them open.
+
+    Examples
+    --------
+    >>> round(float(erm_utility(1000, 1.0, dimension=3)), 3)
+    8.738
     """
     n = check_finite_array(n, "n", ndim=None, allow_empty=True)
     epsilon = check_finite_array(epsilon, "epsilon", ndim=None, allow_empty=True)

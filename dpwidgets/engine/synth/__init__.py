@@ -109,34 +109,22 @@ functions", EDBT 2014. Rousseeuw, Molenberghs 1993 (eigenvalue repair).
 McKenna, Miklau, Sheldon 2021 (MST); McKenna, Mullins, Sheldon, Miklau 2022 (AIM).
 """
 
-# The private names that other modules, the tests or the benchmarks use are imported too: dpwidgets.engine.synth was one module, and other modules
-# and the tests import its helpers (_dp_kendall, _hybrid_attributes, ...) from here; so are the
+# The public names are the submodules', and so is __all__ (a public name is declared once, in
+# its module's __all__). The private names that other modules, the tests or the benchmarks use
+# are imported too: dpwidgets.engine.synth was one module, and other modules and the tests
+# import its helpers (_dp_kendall, _hybrid_attributes, ...) from here; so are the
 # library names the module held (the tests use synth.special and synth.laplace_reals).
-# ruff: noqa: F401
+# ruff: noqa: F401, F403
 from scipy import special, stats
 
 from ..histograms import PUBLISHERS, publish
 from ..mechanisms import laplace_reals
-from .baselines import (
-    MAX_CELLS,
-    independent_synth,
-    laplace_histogram_synth,
-    peer_synth,
-)
-from .copula import (
-    HYBRID_MIN_SUPPORT,
-    MAX_PARTITIONS,
-    METHODS,
-    _copula_release,
-    _hybrid_attributes,
-    _supported_partition,
-    dpcopula,
-)
+from . import baselines, copula, dependence, domains, evaluation, margins, result, ties
+from .baselines import *
+from .copula import *
+from .copula import _copula_release, _hybrid_attributes, _supported_partition
+from .dependence import *
 from .dependence import (
-    CONCORDANCE_MAX_CELLS,
-    KENDALL_MIN_ROWS,
-    SAMPLE_RULES,
-    ConcordanceMemo,
     _concordance_sums,
     _correlation_from_tau,
     _dp_kendall,
@@ -144,31 +132,17 @@ from .dependence import (
     _midranks_by_block,
     _row_concordance,
     _ties,
-    kendall_sample_size,
-    repair_correlation,
 )
+from .domains import *
 from .domains import (
-    DEFAULT_PUBLISHER,
     MAX_DOMAIN_SIZE,
-    MAX_ROWS,
-    DomainFromDataWarning,
     _check_publisher,
     _guarantee,
     _prepare,
-    resolve_domains,
 )
-from .evaluation import (
-    MAX_QUERIES,
-    DependenceComparison,
-    RangeCountError,
-    RangeQueries,
-    dependence_comparison,
-    marginal_comparison,
-    random_range_queries,
-    range_count_error,
-)
+from .evaluation import *
+from .margins import *
 from .margins import (
-    MARGIN_FITS,
     _cdf,
     _cholesky,
     _count_at_most,
@@ -177,10 +151,9 @@ from .margins import (
     _project_nonnegative,
     _sample_copula,
 )
-from .result import NEIGHBOURS, SynthResult
+from .result import *
+from .ties import *
 from .ties import (
-    HEAVY_TIE_SHARE,
-    TIE_NOISE_LIMIT,
     _calibrate_tied_pairs,
     _tau_b_from_table,
     _tie_corrected_tau,
@@ -188,35 +161,12 @@ from .ties import (
 )
 
 __all__ = [
-    "MAX_ROWS",
-    "MAX_PARTITIONS",
-    "MAX_CELLS",
-    "MAX_QUERIES",
-    "NEIGHBOURS",
-    "METHODS",
-    "MARGIN_FITS",
-    "DEFAULT_PUBLISHER",
-    "DomainFromDataWarning",
-    "SynthResult",
-    "RangeQueries",
-    "RangeCountError",
-    "DependenceComparison",
-    "dpcopula",
-    "independent_synth",
-    "laplace_histogram_synth",
-    "peer_synth",
-    "repair_correlation",
-    "kendall_sample_size",
-    "KENDALL_MIN_ROWS",
-    "SAMPLE_RULES",
-    "HYBRID_MIN_SUPPORT",
-    "CONCORDANCE_MAX_CELLS",
-    "ConcordanceMemo",
-    "HEAVY_TIE_SHARE",
-    "TIE_NOISE_LIMIT",
-    "resolve_domains",
-    "random_range_queries",
-    "range_count_error",
-    "marginal_comparison",
-    "dependence_comparison",
+    *result.__all__,
+    *copula.__all__,
+    *baselines.__all__,
+    *domains.__all__,
+    *margins.__all__,
+    *dependence.__all__,
+    *ties.__all__,
+    *evaluation.__all__,
 ]

@@ -399,6 +399,18 @@ def dpcopula(
     ----------
     Li 2017 Ch. 3: Alg. 1 and 4 (steps), Alg. 2 (DP MLE), Alg. 3 (sampling), Alg. 5 (DP
     Kendall and the repair), Alg. 6 (hybrid), Lemma 3.2.1, Thms 3.2.1-3.2.4, §3.3.2 (k = 8).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from dpwidgets.engine.synth import dpcopula
+    >>> rng = np.random.default_rng(0)
+    >>> a = rng.integers(0, 20, 500)
+    >>> frame = pd.DataFrame({"a": a, "b": np.clip(a + rng.integers(-2, 3, 500), 0, 19)})
+    >>> out = dpcopula(frame, 1.0, domains={"a": range(20), "b": range(20)}, rng=rng)
+    >>> list(out.data.columns), sorted(out.epsilon_parts), out.correlation.shape
+    (['a', 'b'], ['dependence', 'margins'], (2, 2))
     """
     (epsilon, k, options, hybrid_threshold, n_rows, sample_size, mle_partitions,
      max_partitions, min_support, fit) = _check_options(
@@ -527,13 +539,7 @@ def _hybrid_release(
     # Hybrid (Li 2017 Alg. 6): noisy counts of every combination of the small attributes.
     eps_part = eps_margin_each * m1
     part_sizes = [sizes[j] for j in small]
-    pid = (
-        np.ravel_multi_index(tuple(table.codes[:, j] for j in small), part_sizes)
-        if len(table.codes)
-        else np.zeros(0, dtype=np.int64)
-    )
-    counts = np.bincount(pid, minlength=n_parts)
-    noisy = np.asarray(publish(counts, eps_part, "identity", rng=rng).counts, dtype=float)
+    noisy = _noisy_partition_sizes(table, small, part_sizes, n_parts, eps_part, rng)
     clipped = np.clip(noisy, 0.0, None)
     weights = clipped / clipped.sum() if clipped.sum() > 0 else np.full(n_parts, 1.0 / n_parts)
     small_codes = np.stack(np.unravel_index(np.arange(n_parts), part_sizes), axis=1)
@@ -570,18 +576,7 @@ def _hybrid_release(
         epsilon,
         {"partition_sizes": eps_part, "margins": eps_margin_each * m2, "dependence": eps_dep},
     )
-    # DP margins of the whole table (post-processing): the noisy partition sizes give the
-    # small attributes' margins, the size-weighted mixture of the partition margins the others.
-    margins: dict[str, np.ndarray] = {}
-    for i, j in enumerate(small):
-        margins[table.columns[j]] = np.bincount(
-            small_codes[:, i], weights=weights, minlength=sizes[j]
-        )
-    for j in large:
-        mass = large_mix[j].sum()
-        margins[table.columns[j]] = (
-            large_mix[j] / mass if mass > 0 else np.full(sizes[j], 1.0 / sizes[j])
-        )
+    margins = _hybrid_margins(table, sizes, small, large, small_codes, weights, large_mix)
     details.update(
         small_attributes=tuple(table.columns[j] for j in small),
         small_in_copula=tuple(
@@ -612,6 +607,38 @@ def _hybrid_release(
         guarantee=_guarantee(epsilon, table),
         details=details,
     )
+
+
+def _noisy_partition_sizes(table: _Table, small: list[int], part_sizes: list[int],
+                           n_parts: int, epsilon: float, rng: np.random.Generator) -> np.ndarray:
+    """Li 2017 Alg. 6's noisy counts of every combination of the small attributes (one
+    histogram of L1 sensitivity 1, released with ``epsilon``)."""
+    pid = (
+        np.ravel_multi_index(tuple(table.codes[:, j] for j in small), part_sizes)
+        if len(table.codes)
+        else np.zeros(0, dtype=np.int64)
+    )
+    counts = np.bincount(pid, minlength=n_parts)
+    return np.asarray(publish(counts, epsilon, "identity", rng=rng).counts, dtype=float)
+
+
+def _hybrid_margins(table: _Table, sizes, small: list[int], large: list[int],
+                    small_codes: np.ndarray, weights: np.ndarray,
+                    large_mix: dict[int, np.ndarray]) -> dict[str, np.ndarray]:
+    """The hybrid's DP margins of the whole table (post-processing): the noisy partition sizes
+    (``weights`` of the combinations ``small_codes``) give the small attributes' margins, the
+    size-weighted mixture of the partition margins the others."""
+    margins: dict[str, np.ndarray] = {}
+    for i, j in enumerate(small):
+        margins[table.columns[j]] = np.bincount(
+            small_codes[:, i], weights=weights, minlength=sizes[j]
+        )
+    for j in large:
+        mass = large_mix[j].sum()
+        margins[table.columns[j]] = (
+            large_mix[j] / mass if mass > 0 else np.full(sizes[j], 1.0 / sizes[j])
+        )
+    return margins
 
 
 def _release_partitions(

@@ -58,6 +58,11 @@ def kendall_sample_size(m: int, epsilon2: float) -> int:
 
     Li 2017 §3.2.2: "setting n^ >= 50 m (m-1) / eps2 - 1 is adequate", with noise
     ``Lap(4/(n^+1))``; we compute tau on ``t = n^ + 1`` rows with sensitivity ``4/t``.
+
+    Examples
+    --------
+    >>> kendall_sample_size(3, 0.5)
+    600
     """
     m = check_positive_int(m, "m", minimum=2)
     epsilon2 = check_epsilon(epsilon2, "epsilon2")
@@ -354,6 +359,13 @@ def repair_correlation(matrix, *, floor: float = 1e-6) -> tuple[np.ndarray, bool
     -------
     (numpy.ndarray, bool)
         The correlation matrix and whether it had to be repaired.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> m, repaired = repair_correlation(np.array([[1.0, 0.9, 0.9], [0.9, 1.0, -0.9], [0.9, -0.9, 1.0]]))
+    >>> repaired, bool(np.all(np.linalg.eigvalsh(m) > 0)), np.diag(m).round(6)
+    (True, True, array([1., 1., 1.]))
     """
     a = np.asarray(matrix, dtype=float)
     if a.ndim != 2 or a.shape[0] != a.shape[1] or not np.all(np.isfinite(a)):

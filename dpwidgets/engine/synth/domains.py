@@ -272,6 +272,13 @@ def resolve_domains(frame, domains=None) -> dict[str, np.ndarray]:
     ------
     ValueError
         As :func:`dpcopula` for the frame and the domains.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> frame = pd.DataFrame({"a": [0, 2, 1], "b": [1, 1, 0]})
+    >>> resolve_domains(frame, {"a": [3, 0, 1, 2], "b": range(2)})
+    {'a': array([0, 1, 2, 3]), 'b': array([0, 1])}
     """
     table = _prepare(frame, domains)
     return table.domains()

@@ -379,19 +379,13 @@ def _thresholds(value, ctx: Context) -> str:
     return value
 
 
-def _text_levels(n: int) -> int:
-    """The text's depth of the thresholds: ``|Θ| = 2^10`` (Chen 2018, §4.3.3), the largest
-    ``2^s <= n`` (Chen et al. 2016, §3.3); both: ``min(10, floor(log2 n))``, at least 1."""
-    return max(1, min(10, int(math.floor(math.log2(n)))))
-
-
 def _roc_levels(values: Mapping[str, Any]) -> int:
     """``s`` as given, else from the public row count and ε: the same for every true size."""
     if values["s"] is not None:
         return values["s"]
     if values["thresholds"] == "fixed" and values["defaults"] != "text":
         return _diagnostics().fixed_space_levels(values["n"], values["epsilon"])
-    return _text_levels(values["n"])
+    return _diagnostics().default_depth(values["n"])
 
 
 def _roc_publisher(value, ctx: Context) -> str:
