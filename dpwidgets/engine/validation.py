@@ -53,6 +53,16 @@ def check_epsilon(epsilon: float, name: str = "epsilon", *, allow_zero: bool = F
     """Return ``epsilon`` as a float, or raise unless ``EPSILON_MIN <= epsilon <= EPSILON_MAX``.
 
     With ``allow_zero``, 0 is accepted too. Booleans, strings, NaN and infinities are refused.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_epsilon
+    >>> check_epsilon(0.5)
+    0.5
+    >>> check_epsilon(0)
+    Traceback (most recent call last):
+        ...
+    ValueError: epsilon must be a number in [1e-06, 1e+09], got 0.0
     """
     accepted = (f"a number in [{EPSILON_MIN:g}, {EPSILON_MAX:g}]" + (" or 0" if allow_zero else ""))
     value = _number(epsilon, name, accepted)
@@ -64,20 +74,53 @@ def check_epsilon(epsilon: float, name: str = "epsilon", *, allow_zero: bool = F
 
 
 def check_bool(value, name: str) -> bool:
-    """Return ``value`` as a bool, or raise unless it is ``True`` or ``False``."""
+    """Return ``value`` as a bool, or raise unless it is ``True`` or ``False``.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_bool
+    >>> check_bool(True, 'flag')
+    True
+    >>> check_bool(1, 'flag')
+    Traceback (most recent call last):
+        ...
+    TypeError: flag must be True or False, got int
+    """
     if not isinstance(value, bool | np.bool_):
         raise TypeError(f"{name} must be True or False, got {type(value).__name__}")
     return bool(value)
 
 
 def check_real(value: float, name: str) -> float:
-    """Return ``value`` as a float, or raise if it is not a finite real number (no strings)."""
+    """Return ``value`` as a float, or raise if it is not a finite real number (no strings).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_real
+    >>> check_real(1, 'x')
+    1.0
+    >>> check_real('1', 'x')
+    Traceback (most recent call last):
+        ...
+    ValueError: x must be a finite number, got str
+    """
     return _number(value, name, "a finite number")
 
 
 def check_positive(value: float, name: str) -> float:
     """Return ``value`` as a float, or raise if it is not a finite number > 0 (not a budget:
-    a sensitivity, a norm, a scale; no range beyond finiteness)."""
+    a sensitivity, a norm, a scale; no range beyond finiteness).
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_positive
+    >>> check_positive(2, 'scale')
+    2.0
+    >>> check_positive(0, 'scale')
+    Traceback (most recent call last):
+        ...
+    ValueError: scale must be a finite number > 0, got 0.0
+    """
     number = _number(value, name, "a finite number > 0")
     if not number > 0:
         raise ValueError(f"{name} must be a finite number > 0, got {number!r}")
@@ -85,7 +128,18 @@ def check_positive(value: float, name: str) -> float:
 
 
 def check_nonnegative(value: float, name: str) -> float:
-    """Return ``value`` as a float, or raise if it is not finite and >= 0."""
+    """Return ``value`` as a float, or raise if it is not finite and >= 0.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_nonnegative
+    >>> check_nonnegative(0, 'k')
+    0.0
+    >>> check_nonnegative(-1, 'k')
+    Traceback (most recent call last):
+        ...
+    ValueError: k must be a finite number >= 0, got -1.0
+    """
     number = _number(value, name, "a finite number >= 0")
     if not number >= 0:
         raise ValueError(f"{name} must be a finite number >= 0, got {number!r}")
@@ -97,6 +151,16 @@ def check_positive_int(value: int, name: str, *, minimum: int = 1, maximum: int 
 
     ``maximum`` is the documented limit of a size (a module-level constant such as
     ``MAX_LEVELS``): work and memory grow with it, so a huge value is refused, not attempted.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_positive_int
+    >>> check_positive_int(3, 'c')
+    3
+    >>> check_positive_int(2.5, 'c')
+    Traceback (most recent call last):
+        ...
+    ValueError: c must be an integer >= 1, got float 2.5
     """
     accepted = (f"an integer >= {minimum}" if maximum is None
                 else f"an integer in [{minimum}, {maximum}]")
@@ -110,7 +174,18 @@ def check_positive_int(value: int, name: str, *, minimum: int = 1, maximum: int 
 def check_finite_array(
     values, name: str, *, ndim: int | None = 1, allow_empty: bool = False
 ) -> np.ndarray:
-    """Return ``values`` as a float array, or raise on NaN/inf, a wrong rank or emptiness."""
+    """Return ``values`` as a float array, or raise on NaN/inf, a wrong rank or emptiness.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_finite_array
+    >>> check_finite_array([1, 2.5], 'values').tolist()
+    [1.0, 2.5]
+    >>> check_finite_array([1, float('nan')], 'values')
+    Traceback (most recent call last):
+        ...
+    ValueError: values must be finite: found NaN or infinite values
+    """
     try:
         array = np.asarray(values, dtype=float)
     except (TypeError, ValueError):
@@ -125,7 +200,18 @@ def check_finite_array(
 
 
 def check_counts(values, name: str = "counts", *, ndim: int | None = 1) -> np.ndarray:
-    """Return a histogram as a float array, or raise on negative, fractional or non-finite cells."""
+    """Return a histogram as a float array, or raise on negative, fractional or non-finite cells.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_counts
+    >>> check_counts([3, 0, 2]).tolist()
+    [3.0, 0.0, 2.0]
+    >>> check_counts([1, -1])
+    Traceback (most recent call last):
+        ...
+    ValueError: counts must be non-negative counts; found negative cells
+    """
     array = check_finite_array(values, name, ndim=ndim)
     if np.any(array < 0):
         raise ValueError(f"{name} must be non-negative counts; found negative cells")
@@ -135,7 +221,18 @@ def check_counts(values, name: str = "counts", *, ndim: int | None = 1) -> np.nd
 
 
 def check_probability(value: float, name: str, *, open_interval: bool = True) -> float:
-    """Return ``value`` as a float in (0, 1) (or [0, 1]), or raise."""
+    """Return ``value`` as a float in (0, 1) (or [0, 1]), or raise.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_probability
+    >>> check_probability(0.25, 'p')
+    0.25
+    >>> check_probability(1.5, 'p')
+    Traceback (most recent call last):
+        ...
+    ValueError: p must be in the open interval (0, 1), got 1.5
+    """
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(float(value)):
         raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")
     value = float(value)
@@ -152,6 +249,12 @@ def split_budget(epsilon: float, **parts: float) -> Mapping[str, float]:
     The last part is recomputed as the exact remainder ``epsilon - fsum(others)``, then
     nudged by ulps until ``math.fsum`` of all parts is exactly ``epsilon`` (it nearly always
     is at once), so a result's parts add up to what it was charged.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import split_budget
+    >>> dict(split_budget(1.0, threshold=0.25, queries=0.75))
+    {'threshold': 0.25, 'queries': 0.75}
     """
     names = list(parts)
     values = [float(parts[k]) for k in names]
@@ -169,6 +272,16 @@ def check_rng(rng: np.random.Generator | None) -> np.random.Generator:
 
     Only :class:`numpy.random.Generator` is accepted: legacy ``RandomState`` objects and bare
     integer seeds are refused so that no code path ever falls back on global random state.
+
+    Examples
+    --------
+    >>> from dpwidgets.engine.validation import check_rng
+    >>> type(check_rng(None)).__name__
+    'Generator'
+    >>> check_rng(0)
+    Traceback (most recent call last):
+        ...
+    TypeError: rng must be a numpy.random.Generator (e.g. numpy.random.default_rng(seed)) or None, got int
     """
     if rng is None:
         return np.random.default_rng()

@@ -298,6 +298,19 @@ def peer_synth(
     References
     ----------
     OpenDP ``opendp.extras.mbi`` (``make_contingency_table``, ``AIM``, ``MST``).
+
+    Examples
+    --------
+    With ``opendp[mbi]`` installed (not reproducible from a seed, so not run here):
+
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> from dpwidgets.engine.synth import peer_synth
+    >>> frame = pd.DataFrame({"a": [0, 1, 2, 1] * 50, "b": [1, 0, 1, 1] * 50})
+    >>> result = peer_synth(frame, 1.0, "mst",
+    ...                     domains={"a": range(3), "b": range(2)})  # doctest: +SKIP
+    >>> result.data.shape  # doctest: +SKIP
+    (200, 2)
     """
     epsilon = check_epsilon(epsilon)
     if method not in ("aim", "mst"):
