@@ -162,7 +162,16 @@ def _frame(part: _Part, by_path: dict):
 def release_files(output: dict, stem: str = "release", format: str = "csv"):
     """The tables a release's output is written as: ``[(file name, DataFrame), ...]``, the
     principal table first, and the output's JSON skeleton with each array replaced by a
-    reference to its file (see the module docstring)."""
+    reference to its file (see the module docstring).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets.export import release_files
+    >>> files, skeleton = release_files({"outcomes": np.array([False, True])}, "svt")
+    >>> [name for name, _ in files], skeleton["outcomes"]["__file__"]
+    (['svt.csv'], 'svt.csv')
+    """
     if format not in _FORMATS:
         raise ValueError(f"format must be 'csv' or 'parquet', got {format!r}")
     by_path = dict(_arrays(output))

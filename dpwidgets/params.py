@@ -77,13 +77,28 @@ NOT_GIVEN: Any = _Marker("NOT_GIVEN")
 # -- how a widget shows a parameter (hints only: no UI code here) -----------------------------
 @dataclass(frozen=True)
 class Epsilon:
-    """A privacy budget: a log slider with a box for the exact value."""
+    """A privacy budget: a log slider with a box for the exact value.
+
+    Examples
+    --------
+    >>> from dpwidgets.params import Epsilon
+    >>> from dpwidgets.families.svt.params import SVTParams
+    >>> isinstance(SVTParams.info("epsilon").control, Epsilon)
+    True
+    """
 
 
 @dataclass(frozen=True)
 class Range:
     """A number in [``low``, ``high``] (the range dragging covers; a typed value may lie
-    outside it where ``check`` allows), in steps of ``step``; ``integer`` for counts."""
+    outside it where ``check`` allows), in steps of ``step``; ``integer`` for counts.
+
+    Examples
+    --------
+    >>> from dpwidgets.params import Range
+    >>> Range(0.0, 1.0, 0.01)
+    Range(low=0.0, high=1.0, step=0.01, integer=False)
+    """
 
     low: float
     high: float
@@ -94,7 +109,14 @@ class Range:
 @dataclass(frozen=True)
 class Choice:
     """One of ``options``: ``(value, label)`` pairs, or a function returning them (for options
-    another module defines, read when a control is built)."""
+    another module defines, read when a control is built).
+
+    Examples
+    --------
+    >>> from dpwidgets.params import Choice
+    >>> Choice((("em", "exponential mechanism"), ("svt_retr", "SVT with retraversal"))).pairs()[0]
+    ('em', 'exponential mechanism')
+    """
 
     options: tuple[tuple[Any, str], ...] | Callable[[], tuple[tuple[Any, str], ...]]
 
@@ -105,14 +127,28 @@ class Choice:
 
 @dataclass(frozen=True)
 class Toggle:
-    """True or False."""
+    """True or False.
+
+    Examples
+    --------
+    >>> from dpwidgets.params import Toggle
+    >>> Toggle()
+    Toggle()
+    """
 
 
 @dataclass(frozen=True)
 class Context:
     """What a parameter's ``check`` may use: the mechanism's name, the dataset's public size
     (1-D) or :class:`~dpwidgets.mechanism.PublicShape` (tables), and the canonical values of the
-    fields checked before it. Never the data."""
+    fields checked before it. Never the data.
+
+    Examples
+    --------
+    >>> from dpwidgets.params import Context
+    >>> Context("svt", 100, {}).n
+    100
+    """
 
     mechanism: str
     shape: Any
@@ -126,7 +162,15 @@ class Context:
 
 @dataclass(frozen=True)
 class ParamInfo:
-    """The declaration of one parameter (the metadata of a :func:`param` field)."""
+    """The declaration of one parameter (the metadata of a :func:`param` field).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.svt.params import SVTParams
+    >>> info = SVTParams.info("c")
+    >>> info.label, info.when is None
+    ('c (cutoff)', True)
+    """
 
     check: Callable[[Any, Context], Any] | None
     doc: str
@@ -170,6 +214,12 @@ def param(default: Any = REQUIRED, *, check: Callable[[Any, Context], Any] | Non
         False for a parameter of the request only: it is checked in its turn (and later fields
         may use it) but left out of the canonical dict, because another field carries what it
         said (a value range becomes the edges of the bins).
+
+    Examples
+    --------
+    >>> from dpwidgets.families.svt.params import SVTParams
+    >>> SVTParams.info("c").doc
+    'how many ⊤ answers before the run stops'
     """
     info = ParamInfo(check, doc, label, control, when, missing, canonical)
     return dataclasses.field(default=default, metadata={"dpwidgets": info})
@@ -227,6 +277,14 @@ class Params:
     is read, :meth:`check` checks the fields together, and :meth:`decide` fills in what is
     decided once every field is known (a depth from the public row count, a plan's charge).
     ``listed_after`` says where a decided value stands in the canonical dict.
+
+    Examples
+    --------
+    >>> from dpwidgets.families.svt.params import SVTParams
+    >>> SVTParams.names()[:4], SVTParams.default("c")
+    (('variant', 'epsilon', 'c', 'threshold'), 1)
+    >>> SVTParams.validate({"epsilon": 1.0, "threshold": 5.0}, 100)["variant"]
+    'standard'
     """
 
     mechanism: ClassVar[str]

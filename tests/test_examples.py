@@ -41,3 +41,41 @@ def test_examples_run(name, tmp_path, monkeypatch):
     module = importlib.import_module(name)
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0, f"{result.failed} of {result.attempted} examples failed in {name}"
+
+
+#: The packages a user starts from: every public class and function they export has an
+#: Examples section (exceptions need none).
+ENTRY_POINTS = ("dpwidgets", "dpwidgets.widgets", "dpwidgets.datasets", "dpwidgets.door",
+                "dpwidgets.curator", "dpwidgets.persistence", "dpwidgets.params",
+                "dpwidgets.export")
+
+
+def _engine_packages() -> list[str]:
+    import pkgutil
+
+    import dpwidgets.engine
+
+    return [f"dpwidgets.engine.{m.name}" for m in pkgutil.iter_modules(dpwidgets.engine.__path__)
+            if not m.name.startswith("_")]
+
+
+def _without_examples(name: str, classes: bool) -> list[str]:
+    import inspect
+
+    module = importlib.import_module(name)
+    missing = []
+    for attr in getattr(module, "__all__", ()):
+        obj = getattr(module, attr)
+        wanted = inspect.isfunction(obj) or (
+            classes and inspect.isclass(obj) and not issubclass(obj, BaseException))
+        if wanted and "Examples\n" not in (obj.__doc__ or ""):
+            missing.append(f"{name}.{attr}")
+    return missing
+
+
+def test_every_public_entry_point_has_an_example():
+    # The engine's result dataclasses are what its functions return (their examples show
+    # them); its functions each have one.
+    missing = [m for name in ENTRY_POINTS for m in _without_examples(name, classes=True)]
+    missing += [m for name in _engine_packages() for m in _without_examples(name, classes=False)]
+    assert not missing, f"no Examples section: {missing}"

@@ -128,7 +128,15 @@ class DatasetConfig:
 @dataclass
 class CuratorConfig:
     """The whole configuration (see the module docstring), as :func:`load_config` reads
-    it (its Examples build one)."""
+    it (its Examples build one).
+
+    Examples
+    --------
+    >>> import dataclasses
+    >>> from dpwidgets.curator import CuratorConfig
+    >>> [f.name for f in dataclasses.fields(CuratorConfig)]
+    ['path', 'ledger', 'analysts', 'audit', 'datasets', 'claim_lease']
+    """
 
     path: Path
     ledger: str
