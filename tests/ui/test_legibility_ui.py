@@ -120,7 +120,10 @@ def test_labels_whole_and_figures_fit_the_page(page, lab_server):
             page.keyboard.press("Control+s")
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
-                saved = json.loads(path.read_text())
+                try:
+                    saved = json.loads(path.read_text())
+                except json.JSONDecodeError:  # read while the server was writing it
+                    saved = {"cells": []}
                 if any(c.get("outputs") for c in saved["cells"]):
                     break
                 page.wait_for_timeout(250)  # the save is written by the server: poll it
