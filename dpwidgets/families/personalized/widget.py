@@ -60,6 +60,7 @@ from ...ui.base import g3 as _fmt
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
 from ...ui.controls import FloatRangeSlider, FloatSlider, control_for, slider
 from . import display, preview
+from .display import _THRESHOLDED  # the methods with a sampling threshold ε_T
 from .params import METHOD_LABELS, PersonalizedHistogramParams, PrivacyVector, release_plan
 from .sources import (
     DATASETS,
@@ -84,7 +85,6 @@ MAX_GROUPS = 256
 #: The mechanisms compared side by side (the text's four).
 COMPARED = ("minimum", "sampling", "privacy_aware", "utility")
 _ORDER = ("minimum", "threshold", "sampling", "privacy_aware", "utility")
-_THRESHOLDED = ("sampling", "threshold")
 _ROUNDS = ("minimum", "privacy_aware", "utility")
 _NO_SHARE = ("group shares: all three are 0; accepted: shares in [0, 1], at least one above 0 "
              "(they are normalised to sum to 1).")
