@@ -15,11 +15,11 @@ from .._results import eps_text
 from .._results import frozen as _frozen
 from ..mechanisms import is_floating_point_safe, laplace, laplace_reals
 from ..validation import check_epsilon, check_rng
-from .checks import _check_cutoff, _check_publisher, _check_series
+from .checks import _check_cutoff, _check_publisher, _check_series, _check_w
 from .common import _expand, _parts, _publisher_call, _release_rows, _Repeated, _user_guarantee
 from .constants import NEIGHBOURS
 from .result import DynamicRelease
-from .w_event import _check_w, _window_sums
+from .w_event import _window_sums
 
 __all__ = [
     "uniform_budget_release",

@@ -8,11 +8,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from numbers import Integral, Real
+from typing import NamedTuple
 
 import numpy as np
 
-from ..validation import check_counts, check_positive_int
-from .constants import DSAT_DEFAULTS
+from ..validation import check_counts, check_epsilon, check_positive_int
+from .constants import DSAT_DEFAULTS, MAX_WINDOW
 
 __all__ = [
     "ORDER_DEPENDENT_PUBLISHERS",
@@ -64,6 +65,10 @@ def _check_cutoff(cutoff, n_times: int, name: str = "cutoff", what: str = "N") -
     if cutoff > n_times:
         raise ValueError(f"{name} (C) must be between 1 and {what} = {n_times}, got {cutoff}")
     return cutoff
+
+
+def _check_w(w, n_times: int) -> int:
+    return check_positive_int(w, "w", maximum=MAX_WINDOW)
 
 
 def _check_threshold(threshold) -> float:
@@ -167,6 +172,58 @@ def _check_burn_in(burn_in, n_times: int, what: str = "N") -> int:
     if burn_in >= max(n_times, 2):
         raise ValueError(f"burn_in (M) must be smaller than {what} = {n_times}, got {burn_in}")
     return burn_in
+
+
+def _check_split_sizes(cardinality, n_bins, cutoff) -> tuple[int, int, int]:
+    """The public sizes a decision share ``k`` is computed from (:func:`dsft_k`,
+    :func:`paced_k`): the cardinality ``n`` (>= 2), the bins ``U`` and the cutoff ``C``."""
+    return (
+        check_positive_int(cardinality, "cardinality", minimum=2),
+        check_positive_int(n_bins, "n_bins"),
+        check_positive_int(cutoff, "cutoff"),
+    )
+
+
+class _DsatArgs(NamedTuple):
+    """DSAT's checked arguments (:func:`_check_dsat_args`)."""
+
+    series: np.ndarray
+    epsilon: float
+    w: int | None
+    cutoff: int
+    threshold: float
+    burn_in: int
+    delta: float
+    theta: float
+    k: float | None
+    cardinality: int
+    publisher: str
+    choice: dict
+
+
+def _check_dsat_args(histograms, epsilon, cutoff, threshold, burn_in, delta, theta, k,
+                     cardinality, publisher, shape, *, windowed: bool = False,
+                     w=None) -> _DsatArgs:
+    """The arguments :func:`dsat` and :func:`dsat_w_event` share, checked in this order before
+    any randomness. ``windowed`` (w-event DSAT): the window ``w`` is checked too, and bounds
+    the cutoff and the burn-in instead of the series length N."""
+    series = _check_series(histograms, min_times=2)
+    epsilon = check_epsilon(epsilon)
+    if not windowed:
+        span, what = series.shape[0], "N"
+    else:
+        span = w = _check_w(w, series.shape[0])
+        what = "w"
+    cutoff = _check_cutoff(cutoff, span, what=what)
+    threshold = _check_threshold(threshold)
+    burn_in = _check_burn_in(burn_in, span, what=what)
+    delta = _check_unit(delta, "delta")
+    theta = _check_unit(theta, "theta")
+    k = _check_k(k)
+    cardinality = _check_cardinality(cardinality, series)
+    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
+    return _DsatArgs(series, epsilon, w, cutoff, threshold, burn_in, delta, theta, k,
+                     cardinality, publisher, choice)
 
 
 def _check_shape(shape, n_bins: int) -> tuple[int, ...]:

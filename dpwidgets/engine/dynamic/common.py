@@ -15,6 +15,7 @@ from .._results import eps_text
 from .._results import frozen as _frozen
 from ..mechanisms import laplace
 from ..validation import check_epsilon, check_finite_array, check_positive_int
+from .checks import _check_split_sizes
 
 __all__ = [
     "dsft_k",
@@ -51,9 +52,7 @@ def dsft_k(cardinality: int, n_bins: int, cutoff: int, n_times: int) -> float:
     >>> round(dsft_k(500, 3, 4, 20), 2)
     0.8
     """
-    cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
-    n_bins = check_positive_int(n_bins, "n_bins")
-    cutoff = check_positive_int(cutoff, "cutoff")
+    cardinality, n_bins, cutoff = _check_split_sizes(cardinality, n_bins, cutoff)
     n_times = check_positive_int(n_times, "n_times")
     delta = 2.0 / (cardinality - 1)
     root = np.cbrt(cardinality**2 * (8 * delta**2 + 32 * cutoff**2 * delta**2) / (n_bins * cutoff**2))

@@ -15,12 +15,13 @@ import numpy as np
 from .._results import eps_text
 from ..validation import check_epsilon, check_positive_int, check_rng
 from .checks import (
-    _check_burn_in,
     _check_cardinality,
     _check_cutoff,
+    _check_dsat_args,
     _check_k,
     _check_publisher,
     _check_series,
+    _check_split_sizes,
     _check_threshold,
     _check_unit,
 )
@@ -137,9 +138,7 @@ def paced_k(
     >>> round(paced_k(500, 3, 4, 1.0), 2)
     0.5
     """
-    cardinality = check_positive_int(cardinality, "cardinality", minimum=2)
-    n_bins = check_positive_int(n_bins, "n_bins")
-    cutoff = check_positive_int(cutoff, "cutoff")
+    cardinality, n_bins, cutoff = _check_split_sizes(cardinality, n_bins, cutoff)
     epsilon = check_epsilon(epsilon)
     threshold = _check_threshold(threshold)
     if reference not in _REFERENCES:
@@ -580,27 +579,19 @@ def dsat(
     >>> out.releases.shape, out.method, int(out.release_points.sum()) <= 4
     ((20, 3), 'dsat', True)
     """
-    series = _check_series(histograms, min_times=2)
-    epsilon = check_epsilon(epsilon)
-    cutoff = _check_cutoff(cutoff, series.shape[0])
-    threshold = _check_threshold(threshold)
-    burn_in = _check_burn_in(burn_in, series.shape[0])
-    delta = _check_unit(delta, "delta")
-    theta = _check_unit(theta, "theta")
-    k = _check_k(k)
-    cardinality = _check_cardinality(cardinality, series)
-    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
+    a = _check_dsat_args(histograms, epsilon, cutoff, threshold, burn_in, delta, theta, k,
+                         cardinality, publisher, shape)
     decision_ratio = _check_ratio(decision_ratio)
     if variant not in DSAT_VARIANTS:
         raise ValueError(f"variant must be one of {sorted(DSAT_VARIANTS)}, got {variant!r}")
     reference = _check_reference(reference, "snapshot" if variant == "paced" else "release")
     gain = PACED_DEFAULTS["gain"] if gain is None else _check_unit(gain, "gain")
     rng = check_rng(rng)
-    return _distance_sampling(series, epsilon, cutoff, threshold, rng, k=k,
-                              cardinality=cardinality, publisher=publisher,
+    return _distance_sampling(a.series, a.epsilon, a.cutoff, a.threshold, rng, k=a.k,
+                              cardinality=a.cardinality, publisher=a.publisher,
                               decision_ratio=decision_ratio, controller=variant,
-                              reference=reference, burn_in=burn_in, delta=delta, theta=theta,
-                              gain=gain, choice=choice)
+                              reference=reference, burn_in=a.burn_in, delta=a.delta,
+                              theta=a.theta, gain=gain, choice=a.choice)
 
 
 DSFT = dsft

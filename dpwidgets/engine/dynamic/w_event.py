@@ -10,17 +10,8 @@ from collections.abc import Sequence
 import numpy as np
 
 from .._results import eps_text
-from ..validation import check_epsilon, check_positive_int, check_rng
-from .checks import (
-    _check_burn_in,
-    _check_cardinality,
-    _check_cutoff,
-    _check_k,
-    _check_publisher,
-    _check_series,
-    _check_threshold,
-    _check_unit,
-)
+from ..validation import check_rng
+from .checks import _check_dsat_args
 from .common import (
     _Distances,
     _normalise_release,
@@ -31,7 +22,7 @@ from .common import (
     _svt,
     dsft_k,
 )
-from .constants import MAX_WINDOW, NEIGHBOURS
+from .constants import NEIGHBOURS
 from .result import DynamicRelease
 
 __all__ = [
@@ -45,10 +36,6 @@ def _window_sums(per_time: np.ndarray, w: int) -> np.ndarray:
         return np.array([math.fsum(per_time)])
     csum = np.concatenate([[0.0], np.cumsum(per_time)])
     return csum[w:] - csum[:-w]
-
-
-def _check_w(w, n_times: int) -> int:
-    return check_positive_int(w, "w", maximum=MAX_WINDOW)
 
 
 def dsat_w_event(
@@ -122,17 +109,9 @@ def dsat_w_event(
     >>> out.method, bool(out.window_epsilons.max() <= 1.0 + 1e-9)
     ('dsat-w', True)
     """
-    series = _check_series(histograms, min_times=2)
-    epsilon = check_epsilon(epsilon)
-    w = _check_w(w, series.shape[0])
-    cutoff = _check_cutoff(cutoff, w, what="w")
-    threshold = _check_threshold(threshold)
-    burn_in = _check_burn_in(burn_in, w, what="w")
-    delta = _check_unit(delta, "delta")
-    theta = _check_unit(theta, "theta")
-    k = _check_k(k)
-    cardinality = _check_cardinality(cardinality, series)
-    publisher, choice = _check_publisher(publisher, series.shape[1], shape)
+    (series, epsilon, w, cutoff, threshold, burn_in, delta, theta, k, cardinality, publisher,
+     choice) = _check_dsat_args(histograms, epsilon, cutoff, threshold, burn_in, delta, theta,
+                                k, cardinality, publisher, shape, windowed=True, w=w)
     rng = check_rng(rng)
 
     n_times, n_bins = series.shape
