@@ -38,11 +38,14 @@ from ...ui.base import ReleaseWidget, budget_parts, fmt, fold, one_of
 from ...ui.base import round_decimals as _round_floats
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
 from ...ui.controls import control_for
+from ...ui.figures import update
+from . import display
 from .params import FitParams, publisher_name, publisher_options
 from .preview import DiagnosticPreview
-from .scenarios import Scenario
+from .scenarios import Scenario, logistic_scenarios
 
-__all__ = ["ANALYST_DEFAULT_SHARE", "DiagnosticWidget", "analyst_defaults", "titles"]
+__all__ = ["ANALYST_DEFAULT_SHARE", "DiagnosticWidget", "LogisticDiagnostic", "analyst_defaults",
+           "titles"]
 
 #: Analyst defaults: one release spends at most this share of what is left of the budget.
 ANALYST_DEFAULT_SHARE = 0.25
@@ -112,7 +115,7 @@ def _starting_values(session: Session, dataset: str | None, model: str | None,
 class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
     """What the three diagnostics widgets share: model choice, budget, modes, release.
 
-    A subclass names its ``mechanism`` and its parameters' class (``parameters``), and
+    A subclass names its parameters' class (``parameters``, which names the ``mechanism``), and
     supplies the scenarios, its own controls, the figure, the reference it is compared with
     and how a release is drawn (the hooks below).
 
@@ -127,6 +130,11 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
     mechanism = ""
     #: The :class:`~dpwidgets.params.Params` class of the mechanism: its controls' declarations.
     parameters: type[Params]
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "parameters" in vars(cls):  # the mechanism is the one its parameters name
+            cls.mechanism = cls.parameters.mechanism
     kind = "ols"
     css = ""
     source = ""
@@ -461,3 +469,44 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
 
     def _describe(self, output: dict) -> str:
         return ""
+
+
+class LogisticDiagnostic(DiagnosticWidget):
+    """What the two diagnostics of a logistic model share (PriROC and PriBRP, Chen 2018,
+    Alg. 11 and 13): the logistic scenarios, the depth ``s`` of the private thresholds or
+    bins, the noiseless reference and its quality measures, and the accuracy band.
+
+    A subclass names its ``reference(table, model)`` and ``measures(output, truth)`` (of
+    :mod:`~dpwidgets.families.diagnostics.reference`) and the fixed grid its curves are compared
+    on (``_accuracy_grid``), and gets ``s=`` in ``self._init``.
+
+    Examples
+    --------
+    >>> from dpwidgets.families.diagnostics.base import LogisticDiagnostic
+    >>> from dpwidgets.families.diagnostics.roc import RocWidget
+    >>> issubclass(RocWidget, LogisticDiagnostic), RocWidget.kind
+    (True, 'logistic')
+    """
+
+    kind = "logistic"
+    _scenario_table = staticmethod(logistic_scenarios)
+
+    def _build_controls(self) -> None:
+        self.s = control_for(self.parameters, "s", self._init["s"] or 0)
+        self.s.add_class("dpw-grid")
+
+    def _truth(self, table: np.ndarray, model: dict):
+        return self.reference(table, model)
+
+    def _quality(self, output: dict, truth) -> dict:
+        return self.measures(output, truth)
+
+    def _accuracy_grid(self) -> np.ndarray:
+        """The fixed points the private curves are compared on across runs (public)."""
+        raise NotImplementedError
+
+    def _accuracy_band(self, preview) -> None:
+        """The band around the private curve at the accuracy grid (removed with None)."""
+        band = () if preview is None else (self._accuracy_grid(), preview.now.low,
+                                            preview.now.high)
+        update(self.figure, display.band_data(*band))

@@ -8,18 +8,15 @@ import numpy as np
 
 from ...mechanism import Release
 from ...session import Session
-from ...ui import figures
-from ...ui.controls import control_for
 from . import display
-from .base import DiagnosticWidget, titles
+from .base import LogisticDiagnostic, titles
 from .params import BinnedResidualsParams
 from .reference import binned_quality, binned_reference
-from .scenarios import logistic_scenarios
 
 __all__ = ["BinnedResidualWidget"]
 
 
-class BinnedResidualWidget(DiagnosticWidget):
+class BinnedResidualWidget(LogisticDiagnostic):
     """PriBRP (Chen 2018, Alg. 13): a private binned residual plot of a logistic model.
 
     Parameters are those of :class:`~dpwidgets.families.diagnostics.roc.RocWidget`, and:
@@ -50,9 +47,7 @@ class BinnedResidualWidget(DiagnosticWidget):
     (0.15, 0.49)
     """
 
-    mechanism = "binned_residuals"
     parameters = BinnedResidualsParams
-    kind = "logistic"
     css = "dpw-binned-residuals"
     source = "PriBRP — private binned residual plot (Chen 2018, Alg. 13)"
     default_rho = 0.15
@@ -62,12 +57,6 @@ class BinnedResidualWidget(DiagnosticWidget):
         self._init = {"s": s}
         kwargs.pop("publisher", None)
         super().__init__(session, dataset, **kwargs)
-
-    _scenario_table = staticmethod(logistic_scenarios)
-
-    def _build_controls(self) -> None:
-        self.s = control_for(BinnedResidualsParams, "s", self._init["s"] or 0)
-        self.s.add_class("dpw-grid")
 
     def _extra_rows(self) -> list:
         return [w.HBox([self.rho, self.s])]
@@ -82,16 +71,12 @@ class BinnedResidualWidget(DiagnosticWidget):
         return {"epsilon": float(self.epsilon.value), "rho": float(self.rho.value),
                 "s": int(self.s.value) or None}
 
-    def _truth(self, table: np.ndarray, model: dict):
-        return binned_reference(table, model)
-
+    reference = staticmethod(binned_reference)
+    measures = staticmethod(binned_quality)
     panel = "brp"
     titles = titles("Binned residuals", "PriBRP", "Private binned residual plot")
 
     display_class = display.BinnedResidualsDisplay
-
-    def _quality(self, output: dict, truth) -> dict:
-        return binned_quality(output, truth)
 
     # -- accuracy before spending (analyst) -------------------------------------------------
     accuracy_what = ("the private mean residual, read at 41 mean predictions spanning the "
@@ -117,12 +102,6 @@ class BinnedResidualWidget(DiagnosticWidget):
         """The stand-in's own binned residual plot (ordinary fit) on the same grid."""
         mean_predicted, mean_residual = self._accuracy_truth()
         return display.curve_on_grid(mean_predicted, mean_residual, self._accuracy_grid())
-
-    def _accuracy_band(self, preview) -> None:
-        """The band around the private points (removed with None)."""
-        band = () if preview is None else (self._accuracy_grid(), preview.now.low,
-                                            preview.now.high)
-        figures.update(self.figure, display.band_data(*band))
 
     def _describe(self, output: dict) -> str:
         return f"{len(output['mean_predicted'])} bins after merging (Alg. 14)"

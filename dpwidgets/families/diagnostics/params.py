@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -267,7 +268,7 @@ class _OnATable:
         _table(request, shape)
 
 
-# -- the model under diagnosis, the same five fields in every class -----------------------------
+# -- the model under diagnosis: the fields the DP fit shares with the diagnostics --------------
 def _kind_field(needed: str | None):
     what = "'ols' or 'logistic'" if needed is None else f"{needed!r} only"
     return param(needed or "ols", check=_kind(needed), doc=f"the kind of model: {what}")
@@ -278,22 +279,27 @@ def _outcome_field(control: Choice | None = None):
                  doc="public transformation of the outcome ('y', 'log')")
 
 
-def _model_field():
-    return param("ordinary", check=_model,
-                 doc="'ordinary': fitted inside the door; 'public': coef= and intercept=")
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class _Diagnostic(_OnATable):
+    """The fields every diagnostic starts with, in this order: the model under diagnosis (a
+    logistic one; a class that redeclares ``kind`` or ``outcome`` keeps them in these
+    places), the diagnostic's budget and the neighbour relation its noise is calibrated for.
+    A mixin of the three diagnostics' :class:`~dpwidgets.params.Params` classes."""
 
-
-def _coef_field():
-    return param(NOT_GIVEN, check=_coef, doc="model='public' only: one coefficient per feature")
-
-
-def _intercept_field():
-    return param(NOT_GIVEN, check=_intercept, doc="model='public' only: the intercept (0)")
-
-
-_EPSILON_DOC = "the whole budget of the diagnostic, charged (the DP fit is its own release)"
-_NEIGHBOURS_DOC = ("the neighbour relation the noise is calibrated for: 'replace-one' (the "
-                   "text's) or 'add/remove'")
+    kind: str = _kind_field("logistic")
+    outcome: str = _outcome_field()
+    model: str = param("ordinary", check=_model,
+                       doc="'ordinary': fitted inside the door; 'public': coef= and intercept=")
+    coef: np.ndarray = param(NOT_GIVEN, check=_coef,
+                             doc="model='public' only: one coefficient per feature")
+    intercept: float = param(NOT_GIVEN, check=_intercept,
+                             doc="model='public' only: the intercept (0)")
+    epsilon: float = param(
+        NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
+        doc="the whole budget of the diagnostic, charged (the DP fit is its own release)")
+    neighbours: str = param("replace-one", check=_neighbours,
+                            doc="the neighbour relation the noise is calibrated for: "
+                                "'replace-one' (the text's) or 'add/remove'")
 
 
 # -- "residual_plot": PriRP (Chen 2018, Alg. 9-10) ----------------------------------------------
@@ -311,7 +317,7 @@ def _rp_epsilon1(value, ctx: Context) -> float:
                                                  v["grid"])[0]
 
 
-class ResidualPlotParams(_OnATable, Params, mechanism="residual_plot"):
+class ResidualPlotParams(_Diagnostic, Params, mechanism="residual_plot"):
     """``"residual_plot"``: PriRP (Chen 2018, Alg. 9), a private residual plot of an OLS
     model; the plotted region is bounded privately first (Alg. 10).
 
@@ -328,14 +334,8 @@ class ResidualPlotParams(_OnATable, Params, mechanism="residual_plot"):
     (0.3, 11, 'dawa_dyadic')
     """
 
-    kind: str = _kind_field("ols")
+    kind: str = _kind_field("ols")  # in _Diagnostic's place, as is outcome
     outcome: str = _outcome_field(Choice((("y", "y"), ("log", "log y"))))
-    model: str = _model_field()
-    coef: np.ndarray = _coef_field()
-    intercept: float = _intercept_field()
-    epsilon: float = param(NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
-                           doc=_EPSILON_DOC)
-    neighbours: str = param("replace-one", check=_neighbours, doc=_NEIGHBOURS_DOC)
     publisher: str = param("dawa", check=lambda v, ctx: _publisher(v, 2), label="publisher",
                            control=Choice(lambda: publisher_options(2)),
                            doc="the 2-D histogram publisher of the grid's counts")
@@ -399,7 +399,7 @@ def _roc_publisher(value, ctx: Context) -> str:
     return name
 
 
-class RocParams(_OnATable, Params, mechanism="roc_curve"):
+class RocParams(_Diagnostic, Params, mechanism="roc_curve"):
     """``"roc_curve"``: PriROC (Chen 2018, Alg. 11), a private ROC curve of a logistic model.
 
     ``defaults="dpwidgets"`` (the default) fills in N-FixedSpace thresholds (ε1 = 0), ``2^s``
@@ -417,14 +417,6 @@ class RocParams(_OnATable, Params, mechanism="roc_curve"):
     ('recursive_medians', 10, 'dawa_dyadic')
     """
 
-    kind: str = _kind_field("logistic")
-    outcome: str = _outcome_field()
-    model: str = _model_field()
-    coef: np.ndarray = _coef_field()
-    intercept: float = _intercept_field()
-    epsilon: float = param(NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
-                           doc=_EPSILON_DOC)
-    neighbours: str = param("replace-one", check=_neighbours, doc=_NEIGHBOURS_DOC)
     defaults: str = param("dpwidgets", check=_roc_rules,
                           doc="which rules fill in what is not given: 'dpwidgets' or 'text'")
     rho: float = param(0.2, check=_share("rho"), control=Range(0.01, 0.9, 0.01), label="ρ",
@@ -474,7 +466,7 @@ def _brp_threshold(value, ctx: Context) -> float:
     return threshold
 
 
-class BinnedResidualsParams(_OnATable, Params, mechanism="binned_residuals"):
+class BinnedResidualsParams(_Diagnostic, Params, mechanism="binned_residuals"):
     """``"binned_residuals"``: PriBRP (Chen 2018, Alg. 13), a private binned residual plot of
     a logistic model: ``2^s`` initial bins by s-RecursiveMedians (Alg. 12), merged where too
     small (Alg. 14), then the noisy mean prediction and residual per bin.
@@ -492,14 +484,6 @@ class BinnedResidualsParams(_OnATable, Params, mechanism="binned_residuals"):
     (7, 120.71)
     """
 
-    kind: str = _kind_field("logistic")
-    outcome: str = _outcome_field()
-    model: str = _model_field()
-    coef: np.ndarray = _coef_field()
-    intercept: float = _intercept_field()
-    epsilon: float = param(NOT_GIVEN, check=_epsilon, control=Epsilon(), label="ε plot",
-                           doc=_EPSILON_DOC)
-    neighbours: str = param("replace-one", check=_neighbours, doc=_NEIGHBOURS_DOC)
     rho: float = param(0.15, check=_share("rho", upper=0.5), control=Range(0.01, 0.49, 0.01),
                        label="ρ", doc="ε1/ε = ε2/ε for the bins and their merging (< 1/2)")
     s: int | None = param(None, check=_optional_levels("s", "MAX_LEVELS"),

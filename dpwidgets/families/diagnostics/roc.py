@@ -8,19 +8,17 @@ import numpy as np
 
 from ...mechanism import Release
 from ...session import Session
-from ...ui import figures
 from ...ui.base import one_of
 from ...ui.controls import control_for
 from . import display
-from .base import DiagnosticWidget, titles
+from .base import LogisticDiagnostic, titles
 from .params import RocParams, roc_defaults
 from .reference import roc_quality, roc_reference
-from .scenarios import logistic_scenarios
 
 __all__ = ["RocWidget"]
 
 
-class RocWidget(DiagnosticWidget):
+class RocWidget(LogisticDiagnostic):
     """PriROC (Chen 2018, Alg. 11): a private ROC curve of a logistic model, beside the truth.
 
     Parameters are those of :class:`~dpwidgets.families.diagnostics.widget.ResidualPlotWidget` (``scenario`` in {"M1", "M2",
@@ -60,9 +58,7 @@ class RocWidget(DiagnosticWidget):
     ('fixed', 'hb')
     """
 
-    mechanism = "roc_curve"
     parameters = RocParams
-    kind = "logistic"
     css = "dpw-roc"
     source = "PriROC — private ROC curve (Chen 2018, Alg. 11)"
     default_rho = 0.2
@@ -79,11 +75,8 @@ class RocWidget(DiagnosticWidget):
         self._init = {"s": s, "thresholds": thresholds}
         super().__init__(session, dataset, **kwargs)
 
-    _scenario_table = staticmethod(logistic_scenarios)
-
     def _build_controls(self) -> None:
-        self.s = control_for(RocParams, "s", self._init["s"] or 0)
-        self.s.add_class("dpw-grid")
+        super()._build_controls()
         self.thresholds = control_for(RocParams, "thresholds", self._init["thresholds"])
 
     def _extra_rows(self) -> list:
@@ -105,16 +98,12 @@ class RocWidget(DiagnosticWidget):
             "defaults": self.defaults,
         }
 
-    def _truth(self, table: np.ndarray, model: dict):
-        return roc_reference(table, model)
-
+    reference = staticmethod(roc_reference)
+    measures = staticmethod(roc_quality)
     panel = "roc"
     titles = titles("ROC curve", "PriROC", "Private ROC curve")
 
     display_class = display.RocDisplay
-
-    def _quality(self, output: dict, truth) -> dict:
-        return roc_quality(output, truth)
 
     # -- accuracy before spending (analyst) -------------------------------------------------
     accuracy_what = "the private curve's true positive rate at each false positive rate"
@@ -130,11 +119,9 @@ class RocWidget(DiagnosticWidget):
         truth = self._accuracy_truth()
         return display.tpr_on_grid(truth["fpr"], truth["tpr"])
 
-    def _accuracy_band(self, preview) -> None:
-        """The band around the private curve (removed with None)."""
-        band = () if preview is None else (display.FPR_GRID, preview.now.low,
-                                            preview.now.high)
-        figures.update(self.figure, display.band_data(*band))
+    def _accuracy_grid(self) -> np.ndarray:
+        """The FPRs of :data:`~dpwidgets.families.diagnostics.display.FPR_GRID`."""
+        return display.FPR_GRID
 
     def _describe(self, output: dict) -> str:
         return f"{len(output['fpr'])} points, private AUC = {output['auc']:.3f}"

@@ -111,7 +111,6 @@ class ResidualPlotWidget(DiagnosticWidget):
     ('ideal_500', 'dawa_dyadic')
     """
 
-    mechanism = "residual_plot"
     parameters = ResidualPlotParams
     kind = "ols"
     css = "dpw-residual-plot"

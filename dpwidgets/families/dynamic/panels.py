@@ -48,19 +48,8 @@ class DynamicPanels:
 
     It reads the host's ``figure``, ``shape``, ``attributes``, ``n_times``, controls ``method``
     and ``time``, ``comparisons`` and ``_measure`` (:class:`~dpwidgets.families.dynamic.preview.DynamicRuns`), and keeps
-    ``shown_output``, ``_view`` (what the time slider redraws) and ``_truth_drawn``.
-
-    Examples
-    --------
-    >>> from dpwidgets import Session
-    >>> from dpwidgets.families.dynamic.widget import DynamicHistogramWidget
-    >>> s = Session(mode="teaching", seed=0)
-    >>> wd = DynamicHistogramWidget(s, data="moving", compare=False, debounce=0)
-    >>> spent = s.spent("moving_objects")
-    >>> wd.time.value = 37  # a view control: the snapshot panel is redrawn, nothing runs
-    >>> wd.figure.panels["snapshot"].title.text, s.spent("moving_objects") == spent
-    ('Histogram at t = 37: y', True)
-    >>> wd.close(); s.close()
+    ``shown_output``, ``_view`` (what the time slider redraws) and ``_truth_drawn``. The
+    widget's example moves the time slider: the snapshot panel is redrawn, nothing runs.
     """
 
     def _release_marginal(self, output: dict):

@@ -33,6 +33,7 @@ ValueError: 'dsat' needs cardinality= : the public lower bound n on the snapshot
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from numbers import Real
@@ -502,7 +503,19 @@ class UniformBudgetParams(SeriesParams, Params, mechanism="dynamic_uniform"):
     shape: tuple[int, ...] | None = _shape_param()
 
 
-class BudgetDistributionParams(SeriesParams, Params, mechanism="dynamic_bd"):
+@dataclasses.dataclass(frozen=True, kw_only=True, eq=False, repr=False)
+class _WindowBaseline:
+    """The parameters of the two w-event baselines of Kellaris, Papadopoulos, Xiao & Papadias
+    2014 (budget distribution and absorption): the same five, in this order."""
+
+    epsilon: float = _epsilon_param("the budget of every window of w snapshots")
+    n_times: int = _n_times_param()
+    w: int = _w_param()
+    publisher: str = _publisher_param()
+    shape: tuple[int, ...] | None = _shape_param()
+
+
+class BudgetDistributionParams(_WindowBaseline, SeriesParams, Params, mechanism="dynamic_bd"):
     """``"dynamic_bd"``: budget distribution, w-event (Kellaris, Papadopoulos, Xiao &
     Papadias 2014).
 
@@ -515,14 +528,8 @@ class BudgetDistributionParams(SeriesParams, Params, mechanism="dynamic_bd"):
     ValueError: a w-event mechanism needs w= (the window length, an integer >= 1)
     """
 
-    epsilon: float = _epsilon_param("the budget of every window of w snapshots")
-    n_times: int = _n_times_param()
-    w: int = _w_param()
-    publisher: str = _publisher_param()
-    shape: tuple[int, ...] | None = _shape_param()
 
-
-class BudgetAbsorptionParams(SeriesParams, Params, mechanism="dynamic_ba"):
+class BudgetAbsorptionParams(_WindowBaseline, SeriesParams, Params, mechanism="dynamic_ba"):
     """``"dynamic_ba"``: budget absorption, w-event (Kellaris, Papadopoulos, Xiao & Papadias
     2014).
 
@@ -532,9 +539,3 @@ class BudgetAbsorptionParams(SeriesParams, Params, mechanism="dynamic_ba"):
     >>> BudgetAbsorptionParams.validate({"epsilon": 1.0, "w": 20}, (200, 30))["w"]
     20
     """
-
-    epsilon: float = _epsilon_param("the budget of every window of w snapshots")
-    n_times: int = _n_times_param()
-    w: int = _w_param()
-    publisher: str = _publisher_param()
-    shape: tuple[int, ...] | None = _shape_param()

@@ -12,7 +12,6 @@ no reference, and nothing is measured).
 
 Examples
 --------
->>> import numpy as np
 >>> from dpwidgets.families.dynamic.preview import Measures
 >>> Measures(None, None, [], {}).values
 {}

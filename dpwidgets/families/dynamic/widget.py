@@ -131,6 +131,9 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
     >>> wd = DynamicHistogramWidget(s, data="moving", compare=False, debounce=0)
     >>> wd.params["cutoff"], wd.params["cardinality"], s.spent("moving_objects")
     (4, 20000, 1.0)
+    >>> wd.time.value = 37  # a view control: the snapshot panel is redrawn, nothing runs
+    >>> wd.figure.panels["snapshot"].title.text, s.spent("moving_objects")
+    ('Histogram at t = 37: y', 1.0)
     >>> wd.close(); s.close()
     """
 

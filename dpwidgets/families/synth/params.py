@@ -32,6 +32,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import math
 from collections.abc import Mapping, Sequence
@@ -209,9 +210,19 @@ def _epsilon(value, ctx: Context) -> float:
     return check_epsilon(value)
 
 
-def _attributes(value, ctx: Context) -> tuple[str, ...] | None:
-    if value is None:
-        return None
+def _optional(check):
+    """``check`` for a parameter whose ``None`` means "decided elsewhere" (from the data, the
+    table's declaration or the engine's rule): ``None`` is kept as it is, anything else checked."""
+
+    @functools.wraps(check)
+    def optional(value, ctx: Context):
+        return None if value is None else check(value, ctx)
+
+    return optional
+
+
+@_optional
+def _attributes(value, ctx: Context) -> tuple[str, ...]:
     n_columns = int(ctx.shape[1])
     if isinstance(value, str) or not isinstance(value, Sequence | np.ndarray):
         raise ValueError(f"attributes must be a list of column names (or None for all), got "
@@ -235,9 +246,8 @@ def _attributes(value, ctx: Context) -> tuple[str, ...] | None:
     return attrs
 
 
-def _domains(value, ctx: Context) -> dict | None:
-    if value is None:
-        return None
+@_optional
+def _domains(value, ctx: Context) -> dict:
     if not isinstance(value, Mapping) or not value:
         raise ValueError(f"domains must be a mapping column -> domain (or None: read from the "
                          f"data, not DP), got {value!r}")
@@ -259,9 +269,8 @@ def _domains(value, ctx: Context) -> dict | None:
     return domains
 
 
-def _n_rows(value, ctx: Context) -> int | None:
-    if value is None:
-        return None
+@_optional
+def _n_rows(value, ctx: Context) -> int:
     n_rows = check_positive_int(value, "n_rows", minimum=0)
     if n_rows > MAX_ROWS:
         raise ValueError(f"n_rows must be at most {MAX_ROWS:,}, got {n_rows:,}")
@@ -292,8 +301,9 @@ def _k(value, ctx: Context) -> float:
     return k
 
 
-def _hybrid_threshold(value, ctx: Context) -> int | None:
-    return None if value is None else check_positive_int(value, "hybrid_threshold", minimum=2)
+@_optional
+def _hybrid_threshold(value, ctx: Context) -> int:
+    return check_positive_int(value, "hybrid_threshold", minimum=2)
 
 
 def _sample_size(value, ctx: Context) -> int | str | None:
@@ -313,8 +323,9 @@ def _hybrid_min_support(value, ctx: Context) -> float:
     return float(value)
 
 
-def _mle_partitions(value, ctx: Context) -> int | None:
-    return None if value is None else check_positive_int(value, "mle_partitions", minimum=1)
+@_optional
+def _mle_partitions(value, ctx: Context) -> int:
+    return check_positive_int(value, "mle_partitions", minimum=1)
 
 
 def _max_partitions(value, ctx: Context) -> int:

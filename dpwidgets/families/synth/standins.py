@@ -34,6 +34,7 @@ with plausible, made-up dependencies. All randomness comes from the ``rng`` argu
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from numbers import Real
@@ -413,18 +414,26 @@ _FAIR_VALUES: Mapping[str, tuple[float, ...]] = MappingProxyType(
 _AFFAIRS_BINS = 21
 
 
+def _statsmodels_frame(name: str, caller: str) -> pd.DataFrame:
+    """The data set ``statsmodels.datasets.<name>`` as a DataFrame (shipped, no download).
+
+    Raises ``ImportError`` naming ``caller`` without statsmodels (it comes with the ``demo`` and
+    ``test`` extras)."""
+    try:
+        module = importlib.import_module(f"statsmodels.datasets.{name}")
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            f"{caller} needs statsmodels: pip install 'dpwidgets[demo]' (or statsmodels)"
+        ) from exc
+    return module.load_pandas().data
+
+
 def fair_affairs(caller: str):
     """The 1974 Redbook survey of affairs (Fair 1978) that statsmodels ships, as a DataFrame.
 
     Raises ``ImportError`` naming ``caller`` without statsmodels (it comes with the ``demo`` and
     ``test`` extras)."""
-    try:
-        from statsmodels.datasets import fair
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            f"{caller} needs statsmodels: pip install 'dpwidgets[demo]' (or statsmodels)"
-        ) from exc
-    return fair.load_pandas().data
+    return _statsmodels_frame("fair", caller)
 
 
 def load_fair_table() -> CodedTable:
@@ -672,14 +681,7 @@ def load_randhie_table() -> CodedTable:
     >>> int(impossible_rows(table.frame, table.details["structural_zeros"]).sum())
     0
     """
-    try:
-        from statsmodels.datasets import randhie
-    except ImportError as exc:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "load_randhie_table needs statsmodels: pip install 'dpwidgets[demo]' (or "
-            "statsmodels)"
-        ) from exc
-    raw = randhie.load_pandas().data
+    raw = _statsmodels_frame("randhie", "load_randhie_table")
     sizes = RANDHIE_DOMAINS
     rates = np.asarray(_RANDHIE_COINSURANCE, dtype=float)
     coinsurance = np.abs(raw["lncoins"].to_numpy()[:, None] - np.log(rates + 1)).argmin(axis=1)
