@@ -2,7 +2,11 @@
 
 The contract of :mod:`dpwidgets.ui.figures`; the live panel is also fed incrementally:
 :func:`live_rows` gives the rows of a range of time steps for ``ColumnDataSource.stream`` with
-``rollover`` (the panel keeps the last ``window`` steps).
+``rollover`` (the panel keeps the last ``window`` steps). :class:`StreamDisplay` and
+:class:`HierarchyDisplay` are one redraw as an object: computed once from a release (or
+preview) and what was measured of it, drawn whole, or one step (:meth:`StreamDisplay.draw_time`,
+:meth:`HierarchyDisplay.draw_time`) or node (:meth:`HierarchyDisplay.draw_node`) at a time,
+which is all playing, scrubbing or selecting a node redraws.
 """
 
 from __future__ import annotations
@@ -24,14 +28,17 @@ from bokeh.models import (
 from bokeh.plotting import figure
 
 from ...ui.figures import XTOOLS as _TOOLS
-from ...ui.figures import FigureHandle, PlotData
+from ...ui.figures import Display, FigureHandle, PlotData, update
 from ...ui.figures import source as _source
 
 __all__ = [
     "GROUP_COLORS",
     "MAX_LINE_POINTS",
     "MAX_MARKERS",
+    "PARTS",
+    "HierarchyDisplay",
     "HierarchyFigure",
+    "StreamDisplay",
     "StreamFigure",
     "decimate",
     "events_data",
@@ -394,6 +401,156 @@ def roc_data(curves: dict | None = None, points: dict | None = None) -> dict:
     return out
 
 
+#: The parts of :func:`stream_figure` a redraw may touch: the live panel, the window sums, the
+#: event monitor with its ROC.
+PARTS = frozenset({"live", "windows", "events"})
+#: The sources of the parts :meth:`StreamDisplay.draw` assigns (the live panel streams).
+_PART_SOURCES = {"windows": ("win_truth", "win_wss", "win_plain", "win_lm"),
+                 "events": ("ev_truth", "ev_stat", "ev_true", "ev_detected", "roc_pgs",
+                            "roc_lm", "roc_point")}
+
+
+def _stream_titles(where: str, *, truth_shown: bool, w: int, kind: str, delta: float
+                   ) -> dict[str, str]:
+    """The panels' titles: what is drawn and where it comes from (teaching, preview, release)."""
+    suffix = {"teaching": "", "preview": " — preview on the public stand-in",
+              "release": " — released (DP output only)"}[where]
+    short = {"teaching": "", "preview": " (stand-in)", "release": " (released)"}[where]
+    truth_name = "true" if where == "teaching" else "stand-in"
+    return {
+        "live": f"Live stream: {truth_name if truth_shown else 'no truth'}, LM "
+                f"(Perturber output) and PeGaSus{suffix}",
+        "windows": f"Sliding-window sums, w = {w}{short}",
+        "events": ("Jump/drop" if kind == "jump_drop" else "Low signal")
+        + f", w = {w}, detect at δ = {delta:,.4g}{short}",
+        "roc": "Detection ROC" + (" (stand-in)" if where == "preview" else ""),
+    }
+
+
+class StreamDisplay(Display):
+    """A ``"pegasus"`` release (or preview) as :func:`stream_figure` shows it.
+
+    Built (:meth:`from_output`) from the release's public output (the Perturber's noisy counts,
+    the Grouper's groups), the estimates of the smoother shown, what the windows and events
+    panels computed from them (the window sums, the monitored statistic and its detections at
+    δ, and the ROC against the true events), and the public truth when one may be drawn (the
+    data in teaching mode, the stand-in in a preview; none after a paid release). It keeps what
+    playing needs: :meth:`draw_time` draws the live panel up to a step, streaming only the new
+    rows, and computes nothing.
+
+    Parameters
+    ----------
+    data : PlotData
+        The columns of the windows and events panels.
+    noisy, estimates : ndarray
+        The Perturber's noisy counts c̃ and the estimates ĉ drawn, per step.
+    boundaries : ndarray of int
+        The first step of each group.
+    truth : ndarray or None
+        The public truth drawn in the live panel.
+    titles : dict
+        The panels' titles.
+    lines : dict
+        The detection threshold δ (``"delta"``) and the true events' threshold
+        (``"event_delta"``, None when no truth is drawn: no true event, no ROC).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.families.streams.display import StreamDisplay
+    >>> from dpwidgets.families.streams.spec import estimates
+    >>> from dpwidgets.families.streams.standins import wifi_stream
+    >>> stream = wifi_stream("Low_5", np.random.default_rng(0))[:400]
+    >>> teaching = Session("teaching", seed=3)
+    >>> teaching.add_dataset("low", stream)
+    >>> output = teaching.release("low", "pegasus", epsilon=0.5).output
+    >>> shown = StreamDisplay.from_output(output, estimates(output, "median"), where="teaching",
+    ...                                   w=16, kind="jump_drop", delta=5.0, truth=stream)
+    >>> handle = shown.draw_time(shown.figure(), 300)
+    >>> handle.sources["truth"].data["y"].tolist() == stream[:300].tolist()
+    True
+    >>> handle = shown.draw_time(handle, 350, shown=300)  # played on: 50 more rows streamed
+    >>> handle.sources["private"].data["x"][[0, -1]].tolist(), handle.window
+    ([0.0, 349.0], 2016)
+    """
+
+    build = staticmethod(stream_figure)
+
+    def __init__(self, data: PlotData, *, noisy: np.ndarray, estimates: np.ndarray,
+                 boundaries: np.ndarray, truth: np.ndarray | None, titles: dict[str, str],
+                 lines: dict):
+        super().__init__(data)
+        self.noisy, self.estimates, self.boundaries = noisy, estimates, boundaries
+        self.truth, self.titles, self.lines = truth, titles, lines
+
+    @classmethod
+    def from_output(cls, output: dict, estimates: np.ndarray, *, where: str, w: int, kind: str,
+                    delta: float, event_delta: float | None = None,
+                    truth: np.ndarray | None = None, windows: dict | None = None,
+                    events: dict | None = None, previous: StreamDisplay | None = None
+                    ) -> StreamDisplay:
+        """The display of ``output`` (drawn from ``where``: ``"teaching"``, ``"preview"`` or
+        ``"release"``) with the ``estimates`` shown, at window ``w``, event ``kind`` and
+        detection threshold ``delta``.
+
+        ``windows`` holds the arguments of :func:`windows_data`; ``events`` those of
+        :func:`events_data` and the ROC's ``curves`` and ``points`` (:func:`roc_data`). A part
+        left None keeps the columns of ``previous`` (the display drawn before, of the same
+        output). ``truth`` and ``event_delta``: the public truth drawn and the threshold of
+        its events (ignored without a truth).
+        """
+        data = {} if previous is None else dict(previous.data)
+        if windows is not None:
+            data.update(windows_data(**windows))
+        if events is not None:
+            events = dict(events)
+            roc = roc_data(events.pop("curves", None), events.pop("points", None))
+            data.update(events_data(**events), **roc)
+        titles = _stream_titles(where, truth_shown=truth is not None, w=int(w), kind=kind,
+                                delta=float(delta))
+        return cls(data, noisy=output["noisy"], estimates=estimates,
+                   boundaries=np.asarray(output["boundaries"], dtype=np.int64), truth=truth,
+                   titles=titles, lines={"delta": float(delta), "event_delta": (
+                       None if truth is None or event_delta is None else float(event_delta))})
+
+    def draw(self, handle: StreamFigure, t: int | None = None, parts=PARTS) -> StreamFigure:
+        """The ``parts`` of the figure (:data:`PARTS`; the live panel only with a step ``t``:
+        the steps up to ``t``) and the titles."""
+        update(handle, {name: self.data[name] for part in parts
+                        for name in _PART_SOURCES.get(part, ()) if name in self.data})
+        if "events" in parts:
+            handle.delta_line.location = self.lines["delta"]
+            shown = self.lines["event_delta"] is not None
+            if shown:
+                handle.event_line.location = self.lines["event_delta"]
+            handle.event_line.visible = shown
+            handle.panels["roc"].visible = shown
+        if "live" in parts and t is not None:
+            self.draw_time(handle, t)
+        handle.set_titles(**self.titles)
+        return handle
+
+    def draw_time(self, handle: StreamFigure, t: int, *, shown: int | None = None
+                  ) -> StreamFigure:
+        """The live panel up to step ``t`` (its last ``handle.window`` steps), the groups and
+        the "now" cursors. After the step ``shown`` (the last one drawn from this display),
+        only the new rows are streamed, when they fit in the window."""
+        t, window, sources = int(t), handle.window, handle.sources
+        if shown is not None and shown < t <= shown + window:
+            rows = live_rows(shown, t, noisy=self.noisy, estimates=self.estimates,
+                             truth=self.truth)
+            sources["private"].stream(rows["private"], rollover=window)
+            if self.truth is not None:
+                sources["truth"].stream(rows["truth"], rollover=window)
+        else:
+            update(handle, live_rows(max(0, t - window), t, noisy=self.noisy,
+                                     estimates=self.estimates, truth=self.truth))
+        sources["groups"].data = group_quads(self.boundaries, max(0, t - window), t)
+        handle.set_cursor(t - 1)
+        return handle
+
+
 # --------------------------------------------------------------------------------------------
 # Hierarchies (HS-LM, HS-PGS, PHS-PGS; Chen 2018, §5.5, Alg. 18, Fig. 5.8)
 # --------------------------------------------------------------------------------------------
@@ -564,3 +721,145 @@ def level_error_data(errors: dict[str, np.ndarray] | None) -> PlotData:
     cols = {k: np.asarray(errors.get(k, np.full(h, np.nan)), dtype=float)
             for k in ("phs", "hs", "lm")}
     return {"levels": {"level": np.arange(1, h + 1, dtype=float), **cols}}
+
+
+#: The methods of a hierarchy display, by output key.
+METHOD_NAMES = {"phs": "PHS-PGS", "hs": "HS-PGS", "lm": "HS-LM"}
+
+
+def _level_errors(estimates: dict[str, np.ndarray], truth: np.ndarray, levels: np.ndarray,
+                  height: int) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """The average L1 error per level of each method against the public aggregates ``truth``,
+    and each method's scaled total L1 (Chen 2018, §5.6.1) with the ratios of HS-LM and HS-PGS
+    to PHS-PGS (Fig. 5.8)."""
+    per_level = np.bincount(levels - 1, minlength=height)
+    total = float(truth.sum())
+    errors, quality = {}, {}
+    for key, values in estimates.items():
+        gaps = np.abs(values - truth)  # once: both measures use it
+        errors[key] = np.bincount(levels - 1, weights=gaps.mean(axis=1),
+                                  minlength=height) / per_level
+        if total > 0:  # scaled total L1, as engine.streams.scaled_total_l1
+            quality[f"{METHOD_NAMES[key]} scaled L1"] = float(gaps.sum() / total)
+    if "HS-LM scaled L1" in quality and "PHS-PGS scaled L1" in quality:
+        quality["HS-LM / PHS-PGS"] = quality["HS-LM scaled L1"] / quality["PHS-PGS scaled L1"]
+        quality["HS-PGS / PHS-PGS"] = quality["HS-PGS scaled L1"] / quality["PHS-PGS scaled L1"]
+    return errors, quality
+
+
+class HierarchyDisplay(Display):
+    """A ``"hierarchical_pegasus"`` release (or preview) as :func:`hierarchy_figure` shows it.
+
+    Built (:meth:`from_outputs`) from the public outputs of PHS-PGS and of the methods it is
+    compared with (HS-PGS, HS-LM) and, when they may be drawn, the public true aggregates of
+    every node (the data in teaching mode, the stand-in in a preview; none after a paid
+    release), against which it measures the error per level and :attr:`quality` once. A step
+    (:meth:`draw_time`) or a node (:meth:`draw_node`) is then drawn without computing
+    anything.
+
+    Parameters
+    ----------
+    data : PlotData
+        The ``levels`` columns (the error per level).
+    hierarchy : dpwidgets.engine.streams.Hierarchy
+        The public hierarchy (its ``parents``, ``levels``, ``n_nodes``).
+    estimates : dict
+        ``{method key: (nodes, steps) estimates}``, PHS-PGS (``"phs"``) first.
+    pruned : ndarray of bool or None
+        PHS-PGS's pruned nodes per step.
+    truth : ndarray or None
+        The public true aggregates (nodes, steps).
+    where : {"teaching", "preview", "release"}
+    quality : dict
+        The measures against ``truth`` (empty without one).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.families.streams.display import HierarchyDisplay
+    >>> from dpwidgets.families.streams.params import hierarchy_of
+    >>> from dpwidgets.families.streams.standins import multi_state_streams
+    >>> states = multi_state_streams(np.random.default_rng(2), n_states=4, length=60, total=900)
+    >>> teaching = Session("teaching", seed=4)
+    >>> teaching.add_dataset("states", states, stand_in=states)
+    >>> tree = hierarchy_of(None, 4)
+    >>> release = teaching.release("states", "hierarchical_pegasus", epsilon=1.0,
+    ...                            method="phs_pegasus", parents=tree.parents.tolist())
+    >>> shown = HierarchyDisplay.from_outputs({"phs": release.output}, tree,
+    ...                                       truth=tree.aggregate(states), where="teaching")
+    >>> handle = shown.draw(shown.figure(), t=10, node=0)
+    >>> float(handle.sources["nodes"].data["truth"][0]) == float(states[:, 10].sum())
+    True
+    >>> handle.sources["levels"].data["level"].tolist(), sorted(shown.quality)
+    ([1.0, 2.0, 3.0], ['PHS-PGS scaled L1'])
+    """
+
+    build = staticmethod(hierarchy_figure)
+
+    def __init__(self, data: PlotData, *, hierarchy, estimates: dict[str, np.ndarray],
+                 pruned: np.ndarray | None, truth: np.ndarray | None, where: str,
+                 quality: dict[str, float]):
+        super().__init__(data)
+        self.hierarchy, self.estimates, self.pruned = hierarchy, estimates, pruned
+        self.truth, self.where, self.quality = truth, where, quality
+        x, y = tree_layout(hierarchy.parents)
+        self.base = {"x": x, "y": y, "node": np.arange(x.size), "level": -y}
+
+    @classmethod
+    def from_outputs(cls, outputs: dict[str, dict], hierarchy, *, where: str,
+                     truth: np.ndarray | None = None) -> HierarchyDisplay:
+        """The display of ``outputs`` (``{"phs": PHS-PGS output, "hs": ..., "lm": ...}``, from
+        ``where``) on ``hierarchy``, measured against the public aggregates ``truth``."""
+        estimates = {key: np.asarray(out["estimates"]) for key, out in outputs.items()}
+        pruned = outputs["phs"].get("pruned")
+        errors, quality = (None, {}) if truth is None else _level_errors(
+            estimates, truth, hierarchy.levels, hierarchy.height)
+        return cls(level_error_data(errors), hierarchy=hierarchy, estimates=estimates,
+                   pruned=None if pruned is None else np.asarray(pruned), truth=truth,
+                   where=where, quality=quality)
+
+    def figure(self) -> HierarchyFigure:
+        """A new figure of the hierarchy showing the errors per level."""
+        return self.draw(self.build(self.hierarchy.parents))
+
+    def draw(self, handle: HierarchyFigure, *, t: int | None = None, node: int | None = None
+             ) -> HierarchyFigure:
+        """The tree at step ``t``, the streams of ``node`` (each when given) and the errors
+        per level (their range fitted when there are any)."""
+        if t is not None:
+            self.draw_time(handle, t)
+        if node is not None:
+            self.draw_node(handle, node)
+        update(handle, self.data)
+        if self.truth is not None:
+            handle.set_error_range(self.data["levels"])
+        return handle
+
+    def draw_time(self, handle: HierarchyFigure, t: int) -> HierarchyFigure:
+        """The tree at step ``t`` (clipped to the last step): each node kept or pruned, its
+        estimate and (when drawn) its true aggregate; the cursor of the node's panel."""
+        phs = self.estimates["phs"]
+        t = min(int(t), phs.shape[1] - 1)
+        pruned = None if self.pruned is None else self.pruned[:, t]
+        update(handle, tree_nodes_data(
+            estimates=phs[:, t], pruned=pruned, base=self.base,
+            truth=None if self.truth is None else self.truth[:, t]))
+        n_pruned = 0 if pruned is None else int(pruned.sum())
+        where = {"teaching": "", "preview": " — preview on the stand-in",
+                 "release": " — released"}[self.where]
+        handle.set_titles(tree=f"PHS-PGS at step t = {t:,}: {n_pruned} of "
+                               f"{self.hierarchy.n_nodes} nodes pruned (grey, released "
+                               f"as 0){where}")
+        handle.cursor.location = t
+        return handle
+
+    def draw_node(self, handle: HierarchyFigure, node: int) -> HierarchyFigure:
+        """The streams of ``node``: of every method drawn, and its true aggregate."""
+        i = int(node)
+        rows = {key: values[i] for key, values in self.estimates.items()}
+        update(handle, sparkline_data(
+            phs=rows.get("phs"), hs=rows.get("hs"), lm=rows.get("lm"),
+            truth=None if self.truth is None else self.truth[i]))
+        handle.set_titles(spark=f"Node {i} (level {int(self.hierarchy.levels[i])}) over time")
+        return handle
