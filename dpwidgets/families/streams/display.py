@@ -7,29 +7,43 @@ The contract of :mod:`dpwidgets.ui.figures`; the live panel is also fed incremen
 preview) and what was measured of it, drawn whole, or one step (:meth:`StreamDisplay.draw_time`,
 :meth:`HierarchyDisplay.draw_time`) or node (:meth:`HierarchyDisplay.draw_node`) at a time,
 which is all playing, scrubbing or selecting a node redraws.
+
+The hierarchy's figure and display live in :mod:`~dpwidgets.families.streams.tree`, the line
+panels both widgets share in :mod:`~dpwidgets.families.streams.lines`; both are re-exported
+here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import (
-    DataRange1d,
-    HoverTool,
-    Legend,
-    NumeralTickFormatter,
-    Range1d,
-    Span,
-    TapTool,
-)
+from bokeh.models import DataRange1d, HoverTool, Legend, Range1d, Span
 from bokeh.plotting import figure
 
 from ...ui.figures import XTOOLS as _TOOLS
 from ...ui.figures import Display, FigureHandle, PlotData, update
 from ...ui.figures import source as _source
+from .lines import (
+    _BACKEND,
+    _EMPTY,
+    _EMPTY_XY,
+    MAX_LINE_POINTS,
+    _counts_axis,
+    _decimated,
+    _four_lines,
+    decimate,
+)
+from .tree import (
+    HierarchyDisplay,
+    HierarchyFigure,
+    hierarchy_figure,
+    level_error_data,
+    sparkline_data,
+    tree_layout,
+    tree_nodes_data,
+)
 
 __all__ = [
     "GROUP_COLORS",
@@ -54,52 +68,15 @@ __all__ = [
     "windows_data",
 ]
 
-#: Most points per line sent to the browser by the whole-stream panels (min/max envelope):
-#: about two per pixel column of the widest panel (820 px), all a screen can show; more only
-#: delays the browser's redraw after an ε move (benchmarks/browser_redraw.py measures it).
-MAX_LINE_POINTS = 2_000
 #: Most event markers drawn per series (a uniform, fixed-seed sample beyond that).
 MAX_MARKERS = 3_000
 #: The two alternating fills of the Grouper's groups.
 GROUP_COLORS = ("#6baed6", "#fd8d3c")
-_EMPTY = np.zeros(0)
-_EMPTY_XY = {"x": _EMPTY, "y": _EMPTY}
-#: Every panel draws on a 2D canvas. At most MAX_LINE_POINTS per line and MAX_MARKERS markers
-#: are cheap there, while each WebGL repaint also copies the GL canvas into the 2D one, slow
-#: without a GPU (headless Chromium, many VMs): with the windows and events panels on WebGL
-#: those copies dominate the browser's main thread while the streams lesson runs, and slow the
-#: lesson down (``benchmarks/lesson_times.py``).
-_BACKEND = "canvas"
 
 
 # --------------------------------------------------------------------------------------------
 # Helpers (pure numpy)
 # --------------------------------------------------------------------------------------------
-def decimate(values: np.ndarray, max_points: int = MAX_LINE_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, y)`` of a per-step series with at most ``max_points`` points: every point when the
-    series is short enough, else the minimum and the maximum of each of ``max_points // 2``
-    equal buckets, in time order (a spike survives, which a stride would drop). NaN (an
-    incomplete window) is kept only where a whole bucket is NaN. Display only."""
-    y = np.asarray(values, dtype=float)
-    n = y.size
-    if n <= max_points:
-        return np.arange(n, dtype=float), y
-    buckets = max(max_points // 2, 1)
-    size = -(-n // buckets)
-    padded = np.full(buckets * size, np.nan)
-    padded[:n] = y
-    rows = padded.reshape(buckets, size)
-    finite = np.isfinite(rows)
-    lo = np.argmin(np.where(finite, rows, np.inf), axis=1)
-    hi = np.argmax(np.where(finite, rows, -np.inf), axis=1)
-    first, second = np.minimum(lo, hi), np.maximum(lo, hi)
-    base = np.arange(buckets) * size
-    idx = np.column_stack((base + first, base + second)).ravel()
-    idx = idx[idx < n]
-    idx = idx[np.r_[True, np.diff(idx) != 0]]
-    return idx.astype(float), y[idx]
-
-
 def _sample(idx: np.ndarray, max_markers: int = MAX_MARKERS) -> np.ndarray:
     """At most ``max_markers`` of the indices ``idx`` (fixed seed: a redraw looks the same)."""
     if idx.size <= max_markers:
@@ -171,10 +148,6 @@ class StreamFigure(FigureHandle):
         for span in self.cursors:
             if span.location != t:
                 span.location = t
-
-
-def _counts_axis(p) -> None:
-    p.yaxis.formatter = NumeralTickFormatter(format="0,0.[0]")
 
 
 def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
@@ -314,21 +287,6 @@ def _roc_panel(sources: dict):
     return roc
 
 
-def _four_lines(title: str, y_label: str, width: int, height: int, sources: dict,
-                labels: dict[str, str], *, plain_alpha: float):
-    """A time-series panel of four lines, drawn from the sources named by ``labels`` in this
-    order: the truth, the Laplace baseline, the plain method, and the method itself."""
-    p = figure(width=width, height=height, tools=_TOOLS, output_backend=_BACKEND,
-               x_axis_label="time step t", y_axis_label=y_label, title=title)
-    p.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
-    _counts_axis(p)
-    styles = ({"color": "#444", "line_width": 1.5}, {"color": "#ff7f0e", "alpha": 0.5},
-              {"color": "#2ca02c", "alpha": plain_alpha}, {"color": "#1f77b4", "line_width": 1.5})
-    for (name, label), style in zip(labels.items(), styles, strict=True):
-        p.line("x", "y", source=sources[name], legend_label=label, **style)
-    return p
-
-
 def windows_data(
     *,
     wss: np.ndarray,
@@ -340,14 +298,6 @@ def windows_data(
     """Columns of the sliding-window panel (whole stream, min/max envelope per series)."""
     return _decimated({"win_wss": wss, "win_plain": plain, "win_lm": lm, "win_truth": truth},
                       max_points)
-
-
-def _decimated(series: dict[str, np.ndarray | None], max_points: int
-               ) -> PlotData:
-    """``{source: {"x", "y"}}`` of each series decimated for display (None: empty)."""
-    return {name: dict(_EMPTY_XY) if values is None
-            else dict(zip(("x", "y"), decimate(values, max_points), strict=True))
-            for name, values in series.items()}
 
 
 def events_data(
@@ -548,318 +498,4 @@ class StreamDisplay(Display):
                                      estimates=self.estimates, truth=self.truth))
         sources["groups"].data = group_quads(self.boundaries, max(0, t - window), t)
         handle.set_cursor(t - 1)
-        return handle
-
-
-# --------------------------------------------------------------------------------------------
-# Hierarchies (HS-LM, HS-PGS, PHS-PGS; Chen 2018, §5.5, Alg. 18, Fig. 5.8)
-# --------------------------------------------------------------------------------------------
-def tree_layout(parents: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, y)`` of every node: leaves spaced 1 apart in depth-first order, a parent over the
-    mean of its children, y = −level (the root on top). Public: the hierarchy is public."""
-    parents = np.asarray(parents, dtype=np.int64)
-    m = parents.size
-    children: list[list[int]] = [[] for _ in range(m)]
-    for node, parent in enumerate(parents.tolist()):
-        if parent >= 0:
-            children[parent].append(node)
-    root = int(np.flatnonzero(parents == -1)[0])
-    x = np.zeros(m)
-    level = np.zeros(m)
-    order, stack, next_leaf = [], [(root, 1)], 0
-    while stack:  # depth first: leaves in order
-        node, lev = stack.pop()
-        level[node] = lev
-        order.append(node)
-        if not children[node]:
-            x[node] = next_leaf
-            next_leaf += 1
-        stack.extend((c, lev + 1) for c in reversed(children[node]))
-    for node in reversed(order):  # children before parents
-        if children[node]:
-            x[node] = np.mean(x[children[node]])
-    return x, -level
-
-
-@dataclass
-class HierarchyFigure(FigureHandle):
-    """The tree, the selected node's streams and the per-level errors."""
-
-    panels: dict = field(default_factory=dict)
-    cursor: Span | None = None
-    nodes_renderer: object = None
-
-    def set_titles(self, **titles: str) -> None:
-        for name, text in titles.items():
-            self.panels[name].title.text = text
-
-    def set_error_range(self, levels: dict) -> None:
-        """Fit the (log) y range of the error panel to the ``levels`` columns.
-
-        Set from Python rather than left to BokehJS' automatic range, which in JupyterLab
-        sometimes kept the extent of one series only when the data arrived as a patch.
-        """
-        values = np.concatenate([np.asarray(levels[k], dtype=float) for k in ("phs", "hs", "lm")])
-        values = values[np.isfinite(values) & (values > 0)]
-        rng = self.panels["errors"].y_range
-        if values.size:
-            rng.start, rng.end = float(values.min()) / 1.6, float(values.max()) * 1.6
-
-
-def hierarchy_figure(parents: Sequence[int], *, width: int = 820) -> HierarchyFigure:
-    """A hierarchy of aggregated streams (Chen 2018, §5.5).
-
-    Sources
-    -------
-    edges : x0, y0, x1, y1
-        The tree's edges (public).
-    nodes : x, y, node, level, status, color, estimate, truth
-        One row per node at the current step t: ``status`` is "kept" or "pruned" (PHS-PGS
-        pruned the node at t and released 0), ``estimate`` the release's ĉ_t, ``truth`` the
-        true aggregate (teaching / stand-in; NaN otherwise).
-    spark_phs, spark_hs, spark_lm, spark_truth : x, y
-        The selected node's stream over time: PHS-PGS, HS-PGS, HS-LM, true.
-    levels : level, phs, hs, lm
-        Average L1 error per level and method (teaching / stand-in only).
-    """
-    x, y = tree_layout(parents)
-    parents = np.asarray(parents, dtype=np.int64)
-    m = parents.size
-    child = np.flatnonzero(parents >= 0)
-    height_px = 40 * int(-y.min()) + 60
-    tree = figure(width=width, height=min(max(height_px, 200), 360), tools="tap,reset,save",
-                  title="Hierarchy of aggregated streams (click a node)",
-                  x_axis_location=None, y_axis_location=None)
-    tree.grid.visible = False
-    sources = {
-        "edges": _source(x0=x[child], y0=y[child], x1=x[parents[child]], y1=y[parents[child]]),
-        "nodes": _source(x=x, y=y, node=np.arange(m), level=-y, status=np.full(m, "kept", object),
-                         color=np.full(m, "#1f77b4", object), estimate=np.zeros(m),
-                         truth=np.full(m, np.nan)),
-        "spark_phs": _source(**_EMPTY_XY),
-        "spark_hs": _source(**_EMPTY_XY),
-        "spark_lm": _source(**_EMPTY_XY),
-        "spark_truth": _source(**_EMPTY_XY),
-        "levels": _source(level=[], phs=[], hs=[], lm=[]),
-    }
-    tree.segment("x0", "y0", "x1", "y1", source=sources["edges"], color="#bbb")
-    size = 14 if m <= 63 else 8
-    nodes = tree.scatter("x", "y", source=sources["nodes"], size=size, fill_color="color",
-                         line_color="#333", selection_line_color="#d62728",
-                         selection_line_width=3, nonselection_fill_alpha=0.6)
-    tree.add_tools(HoverTool(renderers=[nodes], tooltips=[
-        ("node", "@node (level @level)"), ("at t", "@status"), ("estimate", "@estimate{0,0.0}"),
-        ("true", "@truth{0,0.0}")]))
-    tree.select_one(TapTool).renderers = [nodes]
-    tree.x_range = Range1d(float(x.min()) - 1, float(x.max()) + 1)
-    tree.y_range = Range1d(float(y.min()) - 0.6, -0.4)
-
-    half = (width - 20) // 2
-    spark = _four_lines(
-        "Selected node", "count", half, 240, sources,
-        {"spark_truth": "true", "spark_lm": "HS-LM", "spark_hs": "HS-PGS",
-         "spark_phs": "PHS-PGS"}, plain_alpha=0.7)
-    spark.legend.label_text_font_size = "8pt"
-    cursor = Span(location=0, dimension="height", line_color="#9467bd", line_width=1.5)
-    spark.add_layout(cursor)
-
-    errs = figure(width=half, height=240, tools="save", y_axis_type="log",
-                  x_axis_label="level (1 = root)", y_axis_label="average L1 error",
-                  title="Error per level", y_range=Range1d(0.1, 100.0))
-    errs.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
-    for key, color, label in (("lm", "#ff7f0e", "HS-LM"), ("hs", "#2ca02c", "HS-PGS"),
-                              ("phs", "#1f77b4", "PHS-PGS")):
-        errs.line("level", key, source=sources["levels"], color=color, line_width=2,
-                  legend_label=label)
-        errs.scatter("level", key, source=sources["levels"], color=color, size=6,
-                     legend_label=label)
-    errs.legend.label_text_font_size = "8pt"
-    layout = column(tree, row(spark, errs))
-    return HierarchyFigure(layout, sources, {"tree": tree, "spark": spark, "errors": errs},
-                           cursor, nodes)
-
-
-def tree_nodes_data(
-    *,
-    estimates: np.ndarray,
-    pruned: np.ndarray | None = None,
-    truth: np.ndarray | None = None,
-    base: dict,
-) -> PlotData:
-    """The ``nodes`` columns at one step: ``estimates`` (m,), ``pruned`` (m,) or None,
-    ``truth`` (m,) or None; ``base`` holds the static columns (x, y, node, level)."""
-    m = np.asarray(estimates).size
-    pruned = np.zeros(m, dtype=bool) if pruned is None else np.asarray(pruned, dtype=bool)
-    return {"nodes": {
-        **base,
-        "status": np.where(pruned, "pruned", "kept").astype(object),
-        "color": np.where(pruned, "#d9d9d9", "#1f77b4").astype(object),
-        "estimate": np.asarray(estimates, dtype=float),
-        "truth": np.full(m, np.nan) if truth is None else np.asarray(truth, dtype=float),
-    }}
-
-
-def sparkline_data(
-    *,
-    phs: np.ndarray | None,
-    hs: np.ndarray | None = None,
-    lm: np.ndarray | None = None,
-    truth: np.ndarray | None = None,
-    max_points: int = MAX_LINE_POINTS,
-) -> PlotData:
-    """The selected node's streams (each decimated for display)."""
-    return _decimated({"spark_phs": phs, "spark_hs": hs, "spark_lm": lm, "spark_truth": truth},
-                      max_points)
-
-
-def level_error_data(errors: dict[str, np.ndarray] | None) -> PlotData:
-    """Average L1 error per level, ``errors = {"phs": (h,), "hs": (h,), "lm": (h,)}``; a missing
-    method is NaN (not drawn); None empties the panel."""
-    if not errors:
-        return {"levels": {"level": _EMPTY, "phs": _EMPTY, "hs": _EMPTY, "lm": _EMPTY}}
-    h = max(np.asarray(v).size for v in errors.values())
-    cols = {k: np.asarray(errors.get(k, np.full(h, np.nan)), dtype=float)
-            for k in ("phs", "hs", "lm")}
-    return {"levels": {"level": np.arange(1, h + 1, dtype=float), **cols}}
-
-
-#: The methods of a hierarchy display, by output key.
-METHOD_NAMES = {"phs": "PHS-PGS", "hs": "HS-PGS", "lm": "HS-LM"}
-
-
-def _level_errors(estimates: dict[str, np.ndarray], truth: np.ndarray, levels: np.ndarray,
-                  height: int) -> tuple[dict[str, np.ndarray], dict[str, float]]:
-    """The average L1 error per level of each method against the public aggregates ``truth``,
-    and each method's scaled total L1 (Chen 2018, §5.6.1) with the ratios of HS-LM and HS-PGS
-    to PHS-PGS (Fig. 5.8)."""
-    per_level = np.bincount(levels - 1, minlength=height)
-    total = float(truth.sum())
-    errors, quality = {}, {}
-    for key, values in estimates.items():
-        gaps = np.abs(values - truth)  # once: both measures use it
-        errors[key] = np.bincount(levels - 1, weights=gaps.mean(axis=1),
-                                  minlength=height) / per_level
-        if total > 0:  # scaled total L1, as engine.streams.scaled_total_l1
-            quality[f"{METHOD_NAMES[key]} scaled L1"] = float(gaps.sum() / total)
-    if "HS-LM scaled L1" in quality and "PHS-PGS scaled L1" in quality:
-        quality["HS-LM / PHS-PGS"] = quality["HS-LM scaled L1"] / quality["PHS-PGS scaled L1"]
-        quality["HS-PGS / PHS-PGS"] = quality["HS-PGS scaled L1"] / quality["PHS-PGS scaled L1"]
-    return errors, quality
-
-
-class HierarchyDisplay(Display):
-    """A ``"hierarchical_pegasus"`` release (or preview) as :func:`hierarchy_figure` shows it.
-
-    Built (:meth:`from_outputs`) from the public outputs of PHS-PGS and of the methods it is
-    compared with (HS-PGS, HS-LM) and, when they may be drawn, the public true aggregates of
-    every node (the data in teaching mode, the stand-in in a preview; none after a paid
-    release), against which it measures the error per level and :attr:`quality` once. A step
-    (:meth:`draw_time`) or a node (:meth:`draw_node`) is then drawn without computing
-    anything.
-
-    Parameters
-    ----------
-    data : PlotData
-        The ``levels`` columns (the error per level).
-    hierarchy : dpwidgets.engine.streams.Hierarchy
-        The public hierarchy (its ``parents``, ``levels``, ``n_nodes``).
-    estimates : dict
-        ``{method key: (nodes, steps) estimates}``, PHS-PGS (``"phs"``) first.
-    pruned : ndarray of bool or None
-        PHS-PGS's pruned nodes per step.
-    truth : ndarray or None
-        The public true aggregates (nodes, steps).
-    where : {"teaching", "preview", "release"}
-    quality : dict
-        The measures against ``truth`` (empty without one).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from dpwidgets import Session
-    >>> from dpwidgets.families.streams.display import HierarchyDisplay
-    >>> from dpwidgets.families.streams.params import hierarchy_of
-    >>> from dpwidgets.families.streams.standins import multi_state_streams
-    >>> states = multi_state_streams(np.random.default_rng(2), n_states=4, length=60, total=900)
-    >>> teaching = Session("teaching", seed=4)
-    >>> teaching.add_dataset("states", states, stand_in=states)
-    >>> tree = hierarchy_of(None, 4)
-    >>> release = teaching.release("states", "hierarchical_pegasus", epsilon=1.0,
-    ...                            method="phs_pegasus", parents=tree.parents.tolist())
-    >>> shown = HierarchyDisplay.from_outputs({"phs": release.output}, tree,
-    ...                                       truth=tree.aggregate(states), where="teaching")
-    >>> handle = shown.draw(shown.figure(), t=10, node=0)
-    >>> float(handle.sources["nodes"].data["truth"][0]) == float(states[:, 10].sum())
-    True
-    >>> handle.sources["levels"].data["level"].tolist(), sorted(shown.quality)
-    ([1.0, 2.0, 3.0], ['PHS-PGS scaled L1'])
-    """
-
-    build = staticmethod(hierarchy_figure)
-
-    def __init__(self, data: PlotData, *, hierarchy, estimates: dict[str, np.ndarray],
-                 pruned: np.ndarray | None, truth: np.ndarray | None, where: str,
-                 quality: dict[str, float]):
-        super().__init__(data)
-        self.hierarchy, self.estimates, self.pruned = hierarchy, estimates, pruned
-        self.truth, self.where, self.quality = truth, where, quality
-        x, y = tree_layout(hierarchy.parents)
-        self.base = {"x": x, "y": y, "node": np.arange(x.size), "level": -y}
-
-    @classmethod
-    def from_outputs(cls, outputs: dict[str, dict], hierarchy, *, where: str,
-                     truth: np.ndarray | None = None) -> HierarchyDisplay:
-        """The display of ``outputs`` (``{"phs": PHS-PGS output, "hs": ..., "lm": ...}``, from
-        ``where``) on ``hierarchy``, measured against the public aggregates ``truth``."""
-        estimates = {key: np.asarray(out["estimates"]) for key, out in outputs.items()}
-        pruned = outputs["phs"].get("pruned")
-        errors, quality = (None, {}) if truth is None else _level_errors(
-            estimates, truth, hierarchy.levels, hierarchy.height)
-        return cls(level_error_data(errors), hierarchy=hierarchy, estimates=estimates,
-                   pruned=None if pruned is None else np.asarray(pruned), truth=truth,
-                   where=where, quality=quality)
-
-    def figure(self) -> HierarchyFigure:
-        """A new figure of the hierarchy showing the errors per level."""
-        return self.draw(self.build(self.hierarchy.parents))
-
-    def draw(self, handle: HierarchyFigure, *, t: int | None = None, node: int | None = None
-             ) -> HierarchyFigure:
-        """The tree at step ``t``, the streams of ``node`` (each when given) and the errors
-        per level (their range fitted when there are any)."""
-        if t is not None:
-            self.draw_time(handle, t)
-        if node is not None:
-            self.draw_node(handle, node)
-        update(handle, self.data)
-        if self.truth is not None:
-            handle.set_error_range(self.data["levels"])
-        return handle
-
-    def draw_time(self, handle: HierarchyFigure, t: int) -> HierarchyFigure:
-        """The tree at step ``t`` (clipped to the last step): each node kept or pruned, its
-        estimate and (when drawn) its true aggregate; the cursor of the node's panel."""
-        phs = self.estimates["phs"]
-        t = min(int(t), phs.shape[1] - 1)
-        pruned = None if self.pruned is None else self.pruned[:, t]
-        update(handle, tree_nodes_data(
-            estimates=phs[:, t], pruned=pruned, base=self.base,
-            truth=None if self.truth is None else self.truth[:, t]))
-        n_pruned = 0 if pruned is None else int(pruned.sum())
-        where = {"teaching": "", "preview": " — preview on the stand-in",
-                 "release": " — released"}[self.where]
-        handle.set_titles(tree=f"PHS-PGS at step t = {t:,}: {n_pruned} of "
-                               f"{self.hierarchy.n_nodes} nodes pruned (grey, released "
-                               f"as 0){where}")
-        handle.cursor.location = t
-        return handle
-
-    def draw_node(self, handle: HierarchyFigure, node: int) -> HierarchyFigure:
-        """The streams of ``node``: of every method drawn, and its true aggregate."""
-        i = int(node)
-        rows = {key: values[i] for key, values in self.estimates.items()}
-        update(handle, sparkline_data(
-            phs=rows.get("phs"), hs=rows.get("hs"), lm=rows.get("lm"),
-            truth=None if self.truth is None else self.truth[i]))
-        handle.set_titles(spark=f"Node {i} (level {int(self.hierarchy.levels[i])}) over time")
         return handle
