@@ -406,23 +406,22 @@ class StreamDisplay(Display):
 
     Examples
     --------
-    >>> import numpy as np
     >>> from dpwidgets import Session
-    >>> from dpwidgets.families.streams.display import StreamDisplay
+    >>> from dpwidgets.families.streams.display import StreamDisplay, stream_figure
     >>> from dpwidgets.families.streams.spec import estimates
-    >>> from dpwidgets.families.streams.standins import wifi_stream
-    >>> stream = wifi_stream("Low_5", np.random.default_rng(0))[:400]
+    >>> from dpwidgets.families.streams.standins import load_sunspot_counts
+    >>> sunspots = load_sunspot_counts()  # public: 309 yearly counts
     >>> teaching = Session("teaching", seed=3)
-    >>> teaching.add_dataset("low", stream)
-    >>> output = teaching.release("low", "pegasus", epsilon=0.5).output
+    >>> teaching.add_dataset("sunspots", sunspots)
+    >>> output = teaching.release("sunspots", "pegasus", epsilon=0.5).output
     >>> shown = StreamDisplay.from_output(output, estimates(output, "median"), where="teaching",
-    ...                                   w=16, kind="jump_drop", delta=5.0, truth=stream)
-    >>> handle = shown.draw_time(shown.figure(), 300)
-    >>> handle.sources["truth"].data["y"].tolist() == stream[:300].tolist()
+    ...                                   w=16, kind="jump_drop", delta=5.0, truth=sunspots)
+    >>> handle = shown.draw_time(shown.draw(stream_figure(window=100)), 250)  # the last 100
+    >>> handle.sources["truth"].data["y"].tolist() == sunspots[150:250].tolist()
     True
-    >>> handle = shown.draw_time(handle, 350, shown=300)  # played on: 50 more rows streamed
-    >>> handle.sources["private"].data["x"][[0, -1]].tolist(), handle.window
-    ([0.0, 349.0], 2016)
+    >>> handle = shown.draw_time(handle, 300, shown=250)  # played on: 50 more rows streamed
+    >>> handle.sources["private"].data["x"][[0, -1]].tolist()
+    [200.0, 299.0]
     """
 
     build = staticmethod(stream_figure)

@@ -245,7 +245,7 @@ class HierarchyDisplay(Display):
     --------
     >>> import numpy as np
     >>> from dpwidgets import Session
-    >>> from dpwidgets.families.streams.display import HierarchyDisplay
+    >>> from dpwidgets.families.streams.tree import HierarchyDisplay, tree_layout
     >>> from dpwidgets.families.streams.params import hierarchy_of
     >>> from dpwidgets.families.streams.standins import multi_state_streams
     >>> states = multi_state_streams(np.random.default_rng(2), n_states=4, length=60, total=900)
@@ -258,6 +258,8 @@ class HierarchyDisplay(Display):
     ...                                       truth=tree.aggregate(states), where="teaching")
     >>> handle = shown.draw(shown.figure(), t=10, node=0)
     >>> float(handle.sources["nodes"].data["truth"][0]) == float(states[:, 10].sum())
+    True
+    >>> handle.sources["nodes"].data["x"].tolist() == tree_layout(tree.parents)[0].tolist()
     True
     >>> handle.sources["levels"].data["level"].tolist(), sorted(shown.quality)
     ([1.0, 2.0, 3.0], ['PHS-PGS scaled L1'])
