@@ -452,3 +452,51 @@ def test_bad_values_are_refused_and_the_stream_widget_stays_alive(analyst):
     assert "per row" in sw.banner.value
     # Released: the button says that releasing the same again is a free replay.
     assert sw.release_button.description.endswith("(free: already released)")
+
+
+# -- the displays: computed once, drawn; playing redraws from the one drawn ---------------------
+def _no_new_display(*args, **kwargs):
+    raise AssertionError("a view control built a new display")
+
+
+def test_playing_redraws_the_live_panel_from_the_display_drawn(sw, monkeypatch):
+    out = sw.output
+    monkeypatch.setattr(fs.StreamDisplay, "from_output", _no_new_display)
+    for t in (W + 50, W + 120, 2500, 10, N):  # streamed, streamed, reset, reset, reset
+        sw.play.value = t
+        lo = max(0, t - W)
+        np.testing.assert_array_equal(data(sw, "private")["x"], np.arange(lo, t))
+        np.testing.assert_array_equal(data(sw, "private")["pgs"], out["smoothed"]["median"][lo:t])
+        np.testing.assert_array_equal(data(sw, "truth")["y"],
+                                      sw.session.public_view(sw.dataset)[lo:t])
+        assert sw.figure.cursors[0].location == t - 1
+
+
+def test_a_stream_display_draws_what_the_widget_shows(sw):
+    truth = sw.session.public_view(sw.dataset)
+    shown = fs.StreamDisplay.from_output(
+        sw.output, rs.estimates(sw.output, "median"), where="teaching", w=int(sw.w.value),
+        kind=sw.kind.value, delta=float(sw.delta.value), truth=truth)
+    handle = shown.draw_time(shown.draw(fs.stream_figure(window=W)), sw.t)
+    for name in ("truth", "private", "groups"):
+        for column, values in data(sw, name).items():
+            np.testing.assert_array_equal(handle.sources[name].data[column], values)
+    assert handle.panels["live"].title.text == sw.figure.panels["live"].title.text
+
+
+def test_hierarchy_step_and_node_redraw_from_the_display_drawn(teaching, monkeypatch):
+    hw = HierarchyWidget(teaching, n_states=8, length=200, epsilon=0.5, compare=False,
+                         debounce=0)
+    truth = hw.hierarchy.aggregate(teaching.public_view(hw.dataset))
+    shown = fs.HierarchyDisplay.from_outputs({"phs": hw.output}, hw.hierarchy,
+                                             where="teaching", truth=truth)
+    assert shown.quality == hw.quality_values
+    monkeypatch.setattr(fs.HierarchyDisplay, "from_outputs", _no_new_display)
+    hw.play.value = 37
+    hw.node.value = 3
+    handle = shown.draw(shown.figure(), t=37, node=3)
+    for name in ("nodes", "spark_phs", "spark_truth", "levels"):
+        for column, values in data(hw, name).items():
+            np.testing.assert_array_equal(handle.sources[name].data[column], values)
+    assert handle.panels["tree"].title.text == hw.figure.panels["tree"].title.text
+    assert hw.figure.cursor.location == 37

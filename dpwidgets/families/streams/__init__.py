@@ -16,7 +16,10 @@ engine                 :mod:`dpwidgets.engine.streams` (PeGaSus, Alg. 15, its Gr
                        and smoothers, §5.3.3; WSS, Alg. 17; HS-PGS and PHS-PGS, Alg. 18; LM, BS_k)
 :mod:`.display`        the Bokeh figures: the live stream with its groups, window sums, event
                        monitoring and its ROC; the hierarchy's tree, a node's stream, the error per
-                       level
+                       level (:mod:`.tree`; the shared line panels in :mod:`.lines`); their
+                       displays (:class:`~.display.StreamDisplay`,
+                       :class:`~.tree.HierarchyDisplay`), computed once per redraw, drawn whole
+                       or one step at a time
 :mod:`.widget`         :class:`~.widget.StreamWidget` (and :class:`~.hierarchy.HierarchyWidget`);
                        its parts: :mod:`.timeline` (the play control), :mod:`.panels` (the windows
                        and events panels), :mod:`.quality` (measures against a public truth)

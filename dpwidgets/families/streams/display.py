@@ -2,36 +2,57 @@
 
 The contract of :mod:`dpwidgets.ui.figures`; the live panel is also fed incrementally:
 :func:`live_rows` gives the rows of a range of time steps for ``ColumnDataSource.stream`` with
-``rollover`` (the panel keeps the last ``window`` steps).
+``rollover`` (the panel keeps the last ``window`` steps). :class:`StreamDisplay` and
+:class:`HierarchyDisplay` are one redraw as an object: computed once from a release (or
+preview) and what was measured of it, drawn whole, or one step (:meth:`StreamDisplay.draw_time`,
+:meth:`HierarchyDisplay.draw_time`) or node (:meth:`HierarchyDisplay.draw_node`) at a time,
+which is all playing, scrubbing or selecting a node redraws.
+
+The hierarchy's figure and display live in :mod:`~dpwidgets.families.streams.tree`, the line
+panels both widgets share in :mod:`~dpwidgets.families.streams.lines`; both are re-exported
+here.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import (
-    DataRange1d,
-    HoverTool,
-    Legend,
-    NumeralTickFormatter,
-    Range1d,
-    Span,
-    TapTool,
-)
+from bokeh.models import DataRange1d, HoverTool, Legend, Range1d, Span
 from bokeh.plotting import figure
 
 from ...ui.figures import XTOOLS as _TOOLS
-from ...ui.figures import FigureHandle, PlotData
+from ...ui.figures import Display, FigureHandle, PlotData, update
 from ...ui.figures import source as _source
+from .lines import (
+    _BACKEND,
+    _EMPTY,
+    _EMPTY_XY,
+    MAX_LINE_POINTS,
+    _counts_axis,
+    _decimated,
+    _four_lines,
+    decimate,
+)
+from .tree import (
+    HierarchyDisplay,
+    HierarchyFigure,
+    hierarchy_figure,
+    level_error_data,
+    sparkline_data,
+    tree_layout,
+    tree_nodes_data,
+)
 
 __all__ = [
     "GROUP_COLORS",
     "MAX_LINE_POINTS",
     "MAX_MARKERS",
+    "PARTS",
+    "HierarchyDisplay",
     "HierarchyFigure",
+    "StreamDisplay",
     "StreamFigure",
     "decimate",
     "events_data",
@@ -47,52 +68,15 @@ __all__ = [
     "windows_data",
 ]
 
-#: Most points per line sent to the browser by the whole-stream panels (min/max envelope):
-#: about two per pixel column of the widest panel (820 px), all a screen can show; more only
-#: delays the browser's redraw after an ε move (benchmarks/browser_redraw.py measures it).
-MAX_LINE_POINTS = 2_000
 #: Most event markers drawn per series (a uniform, fixed-seed sample beyond that).
 MAX_MARKERS = 3_000
 #: The two alternating fills of the Grouper's groups.
 GROUP_COLORS = ("#6baed6", "#fd8d3c")
-_EMPTY = np.zeros(0)
-_EMPTY_XY = {"x": _EMPTY, "y": _EMPTY}
-#: Every panel draws on a 2D canvas. At most MAX_LINE_POINTS per line and MAX_MARKERS markers
-#: are cheap there, while each WebGL repaint also copies the GL canvas into the 2D one, slow
-#: without a GPU (headless Chromium, many VMs): with the windows and events panels on WebGL
-#: those copies dominate the browser's main thread while the streams lesson runs, and slow the
-#: lesson down (``benchmarks/lesson_times.py``).
-_BACKEND = "canvas"
 
 
 # --------------------------------------------------------------------------------------------
 # Helpers (pure numpy)
 # --------------------------------------------------------------------------------------------
-def decimate(values: np.ndarray, max_points: int = MAX_LINE_POINTS) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, y)`` of a per-step series with at most ``max_points`` points: every point when the
-    series is short enough, else the minimum and the maximum of each of ``max_points // 2``
-    equal buckets, in time order (a spike survives, which a stride would drop). NaN (an
-    incomplete window) is kept only where a whole bucket is NaN. Display only."""
-    y = np.asarray(values, dtype=float)
-    n = y.size
-    if n <= max_points:
-        return np.arange(n, dtype=float), y
-    buckets = max(max_points // 2, 1)
-    size = -(-n // buckets)
-    padded = np.full(buckets * size, np.nan)
-    padded[:n] = y
-    rows = padded.reshape(buckets, size)
-    finite = np.isfinite(rows)
-    lo = np.argmin(np.where(finite, rows, np.inf), axis=1)
-    hi = np.argmax(np.where(finite, rows, -np.inf), axis=1)
-    first, second = np.minimum(lo, hi), np.maximum(lo, hi)
-    base = np.arange(buckets) * size
-    idx = np.column_stack((base + first, base + second)).ravel()
-    idx = idx[idx < n]
-    idx = idx[np.r_[True, np.diff(idx) != 0]]
-    return idx.astype(float), y[idx]
-
-
 def _sample(idx: np.ndarray, max_markers: int = MAX_MARKERS) -> np.ndarray:
     """At most ``max_markers`` of the indices ``idx`` (fixed seed: a redraw looks the same)."""
     if idx.size <= max_markers:
@@ -164,10 +148,6 @@ class StreamFigure(FigureHandle):
         for span in self.cursors:
             if span.location != t:
                 span.location = t
-
-
-def _counts_axis(p) -> None:
-    p.yaxis.formatter = NumeralTickFormatter(format="0,0.[0]")
 
 
 def stream_figure(*, window: int = 2016, width: int = 820) -> StreamFigure:
@@ -307,21 +287,6 @@ def _roc_panel(sources: dict):
     return roc
 
 
-def _four_lines(title: str, y_label: str, width: int, height: int, sources: dict,
-                labels: dict[str, str], *, plain_alpha: float):
-    """A time-series panel of four lines, drawn from the sources named by ``labels`` in this
-    order: the truth, the Laplace baseline, the plain method, and the method itself."""
-    p = figure(width=width, height=height, tools=_TOOLS, output_backend=_BACKEND,
-               x_axis_label="time step t", y_axis_label=y_label, title=title)
-    p.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
-    _counts_axis(p)
-    styles = ({"color": "#444", "line_width": 1.5}, {"color": "#ff7f0e", "alpha": 0.5},
-              {"color": "#2ca02c", "alpha": plain_alpha}, {"color": "#1f77b4", "line_width": 1.5})
-    for (name, label), style in zip(labels.items(), styles, strict=True):
-        p.line("x", "y", source=sources[name], legend_label=label, **style)
-    return p
-
-
 def windows_data(
     *,
     wss: np.ndarray,
@@ -333,14 +298,6 @@ def windows_data(
     """Columns of the sliding-window panel (whole stream, min/max envelope per series)."""
     return _decimated({"win_wss": wss, "win_plain": plain, "win_lm": lm, "win_truth": truth},
                       max_points)
-
-
-def _decimated(series: dict[str, np.ndarray | None], max_points: int
-               ) -> PlotData:
-    """``{source: {"x", "y"}}`` of each series decimated for display (None: empty)."""
-    return {name: dict(_EMPTY_XY) if values is None
-            else dict(zip(("x", "y"), decimate(values, max_points), strict=True))
-            for name, values in series.items()}
 
 
 def events_data(
@@ -394,173 +351,150 @@ def roc_data(curves: dict | None = None, points: dict | None = None) -> dict:
     return out
 
 
-# --------------------------------------------------------------------------------------------
-# Hierarchies (HS-LM, HS-PGS, PHS-PGS; Chen 2018, §5.5, Alg. 18, Fig. 5.8)
-# --------------------------------------------------------------------------------------------
-def tree_layout(parents: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
-    """``(x, y)`` of every node: leaves spaced 1 apart in depth-first order, a parent over the
-    mean of its children, y = −level (the root on top). Public: the hierarchy is public."""
-    parents = np.asarray(parents, dtype=np.int64)
-    m = parents.size
-    children: list[list[int]] = [[] for _ in range(m)]
-    for node, parent in enumerate(parents.tolist()):
-        if parent >= 0:
-            children[parent].append(node)
-    root = int(np.flatnonzero(parents == -1)[0])
-    x = np.zeros(m)
-    level = np.zeros(m)
-    order, stack, next_leaf = [], [(root, 1)], 0
-    while stack:  # depth first: leaves in order
-        node, lev = stack.pop()
-        level[node] = lev
-        order.append(node)
-        if not children[node]:
-            x[node] = next_leaf
-            next_leaf += 1
-        stack.extend((c, lev + 1) for c in reversed(children[node]))
-    for node in reversed(order):  # children before parents
-        if children[node]:
-            x[node] = np.mean(x[children[node]])
-    return x, -level
+#: The parts of :func:`stream_figure` a redraw may touch: the live panel, the window sums, the
+#: event monitor with its ROC.
+PARTS = frozenset({"live", "windows", "events"})
+#: The sources of the parts :meth:`StreamDisplay.draw` assigns (the live panel streams).
+_PART_SOURCES = {"windows": ("win_truth", "win_wss", "win_plain", "win_lm"),
+                 "events": ("ev_truth", "ev_stat", "ev_true", "ev_detected", "roc_pgs",
+                            "roc_lm", "roc_point")}
 
 
-@dataclass
-class HierarchyFigure(FigureHandle):
-    """The tree, the selected node's streams and the per-level errors."""
-
-    panels: dict = field(default_factory=dict)
-    cursor: Span | None = None
-    nodes_renderer: object = None
-
-    def set_titles(self, **titles: str) -> None:
-        for name, text in titles.items():
-            self.panels[name].title.text = text
-
-    def set_error_range(self, levels: dict) -> None:
-        """Fit the (log) y range of the error panel to the ``levels`` columns.
-
-        Set from Python rather than left to BokehJS' automatic range, which in JupyterLab
-        sometimes kept the extent of one series only when the data arrived as a patch.
-        """
-        values = np.concatenate([np.asarray(levels[k], dtype=float) for k in ("phs", "hs", "lm")])
-        values = values[np.isfinite(values) & (values > 0)]
-        rng = self.panels["errors"].y_range
-        if values.size:
-            rng.start, rng.end = float(values.min()) / 1.6, float(values.max()) * 1.6
-
-
-def hierarchy_figure(parents: Sequence[int], *, width: int = 820) -> HierarchyFigure:
-    """A hierarchy of aggregated streams (Chen 2018, §5.5).
-
-    Sources
-    -------
-    edges : x0, y0, x1, y1
-        The tree's edges (public).
-    nodes : x, y, node, level, status, color, estimate, truth
-        One row per node at the current step t: ``status`` is "kept" or "pruned" (PHS-PGS
-        pruned the node at t and released 0), ``estimate`` the release's ĉ_t, ``truth`` the
-        true aggregate (teaching / stand-in; NaN otherwise).
-    spark_phs, spark_hs, spark_lm, spark_truth : x, y
-        The selected node's stream over time: PHS-PGS, HS-PGS, HS-LM, true.
-    levels : level, phs, hs, lm
-        Average L1 error per level and method (teaching / stand-in only).
-    """
-    x, y = tree_layout(parents)
-    parents = np.asarray(parents, dtype=np.int64)
-    m = parents.size
-    child = np.flatnonzero(parents >= 0)
-    height_px = 40 * int(-y.min()) + 60
-    tree = figure(width=width, height=min(max(height_px, 200), 360), tools="tap,reset,save",
-                  title="Hierarchy of aggregated streams (click a node)",
-                  x_axis_location=None, y_axis_location=None)
-    tree.grid.visible = False
-    sources = {
-        "edges": _source(x0=x[child], y0=y[child], x1=x[parents[child]], y1=y[parents[child]]),
-        "nodes": _source(x=x, y=y, node=np.arange(m), level=-y, status=np.full(m, "kept", object),
-                         color=np.full(m, "#1f77b4", object), estimate=np.zeros(m),
-                         truth=np.full(m, np.nan)),
-        "spark_phs": _source(**_EMPTY_XY),
-        "spark_hs": _source(**_EMPTY_XY),
-        "spark_lm": _source(**_EMPTY_XY),
-        "spark_truth": _source(**_EMPTY_XY),
-        "levels": _source(level=[], phs=[], hs=[], lm=[]),
+def _stream_titles(where: str, *, truth_shown: bool, w: int, kind: str, delta: float
+                   ) -> dict[str, str]:
+    """The panels' titles: what is drawn and where it comes from (teaching, preview, release)."""
+    suffix = {"teaching": "", "preview": " — preview on the public stand-in",
+              "release": " — released (DP output only)"}[where]
+    short = {"teaching": "", "preview": " (stand-in)", "release": " (released)"}[where]
+    truth_name = "true" if where == "teaching" else "stand-in"
+    return {
+        "live": f"Live stream: {truth_name if truth_shown else 'no truth'}, LM "
+                f"(Perturber output) and PeGaSus{suffix}",
+        "windows": f"Sliding-window sums, w = {w}{short}",
+        "events": ("Jump/drop" if kind == "jump_drop" else "Low signal")
+        + f", w = {w}, detect at δ = {delta:,.4g}{short}",
+        "roc": "Detection ROC" + (" (stand-in)" if where == "preview" else ""),
     }
-    tree.segment("x0", "y0", "x1", "y1", source=sources["edges"], color="#bbb")
-    size = 14 if m <= 63 else 8
-    nodes = tree.scatter("x", "y", source=sources["nodes"], size=size, fill_color="color",
-                         line_color="#333", selection_line_color="#d62728",
-                         selection_line_width=3, nonselection_fill_alpha=0.6)
-    tree.add_tools(HoverTool(renderers=[nodes], tooltips=[
-        ("node", "@node (level @level)"), ("at t", "@status"), ("estimate", "@estimate{0,0.0}"),
-        ("true", "@truth{0,0.0}")]))
-    tree.select_one(TapTool).renderers = [nodes]
-    tree.x_range = Range1d(float(x.min()) - 1, float(x.max()) + 1)
-    tree.y_range = Range1d(float(y.min()) - 0.6, -0.4)
-
-    half = (width - 20) // 2
-    spark = _four_lines(
-        "Selected node", "count", half, 240, sources,
-        {"spark_truth": "true", "spark_lm": "HS-LM", "spark_hs": "HS-PGS",
-         "spark_phs": "PHS-PGS"}, plain_alpha=0.7)
-    spark.legend.label_text_font_size = "8pt"
-    cursor = Span(location=0, dimension="height", line_color="#9467bd", line_width=1.5)
-    spark.add_layout(cursor)
-
-    errs = figure(width=half, height=240, tools="save", y_axis_type="log",
-                  x_axis_label="level (1 = root)", y_axis_label="average L1 error",
-                  title="Error per level", y_range=Range1d(0.1, 100.0))
-    errs.add_layout(Legend(click_policy="hide", orientation="horizontal"), "below")
-    for key, color, label in (("lm", "#ff7f0e", "HS-LM"), ("hs", "#2ca02c", "HS-PGS"),
-                              ("phs", "#1f77b4", "PHS-PGS")):
-        errs.line("level", key, source=sources["levels"], color=color, line_width=2,
-                  legend_label=label)
-        errs.scatter("level", key, source=sources["levels"], color=color, size=6,
-                     legend_label=label)
-    errs.legend.label_text_font_size = "8pt"
-    layout = column(tree, row(spark, errs))
-    return HierarchyFigure(layout, sources, {"tree": tree, "spark": spark, "errors": errs},
-                           cursor, nodes)
 
 
-def tree_nodes_data(
-    *,
-    estimates: np.ndarray,
-    pruned: np.ndarray | None = None,
-    truth: np.ndarray | None = None,
-    base: dict,
-) -> PlotData:
-    """The ``nodes`` columns at one step: ``estimates`` (m,), ``pruned`` (m,) or None,
-    ``truth`` (m,) or None; ``base`` holds the static columns (x, y, node, level)."""
-    m = np.asarray(estimates).size
-    pruned = np.zeros(m, dtype=bool) if pruned is None else np.asarray(pruned, dtype=bool)
-    return {"nodes": {
-        **base,
-        "status": np.where(pruned, "pruned", "kept").astype(object),
-        "color": np.where(pruned, "#d9d9d9", "#1f77b4").astype(object),
-        "estimate": np.asarray(estimates, dtype=float),
-        "truth": np.full(m, np.nan) if truth is None else np.asarray(truth, dtype=float),
-    }}
+class StreamDisplay(Display):
+    """A ``"pegasus"`` release (or preview) as :func:`stream_figure` shows it.
 
+    Built (:meth:`from_output`) from the release's public output (the Perturber's noisy counts,
+    the Grouper's groups), the estimates of the smoother shown, what the windows and events
+    panels computed from them (the window sums, the monitored statistic and its detections at
+    δ, and the ROC against the true events), and the public truth when one may be drawn (the
+    data in teaching mode, the stand-in in a preview; none after a paid release). It keeps what
+    playing needs: :meth:`draw_time` draws the live panel up to a step, streaming only the new
+    rows, and computes nothing.
 
-def sparkline_data(
-    *,
-    phs: np.ndarray | None,
-    hs: np.ndarray | None = None,
-    lm: np.ndarray | None = None,
-    truth: np.ndarray | None = None,
-    max_points: int = MAX_LINE_POINTS,
-) -> PlotData:
-    """The selected node's streams (each decimated for display)."""
-    return _decimated({"spark_phs": phs, "spark_hs": hs, "spark_lm": lm, "spark_truth": truth},
-                      max_points)
+    Parameters
+    ----------
+    data : PlotData
+        The columns of the windows and events panels.
+    noisy, estimates : ndarray
+        The Perturber's noisy counts c̃ and the estimates ĉ drawn, per step.
+    boundaries : ndarray of int
+        The first step of each group.
+    truth : ndarray or None
+        The public truth drawn in the live panel.
+    titles : dict
+        The panels' titles.
+    lines : dict
+        The detection threshold δ (``"delta"``) and the true events' threshold
+        (``"event_delta"``, None when no truth is drawn: no true event, no ROC).
 
+    Examples
+    --------
+    >>> from dpwidgets import Session
+    >>> from dpwidgets.families.streams.display import StreamDisplay, stream_figure
+    >>> from dpwidgets.families.streams.spec import estimates
+    >>> from dpwidgets.families.streams.standins import load_sunspot_counts
+    >>> sunspots = load_sunspot_counts()  # public: 309 yearly counts
+    >>> teaching = Session("teaching", seed=3)
+    >>> teaching.add_dataset("sunspots", sunspots)
+    >>> output = teaching.release("sunspots", "pegasus", epsilon=0.5).output
+    >>> shown = StreamDisplay.from_output(output, estimates(output, "median"), where="teaching",
+    ...                                   w=16, kind="jump_drop", delta=5.0, truth=sunspots)
+    >>> handle = shown.draw_time(shown.draw(stream_figure(window=100)), 250)  # the last 100
+    >>> handle.sources["truth"].data["y"].tolist() == sunspots[150:250].tolist()
+    True
+    >>> handle = shown.draw_time(handle, 300, shown=250)  # played on: 50 more rows streamed
+    >>> handle.sources["private"].data["x"][[0, -1]].tolist()
+    [200.0, 299.0]
+    """
 
-def level_error_data(errors: dict[str, np.ndarray] | None) -> PlotData:
-    """Average L1 error per level, ``errors = {"phs": (h,), "hs": (h,), "lm": (h,)}``; a missing
-    method is NaN (not drawn); None empties the panel."""
-    if not errors:
-        return {"levels": {"level": _EMPTY, "phs": _EMPTY, "hs": _EMPTY, "lm": _EMPTY}}
-    h = max(np.asarray(v).size for v in errors.values())
-    cols = {k: np.asarray(errors.get(k, np.full(h, np.nan)), dtype=float)
-            for k in ("phs", "hs", "lm")}
-    return {"levels": {"level": np.arange(1, h + 1, dtype=float), **cols}}
+    build = staticmethod(stream_figure)
+
+    def __init__(self, data: PlotData, *, noisy: np.ndarray, estimates: np.ndarray,
+                 boundaries: np.ndarray, truth: np.ndarray | None, titles: dict[str, str],
+                 lines: dict):
+        super().__init__(data)
+        self.noisy, self.estimates, self.boundaries = noisy, estimates, boundaries
+        self.truth, self.titles, self.lines = truth, titles, lines
+
+    @classmethod
+    def from_output(cls, output: dict, estimates: np.ndarray, *, where: str, w: int, kind: str,
+                    delta: float, event_delta: float | None = None,
+                    truth: np.ndarray | None = None, windows: dict | None = None,
+                    events: dict | None = None, previous: StreamDisplay | None = None
+                    ) -> StreamDisplay:
+        """The display of ``output`` (drawn from ``where``: ``"teaching"``, ``"preview"`` or
+        ``"release"``) with the ``estimates`` shown, at window ``w``, event ``kind`` and
+        detection threshold ``delta``.
+
+        ``windows`` holds the arguments of :func:`windows_data`; ``events`` those of
+        :func:`events_data` and the ROC's ``curves`` and ``points`` (:func:`roc_data`). A part
+        left None keeps the columns of ``previous`` (the display drawn before, of the same
+        output). ``truth`` and ``event_delta``: the public truth drawn and the threshold of
+        its events (ignored without a truth).
+        """
+        data = {} if previous is None else dict(previous.data)
+        if windows is not None:
+            data.update(windows_data(**windows))
+        if events is not None:
+            events = dict(events)
+            roc = roc_data(events.pop("curves", None), events.pop("points", None))
+            data.update(events_data(**events), **roc)
+        titles = _stream_titles(where, truth_shown=truth is not None, w=int(w), kind=kind,
+                                delta=float(delta))
+        return cls(data, noisy=output["noisy"], estimates=estimates,
+                   boundaries=np.asarray(output["boundaries"], dtype=np.int64), truth=truth,
+                   titles=titles, lines={"delta": float(delta), "event_delta": (
+                       None if truth is None or event_delta is None else float(event_delta))})
+
+    def draw(self, handle: StreamFigure, t: int | None = None, parts=PARTS) -> StreamFigure:
+        """The ``parts`` of the figure (:data:`PARTS`; the live panel only with a step ``t``:
+        the steps up to ``t``) and the titles."""
+        update(handle, {name: self.data[name] for part in parts
+                        for name in _PART_SOURCES.get(part, ()) if name in self.data})
+        if "events" in parts:
+            handle.delta_line.location = self.lines["delta"]
+            shown = self.lines["event_delta"] is not None
+            if shown:
+                handle.event_line.location = self.lines["event_delta"]
+            handle.event_line.visible = shown
+            handle.panels["roc"].visible = shown
+        if "live" in parts and t is not None:
+            self.draw_time(handle, t)
+        handle.set_titles(**self.titles)
+        return handle
+
+    def draw_time(self, handle: StreamFigure, t: int, *, shown: int | None = None
+                  ) -> StreamFigure:
+        """The live panel up to step ``t`` (its last ``handle.window`` steps), the groups and
+        the "now" cursors. After the step ``shown`` (the last one drawn from this display),
+        only the new rows are streamed, when they fit in the window."""
+        t, window, sources = int(t), handle.window, handle.sources
+        if shown is not None and shown < t <= shown + window:
+            rows = live_rows(shown, t, noisy=self.noisy, estimates=self.estimates,
+                             truth=self.truth)
+            sources["private"].stream(rows["private"], rollover=window)
+            if self.truth is not None:
+                sources["truth"].stream(rows["truth"], rollover=window)
+        else:
+            update(handle, live_rows(max(0, t - window), t, noisy=self.noisy,
+                                     estimates=self.estimates, truth=self.truth))
+        sources["groups"].data = group_quads(self.boundaries, max(0, t - window), t)
+        handle.set_cursor(t - 1)
+        return handle

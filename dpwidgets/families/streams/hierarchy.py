@@ -18,7 +18,6 @@ import ipywidgets as ipw
 import numpy as np
 
 from ...session import Release, Session
-from ...ui import figures
 from ...ui.base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of
 from ...ui.base import fmt as _fmt
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
@@ -124,6 +123,7 @@ class HierarchyWidget(ReleaseWidget):
             raise ValueError(f"pruning_share must be in (0, 1), got {pruning_share!r}")
         self._setup(session, debounce=debounce, callback=self._update)
         self._outputs: dict[str, dict] = {}
+        self._shown: display.HierarchyDisplay | None = None
         self._public: np.ndarray | None = None
         self._where = "teaching"
         self._syncing = False
@@ -169,8 +169,6 @@ class HierarchyWidget(ReleaseWidget):
             value=int(node) if 0 <= int(node) < m else 0, description="node", style=STYLE)
         self.node.add_class("dpw-node")
         self.figure = display.hierarchy_figure(self.hierarchy.parents)
-        nodes = self.figure.sources["nodes"].data
-        self._node_base = {k: np.asarray(nodes[k]) for k in ("x", "y", "node", "level")}
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
         controls = ipw.VBox([
@@ -248,16 +246,18 @@ class HierarchyWidget(ReleaseWidget):
         self._update()
 
     def _on_time(self, change) -> None:
-        if not self._syncing and self._outputs:
-            self._draw_nodes()
+        """A tick of the play control (or a scrub): the tree at the new step, from the
+        display drawn."""
+        if not self._syncing and self._shown is not None:
+            self._shown.draw_time(self.figure, self.t)
 
     def _on_node(self, change) -> None:
         if self._syncing:
             return
         with self._setting():
             self.figure.sources["nodes"].selected.indices = [int(change["new"])]
-        if self._outputs:
-            self._draw_sparkline()
+        if self._shown is not None:
+            self._shown.draw_node(self.figure, int(self.node.value))
 
     def _on_tap(self, attr, old, new) -> None:
         """A node clicked in the browser selects it (jupyter_bokeh syncs the selection)."""
@@ -342,65 +342,22 @@ class HierarchyWidget(ReleaseWidget):
 
     # -- drawing ---------------------------------------------------------------------------
     def _draw(self) -> None:
-        self._draw_nodes()
-        self._draw_sparkline()
-        self._draw_errors()
+        """A new display of the outputs, drawn at the step and node selected."""
+        self._shown = display.HierarchyDisplay.from_outputs(
+            self._outputs, self.hierarchy, where=self._where, truth=self._agg_public)
+        self._shown.draw(self.figure, t=self.t, node=int(self.node.value))
+        self.quality_values = dict(self._shown.quality)
+        self._quality_text()
         self._stats()
 
-    def _draw_nodes(self) -> None:
-        t = min(self.t, self.n_steps - 1)
-        out = self._outputs["phs"]
-        pruned = out.get("pruned")
-        truth = None if self._agg_public is None else self._agg_public[:, t]
-        figures.update(self.figure, display.tree_nodes_data(
-            estimates=np.asarray(out["estimates"])[:, t],
-            pruned=None if pruned is None else np.asarray(pruned)[:, t],
-            truth=truth, base=self._node_base))
-        n_pruned = 0 if pruned is None else int(np.asarray(pruned)[:, t].sum())
-        where = {"teaching": "", "preview": " — preview on the stand-in",
-                 "release": " — released"}[self._where]
-        self.figure.set_titles(tree=f"PHS-PGS at step t = {t:,}: {n_pruned} of "
-                                    f"{self.hierarchy.n_nodes} nodes pruned (grey, released "
-                                    f"as 0){where}")
-        self.figure.cursor.location = t
-
-    def _draw_sparkline(self) -> None:
-        i = int(self.node.value)
-        rows = {k: np.asarray(v["estimates"])[i] for k, v in self._outputs.items()}
-        truth = None if self._agg_public is None else self._agg_public[i]
-        figures.update(self.figure, display.sparkline_data(
-            phs=rows.get("phs"), hs=rows.get("hs"), lm=rows.get("lm"), truth=truth))
-        level = int(self.hierarchy.levels[i])
-        self.figure.set_titles(spark=f"Node {i} (level {level}) over time")
-
-    def _draw_errors(self) -> None:
-        self.quality_values = {}
+    def _quality_text(self) -> None:
+        q = self.quality_values
         if self._agg_public is None:
-            figures.update(self.figure, display.level_error_data(None))
             self.quality.value = ("<div>No error measure on confidential data: it needs the "
                                   "true aggregates.</div>" if self._where == "release" else "")
             return
-        truth = self._agg_public
-        levels = self.hierarchy.levels
-        errors = {}
-        names = {"phs": "PHS-PGS", "hs": "HS-PGS", "lm": "HS-LM"}
-        per_level = np.bincount(levels - 1, minlength=self.hierarchy.height)
-        total = float(truth.sum())
-        for key, out in self._outputs.items():
-            gaps = np.abs(np.asarray(out["estimates"]) - truth)  # once: both measures use it
-            node_error = gaps.mean(axis=1)
-            errors[key] = (np.bincount(levels - 1, weights=node_error,
-                                       minlength=self.hierarchy.height) / per_level)
-            if total > 0:  # scaled total L1 (Chen 2018 §5.6.1), as st.scaled_total_l1
-                self.quality_values[f"{names[key]} scaled L1"] = float(gaps.sum() / total)
-        data = display.level_error_data(errors)
-        figures.update(self.figure, data)
-        self.figure.set_error_range(data["levels"])
-        q = self.quality_values
-        parts = [f"{k.split(' ')[0]} {v:.3g}" for k, v in q.items()]
-        if "HS-LM scaled L1" in q and "PHS-PGS scaled L1" in q:
-            q["HS-LM / PHS-PGS"] = q["HS-LM scaled L1"] / q["PHS-PGS scaled L1"]
-            q["HS-PGS / PHS-PGS"] = q["HS-PGS scaled L1"] / q["PHS-PGS scaled L1"]
+        parts = [f"{k.split(' ')[0]} {v:.3g}" for k, v in q.items() if k.endswith("scaled L1")]
+        if "HS-LM / PHS-PGS" in q:
             parts.append(f"PHS-PGS is {q['HS-LM / PHS-PGS']:.3g}× below HS-LM and "
                          f"{q['HS-PGS / PHS-PGS']:.3g}× below HS-PGS (Chen 2018, Fig. 5.8: 78× and 4× "
                          "at ε = 0.1 on Multi_5)")

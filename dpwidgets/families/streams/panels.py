@@ -8,10 +8,11 @@ preview) -- the true window sums, the true events and the detection ROC. Moving 
 kind or δ spends nothing.
 
 :class:`WindowEventPanels` is a part of
-:class:`~dpwidgets.families.streams.widget.StreamWidget` (a mixin): it draws on the widget's
-figure from the widget's controls (``w``, ``kind``, ``delta``, ``event_delta``, ``smoother``)
-and state, and keeps the window sums and ROC curves of the release shown, so that moving δ
-only moves the operating point.
+:class:`~dpwidgets.families.streams.widget.StreamWidget` (a mixin): from the widget's controls
+(``w``, ``kind``, ``delta``, ``event_delta``, ``smoother``) and state it computes what the two
+panels draw (the widget's :class:`~dpwidgets.families.streams.display.StreamDisplay` draws
+it), and keeps the window sums and ROC curves of the release shown, so that moving δ only
+moves the operating point.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import math
 
 import numpy as np
 
-from ...ui import figures
-from . import display
 from .quality import detected, rates_at, roc_curves, window_quality
 from .spec import event_statistic, window_sums
 
@@ -51,8 +50,7 @@ class WindowEventPanels:
     """The windows and events panels of :class:`~dpwidgets.families.streams.widget.StreamWidget`
     (a mixin).
 
-    It reads the host's ``figure``, its controls ``w``, ``kind``, ``delta``, ``event_delta``
-    and ``smoother``, the output's version ``_version`` and origin ``_where``, the estimates
+    It reads the host's controls ``w``, ``kind``, ``delta``, ``event_delta`` and ``smoother``, the output's version ``_version`` and origin ``_where``, the estimates
     drawn ``_estimates``, and keeps ``_sums_cache``, ``_roc_cache``; it writes
     ``quality_values`` (the measures against the public truth) and ``detections``.
 
@@ -87,7 +85,9 @@ class WindowEventPanels:
         stat[wsize - 1 :] = self._sums(out, wsize, method)[wsize - 1 :]
         return stat
 
-    def _draw_windows(self, out: dict, truth, wsize: int, smoother: str) -> None:
+    def _windows(self, out: dict, truth, wsize: int, smoother: str) -> dict:
+        """The window sums of the output shown (and of the truth, measured against it when
+        one is drawn): the arguments of :func:`~.display.windows_data`."""
         wss = self._sums(out, wsize, "wss")
         plain = window_sums(out, wsize, "estimates", smoother)
         lm = self._sums(out, wsize, "noisy")
@@ -95,10 +95,8 @@ class WindowEventPanels:
         if truth is not None:
             true_sums, measures = window_quality(truth, out["noisy"], self._estimates, wss,
                                                  plain, lm, wsize)
-        figures.update(self.figure, display.windows_data(
-            wss=wss, plain=plain, lm=lm, truth=true_sums))
-        if truth is not None:
             self.quality_values.update(measures)
+        return {"wss": wss, "plain": plain, "lm": lm, "truth": true_sums}
 
     def _delta_range(self, stat: np.ndarray, kind: str) -> None:
         """Fit both threshold sliders to the private statistic's range (post-processing of
@@ -141,12 +139,14 @@ class WindowEventPanels:
             self._roc_cache = (key, *found)
         return self._roc_cache[1:]
 
-    def _draw_events(self, out: dict, truth, wsize: int, kind: str, smoother: str) -> None:
+    def _events(self, out: dict, truth, wsize: int, kind: str, smoother: str) -> dict:
+        """The monitored statistic and its detections at δ (the sliders fitted to it) and,
+        when a truth is drawn, the true events and the ROC with its operating points: the
+        arguments of :func:`~.display.events_data` with the ROC's ``curves`` and ``points``."""
         stat = self._statistic(out, kind, wsize, smoother)
         self._delta_range(stat, kind)
         delta, event_delta = float(self.delta.value), float(self.event_delta.value)
         found = detected(stat, kind, delta)
-        self.figure.delta_line.location = delta
         truth_stat = true_events = None
         curves = points = None
         if truth is not None:
@@ -161,12 +161,7 @@ class WindowEventPanels:
                 self.quality_values[f"{label} AUC"] = rocs[label].auc
                 self.quality_values[f"{label} TPR at δ"] = tpr
                 self.quality_values[f"{label} FPR at δ"] = fpr
-            self.figure.event_line.location = event_delta
-        self.figure.event_line.visible = truth is not None
         self.event_delta.layout.display = None if truth is not None else "none"
-        figures.update(self.figure, display.events_data(
-            statistic=stat, detected=found, truth_statistic=truth_stat,
-            true_events=true_events))
-        figures.update(self.figure, display.roc_data(curves, points))
-        self.figure.panels["roc"].visible = truth is not None
         self.detections = found
+        return {"statistic": stat, "detected": found, "truth_statistic": truth_stat,
+                "true_events": true_events, "curves": curves, "points": points}

@@ -33,7 +33,8 @@ Where the parts are: the controls of the release parameters are built from their
 :mod:`~dpwidgets.families.streams.timeline`, the windows and events panels in
 :mod:`~dpwidgets.families.streams.panels`, what is measured against a public truth in
 :mod:`~dpwidgets.families.streams.quality` (which, with the spec, calls the engine: the widget
-modules do not), the figures in :mod:`~dpwidgets.families.streams.display`.
+modules do not), the figures and their display (the one drawn is kept: playing redraws the
+live panel from it) in :mod:`~dpwidgets.families.streams.display`.
 """
 
 from __future__ import annotations
@@ -47,7 +48,6 @@ import ipywidgets as ipw
 import numpy as np
 
 from ...session import Release, Session
-from ...ui import figures
 from ...ui.base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
 from ...ui.base import fmt as _fmt
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
@@ -61,7 +61,7 @@ from .timeline import SPEEDS, STYLE, TICK_MS, play_controls
 
 __all__ = ["COMPARE_MAX_CELLS", "HierarchyWidget", "StreamSource", "STREAMS", "StreamWidget"]
 
-_ALL_PARTS = frozenset({"compute", "live", "windows", "events"})
+_ALL_PARTS = frozenset({"compute"}) | display.PARTS
 
 
 @dataclass(frozen=True)
@@ -229,6 +229,7 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self.window = int(window)
         self._length = None if length is None else int(length)
         self._output: dict | None = None
+        self._shown: display.StreamDisplay | None = None
         self._public: np.ndarray | None = None
         self._where = "teaching"
         self._shown_t = 0
@@ -438,15 +439,12 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self._update()
 
     def _on_time(self, change) -> None:
-        """A tick of the play control (or a scrub): stream the new steps into the live panel."""
-        if self._syncing or self._output is None:
+        """A tick of the play control (or a scrub): the live panel up to the new step, from
+        the display drawn (the new steps streamed into it)."""
+        if self._syncing or self._shown is None:
             return
         new = int(change["new"])
-        old = self._shown_t
-        if old < new <= old + self.window:
-            self._stream_live(old, new)
-        else:
-            self._reset_live(new)
+        self._shown.draw_time(self.figure, new, shown=self._shown_t)
         self._shown_t = new
 
     # -- actions ---------------------------------------------------------------------------
@@ -532,45 +530,26 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         return self._public
 
     def _draw(self, parts: set[str]) -> None:
+        """A new display of the output shown (the ``parts`` a change touched computed, the
+        others kept from the display drawn), drawn."""
         out = self._output
         if out is None:
             return
         smoother = self.smoother.value
         self._estimates = estimates(out, smoother)
-        self._bounds = np.asarray(out["boundaries"], dtype=np.int64)
         truth = self._truth_shown()
         if truth is None:
             self.quality_values = {}
         wsize, kind = int(self.w.value), self.kind.value
-        if "live" in parts:
-            self._reset_live(self.t)
-        if "windows" in parts:
-            self._draw_windows(out, truth, wsize, smoother)
-        if "events" in parts:
-            self._draw_events(out, truth, wsize, kind, smoother)
-        self._titles(truth)
+        windows = self._windows(out, truth, wsize, smoother) if "windows" in parts else None
+        events = self._events(out, truth, wsize, kind, smoother) if "events" in parts else None
+        self._shown = display.StreamDisplay.from_output(
+            out, self._estimates, where=self._where, w=wsize, kind=kind,
+            delta=float(self.delta.value), event_delta=float(self.event_delta.value),
+            truth=truth, windows=windows, events=events, previous=self._shown)
+        self._shown.draw(self.figure, self.t, parts)
         self._stats(out)
         self._quality_text(truth is not None)
-
-    def _reset_live(self, t: int) -> None:
-        lo = max(0, t - self.window)
-        truth = self._truth_shown()
-        figures.update(self.figure, display.live_rows(
-            lo, t, noisy=self._output["noisy"], estimates=self._estimates, truth=truth))
-        self.figure.sources["groups"].data = display.group_quads(self._bounds, lo, t)
-        self.figure.set_cursor(t - 1)
-
-    def _stream_live(self, old: int, new: int) -> None:
-        truth = self._truth_shown()
-        rows = display.live_rows(old, new, noisy=self._output["noisy"],
-                                         estimates=self._estimates, truth=truth)
-        src = self.figure.sources
-        src["private"].stream(rows["private"], rollover=self.window)
-        if truth is not None:
-            src["truth"].stream(rows["truth"], rollover=self.window)
-        src["groups"].data = display.group_quads(
-            self._bounds, max(0, new - self.window), new)
-        self.figure.set_cursor(new - 1)
 
     # -- text ------------------------------------------------------------------------------
     def _banner(self) -> None:
@@ -585,20 +564,6 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
             "and the event monitors are post-processing of this one release: moving them "
             "spends nothing. Each estimate at step t uses only c_1..c_t, so the stream is "
             "released once and revealed step by step.") + "</div>"
-
-    def _titles(self, truth) -> None:
-        where = self._where
-        suffix = {"teaching": "", "preview": " — preview on the public stand-in",
-                  "release": " — released (DP output only)"}[where]
-        short = {"teaching": "", "preview": " (stand-in)", "release": " (released)"}[where]
-        truth_name = "true" if where == "teaching" else "stand-in"
-        self.figure.set_titles(
-            live=f"Live stream: {truth_name if truth is not None else 'no truth'}, LM "
-                 f"(Perturber output) and PeGaSus{suffix}",
-            windows=f"Sliding-window sums, w = {int(self.w.value)}{short}",
-            events=("Jump/drop" if self.kind.value == "jump_drop" else "Low signal")
-            + f", w = {int(self.w.value)}, detect at δ = {float(self.delta.value):,.4g}{short}",
-            roc="Detection ROC" + (" (stand-in)" if where == "preview" else ""))
 
     def _quality_text(self, has_truth: bool) -> None:
         if not has_truth:
