@@ -6,6 +6,7 @@ time. Re-exported by :mod:`~dpwidgets.families.streams.display`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -47,6 +48,13 @@ def tree_layout(parents: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
         if children[node]:
             x[node] = np.mean(x[children[node]])
     return x, -level
+
+
+@functools.lru_cache(maxsize=16)
+def _layout(parents: tuple[int, ...]) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`tree_layout` once per hierarchy: a new display of the same tree (every redraw
+    that reruns the release) reuses it. Nothing writes to these arrays."""
+    return tree_layout(parents)
 
 
 @dataclass
@@ -273,7 +281,7 @@ class HierarchyDisplay(Display):
         super().__init__(data)
         self.hierarchy, self.estimates, self.pruned = hierarchy, estimates, pruned
         self.truth, self.where, self.quality = truth, where, quality
-        x, y = tree_layout(hierarchy.parents)
+        x, y = _layout(tuple(np.asarray(hierarchy.parents).tolist()))
         self.base = {"x": x, "y": y, "node": np.arange(x.size), "level": -y}
 
     @classmethod
