@@ -50,7 +50,8 @@ class WindowEventPanels:
     """The windows and events panels of :class:`~dpwidgets.families.streams.widget.StreamWidget`
     (a mixin).
 
-    It reads the host's controls ``w``, ``kind``, ``delta``, ``event_delta`` and ``smoother``, the output's version ``_version`` and origin ``_where``, the estimates
+    It reads the host's controls ``w``, ``kind``, ``delta``, ``event_delta`` and
+    ``smoother``, the output's version ``_version`` and origin ``_where``, the estimates
     drawn ``_estimates``, and keeps ``_sums_cache``, ``_roc_cache``; it writes
     ``quality_values`` (the measures against the public truth) and ``detections``.
 
