@@ -130,16 +130,16 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
     mechanism = ""
     #: The :class:`~dpwidgets.params.Params` class of the mechanism: its controls' declarations.
     parameters: type[Params]
-
-    def __init_subclass__(cls, **kwargs):
-        super().__init_subclass__(**kwargs)
-        if "parameters" in vars(cls):  # the mechanism is the one its parameters name
-            cls.mechanism = cls.parameters.mechanism
     kind = "ols"
     css = ""
     source = ""
     default_rho = 0.2
     default_publisher = "dawa"
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "parameters" in vars(cls):  # the mechanism is the one its parameters name
+            cls.mechanism = cls.parameters.mechanism
 
     def __init__(
         self,
