@@ -313,7 +313,7 @@ def _check_kellaris(histograms, epsilon, w, rng, publisher, shape):
     """The validated ``(series, epsilon, w, rng, publisher)`` of BD and BA, before any draw."""
     series = _check_series(histograms)
     epsilon = check_epsilon(epsilon)
-    w = _check_w(w, series.shape[0])
+    w = _check_w(w)
     publisher, choice = _check_publisher(publisher, series.shape[1], shape)
     return series, epsilon, w, check_rng(rng), publisher, choice
 

@@ -67,7 +67,7 @@ def _check_cutoff(cutoff, n_times: int, name: str = "cutoff", what: str = "N") -
     return cutoff
 
 
-def _check_w(w, n_times: int) -> int:
+def _check_w(w) -> int:
     return check_positive_int(w, "w", maximum=MAX_WINDOW)
 
 
@@ -212,7 +212,7 @@ def _check_dsat_args(histograms, epsilon, cutoff, threshold, burn_in, delta, the
     if not windowed:
         span, what = series.shape[0], "N"
     else:
-        span = w = _check_w(w, series.shape[0])
+        span = w = _check_w(w)
         what = "w"
     cutoff = _check_cutoff(cutoff, span, what=what)
     threshold = _check_threshold(threshold)
