@@ -6,6 +6,10 @@ that home. Only names that moved resolve; any other is an ``AttributeError`` as 
 
 A module that moved whole is an :func:`alias`: importing it by its old name warns and gives the
 module at its new home (the same object, so a test's ``monkeypatch`` reaches the code).
+
+A class whose subclasses overrode private steps, now public hooks, calls
+:func:`warn_renamed_hooks` from its ``__init_subclass__``: the old override still runs (the
+private step calls the public hook) and warns, pointing at the overriding ``def``.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["alias", "moved"]
+__all__ = ["alias", "moved", "warn_renamed_hooks"]
 
 
 def moved(old_module: str, names: Mapping[str, tuple[str, str]]) -> Callable[[str], Any]:
@@ -56,3 +60,30 @@ def alias(old_module: str, new_module: str) -> None:
     warnings.warn(f"{old_module} moved to {new_module}; import it from there",
                   DeprecationWarning, stacklevel=3)
     sys.modules[old_module] = importlib.import_module(new_module)
+
+
+def warn_renamed_hooks(cls: type, base: str, hooks: Mapping[str, str]) -> None:
+    """Warn (``DeprecationWarning``) for each private step ``cls`` itself overrides among
+    ``hooks`` (private name -> what to do instead), at the line of the overriding ``def``.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> class Old:
+    ...     def _live(self): ...
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_renamed_hooks(Old, "ReleaseWidget", {"_live": "override 'draw_live'"})
+    >>> str(caught[0].message).split(";")[0]
+    'Old._live overrides a private step of ReleaseWidget'
+    """
+    for private, instead in hooks.items():
+        override = vars(cls).get(private)
+        if override is None:
+            continue
+        code = getattr(override, "__code__", None)
+        warnings.warn_explicit(
+            f"{cls.__qualname__}.{private} overrides a private step of {base}; {instead} "
+            "(the private override stops working in dpwidgets 2.0)", DeprecationWarning,
+            filename=code.co_filename if code else "<unknown>",
+            lineno=code.co_firstlineno if code else 0, module=cls.__module__)

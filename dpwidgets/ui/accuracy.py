@@ -26,7 +26,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["AccuracyPreview", "Spread", "accuracy_preview", "spread"]
+from .._moved import warn_renamed_hooks
+
+__all__ = ["Accuracy", "AccuracyPreview", "Spread", "accuracy_preview", "spread"]
 
 #: Runs per ε: enough for a 90% band of each plotted value (about two draws lie outside it).
 RUNS = 20
@@ -164,51 +166,111 @@ def accuracy_preview(run: Callable[[float, np.random.Generator], np.ndarray], ep
     return AccuracyPreview(now, rest, what, float(remaining), limit)
 
 
+def _nothing(*_args) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Accuracy:
+    """What a widget gives its "accuracy before spending" panel: a strategy, not overrides.
+
+    Parameters
+    ----------
+    what : str
+        What the plotted values are, for the panel's sentence ("the estimates per step").
+    values : callable
+        ``values(release) -> ndarray``: the values the widget plots for a preview
+        :class:`~dpwidgets.mechanism.Release`, in a fixed order across runs.
+    noiseless : callable, optional
+        ``noiseless() -> ndarray or None``: the stand-in's own answer, aligned with
+        ``values`` (public).
+    run : callable, optional
+        ``run(params, epsilon, rng) -> Release``: one free preview at ``epsilon``, for a
+        widget whose preview is more than one door call (a DP fit and the diagnostic on it).
+        Default: ``session.preview`` of the widget's mechanism.
+    limit : callable, optional
+        ``limit() -> (epsilon, why) or None``: the most ε the mechanism can use, whatever the
+        budget.
+    band : callable, optional
+        ``band(preview)``: shade ``preview.now``'s band in the figure; called with None
+        whenever the panel is cleared.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> model = Accuracy("the counts", values=lambda release: np.asarray(release.output["c"]))
+    >>> model.noiseless() is None and model.limit() is None
+    True
+    """
+
+    what: str
+    values: Callable[..., np.ndarray | None]
+    noiseless: Callable[[], np.ndarray | None] = _nothing
+    run: Callable[..., object] | None = None
+    limit: Callable[[], tuple[float, str] | None] = _nothing
+    band: Callable[[AccuracyPreview | None], None] = _nothing
+
+
+#: The hooks a 0.x widget overrode instead of giving an :class:`Accuracy`.
+_LEGACY_ACCURACY = ("_accuracy_values", "_accuracy_noiseless", "_accuracy_run",
+                    "_accuracy_limit", "_accuracy_band")
+
+
 class AccuracyMixin:
     """The "accuracy before spending" panel of an analyst widget.
 
-    A widget opts in by returning the values it plots from :meth:`_accuracy_values` (given a
-    preview :class:`~dpwidgets.mechanism.Release`), optionally the stand-in's noiseless
-    answer from :meth:`_accuracy_noiseless`, and by naming them in :attr:`accuracy_what`.
-    The button runs :data:`RUNS` free previews at the chosen ε and as many at the ε the rest of
-    the budget buys; the panel is cleared when a control changes (its figures were for the
-    old parameters).
+    A widget opts in by setting :attr:`accuracy_model` to an :class:`Accuracy` (the values it
+    plots for a preview, optionally the stand-in's noiseless answer, a limit on ε, its own
+    preview run and a band to shade) before the panel is built. The button runs :data:`RUNS`
+    free previews at the chosen ε and as many at the ε the rest of the budget buys; the panel
+    is cleared when a control changes (its figures were for the old parameters).
 
-    Optional hooks: :meth:`_accuracy_run` (a widget whose preview is more than one session
-    call, e.g. a DP fit and the diagnostic on it), :meth:`_accuracy_limit` (a mechanism that
-    cannot use more than some ε) and :meth:`_accuracy_band` (shade the band in the figure;
-    called with None whenever the panel is cleared).
+    Widgets written for 0.x overrode ``_accuracy_values`` and its siblings instead; that still
+    works, with a :class:`DeprecationWarning`.
     """
 
-    #: What the plotted values are, for the panel's sentence.
+    #: What the widget gives the panel (None: no panel).
+    accuracy_model: Accuracy | None = None
+    #: What the plotted values are, in the widget's words (what its Accuracy passes on).
     accuracy_what: str = "the plotted values"
 
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        warn_renamed_hooks(cls, "AccuracyMixin", dict.fromkeys(
+            _LEGACY_ACCURACY, "give the widget an Accuracy (accuracy_model) instead"))
+
+    # 0.x hooks, read only for a widget that overrides them (see _accuracy).
     def _accuracy_values(self, release) -> np.ndarray | None:
-        """The values the widget plots for a preview (None: the widget has no panel)."""
         return None
 
     def _accuracy_noiseless(self) -> np.ndarray | None:
-        """The stand-in's noiseless answer, aligned with :meth:`_accuracy_values`."""
         return None
 
     def _accuracy_run(self, params: dict, epsilon: float, rng: np.random.Generator):
-        """One free preview on the stand-in with ``params`` at ``epsilon`` (a Release)."""
         return self.session.preview(self.dataset, self.mechanism, rng=rng,
                                     **{**params, "epsilon": epsilon})
 
     def _accuracy_limit(self) -> tuple[float, str] | None:
-        """``(ε, why)``: the most ε the mechanism can use, whatever the budget (None: no such
-        limit)."""
         return None
 
     def _accuracy_band(self, preview: AccuracyPreview | None) -> None:
-        """Shade ``preview.now``'s band in the figure, or remove it (None)."""
+        pass
+
+    def _accuracy(self) -> Accuracy | None:
+        """The widget's :class:`Accuracy`: :attr:`accuracy_model`, or one made of a 0.x
+        widget's overrides."""
+        if self.accuracy_model is not None:
+            return self.accuracy_model
+        if type(self)._accuracy_values is AccuracyMixin._accuracy_values:
+            return None
+        return Accuracy(self.accuracy_what, self._accuracy_values, self._accuracy_noiseless,
+                        self._accuracy_run, self._accuracy_limit, self._accuracy_band)
 
     def _accuracy_panel(self):
         """The button and the panel (analyst mode), or None."""
         import ipywidgets as w
 
-        if self.session.teaching or type(self)._accuracy_values is AccuracyMixin._accuracy_values:
+        if self.session.teaching or self._accuracy() is None:
             return None
         self.accuracy = w.HTML()
         self.accuracy.add_class("dpw-accuracy-panel")
@@ -225,9 +287,14 @@ class AccuracyMixin:
         parameters, or another budget left."""
         if getattr(self, "accuracy_preview", None) is not None:
             self.accuracy_preview = None
-            self._accuracy_band(None)
+            self._accuracy().band(None)
             self.accuracy.value = (f"<div class='dpw-accuracy'>{html.escape(why)}: estimate "
                                    "the accuracy again.</div>")
+
+    def _preview_at(self, params: dict, epsilon: float, rng: np.random.Generator):
+        """One free preview of the widget's mechanism with ``params`` at ``epsilon``."""
+        return self.session.preview(self.dataset, self.mechanism, rng=rng,
+                                    **{**params, "epsilon": epsilon})
 
     def estimate_accuracy(self) -> AccuracyPreview | None:
         """Run the previews and show what a release is expected to look like (free)."""
@@ -236,14 +303,16 @@ class AccuracyMixin:
         params = dict(self.params)
         if "epsilon" not in params:
             return None
+        model = self._accuracy()
+        one = model.run or self._preview_at
 
         def run(epsilon: float, rng: np.random.Generator) -> np.ndarray:
-            return self._accuracy_values(self._accuracy_run(params, epsilon, rng))
+            return model.values(one(params, epsilon, rng))
 
         self.accuracy_preview = accuracy_preview(
             run, float(params["epsilon"]), float(self.cost()),
-            float(self.session.remaining(self.dataset)), self._rng, what=self.accuracy_what,
-            noiseless=self._accuracy_noiseless(), most=self._accuracy_limit())
+            float(self.session.remaining(self.dataset)), self._rng, what=model.what,
+            noiseless=model.noiseless(), most=model.limit())
         self.accuracy.value = self.accuracy_preview.html()
-        self._accuracy_band(self.accuracy_preview)
+        model.band(self.accuracy_preview)
         return self.accuracy_preview

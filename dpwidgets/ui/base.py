@@ -1,13 +1,15 @@
 """ReleaseWidget: what every widget shares -- the Release button, the error line, the preview
 generator, the teaching / preview / release branch, the guarantee banner and ``release()``.
 
-A widget subclasses :class:`ReleaseWidget`, builds its controls and figure, and supplies
+A widget subclasses :class:`ReleaseWidget`, builds its controls and figure, and supplies, as
+public hooks (see "The controller contract" in the class's docstring)
 
 - ``mechanism`` (the session mechanism the Release button runs; a property when a control
   chooses it) and ``params`` (the public parameters the controls describe);
-- ``_live()`` (teaching: rerun on the data, charged to the teaching ledger),
-  ``_preview()`` (analyst: a free run on the public stand-in) and
-  ``_draw_release(release)`` (analyst: draw a paid release's DP output).
+- ``draw_live()`` (teaching: rerun on the data, charged to the teaching ledger),
+  ``draw_preview()`` (analyst: a free run on the public stand-in) and
+  ``draw_release(release)`` (analyst: draw a paid release's DP output) -- or ``compute()`` and
+  ``draw(*drawn, where=)``, which the default ``draw_live`` and ``draw_preview`` combine.
 
 The base keeps the two things apart that must never mix: ``last_release`` is the last *paid*
 release (a :class:`~dpwidgets.session.Release` with ``preview == False``, or ``None``); a
@@ -28,6 +30,7 @@ from dataclasses import dataclass, field
 import ipywidgets as w
 import numpy as np
 
+from .._moved import warn_renamed_hooks
 from .._progress import reporting
 from ..declarations import python_literal
 from ..engine.errors import DPWidgetsError
@@ -303,6 +306,35 @@ def _legible_layout(root) -> None:
 class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
     """Base of every dpwidgets widget: a session, controls, a figure and one Release button.
 
+    The controller contract
+    -----------------------
+    A family's widget is a thin controller between its controls, the door (``session``) and
+    its display. It overrides public hooks only; the base's private methods are the steps
+    that call them (overriding one of those is deprecated and warns).
+
+    ``params`` (required)
+        The mechanism parameters the controls describe (all public).
+    ``compute()`` and ``draw(*drawn, where=)``
+        The engine part of a redraw and its drawing: what the default :meth:`draw_live` and
+        :meth:`draw_preview` combine.
+    ``draw_live()``, ``draw_preview()``, ``draw_release(release)``
+        Teaching: rerun on the public data and draw; analyst: a free preview on the stand-in;
+        analyst: draw a paid release's DP output (nothing computed from the data).
+    ``refusal()``, ``release_refusal()``, ``number_controls()``
+        Checks beyond each control's range, for every redraw or for a release only, and the
+        controls :meth:`problem` checks.
+    ``redraw()``, ``controls_changed(change)``, ``data_changed(change)``, ``select_data()``,
+    ``rerun()``
+        Redraw from the controls now; a control moved (default: recompute after the
+        debounce); the data chooser moved; switch to the data chosen; the teaching Rerun.
+    ``update_banner()``, ``live_status(releases)``, ``preview_status(what)``
+        The guarantee banner and the status line of a live run or a preview.
+    ``make_release()``
+        The door call the Release button makes.
+
+    The accuracy panel is given, not overridden: :attr:`accuracy_model` (a property, or an
+    attribute set before ``_assemble``) is an :class:`~dpwidgets.ui.accuracy.Accuracy`.
+
     Attributes
     ----------
     session : Session
@@ -324,6 +356,12 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
     title: str = ""
     session: Session
     dataset: str | None = None
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        warn_renamed_hooks(cls, "ReleaseWidget", {
+            private: f"override the public hook {public!r} instead"
+            for private, public in _LEGACY_HOOKS.items()})
 
     # -- construction ----------------------------------------------------------------------
     def _setup(self, session: Session, *, debounce: float = 0.15, callback=None) -> None:
@@ -409,38 +447,44 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
     stand_in_note: str = ""
 
     def compute(self) -> tuple:
-        """The engine part of a redraw, for the default :meth:`_live` / :meth:`_preview`:
-        ``(*drawn, where)``, drawn by ``self._show(*drawn, where=where)``. Teaching: live
-        releases (kept in ``self._last_releases``); analyst: previews on the stand-in."""
+        """The engine part of a redraw, for the default :meth:`draw_live` /
+        :meth:`draw_preview`: ``(*drawn, where)``, drawn by ``self.draw(*drawn, where=where)``.
+        Teaching: live releases (kept in ``self._last_releases``); analyst: previews on the
+        stand-in."""
         raise NotImplementedError
 
-    def _live(self) -> None:
+    def draw(self, *drawn, where: str) -> None:
+        """Draw what :meth:`compute` returned (``where``: ``"teaching"``, ``"preview"`` or
+        ``"release"``)."""
+        raise NotImplementedError
+
+    def draw_live(self) -> None:
         """Teaching: rerun on the (public) data through ``session.release`` and draw.
         Default: draw :meth:`compute` and say what its releases charged."""
         *drawn, where = self.compute()
         self._show(*drawn, where=where)
         self._live_status(self._last_releases)
 
-    def _preview(self) -> None:
+    def draw_preview(self) -> None:
         """Analyst: run on the public stand-in (free) and draw it, labelled as a preview.
         Default: draw :meth:`compute` and say that it is a preview."""
         *drawn, where = self.compute()
         self._show(*drawn, where=where)
         self._preview_status(self.stand_in_note)
 
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         """Analyst: draw a paid release's DP output (nothing computed from the data)."""
         raise NotImplementedError
 
-    def _refusal(self) -> str | None:
+    def refusal(self) -> str | None:
         """A reason to refuse the current controls beyond their ranges (``None``: none)."""
         return None
 
-    def _release_refusal(self) -> str | None:
+    def release_refusal(self) -> str | None:
         """A reason to refuse a release (not a preview) of the current controls."""
         return None
 
-    def _controls(self) -> list:
+    def number_controls(self) -> list:
         """The number controls checked before anything runs (default: all attributes that
         are sliders or number boxes)."""
         found = [value for value in vars(self).values()
@@ -449,6 +493,60 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         if isinstance(getattr(split, "share", None), _PassThrough):
             found.append(split.share)
         return found
+
+    def select_data(self, *args, **kwargs) -> None:
+        """Switch to the data the chooser names (a widget with a data chooser)."""
+        raise NotImplementedError
+
+    # The steps the base calls. Each calls its public hook; they keep their 0.x names
+    # because widgets written for 0.x override them (deprecated: see __init_subclass__).
+    def _live(self) -> None:
+        self.draw_live()
+
+    def _preview(self) -> None:
+        self.draw_preview()
+
+    def _draw_release(self, release: Release) -> None:
+        self.draw_release(release)
+
+    def _show(self, *drawn, where: str) -> None:
+        self.draw(*drawn, where=where)
+
+    def _refusal(self) -> str | None:
+        return self.refusal()
+
+    def _release_refusal(self) -> str | None:
+        return self.release_refusal()
+
+    def _controls(self) -> list:
+        return self.number_controls()
+
+    def _select_data(self, *args, **kwargs) -> None:
+        self.select_data(*args, **kwargs)
+
+    def _on_change(self, change=None) -> None:
+        self.controls_changed(change)
+
+    def _on_data(self, change=None) -> None:
+        self.data_changed(change)
+
+    def _rerun(self) -> None:
+        self.rerun()
+
+    def _recompute(self) -> None:
+        self.redraw()
+
+    def _make_release(self) -> Release:
+        return self.make_release()
+
+    def _update_banner(self) -> None:
+        self.update_banner()
+
+    def _live_status(self, releases: list[Release]) -> None:
+        self.live_status(releases)
+
+    def _preview_status(self, what: str = "") -> None:
+        self.preview_status(what)
 
     # -- checks ----------------------------------------------------------------------------
     def problem(self) -> str | None:
@@ -505,7 +603,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         """Whether to ignore a notification: code syncing the controls, or the browser's echo."""
         return self._syncing or is_echo(change)
 
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         """A control moved: the release on screen no longer describes the controls; recompute
         after the debounce."""
         if self._quiet(change):
@@ -513,8 +611,8 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         self._release = None
         self._debouncer.trigger()
 
-    def _on_data(self, change=None) -> None:
-        """The data chooser moved: switch the data (``_select_data``), then recompute."""
+    def data_changed(self, change=None) -> None:
+        """The data chooser moved: switch the data (:meth:`select_data`), then recompute."""
         self._select_data()
         self._on_change()
 
@@ -526,11 +624,12 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
             else:
                 self.release()
 
-    def _rerun(self) -> None:
+    def rerun(self) -> None:
+        """Teaching: the Rerun button (fresh noise): redraw now."""
         self._recompute()
 
     # -- the branch ------------------------------------------------------------------------
-    def _recompute(self) -> None:
+    def redraw(self) -> None:
         """Redraw from the controls: a live release (teaching) or a free preview (analyst).
         A bad control value is refused with a message; nothing runs then."""
         self._update_banner()
@@ -589,7 +688,8 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         self._update_button()
         return release
 
-    def _make_release(self) -> Release:
+    def make_release(self) -> Release:
+        """The door call the Release button makes (the current mechanism and parameters)."""
         return self.session.release(self.dataset, self.mechanism, **self.params)
 
     def _live_release(self, mechanism: str | None = None, **params) -> Release:
@@ -615,8 +715,8 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
             return text if " per " in text else f"{text}, {self.per_unit}"
         return f"ε = {fmt(release.epsilon)}-DP {self.per_unit}"
 
-    def _update_banner(self) -> None:
-        """Set the guarantee banner (subclasses; it must say :attr:`per_unit`)."""
+    def update_banner(self) -> None:
+        """Set the guarantee banner (a widget's own; it must say :attr:`per_unit`)."""
 
     def _update_button(self) -> None:
         """Write the exact parameters and cost on the Release button."""
@@ -681,7 +781,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         self.stats.value = fold(html.escape(text),
                                 f"Guarantee: {html.escape(round_decimals(guarantee))}.")
 
-    def _live_status(self, releases: list[Release]) -> None:
+    def live_status(self, releases: list[Release]) -> None:
         """Teaching: say which run is shown and what it charged."""
         over = any(r.overdraft for r in releases)
         self.message.value = ("<div class='dpw-warn'>Past the cap: on confidential data this run "
@@ -692,7 +792,7 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
             f"<span>live run #{self._run}: {len(releases)} release(s), ε = {fmt(charged)} "
             f"charged{' (the rest cached, free)' if cached else ''}</span>")
 
-    def _preview_status(self, what: str = "") -> None:
+    def preview_status(self, what: str = "") -> None:
         """Analyst: say that a preview is shown and what a release would charge."""
         self.message.value = ""
         cached = self.session.is_cached(self.dataset, self.mechanism, **self.params)
@@ -702,3 +802,14 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
             f"ε = {fmt(self.cost())}{' (already released: a free replay)' if cached else ''}."
             "</span>")
 
+
+
+#: The private steps a 0.x widget overrode, and the public hook that replaces each.
+_LEGACY_HOOKS = {
+    "_live": "draw_live", "_preview": "draw_preview", "_draw_release": "draw_release",
+    "_show": "draw", "_refusal": "refusal", "_release_refusal": "release_refusal",
+    "_controls": "number_controls", "_select_data": "select_data",
+    "_on_change": "controls_changed", "_on_data": "data_changed", "_rerun": "rerun",
+    "_recompute": "redraw", "_make_release": "make_release", "_update_banner": "update_banner",
+    "_live_status": "live_status", "_preview_status": "preview_status",
+}

@@ -174,7 +174,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
             needs="a table added with session.add_dataset")
         self._shared_controls(model, fit_epsilon, epsilon, rho, publisher)
         self._build_controls()
-        self._select_data()
+        self.select_data()
         self.figure = self._figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
@@ -188,10 +188,10 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         controls.add_class("dpw-controls")
         self._assemble([self.banner, controls, self.message, self.plot, self.quality,
                         self.stats], "dpw-diagnostics", self.css)
-        self._watch(self._on_change, self.model, self.fit_epsilon, self.epsilon, self.rho,
+        self._watch(self.controls_changed, self.model, self.fit_epsilon, self.epsilon, self.rho,
                     self.publisher, self.show_truth, *self._extra_controls())
-        self._watch(self._on_data, self.scenario)
-        self._recompute()
+        self._watch(self.data_changed, self.scenario)
+        self.redraw()
 
     def _shared_controls(self, model: str, fit_epsilon: float, epsilon: float,
                          rho: float | None, publisher: str | None) -> None:
@@ -272,7 +272,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         """Set the public units/centres a scenario or outcome comes with."""
 
     # -- data and model --------------------------------------------------------------------
-    def _select_data(self) -> None:
+    def select_data(self) -> None:
         value = self.scenario.value
         if value.startswith("dataset:"):
             self.dataset = value.split(":", 1)[1]
@@ -343,7 +343,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         return self._truth_cache[key]
 
     # -- events ----------------------------------------------------------------------------
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         # A message ("Released.", "Over budget.") is about the controls as they were.
         self.message.value = ""
         self._release = None
@@ -357,7 +357,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
             total += self.session.cost(self.dataset, "fit_model", **self.fit_params())
         return total
 
-    def _make_release(self) -> Release:
+    def make_release(self) -> Release:
         """Release the diagnostic (and first the DP fit, if chosen).
 
         Both releases are checked against the budget together before either is made; each is
@@ -396,7 +396,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         self._notes = notes
         return release
 
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         notes = getattr(self, "_notes", [])
         notes.append(
             f"{release.label}: "
@@ -414,17 +414,17 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         self._draw(release.output, None, where="release")
         self._stats(release.output, where="release")
 
-    def _live(self) -> None:
+    def draw_live(self) -> None:
         model = self._teaching_model()
         release = self._live_release(self.mechanism, **self._spec(model))
         truth = (self._truth_of(self.session.public_view(self.dataset), model)
                  if self.show_truth.value else None)
         self._draw(release.output, truth, where="teaching")
         self._stats(release.output, where="teaching")
-        self._live_status([release])
+        self.live_status([release])
 
     # -- text ------------------------------------------------------------------------------
-    def _update_banner(self) -> None:
+    def update_banner(self) -> None:
         self.fit_epsilon.layout.display = None if self.model.value == "dp" else "none"
         if self.problem():
             return
@@ -505,7 +505,7 @@ class LogisticDiagnostic(DiagnosticWidget):
         """The fixed points the private curves are compared on across runs (public)."""
         raise NotImplementedError
 
-    def _accuracy_band(self, preview) -> None:
+    def _curve_band(self, preview) -> None:
         """The band around the private curve at the accuracy grid (removed with None)."""
         band = () if preview is None else (self._accuracy_grid(), preview.now.low,
                                             preview.now.high)

@@ -8,6 +8,7 @@ import numpy as np
 
 from ...mechanism import Release
 from ...session import Session
+from ...ui.accuracy import Accuracy
 from . import display
 from .base import LogisticDiagnostic, titles
 from .params import BinnedResidualsParams
@@ -81,6 +82,12 @@ class BinnedResidualWidget(LogisticDiagnostic):
     # -- accuracy before spending (analyst) -------------------------------------------------
     accuracy_what = ("the private mean residual, read at 41 mean predictions spanning the "
                      "stand-in's")
+
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self.accuracy_what, self._curve_values, self._stand_in_curve,
+                        run=self._preview_with_fit, band=self._curve_band)
     #: Points of the fixed grid the private curves are compared on.
     ACCURACY_POINTS = 41
 
@@ -90,7 +97,7 @@ class BinnedResidualWidget(LogisticDiagnostic):
         return np.linspace(float(np.min(mean_predicted)), float(np.max(mean_predicted)),
                            self.ACCURACY_POINTS)
 
-    def _accuracy_values(self, release: Release) -> np.ndarray:
+    def _curve_values(self, release: Release) -> np.ndarray:
         """A preview's binned residual curve on the fixed grid: its bins are private (Alg. 12,
         14) and differ from run to run, so the points are joined and read at the grid (NaN
         beyond a run's first and last bin)."""
@@ -98,7 +105,7 @@ class BinnedResidualWidget(LogisticDiagnostic):
         return display.curve_on_grid(out["mean_predicted"], out["mean_residual"],
                                      self._accuracy_grid())
 
-    def _accuracy_noiseless(self) -> np.ndarray:
+    def _stand_in_curve(self) -> np.ndarray:
         """The stand-in's own binned residual plot (ordinary fit) on the same grid."""
         mean_predicted, mean_residual = self._accuracy_truth()
         return display.curve_on_grid(mean_predicted, mean_residual, self._accuracy_grid())

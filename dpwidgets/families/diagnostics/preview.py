@@ -34,7 +34,7 @@ class DiagnosticPreview:
                                        "intercept": float(fitted.intercept)}
         return self._preview_fits[key]
 
-    def _preview(self) -> None:
+    def draw_preview(self) -> None:
         model = self._preview_model()
         output = self._preview_run(self.mechanism, **self._spec(model)).output
         truth = self._truth_of(self.session.stand_in(self.dataset), model)
@@ -55,7 +55,7 @@ class DiagnosticPreview:
         )
 
     # -- accuracy before spending -----------------------------------------------------------
-    def _accuracy_run(self, params: dict, epsilon: float, rng: np.random.Generator) -> Release:
+    def _preview_with_fit(self, params: dict, epsilon: float, rng: np.random.Generator) -> Release:
         """One preview of what a release at ``epsilon`` would draw. With a DP fit the fit is
         previewed too, at its ε scaled like the plot's: :meth:`cost` adds the two, so the rest
         of the budget buys both in the same proportion (and the fit's noise is part of the

@@ -24,6 +24,7 @@ import numpy as np
 from ...mechanism import Release
 from ...session import Session
 from ...ui import figures
+from ...ui.accuracy import Accuracy
 from ...ui.base import g3 as _fmt
 from ...ui.base import one_of
 from ...ui.controls import control_for
@@ -172,10 +173,10 @@ class ResidualPlotWidget(DiagnosticWidget):
     def _on_outcome(self, change=None) -> None:
         if self._scenario_obj is not None:
             self._apply_public(self._scenario_obj.public)
-        self._on_change()
+        self.controls_changed()
 
-    def _select_data(self) -> None:
-        super()._select_data()
+    def select_data(self) -> None:
+        super().select_data()
         if not getattr(self, "_outcome_wired", False):
             self._outcome_wired = True
             self._watch(self._on_outcome, self.outcome_choice)
@@ -191,13 +192,13 @@ class ResidualPlotWidget(DiagnosticWidget):
             self.mu_residual.value = units["mu_residual"]
             self.center_predicted.value = units["center_predicted"]
 
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         if self._syncing:
             return
         self.rho.disabled = bool(self.auto_rho.value)
         # The rule's ρ may need n: hidden, not shown with a ρ the run does not use.
         self.rho.layout.visibility = "hidden" if self.auto_rho.value else "visible"
-        super()._on_change(change)
+        super().controls_changed(change)
 
     @property
     def outcome(self) -> str:
@@ -238,11 +239,17 @@ class ResidualPlotWidget(DiagnosticWidget):
     accuracy_what = ("the mean and the spread (s.d.) of the plotted residuals in each tenth of "
                      "the stand-in's predictions")
 
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self.accuracy_what, self._residual_summary, self._stand_in_summary,
+                        run=self._preview_with_fit)
+
     def _accuracy_edges(self) -> np.ndarray:
         """The deciles of the stand-in's predictions (public): fixed bins across runs."""
         return np.quantile(self._accuracy_truth()[:, 0], np.linspace(0.0, 1.0, 11))
 
-    def _accuracy_values(self, release: Release) -> np.ndarray:
+    def _residual_summary(self, release: Release) -> np.ndarray:
         """Per decile of the stand-in's predictions, the mean residual and the residual
         spread of a preview's plotted points (10 + 10 values).
 
@@ -254,7 +261,7 @@ class ResidualPlotWidget(DiagnosticWidget):
         """
         return display.residual_summary(release.output["points"], self._accuracy_edges())
 
-    def _accuracy_noiseless(self) -> np.ndarray:
+    def _stand_in_summary(self) -> np.ndarray:
         """The same summary of the stand-in's own residual plot (ordinary fit)."""
         return display.residual_summary(self._accuracy_truth(), self._accuracy_edges())
 

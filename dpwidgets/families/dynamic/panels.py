@@ -58,10 +58,6 @@ class DynamicPanels:
     def draw(self, output: dict, comparisons: list[dict], reference: np.ndarray | None,
              where: str) -> None:
         """The drawing part of a redraw (ColumnDataSource updates only)."""
-        self._show(output, comparisons, reference, where=where)
-
-    def _show(self, output: dict, comparisons: list[dict], reference: np.ndarray | None, *,
-              where: str) -> None:
         method = self.method.value
         self.shown_output = output
         measures = self._measure(output, comparisons, reference)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...session import Release
+from ...ui.accuracy import Accuracy
 from . import display
 from .text import METHODS, THRESHOLD_METHODS
 
@@ -94,7 +95,12 @@ class DynamicRuns:
     # -- accuracy before spending (analyst) -------------------------------------------------
     accuracy_what = "the error per time step (against the stand-in, as the error panel plots it)"
 
-    def _accuracy_values(self, release: Release) -> np.ndarray:
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self.accuracy_what, self._error_per_time)
+
+    def _error_per_time(self, release: Release) -> np.ndarray:
         """The error per time step of a preview against the stand-in it ran on (public)."""
         ref = self._reference(self.session.stand_in(self.dataset))
         return display.error_per_time(release.output["histograms"],

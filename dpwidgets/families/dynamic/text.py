@@ -91,7 +91,7 @@ class DynamicText:
     >>> wd.close(); s.close()
     """
 
-    def _update_banner(self) -> None:
+    def update_banner(self) -> None:
         if self.problem():
             return
         method = self.method.value

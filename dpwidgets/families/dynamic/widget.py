@@ -182,16 +182,16 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
         self.figure = display.dynamic_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
-        self._select_data(initial=True)
+        self.select_data(initial=True)
         self._assemble([self.banner, self._controls_box(), self.message, self.plot, self.time,
                         self.quality, self.stats], "dpw-dynamic")
-        self._watch(self._on_change, self.method, self.variant, self.epsilon, self.cutoff,
+        self._watch(self.controls_changed, self.method, self.variant, self.epsilon, self.cutoff,
                     self.threshold, self.auto_k, self.k, self.delta, self.theta, self.burn_in,
                     self.compare, self.show_truth, self.w)
-        self._watch(self._on_data, self.data)
+        self._watch(self.data_changed, self.data)
         self._watch(self._on_time, self.time)
         self._update_controls()
-        self._recompute()
+        self.redraw()
 
     def _dataset_facts(self, dataset: str, shape, attributes, cardinality) -> dict:
         """The public facts of the caller's ``dataset``: its snapshot domain, the names of its
@@ -277,7 +277,7 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
             raise ValueError(f"dataset {dataset!r} is not an (N, U) series: shape {shape}")
         return int(shape[0]), int(shape[1])
 
-    def _select_data(self, initial: bool = False) -> None:
+    def select_data(self, initial: bool = False) -> None:
         value = self.data.value
         if value not in self._facts:
             self._facts[value] = add_teaching_series(self.session, value)
@@ -388,10 +388,10 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
                                     else ("dynamic_fixed", "dynamic_uniform")))
             if cmp or not self.compare.value else "compare")
 
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         if not self._quiet(change):
             self._update_controls()
-        super()._on_change(change)
+        super().controls_changed(change)
 
     def _on_time(self, change=None) -> None:
         if self._syncing:
@@ -416,6 +416,6 @@ class DynamicHistogramWidget(DynamicRuns, DynamicPanels, DynamicText, ReleaseWid
     def title(self) -> str:
         return METHODS[self.method.value][0]
 
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         """Analyst: the method's released output (the comparisons are never released)."""
-        self._show(release.output, [], None, where="release")
+        self.draw(release.output, [], None, where="release")

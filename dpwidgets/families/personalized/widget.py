@@ -55,6 +55,7 @@ import numpy as np
 
 from ...session import Release, Session
 from ...ui import figures
+from ...ui.accuracy import Accuracy
 from ...ui.base import CAUGHT, ReleaseWidget, one_of
 from ...ui.base import g3 as _fmt
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
@@ -222,7 +223,7 @@ class PersonalizedWidget(ReleaseWidget):
         self.figure = display.personalized_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
-        self._select_data()
+        self.select_data()
 
         self._threshold_row = ipw.HBox([self.threshold, self.auto_threshold])
         controls = ipw.VBox([
@@ -238,12 +239,12 @@ class PersonalizedWidget(ReleaseWidget):
         controls.add_class("dpw-controls")
         self._assemble([self.banner, controls, self.message, self.plot, self.quality,
                         self.stats], "dpw-personalized")
-        self._watch(self._on_change, self.method, self.compare, self.rounds, self.epsilon,
+        self._watch(self.controls_changed, self.method, self.compare, self.rounds, self.epsilon,
                     self.show_truth, *self.group_share, *self.group_range, self.no_cap,
                     self.auto_threshold, self.privacy)
         self._watch(self._on_threshold, self.threshold)
-        self._watch(self._on_data, self.data)
-        self._recompute()
+        self._watch(self.data_changed, self.data)
+        self.redraw()
 
     def _build_controls(self, privacy, groups, method, compare, threshold, rounds,
                         epsilon) -> None:
@@ -328,7 +329,7 @@ class PersonalizedWidget(ReleaseWidget):
         return {"name": dataset, "edges": edges, "shape": tuple(shape) if shape else None,
                 "axis": "value", "vector": vector, "builtin": False}
 
-    def _select_data(self) -> None:
+    def select_data(self) -> None:
         value = self.data.value
         if value not in self._facts:
             src = DATASETS[value]
@@ -369,19 +370,19 @@ class PersonalizedWidget(ReleaseWidget):
         return tuple((float(f), float(r.value[0]), float(r.value[1]))
                      for f, r in zip(shares, self.group_range, strict=True) if f > 0)
 
-    def _controls(self) -> list:
+    def number_controls(self) -> list:
         """The base's controls, and the per-group sliders while the custom vector is chosen."""
-        found = super()._controls()
+        found = super().number_controls()
         if self.privacy.value == "custom":
             found += [*self.group_share, *self.group_range]
         return found
 
-    def _refusal(self) -> str | None:
+    def refusal(self) -> str | None:
         if self.privacy.value == "custom" and sum(s.value for s in self.group_share) <= 0:
             return _NO_SHARE
         return None
 
-    def _release_refusal(self) -> str | None:
+    def release_refusal(self) -> str | None:
         """A privacy vector above the public one (the stand-in's budget column in analyst mode,
         the public table's in teaching mode) is refused before anything is sent: the door never
         compares it with the data (a record whose column is below what a release gives it is
@@ -500,10 +501,10 @@ class PersonalizedWidget(ReleaseWidget):
         # No cap: the cap slider is hidden, not shown with a cap the run does not apply.
         self.epsilon.layout.visibility = "hidden" if self.no_cap.value else "visible"
 
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         if not self._quiet(change) and self.privacy.value != "dataset":
             self._privacy_choice = self.privacy.value
-        super()._on_change(change)
+        super().controls_changed(change)
 
     def _on_threshold(self, change=None) -> None:
         if self._quiet(change):
@@ -511,7 +512,7 @@ class PersonalizedWidget(ReleaseWidget):
         if self.auto_threshold.value:
             with self._setting():
                 self.auto_threshold.value = False
-        self._on_change()
+        self.controls_changed()
 
     # -- actions ---------------------------------------------------------------------------
     mechanism = MECHANISM
@@ -521,30 +522,36 @@ class PersonalizedWidget(ReleaseWidget):
     def title(self) -> str:
         return METHODS[self.method.value]
 
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         """Analyst: the selected mechanism's output (the comparisons are never released).
         Charged the largest budget any record enjoys."""
-        self._show({self.method.value: release.output}, None, where="release")
+        self.draw({self.method.value: release.output}, None, where="release")
 
     # -- accuracy before spending (analyst) -------------------------------------------------
     accuracy_what = "the selected mechanism's count in each bin (the histogram's DP estimate)"
 
-    def _accuracy_values(self, release: Release) -> np.ndarray:
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self.accuracy_what, self._bin_counts, self._stand_in_counts,
+                        limit=self._most_epsilon, band=self._histogram_band)
+
+    def _bin_counts(self, release: Release) -> np.ndarray:
         """The released counts per public bin: what the histogram panel draws, one value per
         bin whatever the run."""
         return np.asarray(release.output["counts"], dtype=float)
 
-    def _accuracy_noiseless(self) -> np.ndarray:
+    def _stand_in_counts(self) -> np.ndarray:
         """The stand-in's own histogram on the same bins."""
         return self._reference(self.session.stand_in(self.dataset))
 
-    def _accuracy_limit(self) -> tuple[float, str]:
+    def _most_epsilon(self) -> tuple[float, str]:
         """A cap above the largest budget asked for changes nothing: each record spends at
         most its own budget, so more of the dataset's budget cannot buy more accuracy."""
         top = float(self._derive(self.budgets)["sorted"][-1])
         return top, f"no record asks for more than ε = {_fmt(top)}"
 
-    def _accuracy_band(self, preview) -> None:
+    def _histogram_band(self, preview) -> None:
         """The band around the DP histogram (removed with None)."""
         band = () if preview is None else (self.edges, preview.now.low, preview.now.high)
         figures.update(self.figure, display.histogram_band_data(*band))
@@ -596,9 +603,9 @@ class PersonalizedWidget(ReleaseWidget):
             self._queries[key] = preview.range_queries(dims, self.n_queries)
         return self._queries[key]
 
-    def _recompute(self) -> None:
+    def redraw(self) -> None:
         if self.problem():  # refused before the privacy vector is built from the controls
-            super()._recompute()
+            super().redraw()
             return
         try:
             self._sync_threshold()
@@ -606,10 +613,10 @@ class PersonalizedWidget(ReleaseWidget):
         except CAUGHT as exc:
             self._show_error(exc)
             return
-        super()._recompute()
+        super().redraw()
 
     # -- drawing ---------------------------------------------------------------------------
-    def _show(self, outputs: dict[str, dict], reference: np.ndarray | None, *,
+    def draw(self, outputs: dict[str, dict], reference: np.ndarray | None, *,
               where: str) -> None:
         selected = self.method.value
         vector = self.budgets
@@ -662,7 +669,7 @@ class PersonalizedWidget(ReleaseWidget):
             figures.update(self.figure, changed)
 
     # -- text ------------------------------------------------------------------------------
-    def _update_banner(self) -> None:
+    def update_banner(self) -> None:
         self.banner.value = banner_html(self.method.value, self.per_unit)
 
     def _set_quality(self, values: dict[str, float], plans: dict, where: str) -> None:

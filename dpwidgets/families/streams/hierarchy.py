@@ -241,7 +241,7 @@ class HierarchyWidget(ReleaseWidget):
         self._dirty = True
         self._debouncer.trigger()
 
-    def _rerun(self) -> None:
+    def rerun(self) -> None:
         self._dirty = True
         self._update()
 
@@ -266,7 +266,7 @@ class HierarchyWidget(ReleaseWidget):
         self.node.value = int(new[0])
 
     # -- actions ---------------------------------------------------------------------------
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         self._dirty = True
         self._update()
 

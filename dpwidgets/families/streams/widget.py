@@ -48,6 +48,7 @@ import ipywidgets as ipw
 import numpy as np
 
 from ...session import Release, Session
+from ...ui.accuracy import Accuracy
 from ...ui.base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
 from ...ui.base import fmt as _fmt
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
@@ -254,12 +255,12 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self.plot = bokeh_widget(self.figure.layout)
         self._layout()
 
-        self._select_data(start=start, w=w, delta=delta, event_delta=event_delta)
+        self.select_data(start=start, w=w, delta=delta, event_delta=event_delta)
         self._watch(self._on_release_param, self.epsilon, self.split, self.theta)
         self._watch(self._on_defaults, self.defaults)
         self._watch(self._on_post_param, self.smoother, self.w, self.kind, self.delta,
                     self.event_delta, self.show_truth)
-        self._watch(self._on_data, self.data)
+        self._watch(self.data_changed, self.data)
         self._watch(self._on_time, self.play)
         self._watch(self._on_speed, self.speed)
         self._update()
@@ -357,7 +358,7 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         """The output drawn now: a live run, a release, or a PREVIEW on the stand-in."""
         return self._output
 
-    def _select_data(self, *, start=None, w=None, delta=None, event_delta=None) -> None:
+    def select_data(self, *, start=None, w=None, delta=None, event_delta=None) -> None:
         value = self.data.value
         if value.startswith("dataset:"):
             self.dataset = value.split(":", 1)[1]
@@ -427,14 +428,14 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         }.get(owner, {"live", "windows", "events"})
         self._debouncer.trigger()
 
-    def _on_data(self, change=None) -> None:
-        self._select_data()
+    def data_changed(self, change=None) -> None:
+        self.select_data()
         self._debouncer.trigger()
 
     def _on_speed(self, change) -> None:
         self.play.step = max(1, int(change["new"]) * TICK_MS // 1000)
 
-    def _rerun(self) -> None:
+    def rerun(self) -> None:
         self._pending |= _ALL_PARTS
         self._update()
 
@@ -448,7 +449,7 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self._shown_t = new
 
     # -- actions ---------------------------------------------------------------------------
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         self._pending |= _ALL_PARTS
         self._update()
         self.message.value += ("<div class='dpw-ok'>Moving the smoother, w or δ, or playing, "
@@ -513,11 +514,16 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
     # -- accuracy before spending (analyst) -------------------------------------------------
     accuracy_what = "the estimates per step"
 
-    def _accuracy_values(self, release: Release) -> np.ndarray:
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self.accuracy_what, self._plotted_estimates, self._stand_in_counts)
+
+    def _plotted_estimates(self, release: Release) -> np.ndarray:
         """The plotted estimates of a preview (the chosen smoother's)."""
         return estimates(release.output, self.smoother.value)
 
-    def _accuracy_noiseless(self) -> np.ndarray:
+    def _stand_in_counts(self) -> np.ndarray:
         """The stand-in's own counts (public)."""
         return np.asarray(self.session.stand_in(self.dataset), dtype=float)
 

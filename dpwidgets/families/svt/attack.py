@@ -136,15 +136,15 @@ class AttackDemo(ReleaseWidget):
         self._assemble([self.banner, controls, self.message, self.plot, self.stats],
                        "dpw-attack-demo")
         self._last: tuple[Release, np.ndarray] | None = None
-        self._watch(self._on_change, self.epsilon, self.delta, self.small_max, self.c)
+        self._watch(self.controls_changed, self.epsilon, self.delta, self.small_max, self.c)
         self._watch(self._on_window, self.window)
-        self._recompute()
+        self.redraw()
 
     @property
     def params(self) -> dict:
         return {"epsilon": float(self.epsilon.value), "delta": float(self.delta.value)}
 
-    def _update_banner(self) -> None:
+    def update_banner(self) -> None:
         self.banner.value = (
             "<div class='dpw-banner-broken' style='background:#b03a2e;color:white;"
             "padding:6px;border-radius:3px'>"
@@ -156,7 +156,7 @@ class AttackDemo(ReleaseWidget):
             + "</div>"
         )
 
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         if not _is_echo(change):
             self._debouncer.trigger()
 
@@ -182,13 +182,13 @@ class AttackDemo(ReleaseWidget):
             counts, epsilon, float(self.delta.value), self._rng, c=int(self.c.value)
         )
 
-    def _live(self) -> None:
+    def draw_live(self) -> None:
         """Rerun the attack (a teaching release) and the standard-SVT comparison."""
         release = self._live_release()
         counts = self.session.public_view(self.dataset)
         svt = self._compare_svt(counts, float(self.epsilon.value))
         self._last = (release, svt)
-        self._live_status([release])
+        self.live_status([release])
         self._redraw()
 
     def _redraw(self) -> None:

@@ -32,6 +32,7 @@ from bokeh.layouts import column, row
 
 from ...session import PrivacyPolicyError, Release, Session
 from ...ui import figures
+from ...ui.accuracy import Accuracy
 from ...ui.base import ReleaseWidget, fmt, fold, is_echo, shown, undust
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
 from ...ui.controls import (
@@ -256,13 +257,13 @@ class SVTExplorer(ReleaseWidget):
         self._banner_key: tuple[str, float] | None = None  # the audit the banner shows
         if self._broken and control_problem(self.epsilon) is None:
             self._queue_audits(audit_epsilon(float(self.epsilon.value)))
-        self._watch(self._on_change, self.variant, self.epsilon, self.split.share,
+        self._watch(self.controls_changed, self.variant, self.epsilon, self.split.share,
                     self.threshold, self.show_truth)
         self._watch(self._on_c, self.c)
         self._watch(self._on_c, self.monotonic)
         self._watch(self._on_threshold_moved, self.threshold)
         self._watch(self._on_c, self.auto_threshold)
-        self._recompute()
+        self.redraw()
 
     def _threshold_control(self, public: np.ndarray, threshold: float | None,
                            c: int) -> SliderText:
@@ -323,7 +324,7 @@ class SVTExplorer(ReleaseWidget):
             p["monotonic"] = bool(self.monotonic.value)
         return p
 
-    def _release_refusal(self) -> str | None:
+    def release_refusal(self) -> str | None:
         if self.session.teaching or self._typed_threshold:
             return None
         return ("threshold: type the threshold you mean. The value in the box is the "
@@ -331,7 +332,7 @@ class SVTExplorer(ReleaseWidget):
                 "uses it unless you type it.")
 
     # -- events ----------------------------------------------------------------------------
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         if self._batching or is_echo(change):
             return
         self._release = None
@@ -355,7 +356,7 @@ class SVTExplorer(ReleaseWidget):
                     self._setting_threshold = False
         finally:
             self._batching = False
-        self._on_change()
+        self.controls_changed()
 
     def _on_threshold_moved(self, change) -> None:
         if not getattr(self, "_setting_threshold", False) and not is_echo(change):
@@ -363,7 +364,7 @@ class SVTExplorer(ReleaseWidget):
             self._typed_threshold = True
 
     # -- the branch ------------------------------------------------------------------------
-    def _recompute(self) -> None:
+    def redraw(self) -> None:
         spec = variant_info(self.variant.value)
         self.split.preset.disabled = self.split.share.disabled = not (
             spec.accepts_ratio and spec.name == "standard"
@@ -371,7 +372,7 @@ class SVTExplorer(ReleaseWidget):
         # A variant with its own split: hidden, not shown with a split the run does not use.
         self.split.layout.visibility = "hidden" if self.split.share.disabled else "visible"
         self._threshold_text()
-        super()._recompute()
+        super().redraw()
 
     def _threshold_text(self) -> None:
         if self.session.teaching:
@@ -418,10 +419,10 @@ class SVTExplorer(ReleaseWidget):
         self._audit_waits.discard(key)
         if control_problem(self.epsilon) is None and key == (
                 self.variant.value, audit_epsilon(float(self.epsilon.value))):
-            self._update_banner()
+            self.update_banner()
 
     # -- drawing ---------------------------------------------------------------------------
-    def _update_banner(self) -> None:
+    def update_banner(self) -> None:
         spec = variant_info(self.variant.value)
         eps, c = self.epsilon.value, self.c.value
         if spec.private or control_problem(self.epsilon) or control_problem(self.c):
@@ -564,7 +565,7 @@ class SVTExplorer(ReleaseWidget):
             self._topc_title if on_data else f"{self._topc_title} (PREVIEW)")
         figures.show_panels({"topc": self._topc_plot}, topc=True)
 
-    def _live(self) -> None:
+    def draw_live(self) -> None:
         release = self._live_release()
         result = release.result
         scores = self.session.public_view(self.dataset)
@@ -572,9 +573,9 @@ class SVTExplorer(ReleaseWidget):
         true_top = np.argpartition(-scores, c - 1)[:c] if self.show_truth.value else None
         self._draw_run(release, scores, true_top, on_data=True)
         self.stats.value = f"<div>{self._summary(result, scores)}</div>"
-        self._live_status([release])
+        self.live_status([release])
 
-    def _preview(self) -> None:
+    def draw_preview(self) -> None:
         preview = self._preview_run()
         result = preview.result
         stand_in = self.session.stand_in(self.dataset)
@@ -582,13 +583,19 @@ class SVTExplorer(ReleaseWidget):
         self.stats.value = (
             f"<div>PREVIEW on the public stand-in: {self._summary(result, stand_in)}</div>"
         )
-        self._preview_status("the top-c panel is scored against the stand-in too")
+        self.preview_status("the top-c panel is scored against the stand-in too")
 
     # -- accuracy before spending (analyst) -------------------------------------------------
     accuracy_what = ("the false negative rate and the score error rate of the ⊤ queries (the "
                      "top-c panel's SVT bars, scored against the stand-in)")
 
-    def _accuracy_values(self, release: Release) -> np.ndarray:
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self.accuracy_what, self._preview_rates, self._noiseless_rates,
+                        band=self._whiskers)
+
+    def _preview_rates(self, release: Release) -> np.ndarray:
         """``(FNR, SER)`` of a preview's ⊤ queries against the stand-in's own top c.
 
         Why these two numbers: a reader of this widget asks "which of my top c will a release
@@ -603,7 +610,7 @@ class SVTExplorer(ReleaseWidget):
         c = int(release.params["c"])
         return np.array(topc_rates([release.result.positives[:c]], stand_in, c))
 
-    def _accuracy_noiseless(self) -> np.ndarray:
+    def _noiseless_rates(self) -> np.ndarray:
         """The rates of SVT without noise on the stand-in: the first c queries (in the order
         examined) whose answer reaches the public threshold."""
         stand_in = self.session.stand_in(self.dataset)
@@ -611,7 +618,7 @@ class SVTExplorer(ReleaseWidget):
         chosen = np.flatnonzero(stand_in >= np.asarray(p["threshold"], dtype=float))[:p["c"]]
         return np.array(topc_rates([chosen], stand_in, p["c"]))
 
-    def _accuracy_band(self, preview) -> None:
+    def _whiskers(self, preview) -> None:
         """Whiskers on the top-c panel's SVT bars (removed with None)."""
         if preview is None:
             figures.update(self.figure, display.topc_band_data())
@@ -622,7 +629,7 @@ class SVTExplorer(ReleaseWidget):
         if _WHISKERS not in self._topc_plot.title.text:
             self._topc_plot.title.text += _WHISKERS
 
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         out = release.output
         display.SVTRunDisplay.from_release(release, n_queries=self.n_queries).draw(self.figure)
         figures.update(self.figure, display.topc_plot_data({}))

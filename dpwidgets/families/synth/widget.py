@@ -59,6 +59,7 @@ import numpy as np
 
 from ...session import Release, Session
 from ...ui import figures
+from ...ui.accuracy import Accuracy
 from ...ui.base import CAUGHT, ReleaseWidget, one_of
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
 from ...ui.controls import control_for
@@ -252,14 +253,14 @@ class SyntheticDataWidget(ReleaseWidget):
         self.figure = display.synth_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
-        self._select_data(initial=True)
+        self.select_data(initial=True)
         self._lay_out()
-        self._watch(self._on_change, self.method, self.publisher, self.epsilon, self.k,
+        self._watch(self.controls_changed, self.method, self.publisher, self.epsilon, self.k,
                     self.hybrid, self.attributes, self.compare, self.show_truth)
-        self._watch(self._on_data, self.data)
+        self._watch(self.data_changed, self.data)
         self._watch(self._on_margin, self.margin)
         self.peer_button.on_click(lambda _b: self.run_peer())
-        self._recompute()
+        self.redraw()
 
     def _build_controls(self, *, epsilon: float, k: float, method: str, publisher: str,
                         compare: bool) -> None:
@@ -341,7 +342,7 @@ class SyntheticDataWidget(ReleaseWidget):
                         self.stats], "dpw-synth")
 
     # -- data ------------------------------------------------------------------------------
-    def _select_data(self, initial: bool = False) -> None:
+    def select_data(self, initial: bool = False) -> None:
         value = self.data.value
         if value not in self._facts:
             self._facts[value] = teaching_table(self.session, value, self.n)
@@ -437,7 +438,7 @@ class SyntheticDataWidget(ReleaseWidget):
             return False
         return self.live_rows < self.session.size(self.dataset)
 
-    def _on_change(self, change=None) -> None:
+    def controls_changed(self, change=None) -> None:
         if self._quiet(change):
             return
         self.message.value = ""
@@ -446,9 +447,9 @@ class SyntheticDataWidget(ReleaseWidget):
                 self._fit_margin()
         if self._phased():
             self._live_timer.trigger()  # at once, fewer rows ...
-        super()._on_change(change)  # ... and the full tables after the debounce
+        super().controls_changed(change)  # ... and the full tables after the debounce
 
-    def _rerun(self) -> None:
+    def rerun(self) -> None:
         """Teaching Rerun (fresh noise): in a kernel like a control change -- the live run at
         once, the full tables after the debounce."""
         if self._phased():
@@ -458,10 +459,10 @@ class SyntheticDataWidget(ReleaseWidget):
             return
         self._recompute()
 
-    def _recompute(self) -> None:
+    def redraw(self) -> None:
         if not self._live_run:  # the full tables supersede a live run still to come
             self._live_timer.cancel()
-        super()._recompute()
+        super().redraw()
 
     def _live_step(self) -> None:
         """The redraw while a control moves: every synthetic table with ``live_rows`` rows."""
@@ -476,21 +477,21 @@ class SyntheticDataWidget(ReleaseWidget):
             return
         self._draw_margin()
         if getattr(self, "accuracy_preview", None) is not None:
-            self._accuracy_band(self.accuracy_preview)  # the drawn attribute's slice
+            self._margin_band(self.accuracy_preview)  # the drawn attribute's slice
 
     # -- actions ---------------------------------------------------------------------------
     mechanism = "dpcopula"
     stand_in_note = "same schema and size"
     title = "DPCopula"
 
-    def _refusal(self) -> str | None:
+    def refusal(self) -> str | None:
         if len(self.selected) < 2:
             return "attributes: choose at least 2 attributes (hold Ctrl or Shift to select several)."
         return None
 
-    def _draw_release(self, release: Release) -> None:
+    def draw_release(self, release: Release) -> None:
         """Analyst: DPCopula's synthetic table (the baselines are never released)."""
-        self._show({"dpcopula": release.output}, {}, None, where="release")
+        self.draw({"dpcopula": release.output}, {}, None, where="release")
 
     @property
     def synthetic_data(self):
@@ -529,7 +530,7 @@ class SyntheticDataWidget(ReleaseWidget):
             self._show_error(exc)
             return None
         view = self._view
-        self._show({**view.outputs, "peer": output}, view.notes, view.reference_table,
+        self.draw({**view.outputs, "peer": output}, view.notes, view.reference_table,
                    where=view.where, live=view.live)
         return output
 
@@ -563,7 +564,13 @@ class SyntheticDataWidget(ReleaseWidget):
     accuracy_what = ("the synthetic table's margins (the share of the records in each bar of "
                      "the margin panel, every chosen attribute)")
 
-    def _accuracy_values(self, release: Release) -> np.ndarray:
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self.accuracy_what, self._margins, self._stand_in_margins,
+                        band=self._margin_band)
+
+    def _margins(self, release: Release) -> np.ndarray:
         """The margins of a preview's synthetic table, bar by bar, attribute after attribute.
 
         Why the margins: they are what the first row draws, fixed in number by the public
@@ -575,13 +582,13 @@ class SyntheticDataWidget(ReleaseWidget):
         data = release.output["data"]
         return measures.bar_margins(lambda a: data[a], self.selected, self.domains)
 
-    def _accuracy_noiseless(self) -> np.ndarray:
+    def _stand_in_margins(self) -> np.ndarray:
         """The stand-in's own margins, bar by bar."""
         table = self.session.stand_in(self.dataset)
         return measures.bar_margins(lambda a: table[:, self.columns.index(a)], self.selected,
                                     self.domains)
 
-    def _accuracy_band(self, preview) -> None:
+    def _margin_band(self, preview) -> None:
         """Shade the drawn attribute's slice of the band on the synthetic margin (None:
         remove it)."""
         if preview is None:
@@ -603,7 +610,7 @@ class SyntheticDataWidget(ReleaseWidget):
         """The random range queries over ``attrs`` (:meth:`~dpwidgets.families.synth.measures.Measures.queries`)."""
         return self._measures.queries(attrs, domains)
 
-    def _show(self, outputs: dict, notes: dict, reference: np.ndarray | None, *,
+    def draw(self, outputs: dict, notes: dict, reference: np.ndarray | None, *,
               where: str, live: Sequence[str] | None = None) -> None:
         """Draw ``outputs`` (by method key) against ``reference`` (``None``: none may be
         shown). ``live``: the keys drawn from live runs (default: all of them during a live
@@ -636,7 +643,7 @@ class SyntheticDataWidget(ReleaseWidget):
             self._view.draw_margin(self.figure, self.margin.value)
 
     # -- text ------------------------------------------------------------------------------
-    def _update_banner(self) -> None:
+    def update_banner(self) -> None:
         if self.problem():
             return
         eps = float(self.epsilon.value)
@@ -647,12 +654,12 @@ class SyntheticDataWidget(ReleaseWidget):
             epsilon=eps, method=self.method.value, publisher=self.publisher.value, small=small,
             declared=self.domains is not None, per_unit=self.per_unit)
 
-    def _live_status(self, releases: list[Release]) -> None:
-        super()._live_status(releases)
+    def live_status(self, releases: list[Release]) -> None:
+        super().live_status(releases)
         if self._live_run:
             self.status.value += text.live_note(self.live_rows)
 
-    def _preview_status(self, what: str = "") -> None:
-        super()._preview_status(what)
+    def preview_status(self, what: str = "") -> None:
+        super().preview_status(what)
         if self._live_run:
             self.status.value += text.live_note(self.live_rows)
