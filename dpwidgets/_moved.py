@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["alias", "moved", "warn_renamed_hooks"]
+__all__ = ["adopt_renamed_hooks", "alias", "legacy_step", "moved", "warn_renamed_hooks"]
 
 
 def moved(old_module: str, names: Mapping[str, tuple[str, str]]) -> Callable[[str], Any]:
@@ -87,3 +87,48 @@ def warn_renamed_hooks(cls: type, base: str, hooks: Mapping[str, str]) -> None:
             "(the private override stops working in dpwidgets 2.0)", DeprecationWarning,
             filename=code.co_filename if code else "<unknown>",
             lineno=code.co_firstlineno if code else 0, module=cls.__module__)
+
+
+def adopt_renamed_hooks(cls: type, base: str, hooks: Mapping[str, str]) -> None:
+    """For a subclass written against a base's old private hook names (``hooks``: private
+    name -> public hook): warn at each override, and let the public hook run it.
+
+    The base keeps each old name as a :func:`legacy_step`, so that an old override's
+    ``super()._name()`` still reaches the public hook of the class above it.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> class Base:
+    ...     def make_figure(self): return "default"
+    ...     _figure = legacy_step("_figure", "make_figure")
+    >>> class New(Base):
+    ...     def make_figure(self): return "new"
+    >>> with warnings.catch_warnings(record=True):
+    ...     warnings.simplefilter("always")
+    ...     class Old(New):
+    ...         def _figure(self): return "old over " + super()._figure()
+    ...     adopt_renamed_hooks(Old, "Base", {"_figure": "make_figure"})
+    >>> Old().make_figure(), New()._figure()
+    ('old over new', 'new')
+    """
+    warn_renamed_hooks(cls, base, {private: f"override {public!r} instead"
+                                   for private, public in hooks.items()})
+    for private, public in hooks.items():
+        if private in vars(cls) and public not in vars(cls):
+            setattr(cls, public, vars(cls)[private])
+
+
+def legacy_step(private: str, public: str) -> Callable:
+    """The base's old private name of the hook ``public``: called on an object, it runs the
+    public hook; called through ``super()`` from an old override, the public hook of the class
+    above the old overrides (see :func:`adopt_renamed_hooks`)."""
+
+    def step(self, *args, **kwargs):
+        old = [c for c in type(self).__mro__ if vars(c).get(private, step) is not step]
+        above = super(old[-1], self) if old else self
+        return getattr(above, public)(*args, **kwargs)
+
+    step.__name__ = private
+    step.__doc__ = f"The 0.x name of :meth:`{public}`."
+    return step

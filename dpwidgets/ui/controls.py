@@ -311,15 +311,15 @@ class SliderText(w.HBox):
     def _from_slider(self, change) -> None:
         if not self._syncing:
             # The handle stays where it was dragged: the value it stands for may be rounded
-            # (see _dragged), and moving the handle to the rounded value under the pointer
+            # (see dragged_value), and moving the handle to the rounded value under the pointer
             # would fight the drag.
             self._dragging = True
             try:
-                self.value = self._dragged(change["new"])
+                self.value = self.dragged_value(change["new"])
             finally:
                 self._dragging = False
 
-    def _dragged(self, value):
+    def dragged_value(self, value):
         """A dragged value as the widget keeps it: without float dust (a step of 0.1 lands on
         0.30000000000000004), so the box, the labels and the run carry the value shown. A
         typed value is kept exactly."""
@@ -430,14 +430,14 @@ class EpsilonSlider(SliderText):
     def base(self) -> float:
         return self.slider.base
 
-    def _dragged(self, value):
+    def dragged_value(self, value):
         """A dragged ε is the number its readout shows (two significant digits by default,
         d3's ``".2"``), so the box, the run and the charge carry the value the user sees,
         not the log slider's grid point 10^(k/100). A typed value is kept exactly."""
         digits = re.fullmatch(r"\.(\d+)", str(self.slider.readout_format or ""))
         if digits and isinstance(value, float) and math.isfinite(value) and value > 0:
             return float(f"{value:.{int(digits.group(1))}g}")
-        return super()._dragged(value)
+        return super().dragged_value(value)
 
 
 def split_presets(c: int, monotonic: bool = False) -> dict[str, float]:

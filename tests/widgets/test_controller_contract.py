@@ -122,3 +122,85 @@ def test_the_default_hooks_are_what_a_new_widget_leaves_alone():
     assert ReleaseWidget.refusal(None) is None and ReleaseWidget.release_refusal(None) is None
     assert AccuracyMixin.accuracy_model is None
     assert base.ReleaseWidget.draw_live.__doc__ and base.ReleaseWidget.draw_release.__doc__
+
+
+# -- the diagnostics' own hooks ---------------------------------------------------------------
+def test_no_diagnostic_overrides_a_private_hook_of_its_base():
+    from dpwidgets.families.diagnostics import base as diagnostics
+
+    for cls in _family_widget_classes():
+        if issubclass(cls, diagnostics.DiagnosticWidget) and cls is not diagnostics.DiagnosticWidget:
+            overridden = sorted(set(diagnostics._LEGACY_HOOKS) & set(vars(cls)))
+            assert not overridden, f"{cls.__qualname__} overrides {overridden}"
+
+
+def test_a_0x_diagnostic_override_still_runs_and_is_warned():
+    from dpwidgets.families.diagnostics.widget import ResidualPlotWidget
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+
+        class Described(ResidualPlotWidget):
+            def _describe(self, output: dict) -> str:
+                return "0.x: " + super()._describe(output)
+
+    assert any("Described._describe overrides a private step of DiagnosticWidget" in
+               str(w.message) and "'describe_output'" in str(w.message) for w in caught)
+    teaching = Session(mode="teaching", seed=0)
+    widget = Described(teaching, scenario=next(iter(ResidualPlotWidget.scenario_table(None))),
+                       n=500)
+    assert widget.describe_output({"bounds": (0, 1, 0, 1), "grid": 4, "points": []}).startswith(
+        "0.x: 4×4 grid")
+    assert "0.x: " in widget.stats.value
+
+
+# -- the whole package ------------------------------------------------------------------------
+#: What traitlets and abc put in every class's namespace: not hooks.
+_MACHINERY = {"_trait_default_generators", "_all_trait_default_generators", "_traits",
+              "_static_immutable_initial_values", "_descriptors", "_instance_inits", "_abc_impl"}
+
+
+def private_overrides(classes) -> dict[str, list[str]]:
+    """``{class: ["_name<Base", ...]}``: the private methods each class overrides of a
+    dpwidgets base class (the 0.x aliases a base keeps for old subclasses are its own)."""
+    found: dict[str, list[str]] = {}
+    for cls in classes:
+        for name in vars(cls):
+            if not name.startswith("_") or name.startswith("__") or name in _MACHINERY:
+                continue
+            owner = next((b for b in cls.__mro__[1:]
+                          if b.__module__.startswith("dpwidgets") and name in vars(b)), None)
+            if owner is not None:
+                found.setdefault(cls.__qualname__, []).append(f"{name}<{owner.__qualname__}")
+    return found
+
+
+def _package_classes() -> list[type]:
+    import importlib
+    import pkgutil
+
+    import dpwidgets
+
+    classes = set()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # the old import paths
+        for info in pkgutil.walk_packages(dpwidgets.__path__, "dpwidgets."):
+            module = importlib.import_module(info.name)
+            classes.update(obj for obj in vars(module).values() if inspect.isclass(obj)
+                           and obj.__module__ == info.name)
+    return sorted(classes, key=lambda c: f"{c.__module__}.{c.__qualname__}")
+
+
+def test_the_override_finder_finds_a_hand_made_one():
+    class Mine(ReleaseWidget):
+        pass
+
+    Mine._live = lambda self: None  # set after the class statement: no warning, still found
+    assert private_overrides([Mine]) == {
+        "test_the_override_finder_finds_a_hand_made_one.<locals>.Mine": ["_live<ReleaseWidget"]}
+
+
+def test_no_class_in_dpwidgets_overrides_a_private_method_of_another():
+    classes = _package_classes()
+    assert len(classes) > 100
+    assert private_overrides(classes) == {}

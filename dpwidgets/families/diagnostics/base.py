@@ -31,6 +31,7 @@ import zlib
 import ipywidgets as w
 import numpy as np
 
+from ..._moved import adopt_renamed_hooks, legacy_step
 from ...mechanism import Release
 from ...params import Params
 from ...session import Session
@@ -112,12 +113,25 @@ def _starting_values(session: Session, dataset: str | None, model: str | None,
     return model, epsilon, fit_epsilon
 
 
+#: The diagnostics hooks' 0.x private names and the public hooks that replace them.
+_LEGACY_HOOKS = {
+    "_scenario_table": "scenario_table", "_build_controls": "build_controls",
+    "_extra_rows": "extra_rows", "_extra_controls": "extra_controls",
+    "_figure": "make_figure", "_mechanism_params": "mechanism_params",
+    "_truth": "reference_of", "_quality": "quality_of", "_draw": "draw_output",
+    "_apply_public": "apply_public", "_describe": "describe_output",
+}
+
+
 class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
     """What the three diagnostics widgets share: model choice, budget, modes, release.
 
     A subclass names its parameters' class (``parameters``, which names the ``mechanism``), and
     supplies the scenarios, its own controls, the figure, the reference it is compared with
-    and how a release is drawn (the hooks below).
+    and how a release is drawn: public hooks (``scenario_table``, ``build_controls``,
+    ``extra_rows``, ``extra_controls``, ``make_figure``, ``mechanism_params``,
+    ``reference_of``, ``quality_of``, ``draw_output``, ``apply_public``, ``describe_output``),
+    besides :class:`~dpwidgets.ui.base.ReleaseWidget`'s.
 
     Examples
     --------
@@ -138,6 +152,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
+        adopt_renamed_hooks(cls, "DiagnosticWidget", _LEGACY_HOOKS)
         if "parameters" in vars(cls):  # the mechanism is the one its parameters name
             cls.mechanism = cls.parameters.mechanism
 
@@ -160,7 +175,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
                                                        fit_epsilon, fit_bounds)
         self._setup(session, debounce=debounce)
         self.n = int(n)
-        self._scenarios = self._scenario_table()
+        self._scenarios = self.scenario_table()
         self._fit_bounds_given = fit_bounds
         self._truth_cache: dict = {}
         self._preview_fits: dict = {}
@@ -173,23 +188,23 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
             dataset, scenario, self._scenarios, what="scenario", width="640px",
             needs="a table added with session.add_dataset")
         self._shared_controls(model, fit_epsilon, epsilon, rho, publisher)
-        self._build_controls()
+        self.build_controls()
         self.select_data()
-        self.figure = self._figure()
+        self.figure = self.make_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
         controls = w.VBox([
             self.scenario,
             w.HBox([self.model, self.fit_epsilon]),
             w.HBox([self.epsilon, self.epsilon_note]),
-            *self._extra_rows(),
+            *self.extra_rows(),
             w.HBox([self.show_truth, self.release_button, self.status]),
         ])
         controls.add_class("dpw-controls")
         self._assemble([self.banner, controls, self.message, self.plot, self.quality,
                         self.stats], "dpw-diagnostics", self.css)
         self._watch(self.controls_changed, self.model, self.fit_epsilon, self.epsilon, self.rho,
-                    self.publisher, self.show_truth, *self._extra_controls())
+                    self.publisher, self.show_truth, *self.extra_controls())
         self._watch(self.data_changed, self.scenario)
         self.redraw()
 
@@ -226,26 +241,31 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
             layout=w.Layout(display=None if self.session.teaching else "none"),
         )
 
-    # -- to be specialised -----------------------------------------------------------------
-    def _scenario_table(self) -> dict[str, Scenario]:
+    # -- the diagnostic's hooks (public: a diagnostic overrides these) --------------------
+    def scenario_table(self) -> dict[str, Scenario]:
+        """The teaching scenarios, by key (their tables are public)."""
         raise NotImplementedError
 
-    def _build_controls(self) -> None:
+    def build_controls(self) -> None:
         """Create the widget's own controls (grid size, thresholds, ...)."""
 
-    def _extra_rows(self) -> list:
+    def extra_rows(self) -> list:
+        """The control rows below ε (default: ρ and the publisher)."""
         return [w.HBox([self.rho, self.publisher])]
 
-    def _extra_controls(self) -> list:
+    def extra_controls(self) -> list:
+        """The widget's own controls whose change redraws (besides the shared ones)."""
         return []
 
-    def _figure(self):
+    def make_figure(self):
+        """The figure handle (built once; redraws assign its columns)."""
         raise NotImplementedError
 
-    def _mechanism_params(self) -> dict:
+    def mechanism_params(self) -> dict:
+        """The diagnostic release's parameters the controls describe, without the model."""
         raise NotImplementedError
 
-    def _truth(self, table: np.ndarray, model: dict):
+    def reference_of(self, table: np.ndarray, model: dict):
         """The non-private reference computed from a *public* table (data or stand-in)."""
         raise NotImplementedError
 
@@ -257,19 +277,26 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
     #: :class:`~dpwidgets.families.diagnostics.display.RocDisplay`, ...).
     display_class: type
 
-    def _quality(self, output: dict, truth) -> dict:
+    def quality_of(self, output: dict, truth) -> dict:
         """Quality measures against the public reference (teaching data or stand-in)."""
         return {}
 
-    def _draw(self, output: dict, truth, *, where: str) -> None:
+    def draw_output(self, output: dict, truth, *, where: str) -> None:
+        """Draw an output (and the public reference ``truth``, if any) with its titles and
+        quality measures."""
         self.display_class.from_output(output, truth).draw(self.figure)
         self.figure.set_titles(**{self.panel: self.titles[where]})
         # A released output is never compared with anything computed from confidential data.
         self._set_quality({} if truth is None or where == "release"
-                          else self._quality(output, truth), where)
+                          else self.quality_of(output, truth), where)
 
-    def _apply_public(self, facts: dict) -> None:
+    def apply_public(self, facts: dict) -> None:
         """Set the public units/centres a scenario or outcome comes with."""
+
+    def describe_output(self, output: dict) -> str:
+        """What the stats line says the output is ("12 bins after merging")."""
+        return ""
+
 
     # -- data and model --------------------------------------------------------------------
     def select_data(self) -> None:
@@ -288,7 +315,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
             )
         self.dataset = name
         self._scenario_obj = sc
-        self._apply_public(sc.public)
+        self.apply_public(sc.public)
 
     @property
     def outcome(self) -> str:
@@ -320,11 +347,11 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
     @property
     def params(self) -> dict:
         """Parameters of the diagnostic release, without the model (all public)."""
-        return self._mechanism_params()
+        return self.mechanism_params()
 
     def _spec(self, model: dict) -> dict:
         spec = {"outcome": self.outcome, **model}
-        return {**self._mechanism_params(), **spec}
+        return {**self.mechanism_params(), **spec}
 
     def _teaching_model(self) -> dict:
         if self.model.value == "ordinary":
@@ -339,7 +366,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         if key not in self._truth_cache:
             if len(self._truth_cache) > 16:
                 self._truth_cache.clear()
-            self._truth_cache[key] = self._truth(table, model)
+            self._truth_cache[key] = self.reference_of(table, model)
         return self._truth_cache[key]
 
     # -- events ----------------------------------------------------------------------------
@@ -411,7 +438,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
             "<div>No quality measure on confidential data: it would need the confidential "
             "plot.</div>"
         )
-        self._draw(release.output, None, where="release")
+        self.draw_output(release.output, None, where="release")
         self._stats(release.output, where="release")
 
     def draw_live(self) -> None:
@@ -419,7 +446,7 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         release = self._live_release(self.mechanism, **self._spec(model))
         truth = (self._truth_of(self.session.public_view(self.dataset), model)
                  if self.show_truth.value else None)
-        self._draw(release.output, truth, where="teaching")
+        self.draw_output(release.output, truth, where="teaching")
         self._stats(release.output, where="teaching")
         self.live_status([release])
 
@@ -464,11 +491,14 @@ class DiagnosticWidget(DiagnosticPreview, ReleaseWidget):
         self.quality.value = f"<div class='dpw-quality-values'>Quality {on}: {items}</div>"
 
     def _stats(self, output: dict, *, where: str) -> None:
-        self._set_stats(where, self._describe(output), _round_floats(output["guarantee"]),
+        self._set_stats(where, self.describe_output(output), _round_floats(output["guarantee"]),
                         budget_parts(output["epsilon_parts"]))
 
-    def _describe(self, output: dict) -> str:
-        return ""
+
+
+# The hooks' 0.x names, for a subclass written against them (warned: adopt_renamed_hooks).
+for _old, _new in _LEGACY_HOOKS.items():
+    setattr(DiagnosticWidget, _old, legacy_step(_old, _new))
 
 
 class LogisticDiagnostic(DiagnosticWidget):
@@ -478,7 +508,7 @@ class LogisticDiagnostic(DiagnosticWidget):
 
     A subclass names its ``reference(table, model)`` and ``measures(output, truth)`` (of
     :mod:`~dpwidgets.families.diagnostics.reference`) and the fixed grid its curves are compared
-    on (``_accuracy_grid``), and gets ``s=`` in ``self._init``.
+    on (``accuracy_grid``), and gets ``s=`` in ``self._init``.
 
     Examples
     --------
@@ -489,24 +519,27 @@ class LogisticDiagnostic(DiagnosticWidget):
     """
 
     kind = "logistic"
-    _scenario_table = staticmethod(logistic_scenarios)
+    scenario_table = staticmethod(logistic_scenarios)
 
-    def _build_controls(self) -> None:
+    def build_controls(self) -> None:
         self.s = control_for(self.parameters, "s", self._init["s"] or 0)
         self.s.add_class("dpw-grid")
 
-    def _truth(self, table: np.ndarray, model: dict):
+    def reference_of(self, table: np.ndarray, model: dict):
         return self.reference(table, model)
 
-    def _quality(self, output: dict, truth) -> dict:
+    def quality_of(self, output: dict, truth) -> dict:
         return self.measures(output, truth)
 
-    def _accuracy_grid(self) -> np.ndarray:
+    def accuracy_grid(self) -> np.ndarray:
         """The fixed points the private curves are compared on across runs (public)."""
         raise NotImplementedError
 
+    def _accuracy_grid(self) -> np.ndarray:  # the 0.x name
+        return self.accuracy_grid()
+
     def _curve_band(self, preview) -> None:
         """The band around the private curve at the accuracy grid (removed with None)."""
-        band = () if preview is None else (self._accuracy_grid(), preview.now.low,
+        band = () if preview is None else (self.accuracy_grid(), preview.now.low,
                                             preview.now.high)
         update(self.figure, display.band_data(*band))

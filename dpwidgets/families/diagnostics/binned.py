@@ -59,16 +59,16 @@ class BinnedResidualWidget(LogisticDiagnostic):
         kwargs.pop("publisher", None)
         super().__init__(session, dataset, **kwargs)
 
-    def _extra_rows(self) -> list:
+    def extra_rows(self) -> list:
         return [w.HBox([self.rho, self.s])]
 
-    def _extra_controls(self) -> list:
+    def extra_controls(self) -> list:
         return [self.s]
 
-    def _figure(self):
+    def make_figure(self):
         return display.binned_residual_figure()
 
-    def _mechanism_params(self) -> dict:
+    def mechanism_params(self) -> dict:
         return {"epsilon": float(self.epsilon.value), "rho": float(self.rho.value),
                 "s": int(self.s.value) or None}
 
@@ -91,7 +91,7 @@ class BinnedResidualWidget(LogisticDiagnostic):
     #: Points of the fixed grid the private curves are compared on.
     ACCURACY_POINTS = 41
 
-    def _accuracy_grid(self) -> np.ndarray:
+    def accuracy_grid(self) -> np.ndarray:
         """A fixed grid over the stand-in's own binned mean predictions (public)."""
         mean_predicted = self._accuracy_truth()[0]
         return np.linspace(float(np.min(mean_predicted)), float(np.max(mean_predicted)),
@@ -103,12 +103,12 @@ class BinnedResidualWidget(LogisticDiagnostic):
         beyond a run's first and last bin)."""
         out = release.output
         return display.curve_on_grid(out["mean_predicted"], out["mean_residual"],
-                                     self._accuracy_grid())
+                                     self.accuracy_grid())
 
     def _stand_in_curve(self) -> np.ndarray:
         """The stand-in's own binned residual plot (ordinary fit) on the same grid."""
         mean_predicted, mean_residual = self._accuracy_truth()
-        return display.curve_on_grid(mean_predicted, mean_residual, self._accuracy_grid())
+        return display.curve_on_grid(mean_predicted, mean_residual, self.accuracy_grid())
 
-    def _describe(self, output: dict) -> str:
+    def describe_output(self, output: dict) -> str:
         return f"{len(output['mean_predicted'])} bins after merging (Alg. 14)"

@@ -38,7 +38,7 @@ class DiagnosticPreview:
         model = self._preview_model()
         output = self._preview_run(self.mechanism, **self._spec(model)).output
         truth = self._truth_of(self.session.stand_in(self.dataset), model)
-        self._draw(output, truth, where="preview")
+        self.draw_output(output, truth, where="preview")
         self._stats(output, where="preview")
         fit_note = ""
         if self.model.value == "dp":

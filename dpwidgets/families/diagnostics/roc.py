@@ -76,20 +76,20 @@ class RocWidget(LogisticDiagnostic):
         self._init = {"s": s, "thresholds": thresholds}
         super().__init__(session, dataset, **kwargs)
 
-    def _build_controls(self) -> None:
-        super()._build_controls()
+    def build_controls(self) -> None:
+        super().build_controls()
         self.thresholds = control_for(RocParams, "thresholds", self._init["thresholds"])
 
-    def _extra_rows(self) -> list:
+    def extra_rows(self) -> list:
         return [w.HBox([self.rho, self.publisher]), w.HBox([self.s, self.thresholds])]
 
-    def _extra_controls(self) -> list:
+    def extra_controls(self) -> list:
         return [self.s, self.thresholds]
 
-    def _figure(self):
+    def make_figure(self):
         return display.roc_figure()
 
-    def _mechanism_params(self) -> dict:
+    def mechanism_params(self) -> dict:
         return {
             "epsilon": float(self.epsilon.value),
             "rho": float(self.rho.value),
@@ -126,9 +126,9 @@ class RocWidget(LogisticDiagnostic):
         truth = self._accuracy_truth()
         return display.tpr_on_grid(truth["fpr"], truth["tpr"])
 
-    def _accuracy_grid(self) -> np.ndarray:
+    def accuracy_grid(self) -> np.ndarray:
         """The FPRs of :data:`~dpwidgets.families.diagnostics.display.FPR_GRID`."""
         return display.FPR_GRID
 
-    def _describe(self, output: dict) -> str:
+    def describe_output(self, output: dict) -> str:
         return f"{len(output['fpr'])} points, private AUC = {output['auc']:.3f}"

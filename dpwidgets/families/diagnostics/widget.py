@@ -137,10 +137,10 @@ class ResidualPlotWidget(DiagnosticWidget):
         self._similarity = ResidualSimilarity()
         super().__init__(session, dataset, **kwargs)
 
-    def _scenario_table(self) -> dict[str, Scenario]:
+    def scenario_table(self) -> dict[str, Scenario]:
         return residual_scenarios()
 
-    def _build_controls(self) -> None:
+    def build_controls(self) -> None:
         init = self._init
         self.auto_rho = w.Checkbox(value=init["rho"] is None,
                                    description="ε1 = min(0.3ε, 470/n) (Chen 2018)")
@@ -159,20 +159,20 @@ class ResidualPlotWidget(DiagnosticWidget):
         self._explicit_units = any(init[k] is not None for k in
                                    ("mu_predicted", "mu_residual", "center_predicted"))
 
-    def _extra_rows(self) -> list:
+    def extra_rows(self) -> list:
         return [
             w.HBox([self.rho, self.auto_rho, self.publisher]),
             w.HBox([self.grid, self.outcome_choice]),
             w.HBox([self.mu_predicted, self.mu_residual, self.center_predicted]),
         ]
 
-    def _extra_controls(self) -> list:
+    def extra_controls(self) -> list:
         return [self.auto_rho, self.grid, self.mu_predicted, self.mu_residual,
                 self.center_predicted]
 
     def _on_outcome(self, change=None) -> None:
         if self._scenario_obj is not None:
-            self._apply_public(self._scenario_obj.public)
+            self.apply_public(self._scenario_obj.public)
         self.controls_changed()
 
     def select_data(self) -> None:
@@ -181,7 +181,7 @@ class ResidualPlotWidget(DiagnosticWidget):
             self._outcome_wired = True
             self._watch(self._on_outcome, self.outcome_choice)
 
-    def _apply_public(self, facts: dict) -> None:
+    def apply_public(self, facts: dict) -> None:
         if self._explicit_units:
             return
         units = facts.get(self.outcome) or facts.get("y")
@@ -204,10 +204,10 @@ class ResidualPlotWidget(DiagnosticWidget):
     def outcome(self) -> str:
         return self.outcome_choice.value
 
-    def _figure(self):
+    def make_figure(self):
         return display.residual_figure()
 
-    def _mechanism_params(self) -> dict:
+    def mechanism_params(self) -> dict:
         return {
             "epsilon": float(self.epsilon.value),
             "publisher": self.publisher.value,
@@ -218,10 +218,10 @@ class ResidualPlotWidget(DiagnosticWidget):
             "center_predicted": float(self.center_predicted.value),
         }
 
-    def _truth(self, table: np.ndarray, model: dict) -> np.ndarray:
+    def reference_of(self, table: np.ndarray, model: dict) -> np.ndarray:
         return residual_reference(table, model, self.outcome)
 
-    def _draw(self, output: dict, truth, *, where: str) -> None:
+    def draw_output(self, output: dict, truth, *, where: str) -> None:
         display.ResidualPlotDisplay.from_output(output, truth).draw(self.figure)
         titles = {"teaching": "Confidential residual plot (public data, teaching)",
                   "preview": "Public stand-in's residual plot (preview)",
@@ -265,7 +265,7 @@ class ResidualPlotWidget(DiagnosticWidget):
         """The same summary of the stand-in's own residual plot (ordinary fit)."""
         return display.residual_summary(self._accuracy_truth(), self._accuracy_edges())
 
-    def _describe(self, output: dict) -> str:
+    def describe_output(self, output: dict) -> str:
         x0, x1, r0, r1 = output["bounds"]
         m = output["grid"]
         return (f"{m}×{m} grid over ŷ ∈ [{_fmt(x0)}, {_fmt(x1)}], r ∈ [{_fmt(r0)}, {_fmt(r1)}], "
