@@ -47,22 +47,10 @@ from .validation import (
     check_rng,
 )
 
-__all__ = [
-    "MAX_QUERIES",
-    "AuditResult",
-    "COUNTEREXAMPLES",
-    "Counterexample",
-    "audit_privacy_loss",
-    "audit_svt",
-    "svt_counterexample",
-    "ReconstructionResult",
-    "AttackSuccess",
-    "gptt_threshold",
-    "gptt_partition",
-    "reconstruct_histogram",
-    "reconstruct_histogram_with_svt",
-    "attack_success",
-]
+__all__ = ["MAX_QUERIES", "AuditResult", "COUNTEREXAMPLES", "Counterexample", "audit_privacy_loss",
+           "audit_svt", "svt_counterexample", "ReconstructionResult", "AttackSuccess",
+           "gptt_threshold", "gptt_partition", "reconstruct_histogram",
+           "reconstruct_histogram_with_svt", "attack_success"]
 
 #: The most difference queries :func:`reconstruct_histogram_with_svt` asks (``max_queries``).
 MAX_QUERIES = 10**7

@@ -20,14 +20,8 @@ class                      raised when                               also an ins
 
 from __future__ import annotations
 
-__all__ = [
-    "BudgetExceededError",
-    "DPWidgetsError",
-    "ParameterError",
-    "PrivacyPolicyError",
-    "ReleaseFailed",
-    "ReleaseRefused",
-]
+__all__ = ["BudgetExceededError", "DPWidgetsError", "ParameterError", "PrivacyPolicyError",
+           "ReleaseFailed", "ReleaseRefused"]
 
 
 class DPWidgetsError(Exception):

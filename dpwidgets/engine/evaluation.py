@@ -23,20 +23,9 @@ from scipy import stats
 
 from .svt import false_negative_rate, score_error_rate
 
-__all__ = [
-    "TAU_MAX_ROWS",
-    "TAU_MIN_ROWS",
-    "detect_events",
-    "detection_rates",
-    "encode",
-    "false_negative_rate",
-    "kendall_matrix",
-    "range_counts",
-    "score_error_rate",
-    "shares",
-    "tau_rows",
-    "top_c_rates",
-]
+__all__ = ["TAU_MAX_ROWS", "TAU_MIN_ROWS", "detect_events", "detection_rates", "encode",
+           "false_negative_rate", "kendall_matrix", "range_counts", "score_error_rate", "shares",
+           "tau_rows", "top_c_rates"]
 
 #: Kendall's τ of a table is computed on at most this many of its rows (a fixed-seed sample);
 #: with many attributes on fewer (:func:`tau_rows`), so that a redraw stays interactive.

@@ -57,18 +57,9 @@ from .validation import (
     check_rng,
 )
 
-__all__ = [
-    "damped_newton",
-    "ArrayMoments",
-    "DPRegression",
-    "LogisticSums",
-    "Moments",
-    "LOGISTIC_GRADIENT_TOLERANCE",
-    "MAX_BOUND",
-    "NEIGHBOURS",
-    "dp_linear_regression",
-    "dp_logistic_regression",
-]
+__all__ = ["damped_newton", "ArrayMoments", "DPRegression", "LogisticSums", "Moments",
+           "LOGISTIC_GRADIENT_TOLERANCE", "MAX_BOUND", "NEIGHBOURS", "dp_linear_regression",
+           "dp_logistic_regression"]
 
 #: The neighbour relation of both fits given a public row count ``n``.
 NEIGHBOURS = "one row added or removed, or one row replaced (n public, declared)"

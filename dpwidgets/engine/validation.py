@@ -13,21 +13,9 @@ from types import MappingProxyType
 
 import numpy as np
 
-__all__ = [
-    "EPSILON_MIN",
-    "EPSILON_MAX",
-    "check_epsilon",
-    "check_positive",
-    "check_real",
-    "check_bool",
-    "check_nonnegative",
-    "check_positive_int",
-    "check_finite_array",
-    "check_counts",
-    "check_probability",
-    "check_rng",
-    "split_budget",
-]
+__all__ = ["EPSILON_MIN", "EPSILON_MAX", "check_epsilon", "check_positive", "check_real",
+           "check_bool", "check_nonnegative", "check_positive_int", "check_finite_array",
+           "check_counts", "check_probability", "check_rng", "split_budget"]
 
 #: The smallest privacy budget any engine function accepts. Below it the noise scales
 #: ``sensitivity/epsilon`` leave every useful range (1e6 times the sensitivity), and at the

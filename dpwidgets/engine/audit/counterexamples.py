@@ -16,11 +16,7 @@ from ..svt import SVTTrials
 from ..validation import check_epsilon, check_positive_int
 from .result import Event
 
-__all__ = [
-    "Counterexample",
-    "COUNTEREXAMPLES",
-    "svt_counterexample",
-]
+__all__ = ["Counterexample", "COUNTEREXAMPLES", "svt_counterexample"]
 
 
 @dataclass(frozen=True, eq=False)

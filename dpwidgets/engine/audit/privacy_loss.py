@@ -13,9 +13,7 @@ from ..._progress import Progress
 from ..validation import check_epsilon, check_positive_int, check_probability, check_rng
 from .result import MAX_TRIALS, AuditResult, Event, Mechanism, ProgressArg
 
-__all__ = [
-    "audit_privacy_loss",
-]
+__all__ = ["audit_privacy_loss"]
 
 
 def _event_mask(event: Event, outputs, size: int) -> np.ndarray:

@@ -16,10 +16,7 @@ from scipy import stats
 
 from ..validation import check_epsilon, check_positive_int, check_probability
 
-__all__ = [
-    "AuditResult",
-    "MAX_TRIALS",
-]
+__all__ = ["AuditResult", "MAX_TRIALS"]
 
 
 #: The most trials (per input, and per pilot) an audit runs: about a minute of a cheap

@@ -15,10 +15,7 @@ from scipy import stats
 from ..validation import check_epsilon, check_probability
 from .result import AuditResult
 
-__all__ = [
-    "audit_samples",
-    "output_features",
-]
+__all__ = ["audit_samples", "output_features"]
 
 
 #: Arrays up to this many entries contribute each entry as a candidate statistic; larger ones

@@ -15,9 +15,7 @@ from .counterexamples import COUNTEREXAMPLES, Counterexample, svt_counterexample
 from .privacy_loss import audit_privacy_loss
 from .result import MAX_TRIALS, AuditResult, Event, ProgressArg
 
-__all__ = [
-    "audit_svt",
-]
+__all__ = ["audit_svt"]
 
 
 def _resolve_counterexample(variant: str, counterexample, epsilon: float) -> Counterexample:

@@ -25,13 +25,8 @@ from .checks import MAX_LEVELS, NEIGHBOURS, _check_fraction, _check_neighbours, 
 from .records import _scored_records
 from .recursive_medians import _median_cost_factor, _recursive_medians, median_budget
 
-__all__ = [
-    "PrivateBinnedResiduals",
-    "BRP_DEFAULTS",
-    "binned_residual_levels",
-    "private_binned_residual_plot",
-    "PriBRP",
-]
+__all__ = ["PrivateBinnedResiduals", "BRP_DEFAULTS", "binned_residual_levels",
+           "private_binned_residual_plot", "PriBRP"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -23,10 +23,7 @@ from ..validation import (
 from .checks import MAX_DOUBLINGS, _check_fraction, public_n
 from .records import ArrayRecords, Records
 
-__all__ = [
-    "PrivateBounds",
-    "private_bounds",
-]
+__all__ = ["PrivateBounds", "private_bounds"]
 
 
 @dataclass(frozen=True)

@@ -12,14 +12,8 @@ import numpy as np
 
 from ..validation import check_finite_array, check_probability, check_real, split_budget
 
-__all__ = [
-    "NEIGHBOURS",
-    "MAX_DOUBLINGS",
-    "MAX_GRID",
-    "MAX_LEVELS",
-    "MAX_THRESHOLDS",
-    "MAX_METRIC_BINS",
-]
+__all__ = ["NEIGHBOURS", "MAX_DOUBLINGS", "MAX_GRID", "MAX_LEVELS", "MAX_THRESHOLDS",
+           "MAX_METRIC_BINS"]
 
 
 #: The most doublings of :func:`private_bounds` (``mu 2^960`` is still a finite float for

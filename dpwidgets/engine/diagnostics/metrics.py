@@ -29,18 +29,9 @@ from .checks import (
 )
 from .records import _uniform_bin
 
-__all__ = [
-    "residual_plot_similarity",
-    "SimilarityReference",
-    "similarity_reference",
-    "roc_auc",
-    "auc_error",
-    "symmetric_difference",
-    "binned_residuals",
-    "shape_distance",
-    "regret",
-    "discriminatory_power",
-]
+__all__ = ["residual_plot_similarity", "SimilarityReference", "similarity_reference", "roc_auc",
+           "auc_error", "symmetric_difference", "binned_residuals", "shape_distance", "regret",
+           "discriminatory_power"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -9,10 +9,7 @@ import numpy as np
 
 from .checks import _check_domain, _check_scored
 
-__all__ = [
-    "Records",
-    "ArrayRecords",
-]
+__all__ = ["Records", "ArrayRecords"]
 
 
 def _uniform_bin(values: np.ndarray, edges: np.ndarray) -> np.ndarray:

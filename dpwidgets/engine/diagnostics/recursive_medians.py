@@ -19,10 +19,7 @@ from ..mechanisms import (
 from ..validation import check_epsilon, check_finite_array, check_positive_int, check_rng
 from .checks import MAX_LEVELS, _check_domain, _check_in_domain, _check_neighbours
 
-__all__ = [
-    "s_recursive_medians",
-    "median_budget",
-]
+__all__ = ["s_recursive_medians", "median_budget"]
 
 
 def _median_cost_factor(variant: str, name: str = "variant") -> float:

@@ -29,11 +29,7 @@ from .checks import (
 )
 from .records import ArrayRecords, Records
 
-__all__ = [
-    "PrivateResidualPlot",
-    "private_residual_plot",
-    "PriRP",
-]
+__all__ = ["PrivateResidualPlot", "private_residual_plot", "PriRP"]
 
 
 @dataclass(frozen=True, eq=False)

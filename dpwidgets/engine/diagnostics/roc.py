@@ -32,15 +32,8 @@ from .metrics import roc_auc
 from .records import _interval_index, _scored_records
 from .recursive_medians import _median_cost_factor, _recursive_medians, median_budget
 
-__all__ = [
-    "PrivateRoc",
-    "private_roc_curve",
-    "PriROC",
-    "roc_fixed_laplace",
-    "ROC_DEFAULTS",
-    "default_depth",
-    "fixed_space_levels",
-]
+__all__ = ["PrivateRoc", "private_roc_curve", "PriROC", "roc_fixed_laplace", "ROC_DEFAULTS",
+           "default_depth", "fixed_space_levels"]
 
 
 @dataclass(frozen=True, eq=False)

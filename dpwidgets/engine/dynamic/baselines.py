@@ -21,12 +21,8 @@ from .constants import NEIGHBOURS
 from .result import DynamicRelease
 from .w_event import _window_sums
 
-__all__ = [
-    "uniform_budget_release",
-    "fixed_sampling_release",
-    "budget_distribution_release",
-    "budget_absorption_release",
-]
+__all__ = ["uniform_budget_release", "fixed_sampling_release", "budget_distribution_release",
+           "budget_absorption_release"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,10 +15,7 @@ import numpy as np
 from ..validation import check_counts, check_epsilon, check_positive_int
 from .constants import DSAT_DEFAULTS, MAX_WINDOW
 
-__all__ = [
-    "ORDER_DEPENDENT_PUBLISHERS",
-    "PUBLISHER_RULE",
-]
+__all__ = ["ORDER_DEPENDENT_PUBLISHERS", "PUBLISHER_RULE"]
 
 
 #: Cells validated per :func:`check_counts` call: its temporaries (a rounded copy, masks) stay

@@ -17,11 +17,7 @@ from ..mechanisms import laplace
 from ..validation import check_epsilon, check_finite_array, check_positive_int
 from .checks import _check_split_sizes
 
-__all__ = [
-    "dsft_k",
-    "l1_sensitivity",
-    "normalised_l1",
-]
+__all__ = ["dsft_k", "l1_sensitivity", "normalised_l1"]
 
 
 def l1_sensitivity(cardinality: int) -> float:

@@ -8,12 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from types import MappingProxyType
 
-__all__ = [
-    "NEIGHBOURS",
-    "MAX_WINDOW",
-    "MAX_QUERIES",
-    "DSAT_DEFAULTS",
-]
+__all__ = ["NEIGHBOURS", "MAX_WINDOW", "MAX_QUERIES", "DSAT_DEFAULTS"]
 
 
 #: The largest window ``w`` of the w-event methods (ten million time points).

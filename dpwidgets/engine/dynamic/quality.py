@@ -14,12 +14,7 @@ from ..validation import check_positive_int, check_rng
 from .checks import _check_series, _check_shape
 from .constants import MAX_QUERIES
 
-__all__ = [
-    "random_range_queries",
-    "range_query_error",
-    "update_ratio",
-    "empirical_update_rate",
-]
+__all__ = ["random_range_queries", "range_query_error", "update_ratio", "empirical_update_rate"]
 
 
 def random_range_queries(shape, n_queries: int, rng: np.random.Generator | None = None):

@@ -16,9 +16,7 @@ from .._results import readonly as _readonly
 from .common import _Repeated
 from .quality import update_ratio
 
-__all__ = [
-    "DynamicRelease",
-]
+__all__ = ["DynamicRelease"]
 
 
 @dataclass(frozen=True, eq=False)

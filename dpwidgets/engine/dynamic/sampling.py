@@ -39,16 +39,8 @@ from .common import (
 from .constants import NEIGHBOURS
 from .result import DynamicRelease
 
-__all__ = [
-    "dsft",
-    "dsat",
-    "DSFT",
-    "DSAT",
-    "paced_k",
-    "sampling_noise_floor",
-    "DSAT_VARIANTS",
-    "PACED_DEFAULTS",
-]
+__all__ = ["dsft", "dsat", "DSFT", "DSAT", "paced_k", "sampling_noise_floor", "DSAT_VARIANTS",
+           "PACED_DEFAULTS"]
 
 
 #: The two versions of DSAT (:func:`dsat`'s ``variant``).

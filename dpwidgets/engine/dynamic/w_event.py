@@ -25,9 +25,7 @@ from .common import (
 from .constants import NEIGHBOURS
 from .result import DynamicRelease
 
-__all__ = [
-    "dsat_w_event",
-]
+__all__ = ["dsat_w_event"]
 
 
 def _window_sums(per_time: np.ndarray, w: int) -> np.ndarray:

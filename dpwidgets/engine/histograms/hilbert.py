@@ -31,6 +31,19 @@ def _check_cells(values, name: str) -> np.ndarray:
     return array.astype(np.int64)
 
 
+def _rotate(s, x, y, rx, ry) -> tuple[np.ndarray, np.ndarray]:
+    """Orient the curve inside one quadrant of side ``s`` (the standard Hilbert rotation).
+
+    Where ``ry == 0`` the coordinates are transposed, after a mirror when also ``rx == 1``;
+    both directions of the curve (:func:`hilbert_d2xy`, :func:`hilbert_xy2d`) turn alike.
+    """
+    flip = (ry == 0) & (rx == 1)
+    x = np.where(flip, s - 1 - x, x)
+    y = np.where(flip, s - 1 - y, y)
+    swap = ry == 0
+    return np.where(swap, y, x), np.where(swap, x, y)
+
+
 def hilbert_d2xy(order: int, d) -> tuple[np.ndarray, np.ndarray]:
     """Cell ``(x, y)`` at position ``d`` of the Hilbert curve on a ``2**order`` square (vectorised).
 
@@ -52,11 +65,7 @@ def hilbert_d2xy(order: int, d) -> tuple[np.ndarray, np.ndarray]:
     while s < side:
         rx = 1 & (t // 2)
         ry = 1 & (t ^ rx)
-        flip = (ry == 0) & (rx == 1)
-        x = np.where(flip, s - 1 - x, x)
-        y = np.where(flip, s - 1 - y, y)
-        swap = ry == 0
-        x, y = np.where(swap, y, x), np.where(swap, x, y)
+        x, y = _rotate(s, x, y, rx, ry)
         x = x + s * rx
         y = y + s * ry
         t //= 4
@@ -82,11 +91,7 @@ def hilbert_xy2d(order: int, x, y) -> np.ndarray:
         rx = ((x & s) > 0).astype(np.int64)
         ry = ((y & s) > 0).astype(np.int64)
         d += s * s * ((3 * rx) ^ ry)
-        flip = (ry == 0) & (rx == 1)
-        x = np.where(flip, s - 1 - x, x)
-        y = np.where(flip, s - 1 - y, y)
-        swap = ry == 0
-        x, y = np.where(swap, y, x), np.where(swap, x, y)
+        x, y = _rotate(s, x, y, rx, ry)
         s //= 2
     return d
 

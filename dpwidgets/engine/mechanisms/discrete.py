@@ -15,15 +15,8 @@ import numpy as np
 from ..validation import check_epsilon, check_finite_array, check_positive, check_positive_int
 from .checks import _check_generator, _check_size
 
-__all__ = [
-    "MAX_DISCRETE_SCALE",
-    "NOISE_SLACK",
-    "NOISE_SAMPLERS",
-    "discrete_laplace",
-    "count_laplace",
-    "grid_laplace",
-    "GRID_BITS",
-]
+__all__ = ["MAX_DISCRETE_SCALE", "NOISE_SLACK", "NOISE_SAMPLERS", "discrete_laplace",
+           "count_laplace", "grid_laplace", "GRID_BITS"]
 
 # ---------------------------------------------------------------------------------------------
 # Floating-point-safe noise (Mironov 2012; Canonne, Kamath & Steinke 2020; Ghosh, Roughgarden &

@@ -14,15 +14,8 @@ from .._results import eps_text
 from ..validation import check_epsilon, check_finite_array, check_positive, check_rng
 from .context import is_floating_point_safe
 
-__all__ = [
-    "SMOOTH_MEDIAN_VARIANTS",
-    "SmoothSensitivityMedian",
-    "median_smooth_sensitivity",
-    "smooth_sensitivity_median",
-    "MEDIAN_GRID_BITS",
-    "MEDIAN_SLACK",
-    "median_grid",
-]
+__all__ = ["SMOOTH_MEDIAN_VARIANTS", "SmoothSensitivityMedian", "median_smooth_sensitivity",
+           "smooth_sensitivity_median", "MEDIAN_GRID_BITS", "MEDIAN_SLACK", "median_grid"]
 
 #: The two calibrations of the Cauchy-noise median that :func:`smooth_sensitivity_median`
 #: offers, as (alpha, beta) fractions of epsilon: the noise is ``(S*_beta / alpha) * eta``.

@@ -7,16 +7,8 @@ from __future__ import annotations
 
 from ..validation import EPSILON_MIN
 
-__all__ = [
-    "METHODS",
-    "MIN_BUDGET",
-    "MAX_ROUNDS",
-    "MAX_GROUPS",
-    "MAX_BINS",
-    "WEIGHT_UNIT",
-    "HISTOGRAM_METHODS",
-    "NEIGHBOURS",
-]
+__all__ = ["METHODS", "MIN_BUDGET", "MAX_ROUNDS", "MAX_GROUPS", "MAX_BINS", "WEIGHT_UNIT",
+           "HISTOGRAM_METHODS", "NEIGHBOURS"]
 
 
 #: The smallest budget a record, or a release, may have: twice the engine's

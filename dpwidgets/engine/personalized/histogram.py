@@ -20,11 +20,7 @@ from .checks import _check_budgets, _check_method, _check_utility, _check_utilit
 from .constants import _CELL_VARIANCE, _PARTITIONING, HISTOGRAM_METHODS, MAX_BINS, WEIGHT_UNIT
 from .plans import ReleasePlan, _check_plan, _enforce_enjoyed, _plan_fields, _Planned, plan_releases
 
-__all__ = [
-    "PersonalizedResult",
-    "personalized_histogram",
-    "weighted_histogram",
-]
+__all__ = ["PersonalizedResult", "personalized_histogram", "weighted_histogram"]
 
 
 @dataclass(frozen=True, eq=False)

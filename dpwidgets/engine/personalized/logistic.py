@@ -21,11 +21,7 @@ from .constants import METHODS
 from .plans import ReleasePlan, _check_plan, _enforce_enjoyed, _plan_fields, _Planned, plan_releases
 from .utilities import UTILITIES
 
-__all__ = [
-    "PersonalizedClassifier",
-    "personalized_logistic_regression",
-    "misclassification_rate",
-]
+__all__ = ["PersonalizedClassifier", "personalized_logistic_regression", "misclassification_rate"]
 
 
 _ENSEMBLES_LR = ("weighted_vote", "vote", "best")

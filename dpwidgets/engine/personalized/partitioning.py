@@ -16,12 +16,7 @@ from ..validation import check_positive_int
 from .checks import _check_budgets, _check_size_options, _check_utility, _check_utility_options
 from .constants import MAX_GROUPS
 
-__all__ = [
-    "BudgetPartition",
-    "wasted_budget",
-    "privacy_aware_partition",
-    "utility_partition",
-]
+__all__ = ["BudgetPartition", "wasted_budget", "privacy_aware_partition", "utility_partition"]
 
 
 @dataclass(frozen=True, eq=False)

@@ -35,10 +35,7 @@ from .constants import (
 from .partitioning import BudgetPartition, _check_order, _partition
 from .sampling import _inclusion_probabilities
 
-__all__ = [
-    "ReleasePlan",
-    "plan_releases",
-]
+__all__ = ["ReleasePlan", "plan_releases"]
 
 
 @dataclass(frozen=True, eq=False)

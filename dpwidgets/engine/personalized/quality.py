@@ -9,9 +9,7 @@ import numpy as np
 
 from ..validation import check_finite_array, check_positive
 
-__all__ = [
-    "relative_frequency_error",
-]
+__all__ = ["relative_frequency_error"]
 
 
 def relative_frequency_error(true_counts, counts, *, shape=None, queries=None,

@@ -13,10 +13,7 @@ from ..mechanisms import bernoulli_coins
 from ..validation import check_rng
 from .checks import _check_budgets, _check_threshold
 
-__all__ = [
-    "sampling_probabilities",
-    "sample_records",
-]
+__all__ = ["sampling_probabilities", "sample_records"]
 
 
 def sampling_probabilities(budgets, threshold: float) -> np.ndarray:

@@ -21,11 +21,7 @@ from ..validation import (
 )
 from .constants import _CELL_VARIANCE
 
-__all__ = [
-    "UTILITIES",
-    "count_utility",
-    "erm_utility",
-]
+__all__ = ["UTILITIES", "count_utility", "erm_utility"]
 
 
 def count_utility(n, epsilon, *, cell_variance: float = 0.0):

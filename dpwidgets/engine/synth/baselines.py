@@ -32,12 +32,7 @@ from .domains import (
 from .margins import _check_fit, _distribution, _dp_margins, _sample_copula
 from .result import SynthResult
 
-__all__ = [
-    "MAX_CELLS",
-    "independent_synth",
-    "laplace_histogram_synth",
-    "peer_synth",
-]
+__all__ = ["MAX_CELLS", "independent_synth", "laplace_histogram_synth", "peer_synth"]
 
 #: The largest full histogram of :func:`laplace_histogram_synth` (``max_cells``; 800 MB).
 MAX_CELLS = 10**8

@@ -50,12 +50,7 @@ from .margins import _check_fit, _distribution, _dp_margins, _sample_copula
 from .result import SynthResult
 from .ties import _calibrate_tied_pairs, _tie_corrected_tau, _tie_correction_mask
 
-__all__ = [
-    "MAX_PARTITIONS",
-    "METHODS",
-    "HYBRID_MIN_SUPPORT",
-    "dpcopula",
-]
+__all__ = ["MAX_PARTITIONS", "METHODS", "HYBRID_MIN_SUPPORT", "dpcopula"]
 
 #: The most partitions of the hybrid / MLE methods (``max_partitions``, ``mle_partitions``).
 MAX_PARTITIONS = 4096

@@ -27,14 +27,8 @@ from ..validation import (
     check_positive_int,
 )
 
-__all__ = [
-    "KENDALL_MIN_ROWS",
-    "SAMPLE_RULES",
-    "CONCORDANCE_MAX_CELLS",
-    "ConcordanceMemo",
-    "kendall_sample_size",
-    "repair_correlation",
-]
+__all__ = ["KENDALL_MIN_ROWS", "SAMPLE_RULES", "CONCORDANCE_MAX_CELLS", "ConcordanceMemo",
+           "kendall_sample_size", "repair_correlation"]
 
 #: The text's constant in the Kendall sampling rule n^ >= 50 m (m-1) / eps2 (Li 2017 §3.2.2).
 _SAMPLE_CONSTANT = 50.0

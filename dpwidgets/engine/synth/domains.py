@@ -26,12 +26,7 @@ from ..validation import (
     check_positive_int,
 )
 
-__all__ = [
-    "MAX_ROWS",
-    "DEFAULT_PUBLISHER",
-    "DomainFromDataWarning",
-    "resolve_domains",
-]
+__all__ = ["MAX_ROWS", "DEFAULT_PUBLISHER", "DomainFromDataWarning", "resolve_domains"]
 
 #: The most synthetic rows one call generates (``n_rows``).
 MAX_ROWS = 10**7

@@ -26,16 +26,9 @@ from ..validation import (
 from .dependence import _pair_indices
 from .domains import _domain_values
 
-__all__ = [
-    "MAX_QUERIES",
-    "RangeQueries",
-    "RangeCountError",
-    "DependenceComparison",
-    "random_range_queries",
-    "range_count_error",
-    "marginal_comparison",
-    "dependence_comparison",
-]
+__all__ = ["MAX_QUERIES", "RangeQueries", "RangeCountError", "DependenceComparison",
+           "random_range_queries", "range_count_error", "marginal_comparison",
+           "dependence_comparison"]
 
 #: The most random range queries of :func:`random_range_queries`.
 MAX_QUERIES = 10**7

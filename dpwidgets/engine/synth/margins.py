@@ -18,9 +18,7 @@ from scipy import special
 
 from ..histograms import publish
 
-__all__ = [
-    "MARGIN_FITS",
-]
+__all__ = ["MARGIN_FITS"]
 
 #: How a noisy histogram becomes a distribution (post-processing, no budget).
 MARGIN_FITS: Mapping[str, str] = MappingProxyType(

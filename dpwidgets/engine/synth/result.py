@@ -18,10 +18,7 @@ import pandas as pd
 
 from .._results import readonly as _readonly
 
-__all__ = [
-    "NEIGHBOURS",
-    "SynthResult",
-]
+__all__ = ["NEIGHBOURS", "SynthResult"]
 
 #: The neighbour relation every release in this module assumes.
 NEIGHBOURS = "add/remove one record (Li 2017 Def. 3.1.1); attribute domains public"

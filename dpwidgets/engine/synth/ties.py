@@ -18,10 +18,7 @@ from scipy import special
 from .dependence import _pair_indices
 from .margins import _inverse_cdf
 
-__all__ = [
-    "TIE_NOISE_LIMIT",
-    "HEAVY_TIE_SHARE",
-]
+__all__ = ["TIE_NOISE_LIMIT", "HEAVY_TIE_SHARE"]
 
 #: Largest standard deviation of the DP noise on a tie-corrected tau: dividing tau-a by
 #: ``sqrt(u_j u_k)`` divides its noise too, so pairs whose corrected noise would exceed this
