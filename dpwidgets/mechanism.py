@@ -35,26 +35,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-__all__ = [
-    "same_value",
-    "BOOL",
-    "Fact",
-    "FactKind",
-    "NONNEGATIVE",
-    "POSITIVE",
-    "MECHANISMS",
-    "Mechanism",
-    "Overdraft",
-    "PublicShape",
-    "Release",
-    "always_private",
-    "epsilon_cost",
-    "integer_at_least",
-    "is_builtin",
-    "publisher_is_private",
-    "register_mechanism",
-    "registering_builtins",
-]
+__all__ = ["same_value", "BOOL", "Fact", "FactKind", "NONNEGATIVE", "POSITIVE", "MECHANISMS",
+           "Mechanism", "Overdraft", "PublicShape", "Release", "always_private", "epsilon_cost",
+           "integer_at_least", "is_builtin", "publisher_is_private", "register_mechanism",
+           "registering_builtins"]
 
 
 class PublicShape(tuple):

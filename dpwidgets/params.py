@@ -39,20 +39,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-__all__ = [
-    "Choice",
-    "Context",
-    "Epsilon",
-    "NOT_GIVEN",
-    "OMITTED",
-    "ParamInfo",
-    "Params",
-    "REQUIRED",
-    "Range",
-    "Toggle",
-    "one_of",
-    "param",
-]
+__all__ = ["Choice", "Context", "Epsilon", "NOT_GIVEN", "OMITTED", "ParamInfo", "Params",
+           "REQUIRED", "Range", "Toggle", "one_of", "param"]
 
 
 class _Marker:

@@ -91,11 +91,9 @@ from .mechanism import (
 from .persistence import BudgetExceededError, PrivacyLedger
 from .persistence.store import ReleaseStore, canonical
 
-__all__ = [
-    "DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",
-    "ParameterError", "PrivacyPolicyError", "Release", "ReleaseFailed", "Session", "UNITS",
-    "fingerprint", "model_predictions", "register_mechanism", "table_stand_in",
-]
+__all__ = ["DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",
+           "ParameterError", "PrivacyPolicyError", "Release", "ReleaseFailed", "Session", "UNITS",
+           "fingerprint", "model_predictions", "register_mechanism", "table_stand_in"]
 
 Mode = Literal["teaching", "analyst"]
 

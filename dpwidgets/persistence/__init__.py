@@ -33,20 +33,6 @@ from .records import Claim, LedgerView, Spend
 from .sqlite import SQLiteBackend
 from .store import ReleaseStore, canonical, plain
 
-__all__ = [
-    "Backend",
-    "BudgetExceededError",
-    "Claim",
-    "LedgerView",
-    "PostgresBackend",
-    "PrivacyLedger",
-    "ReleaseStore",
-    "SQLiteBackend",
-    "Spend",
-    "canonical",
-    "create_private",
-    "default_ledger_path",
-    "is_postgres_url",
-    "normalise_name",
-    "plain",
-]
+__all__ = ["Backend", "BudgetExceededError", "Claim", "LedgerView", "PostgresBackend",
+           "PrivacyLedger", "ReleaseStore", "SQLiteBackend", "Spend", "canonical", "create_private",
+           "default_ledger_path", "is_postgres_url", "normalise_name", "plain"]

@@ -16,22 +16,9 @@ from collections.abc import Callable
 import ipywidgets as w
 import traitlets
 
-__all__ = [
-    "Debouncer",
-    "EpsilonSlider",
-    "FloatRangeSlider",
-    "FloatSlider",
-    "IntRangeSlider",
-    "IntSlider",
-    "SliderText",
-    "SplitControl",
-    "accepted_range",
-    "control_for",
-    "control_problem",
-    "epsilon_guardrail",
-    "slider",
-    "split_presets",
-]
+__all__ = ["Debouncer", "EpsilonSlider", "FloatRangeSlider", "FloatSlider", "IntRangeSlider",
+           "IntSlider", "SliderText", "SplitControl", "accepted_range", "control_for",
+           "control_problem", "epsilon_guardrail", "slider", "split_presets"]
 
 EPSILON_MIN = 1e-3
 EPSILON_MAX = 10.0

@@ -32,25 +32,10 @@ from ...ui.figures import Display, FigureHandle, PlotData
 from ...ui.figures import panel as _panel
 from ...ui.figures import source as _source
 
-__all__ = [
-    "FPR_GRID",
-    "MAX_POINTS",
-    "BinnedResidualsDisplay",
-    "DiagnosticFigure",
-    "ResidualPlotDisplay",
-    "RocDisplay",
-    "band_data",
-    "binned_residual_figure",
-    "binned_residual_plot_data",
-    "curve_on_grid",
-    "residual_figure",
-    "residual_plot_data",
-    "residual_summary",
-    "roc_figure",
-    "roc_plot_data",
-    "thin",
-    "tpr_on_grid",
-]
+__all__ = ["FPR_GRID", "MAX_POINTS", "BinnedResidualsDisplay", "DiagnosticFigure",
+           "ResidualPlotDisplay", "RocDisplay", "band_data", "binned_residual_figure",
+           "binned_residual_plot_data", "curve_on_grid", "residual_figure", "residual_plot_data",
+           "residual_summary", "roc_figure", "roc_plot_data", "thin", "tpr_on_grid"]
 
 #: At most this many points of a residual plot are sent to the browser (per panel).
 MAX_POINTS = 20_000

@@ -48,17 +48,8 @@ from ...engine.validation import (
 )
 from ...params import NOT_GIVEN, OMITTED, Choice, Context, Epsilon, Params, Range, one_of, param
 
-__all__ = [
-    "BinnedResidualsParams",
-    "FitParams",
-    "MODELS",
-    "OUTCOMES",
-    "ResidualPlotParams",
-    "RocParams",
-    "publisher_name",
-    "publisher_options",
-    "roc_defaults",
-]
+__all__ = ["BinnedResidualsParams", "FitParams", "MODELS", "OUTCOMES", "ResidualPlotParams",
+           "RocParams", "publisher_name", "publisher_options", "roc_defaults"]
 
 #: The public transformations of the outcome before the model is fitted.
 OUTCOMES: dict[str, str] = {"y": "the outcome as recorded", "log": "its natural logarithm"}

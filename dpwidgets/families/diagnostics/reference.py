@@ -21,14 +21,8 @@ import numpy as np
 from ...engine import diagnostics as dx
 from .spec import model_predictions
 
-__all__ = [
-    "ResidualSimilarity",
-    "binned_quality",
-    "binned_reference",
-    "residual_reference",
-    "roc_quality",
-    "roc_reference",
-]
+__all__ = ["ResidualSimilarity", "binned_quality", "binned_reference", "residual_reference",
+           "roc_quality", "roc_reference"]
 
 
 # -- the noiseless plots ------------------------------------------------------------------------

@@ -30,11 +30,9 @@ from scipy import special, stats
 from ...engine._results import eps_text
 from ...engine.validation import check_epsilon, check_finite_array, check_positive_int, check_rng
 
-__all__ = [
-    "RegressionData", "FittedModel", "RESIDUAL_SCENARIOS", "residual_scenario",
-    "discriminatory_scenario", "posited_residuals", "logistic_scenario", "binormal_scores", "load_diabetes_data",
-    "load_breast_cancer_data", "fit_model",
-]
+__all__ = ["RegressionData", "FittedModel", "RESIDUAL_SCENARIOS", "residual_scenario",
+           "discriminatory_scenario", "posited_residuals", "logistic_scenario", "binormal_scores",
+           "load_diabetes_data", "load_breast_cancer_data", "fit_model"]
 
 
 @dataclass(frozen=True, eq=False)

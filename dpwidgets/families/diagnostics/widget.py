@@ -36,12 +36,7 @@ from .reference import ResidualSimilarity, residual_reference
 from .roc import RocWidget
 from .scenarios import Scenario, residual_scenarios
 
-__all__ = [
-    "BinnedResidualWidget",
-    "ResidualPlotWidget",
-    "RocWidget",
-    "Scenario",
-]
+__all__ = ["BinnedResidualWidget", "ResidualPlotWidget", "RocWidget", "Scenario"]
 
 # ANALYST_DEFAULT_SHARE, analyst_defaults (now in .base) and _publisher_options stay reachable
 # here, where the old path dpwidgets.widgets.diagnostics (an alias of this module) had them.

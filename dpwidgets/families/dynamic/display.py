@@ -32,20 +32,9 @@ from ...ui.figures import XTOOLS as _TOOLS
 from ...ui.figures import Display, FigureHandle, show_panels, update
 from ...ui.figures import source as _source
 
-__all__ = [
-    "COMPARISON_COLOURS",
-    "MAX_LEVELS",
-    "MAX_TIMES",
-    "DynamicDisplay",
-    "DynamicFigure",
-    "distance_to_last_release",
-    "dynamic_figure",
-    "error_per_time",
-    "marginal",
-    "normalise_rows",
-    "series_plot_data",
-    "snapshot_plot_data",
-]
+__all__ = ["COMPARISON_COLOURS", "MAX_LEVELS", "MAX_TIMES", "DynamicDisplay", "DynamicFigure",
+           "distance_to_last_release", "dynamic_figure", "error_per_time", "marginal",
+           "normalise_rows", "series_plot_data", "snapshot_plot_data"]
 
 #: At most this many rows (levels of the first attribute) in a heatmap; more are grouped.
 MAX_LEVELS = 128

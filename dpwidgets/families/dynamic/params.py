@@ -42,16 +42,8 @@ from typing import Any
 from ...engine.validation import check_epsilon, check_positive_int
 from ...params import OMITTED, Choice, Context, Epsilon, Params, Range, one_of, param
 
-__all__ = [
-    "BudgetAbsorptionParams",
-    "BudgetDistributionParams",
-    "DSATParams",
-    "DSFTParams",
-    "FixedSamplingParams",
-    "SeriesParams",
-    "UniformBudgetParams",
-    "WEventDSATParams",
-]
+__all__ = ["BudgetAbsorptionParams", "BudgetDistributionParams", "DSATParams", "DSFTParams",
+           "FixedSamplingParams", "SeriesParams", "UniformBudgetParams", "WEventDSATParams"]
 
 
 def _engine():

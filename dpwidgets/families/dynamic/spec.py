@@ -110,14 +110,8 @@ from .params import (
 # Its old home was this module (dpwidgets.releases.dynamic, an alias of this one).
 from .standins import dynamic_stand_in  # noqa: F401
 
-__all__ = [
-    "DYNAMIC_MECHANISMS",
-    "USER_LEVEL",
-    "W_EVENT",
-    "dynamic_outputs",
-    "expand_releases",
-    "user_level_factor",
-]
+__all__ = ["DYNAMIC_MECHANISMS", "USER_LEVEL", "W_EVENT", "dynamic_outputs", "expand_releases",
+           "user_level_factor"]
 
 #: Mechanisms whose guarantee is user level (charged ``epsilon``).
 USER_LEVEL = ("dsat", "dsft", "dynamic_fixed", "dynamic_uniform")

@@ -46,14 +46,8 @@ from ...engine.validation import check_positive_int, check_rng
 # CENSUS_DOMAINS (the attributes' domain sizes) is public here but not in __all__: the
 # personalized family's CENSUS_DOMAINS (its features' ranges) is the one dpwidgets.datasets
 # exports, as it was before the families moved.
-__all__ = [
-    "CENSUS_ATTRIBUTES",
-    "DynamicSeries",
-    "census_distribution",
-    "census_like_series",
-    "dynamic_stand_in",
-    "moving_object_series",
-]
+__all__ = ["CENSUS_ATTRIBUTES", "DynamicSeries", "census_distribution", "census_like_series",
+           "dynamic_stand_in", "moving_object_series"]
 
 #: The six attributes of Li 2017, §4.5.1 and their domain sizes (the joint has 27,648 cells).
 CENSUS_ATTRIBUTES: tuple[str, ...] = (

@@ -23,22 +23,10 @@ from ...ui.figures import TOOLS as _TOOLS
 from ...ui.figures import Display, FigureHandle, show_panels
 from ...ui.figures import source as _source
 
-__all__ = [
-    "METHOD_COLOURS",
-    "PersonalizedDisplay",
-    "PersonalizedFigure",
-    "accuracy_plot_data",
-    "budget_colour",
-    "budget_used",
-    "histogram_band_data",
-    "histogram_plot_data",
-    "partition_blocks",
-    "personalized_figure",
-    "sorted_plot_data",
-    "sorted_sample",
-    "strips_plot_data",
-    "vector_plot_data",
-]
+__all__ = ["METHOD_COLOURS", "PersonalizedDisplay", "PersonalizedFigure", "accuracy_plot_data",
+           "budget_colour", "budget_used", "histogram_band_data", "histogram_plot_data",
+           "partition_blocks", "personalized_figure", "sorted_plot_data", "sorted_sample",
+           "strips_plot_data", "vector_plot_data"]
 
 #: One colour per method (the error panel, the enjoyed line, the strips' outlines).
 METHOD_COLOURS = {

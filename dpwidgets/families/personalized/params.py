@@ -38,14 +38,8 @@ from ...engine import personalized as pdp
 from ...engine.validation import check_epsilon, check_finite_array, check_positive_int
 from ...params import NOT_GIVEN, Choice, Context, Epsilon, Params, Range, one_of, param
 
-__all__ = [
-    "METHOD_LABELS",
-    "PersonalizedHistogramParams",
-    "PrivacyVector",
-    "check_budgets",
-    "check_edges",
-    "release_plan",
-]
+__all__ = ["METHOD_LABELS", "PersonalizedHistogramParams", "PrivacyVector", "check_budgets",
+           "check_edges", "release_plan"]
 
 #: Short names of the methods, as the widget and the ledger labels show them.
 METHOD_LABELS = {

@@ -109,15 +109,8 @@ from .params import (
 )
 from .standins import personalized_stand_in
 
-__all__ = [
-    "METHOD_LABELS",
-    "PERSONALIZED_MECHANISMS",
-    "PrivacyVector",
-    "covered",
-    "histogram_outputs",
-    "personalized_stand_in",
-    "release_plan",
-]
+__all__ = ["METHOD_LABELS", "PERSONALIZED_MECHANISMS", "PrivacyVector", "covered",
+           "histogram_outputs", "personalized_stand_in", "release_plan"]
 
 _ROUNDS = ("minimum", "privacy_aware", "utility")
 

@@ -45,25 +45,10 @@ from scipy import special
 from ...engine.validation import check_finite_array, check_positive_int, check_rng
 from .params import check_budgets, check_edges
 
-__all__ = [
-    "BUDGET_SETUPS",
-    "CENSUS_COLUMNS",
-    "CENSUS_DOMAINS",
-    "COUNT_TASK_SHAPE",
-    "INCOME_THRESHOLDS",
-    "ClassificationTask",
-    "CountTask",
-    "budgets_mixed",
-    "budgets_normal",
-    "budgets_uniform",
-    "census_like_records",
-    "count_task",
-    "figure_5_1",
-    "load_fair_logistic",
-    "logistic_task",
-    "make_budgets",
-    "personalized_stand_in",
-]
+__all__ = ["BUDGET_SETUPS", "CENSUS_COLUMNS", "CENSUS_DOMAINS", "COUNT_TASK_SHAPE",
+           "INCOME_THRESHOLDS", "ClassificationTask", "CountTask", "budgets_mixed",
+           "budgets_normal", "budgets_uniform", "census_like_records", "count_task", "figure_5_1",
+           "load_fair_logistic", "logistic_task", "make_budgets", "personalized_stand_in"]
 
 
 # ---------------------------------------------------------------------------------------------

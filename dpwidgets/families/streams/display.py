@@ -45,28 +45,10 @@ from .tree import (
     tree_nodes_data,
 )
 
-__all__ = [
-    "GROUP_COLORS",
-    "MAX_LINE_POINTS",
-    "MAX_MARKERS",
-    "PARTS",
-    "HierarchyDisplay",
-    "HierarchyFigure",
-    "StreamDisplay",
-    "StreamFigure",
-    "decimate",
-    "events_data",
-    "group_quads",
-    "hierarchy_figure",
-    "level_error_data",
-    "live_rows",
-    "roc_data",
-    "sparkline_data",
-    "stream_figure",
-    "tree_layout",
-    "tree_nodes_data",
-    "windows_data",
-]
+__all__ = ["GROUP_COLORS", "MAX_LINE_POINTS", "MAX_MARKERS", "PARTS", "HierarchyDisplay",
+           "HierarchyFigure", "StreamDisplay", "StreamFigure", "decimate", "events_data",
+           "group_quads", "hierarchy_figure", "level_error_data", "live_rows", "roc_data",
+           "sparkline_data", "stream_figure", "tree_layout", "tree_nodes_data", "windows_data"]
 
 #: Most event markers drawn per series (a uniform, fixed-seed sample beyond that).
 MAX_MARKERS = 3_000

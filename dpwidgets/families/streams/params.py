@@ -34,18 +34,9 @@ from ...engine import streams as st
 from ...engine.validation import check_epsilon, check_positive_int
 from ...params import Choice, Context, Epsilon, Params, Range, one_of, param
 
-__all__ = [
-    "DEFAULTS",
-    "DEFAULT_PERTURBER_SHARE",
-    "FROM_DEFAULTS",
-    "HIERARCHY_METHODS",
-    "HierarchicalPegasusParams",
-    "LaplaceStreamParams",
-    "PegasusParams",
-    "SMOOTHERS",
-    "TEXT_PERTURBER_SHARE",
-    "hierarchy_of",
-]
+__all__ = ["DEFAULTS", "DEFAULT_PERTURBER_SHARE", "FROM_DEFAULTS", "HIERARCHY_METHODS",
+           "HierarchicalPegasusParams", "LaplaceStreamParams", "PegasusParams", "SMOOTHERS",
+           "TEXT_PERTURBER_SHARE", "hierarchy_of"]
 
 #: The two sets of defaults of PeGaSus, by name: ``"new"`` (this package's) and ``"text"``
 #: (Chen 2018, §5.6.1); each gives ``perturber_share``, ``theta_times_eps_g`` (θ·ε_g),

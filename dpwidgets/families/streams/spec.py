@@ -90,18 +90,9 @@ from .params import (
     hierarchy_of,
 )
 
-__all__ = [
-    "DEFAULT_PERTURBER_SHARE",
-    "TEXT_PERTURBER_SHARE",
-    "HIERARCHY_METHODS",
-    "STREAM_MECHANISMS",
-    "detections",
-    "estimates",
-    "event_statistic",
-    "hierarchy_of",
-    "pegasus_result",
-    "window_sums",
-]
+__all__ = ["DEFAULT_PERTURBER_SHARE", "TEXT_PERTURBER_SHARE", "HIERARCHY_METHODS",
+           "STREAM_MECHANISMS", "detections", "estimates", "event_statistic", "hierarchy_of",
+           "pegasus_result", "window_sums"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -30,10 +30,8 @@ import numpy as np
 
 from ...engine.validation import check_positive_int, check_rng
 
-__all__ = [
-    "StreamShape", "STREAM_SHAPES", "DAY", "WEEK", "wifi_stream", "multi_state_streams",
-    "load_sunspot_counts",
-]
+__all__ = ["StreamShape", "STREAM_SHAPES", "DAY", "WEEK", "wifi_stream", "multi_state_streams",
+           "load_sunspot_counts"]
 
 #: Five-minute steps per day and per week.
 DAY = 288

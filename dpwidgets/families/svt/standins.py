@@ -17,10 +17,8 @@ import numpy as np
 
 from ...engine.validation import check_counts, check_positive_int, check_rng
 
-__all__ = [
-    "HistogramShape", "HistogramProfile", "RECONSTRUCTION_SHAPES", "zipf_item_scores",
-    "zipf_histogram", "reconstruction_histogram", "histogram_profile",
-]
+__all__ = ["HistogramShape", "HistogramProfile", "RECONSTRUCTION_SHAPES", "zipf_item_scores",
+           "zipf_histogram", "reconstruction_histogram", "histogram_profile"]
 
 
 def _check_positive_float(value: float, name: str) -> float:

@@ -42,24 +42,10 @@ from ...ui.figures import TOOLS as _TOOLS
 from ...ui.figures import Display, FigureHandle, PlotData, show_panels, update
 from ...ui.figures import source as _source
 
-__all__ = [
-    "ERROR_FLOOR",
-    "MAX_BARS",
-    "METHOD_COLOURS",
-    "METHOD_LABELS",
-    "SynthFigure",
-    "SyntheticDisplay",
-    "binned",
-    "dependence_plot_data",
-    "display_bins",
-    "ecdf",
-    "margin_band_data",
-    "margin_plot_data",
-    "range_error_plot_data",
-    "released_dependence",
-    "synth_figure",
-    "tau_from_correlation",
-]
+__all__ = ["ERROR_FLOOR", "MAX_BARS", "METHOD_COLOURS", "METHOD_LABELS", "SynthFigure",
+           "SyntheticDisplay", "binned", "dependence_plot_data", "display_bins", "ecdf",
+           "margin_band_data", "margin_plot_data", "range_error_plot_data", "released_dependence",
+           "synth_figure", "tau_from_correlation"]
 
 #: At most this many bars per margin; a larger domain is shown in groups of adjacent values.
 MAX_BARS = 100

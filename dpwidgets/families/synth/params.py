@@ -43,18 +43,9 @@ import numpy as np
 from ...engine.validation import check_epsilon, check_positive, check_positive_int
 from ...params import Choice, Context, Epsilon, Params, one_of, param
 
-__all__ = [
-    "DPCopulaParams",
-    "IndependentSynthParams",
-    "LaplaceHistogramSynthParams",
-    "MAX_ROWS",
-    "PEER_INSTALL",
-    "PeerSynthParams",
-    "domain_values",
-    "peers_available",
-    "publisher_name",
-    "publisher_options",
-]
+__all__ = ["DPCopulaParams", "IndependentSynthParams", "LaplaceHistogramSynthParams", "MAX_ROWS",
+           "PEER_INSTALL", "PeerSynthParams", "domain_values", "peers_available", "publisher_name",
+           "publisher_options"]
 
 #: How to install the optional peers (AIM, MST).
 PEER_INSTALL = "pip install 'opendp[mbi]'  (pulls in mbi, JAX, polars and pyarrow)"

@@ -82,16 +82,8 @@ from .params import (
 if TYPE_CHECKING:  # pandas is imported when a table is released, not with the package
     import pandas as pd
 
-__all__ = [
-    "MAX_ROWS",
-    "PEER_INSTALL",
-    "SYNTH_MECHANISMS",
-    "clamp_to_domain",
-    "domain_values",
-    "peers_available",
-    "synth_outputs",
-    "synthetic_frame",
-]
+__all__ = ["MAX_ROWS", "PEER_INSTALL", "SYNTH_MECHANISMS", "clamp_to_domain", "domain_values",
+           "peers_available", "synth_outputs", "synthetic_frame"]
 
 #: Keys of ``SynthResult.details`` that are public settings or functions of DP outputs only,
 #: and may leave the session. Anything else stays behind.

@@ -48,22 +48,10 @@ from scipy import special
 from ...engine.validation import check_positive_int, check_rng
 from .params import domain_values
 
-__all__ = [
-    "CodedTable",
-    "GAUSSIAN_MARGINS",
-    "US_CENSUS_DOMAINS",
-    "BRAZIL_CENSUS_DOMAINS",
-    "gaussian_dependence_table",
-    "us_census_like",
-    "brazil_census_like",
-    "load_fair_table",
-    "INTERACTION_DOMAINS",
-    "RANDHIE_DOMAINS",
-    "interaction_table",
-    "load_randhie_table",
-    "impossible_rows",
-    "synth_stand_in",
-]
+__all__ = ["CodedTable", "GAUSSIAN_MARGINS", "US_CENSUS_DOMAINS", "BRAZIL_CENSUS_DOMAINS",
+           "gaussian_dependence_table", "us_census_like", "brazil_census_like", "load_fair_table",
+           "INTERACTION_DOMAINS", "RANDHIE_DOMAINS", "interaction_table", "load_randhie_table",
+           "impossible_rows", "synth_stand_in"]
 
 #: The margins of Li 2017, Fig. 3.8.
 GAUSSIAN_MARGINS = ("gaussian", "uniform", "zipf")
