@@ -80,13 +80,12 @@ class BinnedResidualWidget(LogisticDiagnostic):
     display_class = display.BinnedResidualsDisplay
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = ("the private mean residual, read at 41 mean predictions spanning the "
-                     "stand-in's")
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._curve_values, self._stand_in_curve,
+        what = ("the private mean residual, read at 41 mean predictions spanning the "
+                "stand-in's")
+        return Accuracy(what, self._curve_values, self._stand_in_curve,
                         run=self._preview_with_fit, band=self._curve_band)
     #: Points of the fixed grid the private curves are compared on.
     ACCURACY_POINTS = 41

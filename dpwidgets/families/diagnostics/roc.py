@@ -107,12 +107,11 @@ class RocWidget(LogisticDiagnostic):
     display_class = display.RocDisplay
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = "the private curve's true positive rate at each false positive rate"
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._tpr_on_grid, self._stand_in_tpr,
+        what = "the private curve's true positive rate at each false positive rate"
+        return Accuracy(what, self._tpr_on_grid, self._stand_in_tpr,
                         run=self._preview_with_fit, band=self._curve_band)
 
     def _tpr_on_grid(self, release: Release) -> np.ndarray:

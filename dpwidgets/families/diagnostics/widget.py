@@ -231,13 +231,12 @@ class ResidualPlotWidget(DiagnosticWidget):
         self._set_quality(values, where)
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = ("the mean and the spread (s.d.) of the plotted residuals in each tenth of "
-                     "the stand-in's predictions")
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._residual_summary, self._stand_in_summary,
+        what = ("the mean and the spread (s.d.) of the plotted residuals in each tenth of "
+                "the stand-in's predictions")
+        return Accuracy(what, self._residual_summary, self._stand_in_summary,
                         run=self._preview_with_fit)
 
     def _accuracy_edges(self) -> np.ndarray:

@@ -93,12 +93,11 @@ class DynamicRuns:
         return outputs[0], outputs[1:], self.session.stand_in(ds), "preview"
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = "the error per time step (against the stand-in, as the error panel plots it)"
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._error_per_time)
+        what = "the error per time step (against the stand-in, as the error panel plots it)"
+        return Accuracy(what, self._error_per_time)
 
     def _error_per_time(self, release: Release) -> np.ndarray:
         """The error per time step of a preview against the stand-in it ran on (public)."""

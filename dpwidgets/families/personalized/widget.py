@@ -528,12 +528,11 @@ class PersonalizedWidget(ReleaseWidget):
         self.draw({self.method.value: release.output}, None, where="release")
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = "the selected mechanism's count in each bin (the histogram's DP estimate)"
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._bin_counts, self._stand_in_counts,
+        what = "the selected mechanism's count in each bin (the histogram's DP estimate)"
+        return Accuracy(what, self._bin_counts, self._stand_in_counts,
                         limit=self._most_epsilon, band=self._histogram_band)
 
     def _bin_counts(self, release: Release) -> np.ndarray:

@@ -512,12 +512,11 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self._banner()
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = "the estimates per step"
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._plotted_estimates, self._stand_in_counts)
+        what = "the estimates per step"
+        return Accuracy(what, self._plotted_estimates, self._stand_in_counts)
 
     def _plotted_estimates(self, release: Release) -> np.ndarray:
         """The plotted estimates of a preview (the chosen smoother's)."""

@@ -586,13 +586,12 @@ class SVTExplorer(ReleaseWidget):
         self.preview_status("the top-c panel is scored against the stand-in too")
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = ("the false negative rate and the score error rate of the ⊤ queries (the "
-                     "top-c panel's SVT bars, scored against the stand-in)")
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._preview_rates, self._noiseless_rates,
+        what = ("the false negative rate and the score error rate of the ⊤ queries (the "
+                "top-c panel's SVT bars, scored against the stand-in)")
+        return Accuracy(what, self._preview_rates, self._noiseless_rates,
                         band=self._whiskers)
 
     def _preview_rates(self, release: Release) -> np.ndarray:

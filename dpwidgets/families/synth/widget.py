@@ -561,13 +561,12 @@ class SyntheticDataWidget(ReleaseWidget):
         return outputs, notes, self.session.stand_in(ds), "preview"
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    accuracy_what = ("the synthetic table's margins (the share of the records in each bar of "
-                     "the margin panel, every chosen attribute)")
-
     @property
     def accuracy_model(self) -> Accuracy:
         """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        return Accuracy(self.accuracy_what, self._margins, self._stand_in_margins,
+        what = ("the synthetic table's margins (the share of the records in each bar of "
+                "the margin panel, every chosen attribute)")
+        return Accuracy(what, self._margins, self._stand_in_margins,
                         band=self._margin_band)
 
     def _margins(self, release: Release) -> np.ndarray:
