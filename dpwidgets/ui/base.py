@@ -21,10 +21,7 @@ from __future__ import annotations
 import contextlib
 import html
 import math
-import re
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import ipywidgets as w
@@ -32,9 +29,6 @@ import numpy as np
 
 from .._moved import warn_renamed_hooks
 from .._progress import reporting
-from ..declarations import python_literal
-from ..engine.errors import DPWidgetsError
-from ..persistence import BudgetExceededError
 from ..persistence.store import canonical
 from ..session import Release, Session
 from .accuracy import AccuracyMixin
@@ -46,68 +40,22 @@ from .controls import (
     control_problem,
     epsilon_guardrail,
 )
-
-
-class ReleaseProgress:
-    """The busy line of a running release in ``status``: how long it has run (refreshed every
-    second from a timer thread, so a release of minutes on a large table -- or on a curator --
-    shows it is alive) and, where the mechanism reports them (:func:`dpwidgets._progress.
-    report`: nodes of a public hierarchy, partitions of public domains), its steps as a bar.
-    Every number shown is public: a step count the parameters fix, or the time."""
-
-    #: Seconds between refreshes of the elapsed time; steps refresh at most this often too.
-    TICK = 1.0
-
-    def __init__(self, status: w.HTML) -> None:
-        self.status = status
-        self.steps: tuple[int, int] | None = None
-        self._start = 0.0
-        self._shown_at = -math.inf
-        self._done = threading.Event()
-        self._lock = threading.Lock()
-        self._thread: threading.Thread | None = None
-
-    def text(self) -> str:
-        """The busy line now."""
-        seconds = time.monotonic() - self._start
-        bar = ""
-        if self.steps is not None:
-            done, total = self.steps
-            bar = (f" <progress value='{done}' max='{total}'></progress> step {done:,} of "
-                   f"{total:,}")
-        took = f" · {seconds:.0f} s" if seconds >= self.TICK else ""
-        return (f"<span class='dpw-busy'>Releasing…{bar}{took} (the mechanism runs on the data; "
-                "nothing is shown until it is done)</span>")
-
-    def show(self) -> None:
-        with self._lock:
-            if not self._done.is_set():
-                self.status.value = self.text()
-                self._shown_at = time.monotonic()
-
-    def step(self, done: int, total: int) -> None:
-        """A step reported by the mechanism (drawn at most every :attr:`TICK` seconds)."""
-        self.steps = (done, total)
-        if time.monotonic() - self._shown_at >= self.TICK:
-            self.show()
-
-    def _tick(self) -> None:
-        while not self._done.wait(max(self.TICK, 0.05)):
-            self.show()
-
-    def __enter__(self) -> ReleaseProgress:
-        self._start = time.monotonic()
-        self.show()
-        self._thread = threading.Thread(target=self._tick, name="dpwidgets-release-progress",
-                                        daemon=True)
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        with self._lock:
-            self._done.set()
-        if self._thread is not None:
-            self._thread.join()
+from .layout import STYLE, legible_layout
+from .progress import ReleaseProgress
+from .status import CAUGHT, ReleaseStatus
+from .steps import LEGACY_HOOKS as _LEGACY_HOOKS
+from .steps import TemplateSteps
+from .text import (  # noqa: F401  (the names widgets and tests import from here)
+    _param_text,
+    budget_parts,
+    fmt,
+    fold,
+    g3,
+    round_decimals,
+    shown,
+    undust,
+    visible_text,
+)
 
 
 def _in_one_patch(fn: Callable) -> Callable:
@@ -124,63 +72,6 @@ def _in_one_patch(fn: Callable) -> Callable:
 __all__ = ["PublicSource", "ReleaseWidget", "budget_parts", "fmt", "fold", "g3", "is_echo",
            "one_of", "round_decimals", "visible_text"]
 
-#: What a widget catches around a session call: every refusal or failure of the door, plus the
-#: ``ValueError`` / ``TypeError`` of its own control validation. The widget shows the message
-#: and stays alive.
-CAUGHT = (DPWidgetsError, BudgetExceededError, ValueError, TypeError)
-
-# Parameters never printed on the button: they can be fitted to the data (an ordinary fit's
-# coefficients) or are too long to read.
-_NOT_SHOWN = frozenset({"coef", "intercept", "queries", "groups", "budgets", "attributes"})
-
-
-def fmt(x: float) -> str:
-    """A number for a label: 3 significant digits, thousands separated, ∞ for infinity.
-
-    Integers are printed whole; a float from 1,000 to 10^9 is rounded to 3 significant digits
-    and printed in plain digits (2,330, not 2.33e+03).
-    """
-    if isinstance(x, float) and math.isinf(x):
-        return "∞"
-    if isinstance(x, int | np.integer) and not isinstance(x, bool):
-        return f"{int(x):,}"
-    rounded = float(f"{x:.3g}")
-    if 1000 <= abs(rounded) < 1e9:
-        return f"{rounded:,.0f}"
-    return f"{x:.3g}"
-
-
-_DECIMAL = re.compile(r"(?<![\w.§])\d+\.\d+(?:e[-+]?\d+)?(?![\w.])")
-
-
-def round_decimals(text: str) -> str:
-    """A text with its decimal numbers to 3 significant digits ("0.4426-DP" -> "0.443-DP"),
-    as every ε a user sees; section numbers such as "§4.2.2" or "Def. 4.1.1" are left alone."""
-    return _DECIMAL.sub(lambda m: f"{float(m.group()):.3g}", text)
-
-
-def fold(summary: str, details: str = "") -> str:
-    """A text shown as one line, the rest folded: ``summary`` (HTML) stays visible, ``details``
-    (HTML) sit in a ``<details>`` element the reader opens. Without details, the summary alone.
-    """
-    if not details:
-        return f"<div class='dpw-summary'>{summary}</div>"
-    return (f"<details class='dpw-fold'><summary class='dpw-summary'>{summary}</summary>"
-            f"<div class='dpw-fold-body'>{details}</div></details>")
-
-
-def visible_text(value: str) -> str:
-    """The text of an HTML value as it shows before any ``<details>`` is opened: tags dropped,
-    a details element reduced to its summary (what :func:`fold` keeps visible)."""
-    value = re.sub(r"(?s)<details[^>]*>.*?<summary[^>]*>(.*?)</summary>.*?</details>", r"\1",
-                   value)
-    return html.unescape(re.sub(r"<[^>]+>", "", value)).strip()
-
-
-def g3(x: float) -> str:
-    """A number to 3 significant digits, as the stats lines print it."""
-    return f"{x:.3g}"
-
 
 def is_echo(change) -> bool:
     """A notification that changed nothing but a slider's view sending back its snapped value.
@@ -195,16 +86,6 @@ def is_echo(change) -> bool:
     if isinstance(old, float) and isinstance(new, float):
         return math.isclose(old, new, rel_tol=1e-9, abs_tol=0.0)
     return old == new
-
-
-#: What the stats line says the numbers come from, by where they were drawn.
-_SHOWN = {"teaching": "Live run", "preview": "Preview on the public stand-in",
-          "release": "Released (DP output only)"}
-
-
-def budget_parts(parts: dict) -> str:
-    """A result's ``epsilon_parts`` as the stats line prints them: "ε1 0.25 + ε2 0.75"."""
-    return " + ".join(f"{k} {v:.3g}" for k, v in parts.items())
 
 
 def one_of(name: str, value, options) -> None:
@@ -233,77 +114,7 @@ class PublicSource:
     fixed_n: bool = field(default=False, kw_only=True)
 
 
-def shown(x: float) -> float:
-    """The number :func:`fmt` shows, as a float (4008.5 -> 4010.0): what a value the widget
-    computes for a control (a suggested threshold) is set to, so that the control, its note,
-    the button and the run all carry one value."""
-    return float(fmt(float(x)).replace(",", ""))
-
-
-def undust(x: float) -> float:
-    """A computed parameter without float dust (160 / 0.005 = 31999.99999999997 -> 32000.0):
-    12 significant digits, far below any noise, so the value a run uses reads as it is."""
-    return float(f"{float(x):.12g}")
-
-
-def _param_text(params: dict, title: str = "") -> str:
-    """The parameters a button states: numbers to 3 significant digits; a choice the title
-    already names (``variant=standard`` beside "SVT standard") is not repeated."""
-    parts = []
-    for key, value in params.items():
-        if key in _NOT_SHOWN or value is None:
-            continue
-        if isinstance(value, bool):
-            parts.append(f"{key}={'yes' if value else 'no'}")
-        elif isinstance(value, int | float | np.integer | np.floating):
-            parts.append(f"{key}={fmt(value)}")
-        elif isinstance(value, str) and len(value) <= 24 and value not in title:
-            parts.append(f"{key}={value}")
-    return ", ".join(p.replace("epsilon=", "ε=") for p in parts)
-
-
-# A citation in a title, "(Li 2017, Alg. 8)": the banner gives it; a button need not.
-_CITATION = re.compile(r"\s*\([^()]*\b(?:19|20)\d\d\b[^()]*\)")
-
-
-#: The few CSS rules ipywidgets' own style has no trait for, scoped to dpwidgets' widgets: a
-#: button or checkbox label too long for the row wraps onto a second line instead of being cut
-#: with an ellipsis, and a folded text (:func:`fold`) shows that it opens.
-_STYLE = """<style>
-.dpw-widget .jupyter-button { white-space: normal; height: auto; text-align: left;
-  min-height: var(--jp-widgets-inline-height); line-height: 1.35; padding: 3px 10px; }
-.dpw-widget .widget-checkbox, .dpw-widget .jupyter-widget-checkbox { height: auto; }
-.dpw-widget .widget-checkbox .widget-label-basic,
-.dpw-widget .jupyter-widget-checkbox .jupyter-widget-label-basic { white-space: normal;
-  line-height: 1.35; }
-.dpw-widget details.dpw-fold > summary { cursor: pointer; }
-</style>"""
-
-
-def _descendants(widget) -> Iterator:
-    """A widget and every widget inside it (children of boxes, depth first)."""
-    yield widget
-    for child in getattr(widget, "children", ()) or ():
-        yield from _descendants(child)
-
-
-def _legible_layout(root) -> None:
-    """Buttons and checkboxes show their whole label: each is as wide as its label, a row
-    holding one moves it to the next line rather than squeezing it, and a label wider than
-    the whole row wraps (:data:`_STYLE`); ipywidgets' own style cuts it with an ellipsis."""
-    for widget in _descendants(root):
-        if isinstance(widget, w.Button | w.Checkbox):
-            if widget.layout.width in (None, "auto"):
-                # As wide as the label; on a row too narrow for it, the label wraps (_STYLE).
-                widget.layout.width = "auto"
-                widget.layout.flex = "0 1 auto"
-                widget.layout.max_width = "100%"
-        elif isinstance(widget, w.HBox) and any(
-                isinstance(child, w.Button | w.Checkbox) for child in widget.children):
-            widget.layout.flex_flow = "row wrap"
-
-
-class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
+class ReleaseWidget(TemplateSteps, ReleaseStatus, AccuracyMixin, OfflineBokehMixin, w.VBox):
     """Base of every dpwidgets widget: a session, controls, a figure and one Release button.
 
     The controller contract
@@ -427,11 +238,11 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
             coded = bool(self.mechanism)
         except Exception:  # noqa: BLE001 -- a mechanism chosen by a control not set yet
             coded = False
-        style = w.HTML(_STYLE, layout=w.Layout(display="none"))
+        style = w.HTML(STYLE, layout=w.Layout(display="none"))
         accuracy = self._accuracy_panel()  # analyst mode, where the widget gives its values
         children = [*children, accuracy] if accuracy is not None else list(children)
         super().__init__([*children, self._code_panel, style] if coded else [*children, style])
-        _legible_layout(self)
+        legible_layout(self)
         self.add_class("dpw-widget")
         for name in css:
             self.add_class(name)
@@ -497,56 +308,6 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
     def select_data(self, *args, **kwargs) -> None:
         """Switch to the data the chooser names (a widget with a data chooser)."""
         raise NotImplementedError
-
-    # The steps the base calls. Each calls its public hook; they keep their 0.x names
-    # because widgets written for 0.x override them (deprecated: see __init_subclass__).
-    def _live(self) -> None:
-        self.draw_live()
-
-    def _preview(self) -> None:
-        self.draw_preview()
-
-    def _draw_release(self, release: Release) -> None:
-        self.draw_release(release)
-
-    def _show(self, *drawn, where: str) -> None:
-        self.draw(*drawn, where=where)
-
-    def _refusal(self) -> str | None:
-        return self.refusal()
-
-    def _release_refusal(self) -> str | None:
-        return self.release_refusal()
-
-    def _controls(self) -> list:
-        return self.number_controls()
-
-    def _select_data(self, *args, **kwargs) -> None:
-        self.select_data(*args, **kwargs)
-
-    def _on_change(self, change=None) -> None:
-        self.controls_changed(change)
-
-    def _on_data(self, change=None) -> None:
-        self.data_changed(change)
-
-    def _rerun(self) -> None:
-        self.rerun()
-
-    def _recompute(self) -> None:
-        self.redraw()
-
-    def _make_release(self) -> Release:
-        return self.make_release()
-
-    def _update_banner(self) -> None:
-        self.update_banner()
-
-    def _live_status(self, releases: list[Release]) -> None:
-        self.live_status(releases)
-
-    def _preview_status(self, what: str = "") -> None:
-        self.preview_status(what)
 
     # -- checks ----------------------------------------------------------------------------
     def problem(self) -> str | None:
@@ -706,110 +467,3 @@ class ReleaseWidget(AccuracyMixin, OfflineBokehMixin, w.VBox):
         engine's full result on the stand-in). Never stored as ``last_release``."""
         return self.session.preview(self.dataset, mechanism or self.mechanism, rng=self._rng,
                                     **(params or self.params))
-
-    # -- text ------------------------------------------------------------------------------
-    def _guarantee_of(self, release: Release) -> str:
-        guarantee = getattr(release, "guarantee", None) or release.output.get("guarantee")
-        if guarantee:
-            text = round_decimals(str(guarantee))
-            return text if " per " in text else f"{text}, {self.per_unit}"
-        return f"ε = {fmt(release.epsilon)}-DP {self.per_unit}"
-
-    def update_banner(self) -> None:
-        """Set the guarantee banner (a widget's own; it must say :attr:`per_unit`)."""
-
-    def _update_button(self) -> None:
-        """Write the exact parameters and cost on the Release button."""
-        verb = "Rerun" if self.session.teaching else "Release"
-        if self.problem():
-            self.release_button.description = f"{verb}: fix the parameters first"
-            return
-        try:
-            cost = self.cost()
-        except CAUGHT:
-            self.release_button.description = f"{verb}: fix the parameters first"
-            return
-        title = self.title or self.mechanism
-        params = self.params
-        # The release on screen describes the controls as they are (a control moved clears
-        # it): clicking again replays it, free -- also for a widget whose release adds
-        # parameters of its own (a DP fit's coefficients), which is_cached cannot see here.
-        try:
-            free = not self.session.teaching and (
-                (self._release is not None and self._released_as == canonical(params))
-                or self.session.is_cached(self.dataset, self.mechanism, **params))
-        except CAUGHT:  # a widget whose release adds parameters of its own (a model)
-            free = False
-        price = "free: already released" if free else f"costs ε={fmt(cost)}"
-        short = _CITATION.sub("", title)
-        self.release_button.description = f"{verb}: {short}, {_param_text(params, short)} ({price})"
-        # The whole of it, exact, on hover.
-        self.release_button.tooltip = (
-            f"{verb}: {title}, {_param_text(params)}; charges ε = {cost!r}"
-            + (" (already released: a replay is free)" if free else ""))
-        self.code_box.value = self.code()
-
-    def code(self) -> str:
-        """The few lines of Session API that make the release the button would make (what to
-        copy into a script): the same dataset, mechanism, parameters and ``run``, so that in
-        the same session (or on the same ledger) they replay it for free."""
-        opening = self.session.opening_code(self.dataset)
-        args = "".join(f", {k}={python_literal(v)}" for k, v in self.params.items())
-        run = f", run={self._run}" if self._run else ""
-        return "\n".join([
-            "from dpwidgets import Session", opening,
-            f"release = session.release({self.dataset!r}, {self.mechanism!r}{run}{args})",
-            "print(release.guarantee)",
-            'release.save("release.csv")  # the numbers, and their provenance in release.csv.json',
-        ])
-
-    def _refuse(self, problem: str) -> None:
-        self.message.value = (f"<div class='dpw-error'><b>Refused.</b> {html.escape(problem)} "
-                              "Nothing was previewed, released or charged.</div>")
-        self._update_button()
-
-    def _show_error(self, exc: Exception) -> None:
-        kind = "Over budget" if isinstance(exc, BudgetExceededError) else "Refused"
-        self.message.value = (f"<div class='dpw-error'><b>{kind}.</b> "
-                              f"{html.escape(str(exc))}</div>")
-
-    def _set_stats(self, where: str, what: str, guarantee: str, budget: str = "") -> None:
-        """The stats line: where the numbers come from (``"teaching"``, ``"preview"`` or
-        ``"release"``), what is shown, what was spent (``budget``) and the guarantee."""
-        text = f"{_SHOWN[where]}: {what}." + (f" Budget: {budget}." if budget else "")
-        # The guarantee in full is folded: the banner above states it in one line.
-        self.stats.value = fold(html.escape(text),
-                                f"Guarantee: {html.escape(round_decimals(guarantee))}.")
-
-    def live_status(self, releases: list[Release]) -> None:
-        """Teaching: say which run is shown and what it charged."""
-        over = any(r.overdraft for r in releases)
-        self.message.value = ("<div class='dpw-warn'>Past the cap: on confidential data this run "
-                              "would have been refused.</div>" if over else "")
-        charged = sum(r.epsilon for r in releases if r.charged)
-        cached = charged < sum(r.epsilon for r in releases)
-        self.status.value = (
-            f"<span>live run #{self._run}: {len(releases)} release(s), ε = {fmt(charged)} "
-            f"charged{' (the rest cached, free)' if cached else ''}</span>")
-
-    def preview_status(self, what: str = "") -> None:
-        """Analyst: say that a preview is shown and what a release would charge."""
-        self.message.value = ""
-        cached = self.session.is_cached(self.dataset, self.mechanism, **self.params)
-        self.status.value = (
-            "<span class='dpw-preview'>PREVIEW on the public stand-in"
-            f"{' (' + what + ')' if what else ''} — nothing spent. Release would charge "
-            f"ε = {fmt(self.cost())}{' (already released: a free replay)' if cached else ''}."
-            "</span>")
-
-
-
-#: The private steps a 0.x widget overrode, and the public hook that replaces each.
-_LEGACY_HOOKS = {
-    "_live": "draw_live", "_preview": "draw_preview", "_draw_release": "draw_release",
-    "_show": "draw", "_refusal": "refusal", "_release_refusal": "release_refusal",
-    "_controls": "number_controls", "_select_data": "select_data",
-    "_on_change": "controls_changed", "_on_data": "data_changed", "_rerun": "rerun",
-    "_recompute": "redraw", "_make_release": "make_release", "_update_banner": "update_banner",
-    "_live_status": "live_status", "_preview_status": "preview_status",
-}

@@ -197,7 +197,7 @@ def test_the_override_finder_finds_a_hand_made_one():
 
     Mine._live = lambda self: None  # set after the class statement: no warning, still found
     assert private_overrides([Mine]) == {
-        "test_the_override_finder_finds_a_hand_made_one.<locals>.Mine": ["_live<ReleaseWidget"]}
+        "test_the_override_finder_finds_a_hand_made_one.<locals>.Mine": ["_live<TemplateSteps"]}
 
 
 def test_no_class_in_dpwidgets_overrides_a_private_method_of_another():
