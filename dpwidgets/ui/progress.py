@@ -15,9 +15,21 @@ __all__ = ["ReleaseProgress"]
 class ReleaseProgress:
     """The busy line of a running release in ``status``: how long it has run (refreshed every
     second from a timer thread, so a release of minutes on a large table -- or on a curator --
-    shows it is alive) and, where the mechanism reports them (:func:`dpwidgets._progress.
-    report`: nodes of a public hierarchy, partitions of public domains), its steps as a bar.
-    Every number shown is public: a step count the parameters fix, or the time."""
+    shows it is alive) and, where the mechanism reports them
+    (:func:`dpwidgets._progress.report`: nodes of a public hierarchy, partitions of public
+    domains), its steps as a bar. Every number shown is public: a step count the parameters
+    fix, or the time.
+
+    Examples
+    --------
+    >>> import ipywidgets as w
+    >>> from dpwidgets.ui.progress import ReleaseProgress
+    >>> status = w.HTML()
+    >>> with ReleaseProgress(status) as progress:
+    ...     progress.step(2, 5)
+    >>> "Releasing" in progress.text()
+    True
+    """
 
     #: Seconds between refreshes of the elapsed time; steps refresh at most this often too.
     TICK = 1.0
