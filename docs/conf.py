@@ -190,8 +190,8 @@ API_MODULES = [
     "dpwidgets.curator.cli",
     "dpwidgets.persistence",
     *(f"dpwidgets.persistence.{m}" for m in (
-        "ledger", "datasets", "claims", "records", "backend", "sqlite", "postgres", "paths",
-        "store")),
+        "ledger", "totals", "journal", "datasets", "claims", "records", "backend", "sqlite",
+        "postgres", "paths", "store")),
     *(f"dpwidgets.engine.{m}" for m in (
         "mechanisms", "svt", "diagnostics", "streams", "dynamic", "synth",
         "personalized", "histograms", "evaluation", "audit", "attacks", "errors", "validation")),

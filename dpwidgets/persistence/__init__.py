@@ -3,8 +3,11 @@
 =====================  ========================================================================
 module                 what
 =====================  ========================================================================
-:mod:`.ledger`         :class:`PrivacyLedger`: what a charge costs (composition), caps, joint
+:mod:`.ledger`         :class:`PrivacyLedger`, the accounting core: what a charge costs
+                       (composition), its transactions, caps, joint spends
+:mod:`.totals`         the running totals a charge reads and writes (O(1)), rebuilt from the
                        spends
+:mod:`.journal`        the reads: spent, remaining, summary, the spends, what a spend would cost
 :mod:`.datasets`       how a dataset is found: normalised names, fingerprints, aliases, its cap
 :mod:`.claims`         claims on idempotency keys and their leases (one output per charged key)
 :mod:`.records`        what a ledger hands out: :class:`Spend`, :class:`Claim`,

@@ -25,10 +25,21 @@ Joint spends
 ------------
 A curator may give each analyst a cap of their own on a dataset besides the dataset's cap:
 ``dataset_ledger.spend(eps, label, key=k, jointly=[analyst_ledger])`` charges both in one
-transaction on one database, or neither (see :meth:`PrivacyLedger.spend`).
+transaction on one database, or neither (see :meth:`PrivacyLedger.spend`):
 
-Claims on idempotency keys (:meth:`PrivacyLedger.claim`) are described in
-:mod:`dpwidgets.persistence.claims`.
+>>> import os, tempfile
+>>> path = os.path.join(tempfile.mkdtemp(), "ledger.sqlite")
+>>> data = PrivacyLedger(path, dataset="visits", total_epsilon=1.0)
+>>> alice = PrivacyLedger(path, dataset="visits/alice", total_epsilon=0.3)
+>>> data.spend(0.2, "histogram", key="r1", jointly=[alice])
+True
+>>> data.spend(0.2, "histogram", key="r1", jointly=[alice])  # a retry: free
+False
+>>> data.spend(0.2, "roc", key="r2", jointly=[alice])  # doctest: +ELLIPSIS
+Traceback (most recent call last):
+dpwidgets.engine.errors.BudgetExceededError: privacy budget of dataset 'visits/alice' exceeded: ...
+>>> round(data.spent, 6), round(alice.spent, 6)
+(0.2, 0.2)
 
 Composition
 -----------
@@ -43,14 +54,24 @@ charges
 
 which bounds the privacy loss of every individual and is never exceeded.
 
-Accounting is O(1) in the number of spends: the ledger keeps running totals (per dataset, per
-part and the maximum per partition) in the database, updated in the spend's own transaction.
-The totals are exact rational numbers (a float is a dyadic rational, so ``Fraction(x)`` is
-exact), stored as text and rounded to a float once when read: ten spends of 0.1 make
-``spent == 1.0`` exactly, as ``math.fsum`` would.
+Accounting is O(1) in the number of spends: the ledger keeps running totals, exact rational
+numbers, in the database (see :mod:`dpwidgets.persistence.totals`).
 
-How a dataset is found by its names and fingerprints is described in
-:mod:`dpwidgets.persistence.datasets`.
+The ledger's parts
+------------------
+:class:`PrivacyLedger` itself is the accounting core: it opens the database, runs every
+transaction (repairing stale totals), and checks and records each spend against every cap it
+must fit. Each other concern is a mixin in a module of its own, running in the core's
+transactions on its backend:
+
+* :class:`~dpwidgets.persistence.datasets.Datasets`: how a dataset is found by its names and
+  fingerprints, and an old file migrated;
+* :class:`~dpwidgets.persistence.totals.Totals`: the running totals, what a spend makes of
+  them, and their rebuild from the spends;
+* :class:`~dpwidgets.persistence.journal.Journal`: the reads (``spent``, ``remaining``,
+  ``summary()``, ``recent()``, ``cost_of()``, ...);
+* :class:`~dpwidgets.persistence.claims.Claims`: the claims on idempotency keys (``claim()``,
+  ``renew()``, ``finish()``).
 """
 
 from __future__ import annotations
@@ -68,20 +89,17 @@ from ..engine.errors import BudgetExceededError
 from ..engine.validation import check_epsilon
 from .claims import Claims
 from .datasets import Datasets, normalise_name
+from .journal import Journal
 from .paths import is_postgres_url
 from .postgres import PostgresBackend
-from .records import Spend
 from .sqlite import SQLiteBackend
+from .totals import Totals, _Stale
 
 __all__ = ["PrivacyLedger"]
 
 # Relative slack when comparing a new total with the cap, so that spending exactly what
 # ``remaining`` reports (itself rounded to a float) is allowed; far below any meaningful epsilon.
 _TOLERANCE = 1e-9
-
-
-def _fraction(text: str | None) -> Fraction:
-    return Fraction(text) if text else Fraction(0)
 
 
 def _parts_json(parts: tuple[str, ...] | None) -> str | None:
@@ -92,7 +110,7 @@ def _where(partition: str | None, parts: tuple[str, ...] | None) -> str:
     return "" if partition is None else f" on parts {list(parts or ())} of {partition!r}"
 
 
-class PrivacyLedger(Datasets, Claims):
+class PrivacyLedger(Datasets, Totals, Journal, Claims):
     """Budget accounting for one dataset, persisted in SQLite or PostgreSQL.
 
     Parameters
@@ -237,259 +255,6 @@ class PrivacyLedger(Datasets, Claims):
                 self._repair(stale.dataset)
         return self._transaction(body, write=True, lock=datasets)
 
-    # -- running totals -------------------------------------------------------------------
-    def _rebuild(self, dataset: str) -> None:
-        """Recompute a dataset's totals from its spends (O(n), inside a write transaction).
-
-        Runs when an old file is migrated, and when spends were inserted by a version of this
-        code that kept no totals.
-        """
-        db = self._db
-        db.execute("DELETE FROM part_totals WHERE dataset = ?", (dataset,))
-        db.execute("DELETE FROM partition_max WHERE dataset = ?", (dataset,))
-        whole = Fraction(0)
-        part_totals: dict[tuple[str, str], Fraction] = {}
-        maxima: dict[str, Fraction] = {}
-        count = last_id = 0
-        updates = []
-        rows = db.execute(
-            "SELECT id, epsilon, partition, parts, spent_after, charged FROM spends "
-            "WHERE dataset = ? ORDER BY id",
-            (dataset,),
-        ).fetchall()
-        previous = Fraction(0)
-        for spend_id, epsilon, partition, parts, recorded, charged in rows:
-            amount = Fraction(epsilon)
-            if partition is None:
-                whole += amount
-            else:
-                for part in json.loads(parts) if parts else ():
-                    key = (partition, part)
-                    part_totals[key] = part_totals.get(key, Fraction(0)) + amount
-                    maxima[partition] = max(maxima.get(partition, Fraction(0)), part_totals[key])
-            after = whole + sum(maxima.values(), Fraction(0))
-            if recorded != str(after) or charged != float(after - previous):
-                updates.append((str(after), float(after - previous), spend_id))
-            previous = after
-            count += 1
-            last_id = spend_id
-        db.executemany("UPDATE spends SET spent_after = ?, charged = ? WHERE id = ?", updates)
-        db.executemany(
-            db.insert("part_totals", ("dataset", "partition", "part", "total")),
-            [(dataset, p, q, str(t)) for (p, q), t in part_totals.items()],
-        )
-        db.executemany(
-            db.insert("partition_max", ("dataset", "partition", "max")),
-            [(dataset, p, str(m)) for p, m in maxima.items()],
-        )
-        parallel = sum(maxima.values(), Fraction(0))
-        db.execute(
-            db.insert(
-                "totals", ("dataset", "whole", "parallel", "count", "last_id"), replace=("dataset",)
-            ),
-            (dataset, str(whole), str(parallel), count, last_id),
-        )
-
-    def _totals(self, dataset: str | None = None) -> tuple[Fraction, Fraction, int]:
-        """(whole, parallel, count) of a dataset (default: this one); inside a transaction.
-
-        Raises ``_Stale`` if a spend was recorded without them (an older writer).
-        """
-        dataset = self.dataset if dataset is None else dataset
-        row = self._db.execute(
-            "SELECT whole, parallel, count, last_id, "
-            "(SELECT max(id) FROM spends WHERE dataset = ?) FROM totals WHERE dataset = ?",
-            (dataset, dataset),
-        ).fetchone()
-        if row is None or (row[4] or 0) != row[3]:
-            raise _Stale(dataset)
-        return Fraction(row[0]), Fraction(row[1]), row[2]
-
-    def _charge(
-        self,
-        dataset: str,
-        epsilon: float,
-        partition: str | None,
-        parts: tuple[str, ...] | None,
-    ) -> tuple[Fraction, Fraction, Fraction, list[tuple[str, Fraction]], Fraction | None]:
-        """What this spend would make of a dataset's totals (inside a transaction, writes
-        nothing).
-
-        Returns (spent before, whole after, parallel after, new totals of the parts touched,
-        new maximum of the partition or None).
-        """
-        whole, parallel, _ = self._totals(dataset)
-        before = whole + parallel
-        amount = Fraction(epsilon)
-        if partition is None:
-            return before, whole + amount, parallel, [], None
-        current = {}
-        # In chunks: SQLite caps the number of bound parameters of one statement.
-        for i in range(0, len(parts), 10_000):
-            chunk = parts[i : i + 10_000]
-            marks = ",".join("?" * len(chunk))
-            current.update(
-                self._db.execute(
-                    f"SELECT part, total FROM part_totals WHERE dataset = ? AND partition = ? "
-                    f"AND part IN ({marks})",
-                    (dataset, partition, *chunk),
-                ).fetchall()
-            )
-        row = self._db.execute(
-            "SELECT max FROM partition_max WHERE dataset = ? AND partition = ?",
-            (dataset, partition),
-        ).fetchone()
-        old_max = _fraction(row[0] if row else None)
-        new_parts = [(part, _fraction(current.get(part)) + amount) for part in parts]
-        new_max = max(old_max, *(total for _, total in new_parts))
-        return before, whole, parallel + (new_max - old_max), new_parts, new_max
-
-    # -- reading --------------------------------------------------------------------------
-    @staticmethod
-    def _to_spends(rows) -> list[Spend]:
-        """Spends from (epsilon, label, created, partition, parts, key, charged) rows."""
-        return [
-            Spend(
-                epsilon=r[0],
-                label=r[1],
-                time=r[2],
-                partition=r[3],
-                parts=tuple(json.loads(r[4])) if r[4] is not None else None,
-                key=r[5],
-                charged=r[6],
-            )
-            for r in rows
-        ]
-
-    @property
-    def spends(self) -> list[Spend]:
-        """Every spend recorded for this dataset, oldest first (O(n); see :meth:`recent`)."""
-
-        def body():
-            self._totals()  # rebuilds `charged` of spends recorded by an older writer
-            rows = self._db.execute(
-                "SELECT epsilon, label, created, partition, parts, key, charged "
-                "FROM spends WHERE dataset = ? ORDER BY id",
-                (self.dataset,),
-            ).fetchall()
-            return self._to_spends(rows)
-
-        return self._read(body)
-
-    def history(self, latest: int = 50) -> list[Spend]:
-        """Every spend recorded for this dataset, oldest first (:attr:`spends`; ``latest``
-        bounds only a view that cannot read them all, such as a curator's over HTTP)."""
-        return self.spends
-
-    def _recent_rows(self, limit: int) -> list[Spend]:
-        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
-            raise ValueError(f"limit must be an integer >= 0, got {limit!r}")
-        if limit == 0:
-            return []
-        rows = self._db.execute(
-            "SELECT epsilon, label, created, partition, parts, key, charged "
-            "FROM spends WHERE dataset = ? ORDER BY id DESC LIMIT ?",
-            (self.dataset, limit),
-        ).fetchall()
-        return self._to_spends(rows[::-1])
-
-    def recent(self, limit: int = 50) -> list[Spend]:
-        """The latest ``limit`` spends, oldest first; O(limit), whatever the ledger's size.
-
-        Parameters
-        ----------
-        limit : int
-            How many spends at most (>= 0).
-
-        Returns
-        -------
-        list of Spend
-            With ``charged`` set: the part of ``spent`` each one added.
-        """
-
-        def body():
-            self._totals()  # rebuilds `charged` of spends recorded by an older writer
-            return self._recent_rows(limit)
-
-        return self._read(body)
-
-    @property
-    def count(self) -> int:
-        """The number of spends recorded for this dataset (O(1))."""
-        return self._read(lambda: self._totals()[2])
-
-    def summary(self, recent: int = 0) -> dict:
-        """Cap, spent, remaining, number of spends and the latest spends, from one snapshot.
-
-        O(``recent``), whatever the number of spends: what the budget meter draws.
-
-        Parameters
-        ----------
-        recent : int
-            How many of the latest spends to include (>= 0).
-
-        Returns
-        -------
-        dict
-            ``dataset``, ``total_epsilon``, ``spent``, ``remaining``, ``count`` and ``recent``
-            (a list of :class:`Spend`, oldest first, as :meth:`recent` returns).
-        """
-
-        def body():
-            return self._totals(), self._recent_rows(recent)
-
-        (whole, parallel, count), spends = self._read(body)
-        spent = whole + parallel
-        return {
-            "dataset": self.dataset,
-            "total_epsilon": self.total_epsilon,
-            "spent": float(spent),
-            "remaining": float(max(Fraction(0), Fraction(self.total_epsilon) - spent)),
-            "count": count,
-            "recent": spends,
-        }
-
-    @property
-    def spent(self) -> float:
-        """Epsilon spent so far, under sequential and parallel composition (O(1))."""
-        whole, parallel, _ = self._read(self._totals)
-        return float(whole + parallel)
-
-    @property
-    def remaining(self) -> float:
-        """Epsilon still available (never negative; O(1))."""
-        return self.summary()["remaining"]
-
-    def cost_of(
-        self, epsilon: float, *, partition: str | None = None, parts: Iterable[str] | None = None
-    ) -> float:
-        """How much ``spent`` would grow if this spend were made now (O(len(parts))).
-
-        Returns
-        -------
-        float
-            ``epsilon`` for a whole-dataset spend; for a partitioned one, how far it would
-            raise its partition's maximum (0 for a part that stays at or below it).
-        """
-        epsilon = check_epsilon(epsilon)
-        partition, parts = self._check_parts(partition, parts)
-
-        def body():
-            before, whole, parallel, _, _ = self._charge(self.dataset, epsilon, partition, parts)
-            return float(whole + parallel - before)
-
-        return self._read(body)
-
-    def has_key(self, key: str) -> bool:
-        """Whether a spend with this idempotency key is already recorded."""
-
-        def body():
-            return self._db.execute(
-                "SELECT 1 FROM spends WHERE dataset = ? AND key = ?", (self.dataset, key)
-            ).fetchone()
-
-        return self._transaction(body, write=False) is not None
-
     # -- writing --------------------------------------------------------------------------
     @staticmethod
     def _check_parts(partition, parts) -> tuple[str | None, tuple[str, ...] | None]:
@@ -612,22 +377,6 @@ class PrivacyLedger(Datasets, Claims):
         ValueError
             A bad argument, ``key`` recorded with another epsilon, partition or parts, or
             ``jointly`` ledgers in another database or charging the same dataset twice.
-
-        Examples
-        --------
-        >>> import os, tempfile
-        >>> path = os.path.join(tempfile.mkdtemp(), "ledger.sqlite")
-        >>> data = PrivacyLedger(path, dataset="visits", total_epsilon=1.0)
-        >>> alice = PrivacyLedger(path, dataset="visits/alice", total_epsilon=0.3)
-        >>> data.spend(0.2, "histogram", key="r1", jointly=[alice])
-        True
-        >>> data.spend(0.2, "histogram", key="r1", jointly=[alice])  # a retry: free
-        False
-        >>> data.spend(0.2, "roc", key="r2", jointly=[alice])  # doctest: +ELLIPSIS
-        Traceback (most recent call last):
-        dpwidgets.engine.errors.BudgetExceededError: privacy budget of dataset 'visits/alice' exceeded: ...
-        >>> round(data.spent, 6), round(alice.spent, 6)
-        (0.2, 0.2)
         """
         epsilon, label, partition, parts, ledgers = self._spend_args(
             epsilon, label, partition, parts, key, jointly
@@ -678,10 +427,9 @@ class PrivacyLedger(Datasets, Claims):
     def _record(self, charge: tuple, epsilon, label, partition, parts, key, now) -> None:
         """Insert one spend and update its dataset's totals; ``charge`` is the dataset and
         what :meth:`_charge` computed for it."""
-        db = self._db
         dataset, before, whole, parallel, new_parts, new_max = charge
         after = whole + parallel
-        spend_id = db.insert_id(
+        spend_id = self._db.insert_id(
             "INSERT INTO spends (dataset, epsilon, label, created, partition, parts, key, "
             "spent_after, charged) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (
@@ -696,26 +444,7 @@ class PrivacyLedger(Datasets, Claims):
                 float(after - before),
             ),
         )
-        db.execute(
-            "UPDATE totals SET whole = ?, parallel = ?, count = count + 1, last_id = ? "
-            "WHERE dataset = ?",
-            (str(whole), str(parallel), spend_id, dataset),
-        )
-        if partition is not None:
-            db.executemany(
-                db.insert(
-                    "part_totals",
-                    ("dataset", "partition", "part", "total"),
-                    replace=("dataset", "partition", "part"),
-                ),
-                [(dataset, partition, part, str(total)) for part, total in new_parts],
-            )
-            db.execute(
-                db.insert(
-                    "partition_max", ("dataset", "partition", "max"), replace=("dataset", "partition")
-                ),
-                (dataset, partition, str(new_max)),
-            )
+        self._store_totals(dataset, spend_id, whole, parallel, partition, new_parts, new_max)
 
     def close(self) -> None:
         """Close the database connection."""
@@ -733,11 +462,3 @@ class PrivacyLedger(Datasets, Claims):
             f"PrivacyLedger({self.path!r}, dataset={self.dataset!r}, "
             f"spent={self.spent:.6g}, total_epsilon={self.total_epsilon:.6g})"
         )
-
-
-class _Stale(Exception):
-    """The running totals of ``dataset`` miss spends recorded by an older writer (internal)."""
-
-    def __init__(self, dataset: str):
-        super().__init__(dataset)
-        self.dataset = dataset

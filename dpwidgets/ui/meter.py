@@ -7,7 +7,7 @@ remaining budget in odds terms. Nothing in the traits is derived from the data: 
 epsilons and times of releases are public ledger information.
 
 A refresh reads each ledger through its bounded API (one
-:meth:`~dpwidgets.persistence.ledger.PrivacyLedger.summary` snapshot: totals and the latest
+:meth:`~dpwidgets.persistence.journal.Journal.summary` snapshot: totals and the latest
 :attr:`BudgetMeter.LATEST` spends), so its cost does not grow with the number of spends.
 
 The meter refreshes after every release attempt of its session, and also whenever its view
