@@ -39,18 +39,22 @@ is recorded as an overdraft (what analyst mode would refuse). ``"analyst"``: the
 confidential; the ledger is a file shared by every process; ``seed``/``rng`` drive previews only.
 The mode is fixed when the session is made.
 
+How it is built
+---------------
+A session is a facade over three parts, one module each: its
+:class:`~dpwidgets.registry.Registry` (the datasets it holds and its tables' public
+declarations), its :class:`~dpwidgets.budgets.Budgets` (their ledgers, opened through the ledger
+port) and its :class:`~dpwidgets.releasing.ReleasePipeline` (the steps above). Every public
+method is one of theirs, asked on the session's behalf.
+
 Examples: ``README.md`` ("Modes and the budget") and ``CONTRIBUTING.md``. A curator's datasets:
 :meth:`Session.connect`.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import os
 import threading
-import time
-import uuid
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -60,25 +64,12 @@ import numpy as np
 
 from . import catalog
 from . import families as _families  # noqa: F401  (registers the built-in mechanisms)
-from .catalog import FAILED, UNITS, Entry, fingerprint, table_stand_in
-from .declarations import declaration_call, python_literal  # noqa: F401 (python_literal: its old home)
-from .door import (
-    Attempt,
-    Description,
-    LedgerFiles,
-    LedgerPort,
-    StorePort,
-    check_idempotency_key,
-    notify,
-)
-from .engine.errors import (
-    DPWidgetsError,
-    ParameterError,
-    PrivacyPolicyError,
-    ReleaseFailed,
-    ReleaseRefused,
-)
-from .engine.validation import check_epsilon, check_rng
+from .budgets import Budgets
+from .catalog import UNITS, Entry, fingerprint, table_stand_in
+from .declarations import python_literal  # noqa: F401 (its old home)
+from .door import Description, LedgerFiles, LedgerPort, StorePort, notify
+from .engine.errors import DPWidgetsError, ParameterError, PrivacyPolicyError, ReleaseFailed
+from .engine.validation import check_rng
 from .families.diagnostics.spec import MODELS, OUTCOMES, model_predictions
 from .mechanism import (
     MECHANISMS,
@@ -88,8 +79,10 @@ from .mechanism import (
     Release,
     register_mechanism,
 )
-from .persistence import BudgetExceededError, PrivacyLedger
-from .persistence.store import ReleaseStore, canonical
+from .persistence import PrivacyLedger
+from .persistence.store import ReleaseStore
+from .registry import Registry
+from .releasing import ReleasePipeline
 
 __all__ = ["DPWidgetsError", "MECHANISMS", "MODELS", "OUTCOMES", "Fact", "Mechanism", "Overdraft",
            "ParameterError", "PrivacyPolicyError", "Release", "ReleaseFailed", "Session", "UNITS",
@@ -119,31 +112,8 @@ def _renamed(old: str, new: str, value, given, default) -> Any:
     return value
 
 
-def _asked_for(exc: BudgetExceededError, name: str) -> BudgetExceededError:
-    """The ledger's refusal, naming the dataset the request asked for (a table's view
-    ``"visits/items"``), not only the budget it is charged to."""
-    if getattr(exc, "asked", None) is not None:
-        return exc
-    return BudgetExceededError(exc.dataset, exc.requested, exc.remaining, exc.total, exc.label,
-                               asked=name)
-
-
-def _round_dust(x: float) -> float:
-    """A ledger total for a person to read: the exact sum rounded to 12 significant digits, so
-    that 1 - 0.8 reads 0.2, not 0.19999999999999996. Only what is *reported*: the cap check
-    stays exact (the ledger's, in fractions, with a relative slack of 1e-9 that admits
-    spending exactly what this reports)."""
-    return float(f"{float(x):.12g}")
-
-
-def _check_total(total_epsilon) -> None:
-    """A budget cap (``None``: the ledger's recorded one), checked before anything is read."""
-    if total_epsilon is not None:
-        try:
-            check_epsilon(total_epsilon, "total_epsilon")
-        except TypeError as exc:
-            raise ValueError(str(exc)) from None
 _ReleaseStore = ReleaseStore  # the name earlier releases of dpwidgets exported
+
 
 class Session:
     """Owns the datasets and their privacy ledgers; the only way widgets reach data.
@@ -203,18 +173,23 @@ class Session:
         self.ledger_path = catalog.ledger_path(mode, ledger)
         if self.ledger_path != ":memory:" and "://" not in self.ledger_path:
             Path(self.ledger_path).parent.mkdir(parents=True, exist_ok=True)
-        self.rng = check_rng(rng) if rng is not None else np.random.default_rng(seed)
+        generator = check_rng(rng) if rng is not None else np.random.default_rng(seed)
         self.warn_fraction = float(warn_fraction)
-        self._datasets: dict[str, Entry] = {}
-        self._ledgers: dict[str, PrivacyLedger] = {}
-        self._overdrafts: dict[str, list[Overdraft]] = {}
         self._listeners: list[Callable[[Session, dict], None]] = []
         self.last_refusal = ""
         self._meter = None
         self._lock = threading.RLock()
-        self._store: StorePort | None = store
-        self._ledger_port: LedgerPort = ledgers or LedgerFiles(self.ledger_path)
-        self._tables: dict[str, dict] = {}  # add_table's public declarations, by table name
+        self._registry = Registry()
+        self._budgets = Budgets(ledgers or LedgerFiles(self.ledger_path))
+        # Sealed runs go through this session's _run_sealed, looked up at each run.
+        self._releases = ReleasePipeline(
+            self._registry, self._budgets, store, teaching=mode == "teaching", rng=generator,
+            lock=self._lock, notify=self._notify,
+            sealed=lambda ds, mech, p, epsilon: self._run_sealed(ds, mech, p, epsilon))
+        # The parts' tables under the names code reading a session's internals knows.
+        self._datasets, self._tables = self._registry.entries, self._registry.tables
+        self._ledgers, self._overdrafts = self._budgets.ledgers, self._budgets.overdrawn
+        self._ledger_port = self._budgets.port
 
     @staticmethod
     def connect(url: str, *, token: str, **kwargs) -> Session:
@@ -231,11 +206,25 @@ class Session:
         """Whether the data is declared public."""
         return self._mode == "teaching"
 
+    @property
+    def rng(self) -> np.random.Generator:
+        """The generator of teaching runs and of previews (never of an analyst release)."""
+        return self._releases.rng
+
+    @rng.setter
+    def rng(self, rng: np.random.Generator) -> None:
+        self._releases.rng = rng
+
+    @property
+    def _store(self) -> StorePort | None:
+        """The release store (opened next to the ledger when the first dataset is held)."""
+        return self._releases.store
+
     # -- datasets --------------------------------------------------------------------------
     @property
     def datasets(self) -> list[str]:
         """The names of the datasets, in the order they were added."""
-        return list(self._datasets)
+        return self._registry.names
 
     def add_dataset(
         self,
@@ -288,11 +277,9 @@ class Session:
             Deprecated: the old name of ``privacy_unit`` (a DeprecationWarning says so).
         """
         privacy_unit = _renamed("unit", "privacy_unit", unit, privacy_unit, "row")
-        if name in self._datasets:
-            raise ValueError(f"dataset {name!r} is already in this session")
-        _check_total(total_epsilon)
-        held = catalog.entry(name, data, stand_in, description, privacy_unit, facts,
-                             allow_mechanisms)
+        held = self._registry.dataset_entry(
+            name, data, total_epsilon=total_epsilon, stand_in=stand_in, description=description,
+            privacy_unit=privacy_unit, facts=facts, allow_mechanisms=allow_mechanisms)
         self.hold(held, total_epsilon)
 
     def hold(self, held: Entry, total_epsilon: float | None = None) -> None:
@@ -302,16 +289,13 @@ class Session:
         ``held`` is a :class:`~dpwidgets.catalog.Entry` made from the owner's declarations
         (:func:`~dpwidgets.catalog.entry`, :func:`~dpwidgets.tables.view_entries`): what
         :meth:`add_dataset` and :meth:`add_table` hold, and a curator its views."""
-        if held.name in self._datasets:
-            raise ValueError(f"dataset {held.name!r} is already in this session")
-        ledger = self._ledger_port.open(held, total_epsilon)
-        held.ledger_name = ledger.dataset
+        self._registry.refuse_taken(held.name)
+        ledger = self._budgets.open(held, total_epsilon)
         with self._lock:
-            if self._store is None:
-                self._store = ReleaseStore(self.ledger_path)
-            self._datasets[held.name] = held
-            self._ledgers[held.name] = ledger
-            self._overdrafts[held.name] = []
+            if self._releases.store is None:
+                self._releases.store = ReleaseStore(self.ledger_path)
+            self._registry.add(held)
+            self._budgets.add(held.name, ledger)
         self._notify({"kind": "dataset", "dataset": held.name})
 
     def add_table(self, name: str, source, *, columns, unit_column: str | None = None,
@@ -345,28 +329,14 @@ class Session:
         them: a row that names nobody cannot be bounded per person, and keeping them as one
         "unit" would let one added person change 2 ``max_rows`` rows. Rows outside a column's
         declared domain are dropped the same way."""
-        from .tables import Table, declared_views, view_entries
-
         unit_column = _renamed("unit", "unit_column", unit, unit_column, None)
-        catalog.check_allowed(allow_mechanisms)
-        declared = {"source": source, "columns": columns, "unit_column": unit_column,
-                    "max_rows": max_rows, "table": table, "total_epsilon": total_epsilon,
-                    "description": description, "allow_mechanisms": list(allow_mechanisms),
-                    **views}
-        _check_total(total_epsilon)
-        catalog.check_description(description)
-        src = Table(source, columns, unit=unit_column, max_rows=max_rows, table=table,
-                    distinct=views.pop("distinct", False))
-        src.check_schema()
-        entries = view_entries(name, src, declared_views(**views), load=self.teaching,
-                               description=description, allowed=allow_mechanisms,
-                               fingerprint=src.fingerprint())
-        clash = [h.name for h in entries if h.name in self._datasets]
-        if clash:
-            raise ValueError(f"datasets {clash} are already in this session")
+        entries, declared = self._registry.table_entries(
+            name, source, columns=columns, unit_column=unit_column, max_rows=max_rows,
+            table=table, total_epsilon=total_epsilon, description=description,
+            allow_mechanisms=allow_mechanisms, teaching=self.teaching, views=views)
         for held in entries:
             self.hold(held, total_epsilon)
-        self._tables[name] = declared
+        self._registry.declare(name, declared)
         return [h.name for h in entries]
 
     def declaration(self, dataset: str | None = None) -> str | None:
@@ -376,24 +346,15 @@ class Session:
         What the code a widget offers to copy starts with, so that it runs as it is in a fresh
         kernel. ``None`` for a dataset added with :meth:`add_dataset` (its data is the
         user's to add). A table declared on an in-memory DataFrame names it ``frame``."""
-        held = self._dataset(dataset)
-        declared = self._tables.get(held.budget) if held.budget else None
-        return None if declared is None else declaration_call(held.budget, declared)
+        return self._registry.declaration(dataset)
 
     def _dataset(self, name: str | None) -> Entry:
-        if name is None:
-            if not self._datasets:
-                raise ValueError("this session has no dataset; call add_dataset() first")
-            name = next(iter(self._datasets))
-        try:
-            return self._datasets[name]
-        except (KeyError, TypeError):
-            raise ValueError(f"unknown dataset {name!r}; this session has {self.datasets}") from None
+        return self._registry.get(name)
 
     def describe(self, dataset: str | None = None) -> Description:
         """The owner's public declarations about a dataset (:class:`~dpwidgets.door.Description`):
         shape, schema, privacy unit, facts, domains. Never a number read from the data."""
-        return Description.of(self._dataset(dataset))
+        return self._registry.describe(dataset)
 
     def opening_code(self, dataset: str | None = None) -> str:
         """The lines of Python that open this door on ``dataset`` again: the session, and a
@@ -446,22 +407,22 @@ class Session:
     # -- budget ----------------------------------------------------------------------------
     def ledger(self, dataset: str | None = None) -> PrivacyLedger:
         """The privacy ledger of a dataset."""
-        return self._ledgers[self._dataset(dataset).name]
+        return self._budgets.ledger(self._dataset(dataset).name)
 
     def spent(self, dataset: str | None = None) -> float:
         """Epsilon charged to a dataset's ledger (teaching overdrafts not included), to 12
         significant digits (0.3 after 0.1 + 0.2, not 0.30000000000000004)."""
-        return _round_dust(self.ledger(dataset).spent)
+        return self._budgets.spent(self._dataset(dataset).name)
 
     def remaining(self, dataset: str | None = None) -> float:
         """Epsilon still available on a dataset's ledger, to 12 significant digits (0.2
         after 0.8 of 1, not 0.19999999999999996): a release of exactly this much passes the
         ledger's exact cap check, one of more does not."""
-        return _round_dust(self.ledger(dataset).remaining)
+        return self._budgets.remaining(self._dataset(dataset).name)
 
     def overdrafts(self, dataset: str | None = None) -> list[Overdraft]:
         """Teaching-mode runs past the cap (what analyst mode would have refused)."""
-        return list(self._overdrafts[self._dataset(dataset).name])
+        return self._budgets.overdrafts(self._dataset(dataset).name)
 
     @property
     def meter(self):
@@ -489,7 +450,7 @@ class Session:
     def _request(self, ds: Entry, mechanism: str, params: dict, *, release: bool):
         """Everything decided before the data is read: (mechanism, canonical params, cost)
         (:func:`~dpwidgets.catalog.decide`)."""
-        return catalog.decide(ds, mechanism, params, teaching=self.teaching, release=release)
+        return self._releases.decide(ds, mechanism, params, release=release)
 
     def cost(self, dataset: str | None, mechanism: str | None = None, **params) -> float:
         """What a release with these parameters would charge (before any cache hit), in the
@@ -498,84 +459,34 @@ class Session:
         The old order ``cost(mechanism, dataset)`` still works for a deprecation period (a
         DeprecationWarning): a first argument that names a mechanism and no dataset is one;
         a name that is both is refused, because the call would be ambiguous."""
-        dataset, mechanism = self._ordered(dataset, mechanism)
-        params.pop("run", None)
-        return self._request(self._dataset(dataset), mechanism, params, release=False)[2]
+        dataset, mechanism = self._releases.order(dataset, mechanism)
+        return self._releases.cost(dataset, mechanism, params)
 
     def check_release(self, dataset: str | None, mechanism: str, **params) -> float:
         """Refuse a request as :meth:`release` would, before anything is read or charged
         (parameters, declared facts, the owner's policy, the cost's range); else return its
         cost. What a curator's client asks itself before a round trip."""
-        params.pop("run", None)
-        return self._request(self._dataset(dataset), mechanism, params, release=True)[2]
-
-    def _ordered(self, dataset, mechanism) -> tuple:
-        """``(dataset, mechanism)`` of a :meth:`cost` call, swapping the deprecated order."""
-        def kinds(name):
-            ok = isinstance(name, str)
-            return ok and name in MECHANISMS, ok and name in self._datasets
-
-        first_mech, first_data = kinds(dataset)
-        second_mech, second_data = kinds(mechanism)
-        if first_mech and first_data and not (second_mech and not second_data):
-            raise ParameterError(
-                f"{dataset!r} names both a dataset and a mechanism, so cost({dataset!r}, "
-                f"{mechanism!r}) is ambiguous: give the dataset another name")
-        old = first_mech and not first_data
-        if old:
-            warnings.warn(
-                f"cost(mechanism, dataset) is deprecated: write cost({mechanism!r}, "
-                f"{dataset!r}, ...), in the order of release()", DeprecationWarning, stacklevel=3)
-            return mechanism, dataset
-        if mechanism is None:
-            raise ParameterError("cost(dataset, mechanism, **params): name the mechanism")
-        return dataset, mechanism
+        return self._releases.cost(dataset, mechanism, params, release=True)
 
     def release_key(self, dataset: str | None, mechanism: str, **params) -> str:
         """The cache key of a release (it includes the data's fingerprint; stays in Python)."""
-        ds = self._dataset(dataset)
-        run = params.pop("run", 0)
-        mech, p, _ = self._request(ds, mechanism, params, release=False)
-        return self._key(ds, mech.name, p, run)
+        return self._releases.release_key(dataset, mechanism, params)
 
     def preview_key(self, dataset: str | None, mechanism: str, **params) -> str:
         """A key naming a preview by its canonical parameters (the same for two requests that
         would preview the same thing): what a widget caches previews by. Public: it holds no
         fingerprint and no secret, so a curator's session computes it the same way."""
-        ds = self._dataset(dataset)
-        params.pop("run", None)
-        mech, p, _ = self._request(ds, mechanism, params, release=False)
-        return json.dumps({"dataset": ds.name, "mechanism": mech.name,
-                           "params": canonical(p)}, sort_keys=True)
-
-    def _key(self, ds: Entry, mechanism: str, params: dict, run: int) -> str:
-        blob = json.dumps(
-            {"dataset": ds.ledger_name, "data": ds.fingerprint, "mechanism": mechanism,
-             "params": canonical(params), "run": int(run)},
-            sort_keys=True,
-        )
-        return self._store.key(blob)
+        return self._releases.preview_key(dataset, mechanism, params)
 
     def is_cached(self, dataset: str | None, mechanism: str, **params) -> bool:
         """Whether a release with these parameters would be a free replay."""
-        ds = self._dataset(dataset)
-        key = self.release_key(ds.name, mechanism, **params)
-        return self._store.get(ds.ledger_name, key) is not None
+        return self._releases.is_cached(dataset, mechanism, params)
 
     def check_budget(self, dataset: str | None, epsilon: float, label: str) -> None:
         """Refuse, before anything is charged, a group of releases costing ``epsilon`` in all
         (a widget making a DP fit and then a diagnostic of it for one click). Teaching mode
         never refuses (runs past the cap are overdrafts)."""
-        ds = self._dataset(dataset)
-        epsilon = check_epsilon(epsilon)
-        ledger = self._ledgers[ds.name]
-        remaining = ledger.remaining
-        if self.teaching or epsilon <= remaining * (1 + 1e-12):
-            return
-        exc = BudgetExceededError(ds.ledger_name, epsilon, remaining, ledger.total_epsilon, label,
-                                  asked=ds.name)
-        self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
-        raise exc
+        self._releases.check_budget(dataset, epsilon, label)
 
     # -- preview and release ---------------------------------------------------------------
     def preview(self, dataset: str | None, mechanism: str, *, rng=None, **params) -> Release:
@@ -583,17 +494,7 @@ class Session:
 
         The result is a :class:`Release` with ``preview=True``; its ``result`` holds the
         engine's full result (the stand-in is public, so its secret state may be drawn)."""
-        ds = self._dataset(dataset)
-        params.pop("run", None)
-        mech, p, cost = self._request(ds, mechanism, params, release=False)
-        rng = check_rng(rng) if rng is not None else self.rng
-        values = ds.values_for(mech, ds.stand_in)
-        result = mech.run(values, p, rng)
-        return Release(
-            ds.ledger_name, mech.name, mech.label(p), p, cost, mech.outputs(result, p),
-            charged=False, time=time.time(), result=result, preview=True,
-            guarantee=catalog.guarantee(ds, mech, p, cost),
-        )
+        return self._releases.preview(dataset, mechanism, params, rng)
 
     def release(
         self, dataset: str | None, mechanism: str, *, label: str | None = None, run: int = 0,
@@ -627,70 +528,8 @@ class Session:
         ReleaseFailed
             Analyst mode: the mechanism failed on the data (fixed message; cost charged).
         """
-        ds = self._dataset(dataset)
-        try:
-            if idempotency_key is not None:
-                check_idempotency_key(idempotency_key)
-            if isinstance(run, bool) or not isinstance(run, int | np.integer) or run < 0:
-                raise ParameterError(f"run must be an integer >= 0, got {run!r}")
-            if label is not None and not isinstance(label, str):
-                raise ParameterError(f"label must be a string, got {label!r}")
-            # Nothing here reads the data: every refusal is decided from the request, the
-            # declared facts and the public shape (a mechanism that must treat some records
-            # specially does it inside its run, the same way for every record).
-            mech, p, epsilon = self._request(ds, mechanism, params, release=True)
-        except ReleaseRefused as exc:
-            self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
-            raise
-        label = label or mech.label(p)
-        key = self._key(ds, mech.name, p, run)
-        guarantee = catalog.guarantee(ds, mech, p, epsilon, sealed=not self.teaching)
-        with self._lock:
-            cached = self._store.get(ds.ledger_name, key)
-            claim = None
-            if cached is None and not self.teaching:
-                # Charge before the data is read. With an idempotency key the charge is a
-                # claim, which may find the output another attempt with that key stored.
-                try:
-                    claim = self._charge(ds, epsilon, label, key, idempotency_key)
-                except BudgetExceededError as exc:
-                    raise _asked_for(exc, ds.name) from None
-                cached = claim.stored if claim is not None else None
-            if cached is not None:
-                release = Release(
-                    ds.ledger_name, mech.name, cached["label"], cached["params"],
-                    cached["epsilon"], cached["output"], charged=False, time=cached["time"],
-                    result=cached.get("result"), overdraft=cached.get("overdraft", False),
-                    key=key, guarantee=guarantee,
-                )
-                self._notify({"kind": "release", "dataset": ds.name, "release": release})
-                return release
-            if self.teaching:
-                result, output, overdraft = self._run_teaching(ds, mech, p, epsilon, label, key)
-            else:
-                try:
-                    result, output = self._run_sealed(ds, mech, p, epsilon)
-                except ReleaseFailed:
-                    if claim is not None:
-                        claim.failed()
-                    raise
-                overdraft = False
-            row = {"mechanism": mech.name, "label": label, "params": p, "epsilon": epsilon,
-                   "output": output, "time": time.time()}
-            stored = self._store.put(ds.ledger_name, key, row)  # the first output stored wins
-            if claim is not None:
-                claim.done()
-                output, row = stored["output"], stored
-            if self.teaching:
-                # In-process only: the engine result (with its secret state) is never persisted.
-                row["result"], row["overdraft"] = result, overdraft
-            release = Release(
-                ds.ledger_name, mech.name, label, p, epsilon, output, charged=True,
-                time=row["time"], result=result if self.teaching else None,
-                overdraft=overdraft, key=key, guarantee=guarantee,
-            )
-        self._notify({"kind": "release", "dataset": ds.name, "release": release})
-        return release
+        return self._releases.release(dataset, mechanism, params, label=label, run=run,
+                                      idempotency_key=idempotency_key)
 
     def release_with_key(self, idempotency_key: str | None, dataset: str | None,
                          mechanism: str, **kwargs) -> Release:
@@ -699,89 +538,15 @@ class Session:
                       "idempotency_key=key)", DeprecationWarning, stacklevel=2)
         return self.release(dataset, mechanism, idempotency_key=idempotency_key, **kwargs)
 
-    def _charge(self, ds: Entry, epsilon: float, label: str, key: str,
-                idempotency_key: str | None = None) -> Attempt | None:
-        """Analyst mode: charge before the data is read (a refusal reads nothing).
-
-        Returns ``None``, or with an ``idempotency_key`` the attempt's claim on it:
-        ``claim.stored`` (another attempt's output, to replay), ``claim.done()`` once the
-        output is stored, ``claim.failed()`` if the run failed."""
-        ledger = self._ledgers[ds.name]
-        if idempotency_key is not None:
-            return Attempt(ledger, self._store, self._ledger_port, self._notify,
-                           dataset=ds.name, budget=ds.ledger_name, store_key=key,
-                           idempotency_key=idempotency_key).take(epsilon, label)
-        # A key charged by a process whose output was lost is charged afresh: fresh noise
-        # is never handed out for free.
-        charge_key = f"{key}#{uuid.uuid4().hex}" if ledger.has_key(key) else key
-        try:
-            if not ledger.spend(epsilon, label, key=charge_key):
-                # Another process charged this very key since has_key: pay for our own run.
-                ledger.spend(epsilon, label, key=f"{key}#{uuid.uuid4().hex}")
-        except BudgetExceededError as exc:
-            exc = _asked_for(exc, ds.name)
-            self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
-            raise exc from None
-
     def _run_sealed(self, ds: Entry, mech: Mechanism, p: dict, epsilon: float):
-        """Run on confidential data with fresh OS entropy; nothing it says gets out.
-
-        The run is inside :func:`~dpwidgets.engine.mechanisms.floating_point_safe`: its noise
-        is discrete Laplace on a power-of-two grid, so a released double cannot tell one
-        input from its neighbour by its low bits (Mironov 2012; Canonne, Kamath & Steinke
-        2020). Teaching runs and previews keep the fast continuous sampler."""
-        from .engine.mechanisms import floating_point_safe  # the analyst path only
-
-        failed = False
-        with warnings.catch_warnings(), np.errstate(all="ignore"), floating_point_safe():
-            warnings.simplefilter("ignore")
-            try:
-                values = ds.input_for(mech)
-                result = mech.run(values, p, np.random.default_rng())
-                output = mech.outputs(result, p)
-                if mech.spent is not None and not math.isclose(
-                    float(mech.spent(result, p)) * ds.unit_rows, epsilon, rel_tol=1e-9
-                ):
-                    failed = True
-            except Exception:  # noqa: BLE001 -- whatever it was, it may carry data
-                failed = True
-        if failed:
-            # Raised outside the handler: no __context__ chains the engine's own exception.
-            self._notify({"kind": "refused", "dataset": ds.name, "message": FAILED})
-            raise ReleaseFailed(FAILED)
-        return result, output
-
-    def _run_teaching(self, ds: Entry, mech: Mechanism, p: dict, epsilon: float, label: str,
-                      key: str):
-        """Teaching mode: the data is public, so run first, then record (overdraft allowed)."""
-        values = ds.input_for(mech)
-        try:
-            result = mech.run(values, p, self.rng)
-        except (ValueError, TypeError) as exc:
-            self._notify({"kind": "refused", "dataset": ds.name, "message": str(exc)})
-            raise
-        output = mech.outputs(result, p)
-        if mech.spent is not None and not math.isclose(
-                float(mech.spent(result, p)) * ds.unit_rows, epsilon, rel_tol=1e-9):
-            raise RuntimeError(f"{mech.name!r} spent a different epsilon than it was charged")
-        ledger = self._ledgers[ds.name]
-        try:
-            ledger.spend(epsilon, label, key=f"{key}#{uuid.uuid4().hex}")
-            return result, output, False
-        except BudgetExceededError:
-            self._overdrafts[ds.name].append(Overdraft(epsilon, label, time.time()))
-            return result, output, True
+        """A sealed run on the data (:meth:`~dpwidgets.releasing.ReleasePipeline.run_sealed`)."""
+        return self._releases.run_sealed(ds, mech, p, epsilon)
 
     def close(self) -> None:
         """Close the ledgers' and the release store's database connections."""
-        for ledger in self._ledgers.values():
-            ledger.close()
-        if self._store is not None:
-            self._store.close()
+        self._budgets.close()
+        self._releases.close()
 
     def __repr__(self) -> str:
-        parts = ", ".join(
-            f"{n}: {self._ledgers[n].spent:.3g}/{self._ledgers[n].total_epsilon:.3g}"
-            for n in self._datasets
-        )
-        return f"Session(mode={self.mode!r}, ledger={self.ledger_path!r}, budgets={{{parts}}})"
+        return (f"Session(mode={self.mode!r}, ledger={self.ledger_path!r}, "
+                f"budgets={{{self._budgets.summary()}}})")
