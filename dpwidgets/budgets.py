@@ -5,20 +5,6 @@
 per budget by default, a curator's joint ledgers for an analyst's door), keeps the teaching-mode
 runs past a cap (:class:`~dpwidgets.mechanism.Overdraft`) and reports what is spent and what
 remains for a person to read. The cap itself is the ledger's to enforce, exactly.
-
-Examples
---------
->>> import numpy as np
->>> from dpwidgets.budgets import Budgets
->>> from dpwidgets.catalog import entry
->>> from dpwidgets.door import LedgerFiles
->>> budgets = Budgets(LedgerFiles(":memory:"))
->>> held = entry("scores", np.arange(6.0), None, "", "row", None, ())
->>> budgets.add(held.name, budgets.open(held, 1.0))
->>> budgets.ledger("scores").spend(0.8, "a count")
-True
->>> budgets.remaining("scores")
-0.2
 """
 
 from __future__ import annotations

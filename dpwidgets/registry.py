@@ -7,15 +7,6 @@ finds an entry by name (``None``: the first one added), and keeps each table's d
 that copied code can declare the table again (:meth:`~Registry.declaration`). It opens no
 budget: a :class:`~dpwidgets.session.Session` holds an entry once its ledger is open
 (:meth:`dpwidgets.session.Session.hold`).
-
-Examples
---------
->>> import numpy as np
->>> from dpwidgets.registry import Registry
->>> registry = Registry()
->>> registry.add(registry.dataset_entry("scores", np.arange(6.0), total_epsilon=1.0))
->>> registry.names, registry.get(None).shape
-(['scores'], (6,))
 """
 
 from __future__ import annotations
