@@ -17,7 +17,8 @@ engine                 :mod:`dpwidgets.engine.synth` (DPCopula, Li 2017, Alg. 1-
                        the margins through :mod:`dpwidgets.engine.histograms`
 :mod:`.display`        the Bokeh figures: margins, Kendall's τ heatmaps, range-query errors
 :mod:`.widget`         :class:`~.widget.SyntheticDataWidget`, the controller; beside it
-                       :mod:`.sources` (its tables), :mod:`.preview` (the free previews on the
+                       :mod:`.sources` (its tables), :mod:`.controls` (its controls and their
+                       layout), :mod:`.preview` (what a redraw runs; the free previews on the
                        stand-in), :mod:`.measures` (what it measures, Li 2017, §3.3.1) and
                        :mod:`.text` (what it says)
 :mod:`.standins`       Li 2017's tables (Gaussian dependence, §3.3.1; census-shaped, Fig. 3.3), the

@@ -28,13 +28,15 @@ from __future__ import annotations
 import math
 import zlib
 from collections.abc import Callable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 
 from ...engine.evaluation import encode, kendall_matrix, range_counts, shares, tau_rows
-from .display import binned, display_bins
+from .display import binned, display_bins, margin_band_data
 
-__all__ = ["Evaluation", "Measures", "bar_margins", "codes", "quality_values", "range_errors"]
+__all__ = ["Evaluation", "Measured", "Measures", "bar_margins", "bar_slice", "codes",
+           "margin_band", "output_margins", "quality_values", "range_errors", "table_margins"]
 
 #: How many tables (or query sets) a cache keeps before it starts again: a few synthetic
 #: tables, not a history of them.
@@ -90,6 +92,21 @@ class Evaluation:
             counts = range_counts(self.codes, *self.queries)
             self._answers = counts * self.scale if self.scale != 1.0 else counts
         return self._answers
+
+
+class Measured(NamedTuple):
+    """What :meth:`Measures.measure` found of the outputs a widget draws."""
+
+    #: The attributes released, in DPCopula's output order.
+    attrs: tuple[str, ...]
+    #: The random range queries over them (inclusive code bounds).
+    queries: tuple[np.ndarray, np.ndarray]
+    #: The reference's evaluation (None: no reference may be shown).
+    reference: Evaluation | None
+    #: Each output's evaluation, by method key.
+    evals: dict[str, Evaluation]
+    #: The relative range-count errors per method key (:func:`range_errors`).
+    errors: dict[str, np.ndarray]
 
 
 class Measures:
@@ -161,6 +178,21 @@ class Measures:
             self._synthetic[key] = hit
         return hit[1]
 
+    def measure(self, outputs: dict[str, dict], reference: np.ndarray | None,
+                columns: list[str], live: set[str], sanity_bound: float) -> Measured:
+        """Measure the DP ``outputs`` (by method key; ``live``: those from live runs) against
+        ``reference`` (a table with ``columns``, or ``None``), over DPCopula's attributes
+        and their released domains."""
+        main = outputs["dpcopula"]
+        attrs = tuple(main["columns"])
+        domains = {a: np.asarray(main["domains"][a]) for a in attrs}
+        queries = self.queries(attrs, domains)
+        ref = (self.reference(reference, columns, attrs, domains, queries)
+               if reference is not None else None)
+        evals = {key: self.synthetic(out, attrs, domains, queries, key in live)
+                 for key, out in outputs.items()}
+        return Measured(attrs, queries, ref, evals, range_errors(evals, ref, sanity_bound))
+
 
 def range_errors(evals: dict[str, Evaluation], reference: Evaluation | None,
                  sanity_bound: float) -> dict[str, np.ndarray]:
@@ -209,3 +241,54 @@ def bar_margins(column: Callable[[str], np.ndarray], attrs: Sequence[str],
         binned(shares(encode(column(a), domains[a]), int(domains[a].size)),
                display_bins(domains[a])[0])
         for a in attrs])
+
+
+def output_margins(output: dict, attrs: Sequence[str], domains: dict) -> np.ndarray:
+    """The margins of a DP output's synthetic table, bar by bar, attribute after attribute
+    (:func:`bar_margins`): what the accuracy panel plots.
+
+    Why the margins: they are what the first row draws, fixed in number by the public
+    domains, and every later use of a synthetic table (its range counts, its τ) builds on
+    them. The range-count errors are already a distribution over queries, and τ is on another
+    scale than a share (one median half-width over both would mean nothing).
+    """
+    data = output["data"]
+    return bar_margins(lambda a: data[a], attrs, domains)
+
+
+def table_margins(table: np.ndarray, columns: list[str], attrs: Sequence[str],
+                  domains: dict) -> np.ndarray:
+    """The margins of a public table (the stand-in; ``columns`` are its columns), bar by bar,
+    aligned with :func:`output_margins`."""
+    return bar_margins(lambda a: table[:, columns.index(a)], attrs, domains)
+
+
+def bar_slice(attrs: Sequence[str], domains: dict, attr: str) -> slice | None:
+    """Where attribute ``attr``'s bars lie in :func:`bar_margins` over ``attrs`` (``None``: not
+    one of them).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> bar_slice(["a", "b"], {"a": np.arange(3), "b": np.arange(2)}, "b")
+    slice(3, 5, None)
+    """
+    offset = 0
+    for a in attrs:
+        size = display_bins(domains[a])[0].size
+        if a == attr:
+            return slice(offset, offset + size)
+        offset += size
+    return None
+
+
+def margin_band(estimate, attrs: Sequence[str], domains: dict, attr: str) -> dict | None:
+    """The ``margin_band`` source of attribute ``attr``'s slice of an accuracy estimate's band
+    over :func:`output_margins` (``estimate``: an accuracy preview, or ``None``: the empty
+    band); ``None`` when ``attr`` is not one of ``attrs``."""
+    if estimate is None:
+        return margin_band_data()
+    cut = bar_slice(attrs, domains, attr)
+    if cut is None:
+        return None
+    return margin_band_data(domains[attr], estimate.now.low[cut], estimate.now.high[cut])

@@ -124,6 +124,21 @@ class TableFacts:
     sanity: float
     hybrid: bool
 
+    def chosen(self, attributes) -> tuple[str, ...]:
+        """``attributes`` (default: every column) in the table's column order.
+
+        Raises
+        ------
+        ValueError
+            One of ``attributes`` is not a column.
+        """
+        chosen = list(attributes or self.columns)
+        unknown = [a for a in chosen if a not in self.columns]
+        if unknown:
+            raise ValueError(f"attributes {unknown} are not columns of {self.name!r}: "
+                             f"{self.columns}")
+        return tuple(c for c in self.columns if c in chosen)
+
 
 def teaching_table(session: Session, key: str, n: int) -> TableFacts:
     """The public teaching table ``key`` of :data:`DATASETS` with ``n`` records, added to

@@ -23,8 +23,13 @@ from ...ui.base import budget_parts, fold
 from ...ui.base import g3 as _fmt
 from .params import PEER_INSTALL
 
-__all__ = ["banner", "dependence_titles", "live_note", "margin_titles", "peer_text",
-           "quality_html", "split_note", "stats"]
+__all__ = ["ACCURACY_WHAT", "banner", "dependence_titles", "laplace_note", "live_note",
+           "margin_titles", "peer_refusal", "peer_text", "quality_html", "split_note", "stats"]
+
+#: What the accuracy panel's values are (the margins of
+#: :func:`~dpwidgets.families.synth.measures.output_margins`).
+ACCURACY_WHAT = ("the synthetic table's margins (the share of the records in each bar of the "
+                 "margin panel, every chosen attribute)")
 
 
 def peer_text(available: bool) -> str:
@@ -34,6 +39,44 @@ def peer_text(available: bool) -> str:
                 "mbi extra, at the same ε. Slow: minutes for AIM.</span>")
     return ("AIM and MST (McKenna et al.) come from OpenDP's mbi extra, which is not "
             f"installed here: {PEER_INSTALL}.")
+
+
+def peer_refusal(installed: bool, drawn: str | None) -> str | None:
+    """Why the peers' button does nothing (HTML), or ``None`` when it may run: the mbi extra is
+    not ``installed``, or what is ``drawn`` (``"teaching"``, ``"preview"``, ``"release"``, or
+    ``None``: nothing yet) is no live run or preview to compare with.
+
+    Examples
+    --------
+    >>> peer_refusal(True, "preview") is None, "Refused" in peer_refusal(True, "release")
+    (True, True)
+    """
+    if not installed:
+        return (f"<div class='dpw-error'><b>Not installed.</b> "
+                f"{html.escape(peer_text(False))}</div>")
+    if drawn is None or drawn == "release":
+        return ("<div class='dpw-error'><b>Refused.</b> AIM/MST are compared on a live run or "
+                "a preview, never released beside DPCopula.</div>")
+    return None
+
+
+def laplace_note(cells: float | None, limit: float) -> str | None:
+    """Why the Laplace baseline on the full-domain histogram is not run: no declared domains
+    (``cells`` is ``None``) or more ``cells`` than its ``limit``; ``None``: it runs.
+
+    Examples
+    --------
+    >>> laplace_note(1e4, 1e7) is None, laplace_note(None, 1e7).endswith("histogram fits")
+    (True, True)
+    """
+    if cells is None:
+        return ("Laplace on the full-domain histogram: not run — it needs declared domains "
+                "to check that the histogram fits")
+    if cells > limit:
+        return (f"Laplace on the full-domain histogram: not run — {cells:.3g} cells do not fit "
+                f"in memory (limit {limit:.0e}); that is why DPCopula models margins and "
+                f"dependence instead")
+    return None
 
 
 def split_note(epsilon: float, k: float, m: int) -> str:

@@ -34,8 +34,9 @@ output.
 
 The controller is this module; what it is built from lives beside it in
 :mod:`dpwidgets.families.synth`: the tables it runs on (``sources``), the controls'
-declarations (``params``), the free previews (``preview``), what it measures (``measures``),
-what it says (``text``) and the figures (``display``).
+declarations (``params``), the controls and their layout (``controls``), what a redraw runs and
+the free previews (``preview``), what it measures (``measures``), what it says (``text``) and
+the figures (``display``).
 
 Examples
 --------
@@ -49,30 +50,28 @@ Examples
 
 from __future__ import annotations
 
-import asyncio
-import html
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
-import ipywidgets as ipw
 import numpy as np
 
 from ...session import Release, Session
 from ...ui import figures
 from ...ui.accuracy import Accuracy
-from ...ui.base import CAUGHT, ReleaseWidget, one_of
+from ...ui.base import CAUGHT, ReleaseWidget
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
-from ...ui.controls import control_for
-from . import display, measures, text
+from . import display, measures, preview, text
 from . import params as synth_params
-from .params import (
-    DPCopulaParams,
-    LaplaceHistogramSynthParams,
-    PeerSynthParams,
-    publisher_name,
-    publisher_options,
+from .controls import (
+    SynthControls,
+    Throttle,
+    check_arguments,
+    fit_margin,
+    in_kernel,
+    lay_out,
+    offer_columns,
 )
-from .preview import Previews
+from .params import publisher_options
+from .preview import MECHANISMS, Previews
 from .sources import DATASETS, TableFacts, TableSource, declared_table, teaching_table
 from .spec import synthetic_frame
 
@@ -82,47 +81,8 @@ __all__ = ["DATASETS", "SyntheticDataWidget", "TableSource"]
 #: dpwidgets.families.synth.params.
 _publisher_options = publisher_options
 
-#: The session mechanism of each method key.
-_METHOD_NAMES = {"dpcopula": "dpcopula", "independent": "independent_synth",
-                 "laplace": "laplace_histogram_synth", "peer": "peer_synth"}
 #: Synthetic rows of a live run while the controls move (a public choice).
 LIVE_ROWS = 10_000
-
-
-class _Soon:
-    """Run ``callback`` shortly after the first :meth:`trigger`; triggers before it runs join
-    that run (a throttle: while a slider moves, one live redraw at a time, which reads the
-    controls when it runs). Needs a running event loop (a kernel)."""
-
-    def __init__(self, callback: Callable[[], None], delay: float = 0.02):
-        self.callback = callback
-        self.delay = float(delay)
-        self._handle: asyncio.TimerHandle | None = None
-
-    def trigger(self) -> None:
-        if self._handle is None:
-            self._handle = asyncio.get_running_loop().call_later(self.delay, self._fire)
-
-    def cancel(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
-
-    def _fire(self) -> None:
-        self._handle = None
-        self.callback()
-
-
-def _check_arguments(method, live_rows, n_queries, sanity_bound) -> None:
-    """Refuse a constructor argument the widget cannot use, naming it."""
-    one_of("method", method, ("kendall", "mle"))
-    if live_rows is not None and not (isinstance(live_rows, int) and live_rows >= 100):
-        raise ValueError(f"live_rows must be an integer >= 100 or None, got {live_rows!r}")
-    if not (isinstance(n_queries, int) and n_queries >= 1):
-        raise ValueError(f"n_queries must be an integer >= 1, got {n_queries!r}")
-    if sanity_bound is not None and not (
-            isinstance(sanity_bound, int | float) and sanity_bound > 0):
-        raise ValueError(f"sanity_bound must be a number > 0, got {sanity_bound!r}")
 
 
 class SyntheticDataWidget(ReleaseWidget):
@@ -226,7 +186,7 @@ class SyntheticDataWidget(ReleaseWidget):
         live_rows: int | None = LIVE_ROWS,
         debounce: float = 0.15,
     ):
-        _check_arguments(method, live_rows, n_queries, sanity_bound)
+        check_arguments(method, live_rows, n_queries, sanity_bound)
         self._setup(session, debounce=debounce)
         self.n = int(n)
         self.n_queries = int(n_queries)
@@ -238,7 +198,7 @@ class SyntheticDataWidget(ReleaseWidget):
         self._syncing = False
         self.live_rows = live_rows
         self._live_run = False  # True during a live step
-        self._live_timer = _Soon(self._live_step)
+        self._live_timer = Throttle(self._live_step)
         self.outputs: dict[str, dict] = {}
 
         if dataset is not None:
@@ -247,99 +207,21 @@ class SyntheticDataWidget(ReleaseWidget):
         self.data = self._data_dropdown(
             dataset, data, DATASETS, needs="a DataFrame added with session.add_dataset and a "
             "public stand_in, and domains=")
-        self._build_controls(epsilon=epsilon, k=k, method=method, publisher=publisher,
-                             compare=compare)
+        SynthControls.build(teaching=session.teaching, epsilon=epsilon, k=k, method=method,
+                            publisher=publisher, compare=compare).attach(self)
         self._init = {"attributes": attributes, "margin": margin, "hybrid": hybrid}
         self.figure = display.synth_figure()
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
         self.select_data(initial=True)
-        self._lay_out()
+        self._assemble([self.banner, lay_out(self), self.message, self.plot, self.quality,
+                        self.stats], "dpw-synth")
         self._watch(self.controls_changed, self.method, self.publisher, self.epsilon, self.k,
                     self.hybrid, self.attributes, self.compare, self.show_truth)
         self._watch(self.data_changed, self.data)
         self._watch(self._on_margin, self.margin)
         self.peer_button.on_click(lambda _b: self.run_peer())
         self.redraw()
-
-    def _build_controls(self, *, epsilon: float, k: float, method: str, publisher: str,
-                        compare: bool) -> None:
-        """The controls: the mechanism parameters' from their declarations (the ``Params`` of
-        :mod:`dpwidgets.families.synth.params`), and the widget's own (the attributes, the
-        hybrid, what to compare and to show, the peers)."""
-        style = {"description_width": "initial"}
-        self.method = control_for(DPCopulaParams, "method", method,
-                                  layout=ipw.Layout(width="440px"))
-        self.epsilon = control_for(DPCopulaParams, "epsilon", epsilon)
-        # 0.08-80: the text's k = 8 lies on the log slider's grid (shown as "8", not "7.9").
-        self.k = control_for(DPCopulaParams, "k", k, min_epsilon=0.08, max_epsilon=80.0)
-        self.k.remove_class("dpw-epsilon")  # a ratio on the budget's slider, not a budget
-        self.k_note = ipw.HTML()
-        self.k_note.add_class("dpw-split-note")
-        pubs = publisher_options(1)
-        publisher = publisher_name(publisher)
-        if publisher not in {v for _, v in pubs}:
-            raise ValueError(f"publisher must be one of {sorted(v for _, v in pubs)}, got "
-                             f"{publisher!r}")
-        self.publisher = control_for(DPCopulaParams, "publisher", publisher,
-                                     layout=ipw.Layout(width="300px"))
-        # The hybrid is a threshold (10, or None: off) shown as a switch.
-        self.hybrid = ipw.Checkbox(value=True, description="hybrid: partition by attributes "
-                                   "with < 10 values (Li 2017, Alg. 6)",
-                                   tooltip="Partition by the attributes with fewer than 10 "
-                                   "values where the released partition sizes support it "
-                                   "(Li 2017, Alg. 6)",
-                                   style=style,
-                                   layout=ipw.Layout(width="auto"))
-        self.hybrid.add_class("dpw-hybrid")
-        self.attributes = ipw.SelectMultiple(options=[], description="attributes", rows=4,
-                                             style=style, layout=ipw.Layout(width="300px"))
-        self.attributes.add_class("dpw-attributes")
-        self.margin = ipw.Dropdown(options=[], description="margin of", style=style,
-                                   layout=ipw.Layout(width="260px"))
-        self.margin.add_class("dpw-margin")
-        self.compare = ipw.Checkbox(value=bool(compare), description="compare with the "
-                                    "baselines", style=style, layout=ipw.Layout(width="auto"))
-        self.compare.add_class("dpw-compare")
-        teaching = self.session.teaching
-        self.show_truth = ipw.Checkbox(
-            value=True, description="show the real table", disabled=not teaching,
-            style=style, layout=ipw.Layout(display=None if teaching else "none",
-                                           width="auto"))
-        self._build_peer_controls()
-
-    def _build_peer_controls(self) -> None:
-        """The peers' row: AIM or MST (OpenDP's mbi extra), disabled with the reason without
-        it."""
-        available = synth_params.peers_available()
-        self.peer_method = control_for(PeerSynthParams, "method", "mst", disabled=not available,
-                                       layout=ipw.Layout(width="160px"))
-        self.peer_method.remove_class("dpw-method")  # that is DPCopula's method
-        self.peer_method.add_class("dpw-peer-method")
-        self.peer_button = ipw.Button(
-            description="Run AIM / MST" if available else "AIM / MST: not installed",
-            disabled=not available, icon="play" if available else "ban",
-            tooltip=("Run today's peers (OpenDP mbi) at the same ε" if available
-                     else f"needs {synth_params.PEER_INSTALL}"),
-            layout=ipw.Layout(width="auto"))
-        self.peer_button.add_class("dpw-peer")
-        self.peer_note = ipw.HTML(text.peer_text(available))
-        self.peer_note.add_class("dpw-peer-note")
-
-    def _lay_out(self) -> None:
-        controls = ipw.VBox([
-            self.data,
-            ipw.HBox([self.method, self.publisher]),
-            ipw.HBox([self.compare, self.show_truth]),
-            ipw.HBox([self.epsilon, self.epsilon_note]),
-            ipw.HBox([self.k, self.k_note]),
-            ipw.HBox([self.attributes, ipw.VBox([self.hybrid, self.margin])]),
-            ipw.HBox([self.release_button, self.status]),
-            ipw.HBox([self.peer_method, self.peer_button, self.peer_note]),
-        ])
-        controls.add_class("dpw-controls")
-        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
-                        self.stats], "dpw-synth")
 
     # -- data ------------------------------------------------------------------------------
     def select_data(self, initial: bool = False) -> None:
@@ -352,25 +234,11 @@ class SyntheticDataWidget(ReleaseWidget):
         self.domains = facts.domains
         self.sanity_bound = float(self._sanity_given or facts.sanity)
         init = self._init if initial else {}
-        chosen = list(init.get("attributes") or self.columns)
-        unknown = [a for a in chosen if a not in self.columns]
-        if unknown:
-            raise ValueError(f"attributes {unknown} are not columns of {self.dataset!r}: "
-                             f"{self.columns}")
+        chosen = facts.chosen(init.get("attributes"))
+        hybrid = init.get("hybrid")
         with self._setting():
-            self.attributes.options = self.columns
-            self.attributes.rows = min(max(len(self.columns), 2), 9)
-            self.attributes.value = tuple(c for c in self.columns if c in chosen)
-            hybrid = init.get("hybrid")
-            self.hybrid.value = bool(facts.hybrid if hybrid is None else hybrid)
-            self._fit_margin(init.get("margin"))
-
-    def _fit_margin(self, wanted: str | None = None) -> None:
-        attrs = list(self.attributes.value)
-        current = wanted or self.margin.value
-        self.margin.options = attrs
-        if attrs:
-            self.margin.value = current if current in attrs else attrs[0]
+            offer_columns(self, self.columns, chosen, margin=init.get("margin"),
+                          hybrid=bool(facts.hybrid if hybrid is None else hybrid))
 
     # -- parameters ------------------------------------------------------------------------
     @property
@@ -378,17 +246,11 @@ class SyntheticDataWidget(ReleaseWidget):
         """The chosen attributes, in the dataset's order."""
         return [c for c in self.columns if c in self.attributes.value]
 
-    def _base_params(self) -> dict:
-        attrs = self.selected
-        p: dict = {"epsilon": float(self.epsilon.value), "attributes": attrs}
-        if self.domains is not None:
-            p["domains"] = {a: self.domains[a] for a in attrs}
-        return p
-
     @property
     def params(self) -> dict:
         """Parameters of the DPCopula release (all public)."""
-        return {**self._base_params(), "method": self.method.value, "k": float(self.k.value),
+        return {**preview.base_params(self.epsilon.value, self.selected, self.domains),
+                "method": self.method.value, "k": float(self.k.value),
                 "publisher": self.publisher.value,
                 "hybrid_threshold": 10 if self.hybrid.value else None}
 
@@ -398,7 +260,7 @@ class SyntheticDataWidget(ReleaseWidget):
         if key == "dpcopula":
             p = self.params
         else:
-            p = self._base_params()
+            p = preview.base_params(self.epsilon.value, self.selected, self.domains)
             if key == "peer":
                 p["method"] = self.peer_method.value
             elif key == "independent":
@@ -409,34 +271,14 @@ class SyntheticDataWidget(ReleaseWidget):
 
     def comparisons(self) -> tuple[list[str], dict[str, str]]:
         """The baselines run beside DPCopula, and a note for each one that is not."""
-        if not self.compare.value:
-            return [], {}
-        keys, notes = ["independent"], {}
-        cells = (None if self.domains is None
-                 else math.prod(int(self.domains[a].size) for a in self.selected))
-        limit = LaplaceHistogramSynthParams.default("max_cells")  # what the baseline allows
-        if cells is None:
-            notes["laplace"] = ("Laplace on the full-domain histogram: not run — it needs "
-                                "declared domains to check that the histogram fits")
-        elif cells > limit:
-            notes["laplace"] = (f"Laplace on the full-domain histogram: not run — "
-                                f"{cells:.3g} cells do not fit in memory (limit {limit:.0e}); "
-                                f"that is why DPCopula models margins and dependence instead")
-        else:
-            keys.append("laplace")
-        return keys, notes
+        return preview.comparisons(self.compare.value, self.selected, self.domains)
 
     # -- events ----------------------------------------------------------------------------
     def _phased(self) -> bool:
         """Whether a change draws a live run first: in a kernel (a running event loop), with a
         debounce, and ``live_rows`` fewer than the table's rows."""
-        if self.live_rows is None or self._debouncer.delay <= 0:
-            return False
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return False
-        return self.live_rows < self.session.size(self.dataset)
+        return (self.live_rows is not None and self._debouncer.delay > 0 and in_kernel()
+                and self.live_rows < self.session.size(self.dataset))
 
     def controls_changed(self, change=None) -> None:
         if self._quiet(change):
@@ -444,7 +286,7 @@ class SyntheticDataWidget(ReleaseWidget):
         self.message.value = ""
         if change is not None and change.get("owner") is self.attributes:
             with self._setting():
-                self._fit_margin()
+                fit_margin(self.attributes, self.margin)
         if self._phased():
             self._live_timer.trigger()  # at once, fewer rows ...
         super().controls_changed(change)  # ... and the full tables after the debounce
@@ -475,7 +317,8 @@ class SyntheticDataWidget(ReleaseWidget):
     def _on_margin(self, change=None) -> None:
         if self._syncing:
             return
-        self._draw_margin()
+        if self._view is not None:
+            self._view.draw_margin(self.figure, self.margin.value)
         if getattr(self, "accuracy_preview", None) is not None:
             self._margin_band(self.accuracy_preview)  # the drawn attribute's slice
 
@@ -510,29 +353,25 @@ class SyntheticDataWidget(ReleaseWidget):
         """Run the peer chosen in ``peer_method`` (AIM or MST, OpenDP's mbi extra) at the same
         ε and add it to the comparison. Teaching: a charged release; analyst: a free preview
         on the stand-in (beside the preview, never released). Needs ``opendp[mbi]``."""
-        if not synth_params.peers_available():
-            self.message.value = (f"<div class='dpw-error'><b>Not installed.</b> "
-                                  f"{html.escape(text.peer_text(False))}</div>")
-            return None
-        if self._view is None or self._view.where == "release":
-            self.message.value = ("<div class='dpw-error'><b>Refused.</b> AIM/MST are compared "
-                                  "on a live run or a preview, never released beside "
-                                  "DPCopula.</div>")
+        refused = text.peer_refusal(synth_params.peers_available(),
+                                    None if self._view is None else self._view.where)
+        if refused:
+            self.message.value = refused
             return None
         params = self.params_for("peer")
         try:
             if self.session.teaching:
-                output = self.session.release(self.dataset, "peer_synth", run=self._run,
-                                              **params).output
+                release = self.session.release(self.dataset, "peer_synth", run=self._run,
+                                               **params)
             else:
-                output = self._preview_run("peer_synth", **params).output
+                release = self._preview_run("peer_synth", **params)
         except CAUGHT as exc:
             self._show_error(exc)
             return None
         view = self._view
-        self.draw({**view.outputs, "peer": output}, view.notes, view.reference_table,
-                   where=view.where, live=view.live)
-        return output
+        self.draw({**view.outputs, "peer": release.output}, view.notes, view.reference_table,
+                  where=view.where, live=view.live)
+        return release.output
 
     def compute(self) -> tuple[dict, dict, np.ndarray | None, str]:
         """The engine part of a redraw: the DP outputs by method key, notes on the baselines not
@@ -546,63 +385,37 @@ class SyntheticDataWidget(ReleaseWidget):
         """
         ds = self.dataset
         keys, notes = self.comparisons()
-        keys = ["dpcopula", *keys]
-        live = self._live_run
+        params = {key: self.params_for(key, live=self._live_run) for key in ["dpcopula", *keys]}
         if self.session.teaching:
-            releases = {key: self.session.release(ds, _METHOD_NAMES[key], run=self._run,
-                                                  **self.params_for(key, live=live))
-                        for key in keys}
+            releases = {key: self.session.release(ds, MECHANISMS[key], run=self._run, **p)
+                        for key, p in params.items()}
             self._last_releases = list(releases.values())
             reference = self.session.public_view(ds) if self.show_truth.value else None
             return ({k: r.output for k, r in releases.items()}, notes, reference, "teaching")
-        outputs = {key: self._previews.output(ds, _METHOD_NAMES[key],
-                                              self.params_for(key, live=live))
-                   for key in keys}
+        outputs = {key: self._previews.output(ds, MECHANISMS[key], p)
+                   for key, p in params.items()}
         return outputs, notes, self.session.stand_in(ds), "preview"
 
     # -- accuracy before spending (analyst) -------------------------------------------------
     @property
     def accuracy_model(self) -> Accuracy:
-        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        what = ("the synthetic table's margins (the share of the records in each bar of "
-                "the margin panel, every chosen attribute)")
-        return Accuracy(what, self._margins, self._stand_in_margins,
-                        band=self._margin_band)
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`): a
+        preview's synthetic margins (:func:`~dpwidgets.families.synth.measures.output_margins`)
+        against the stand-in's, the drawn attribute's slice shaded on the synthetic margin."""
+        return Accuracy(
+            text.ACCURACY_WHAT,
+            lambda release: measures.output_margins(release.output, self.selected,
+                                                    self.domains),
+            lambda: measures.table_margins(self.session.stand_in(self.dataset), self.columns,
+                                           self.selected, self.domains),
+            band=self._margin_band)
 
-    def _margins(self, release: Release) -> np.ndarray:
-        """The margins of a preview's synthetic table, bar by bar, attribute after attribute.
-
-        Why the margins: they are what the first row draws, fixed in number by the public
-        domains, and every later use of a synthetic table (its range counts, its τ) builds on
-        them. The range-count errors are already a distribution over queries, and τ is on
-        another scale than a share (one median half-width over both would mean nothing). The
-        slice of the attribute drawn is shaded on the synthetic margin.
-        """
-        data = release.output["data"]
-        return measures.bar_margins(lambda a: data[a], self.selected, self.domains)
-
-    def _stand_in_margins(self) -> np.ndarray:
-        """The stand-in's own margins, bar by bar."""
-        table = self.session.stand_in(self.dataset)
-        return measures.bar_margins(lambda a: table[:, self.columns.index(a)], self.selected,
-                                    self.domains)
-
-    def _margin_band(self, preview) -> None:
+    def _margin_band(self, estimate) -> None:
         """Shade the drawn attribute's slice of the band on the synthetic margin (None:
         remove it)."""
-        if preview is None:
-            figures.update(self.figure, display.margin_band_data())
-            return
-        attr = self.margin.value
-        offset = 0
-        for a in self.selected:
-            size = display.display_bins(self.domains[a])[0].size
-            if a == attr:
-                cut = slice(offset, offset + size)
-                figures.update(self.figure, display.margin_band_data(
-                    self.domains[a], preview.now.low[cut], preview.now.high[cut]))
-                return
-            offset += size
+        band = measures.margin_band(estimate, self.selected, self.domains, self.margin.value)
+        if band is not None:
+            figures.update(self.figure, band)
 
     # -- drawing ---------------------------------------------------------------------------
     def _queries(self, attrs: tuple[str, ...], domains: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -610,36 +423,27 @@ class SyntheticDataWidget(ReleaseWidget):
         return self._measures.queries(attrs, domains)
 
     def draw(self, outputs: dict, notes: dict, reference: np.ndarray | None, *,
-              where: str, live: Sequence[str] | None = None) -> None:
+             where: str, live: Sequence[str] | None = None) -> None:
         """Draw ``outputs`` (by method key) against ``reference`` (``None``: none may be
         shown). ``live``: the keys drawn from live runs (default: all of them during a live
         step, none otherwise)."""
         live = set(outputs if self._live_run else ()) if live is None else set(live)
-        main = outputs["dpcopula"]
-        attrs = tuple(main["columns"])
-        domains = {a: np.asarray(main["domains"][a]) for a in attrs}
-        queries = self._queries(attrs, domains)
-        ref = (self._measures.reference(reference, self.columns, attrs, domains, queries)
-               if reference is not None else None)
-        evals = {key: self._measures.synthetic(out, attrs, domains, queries, key in live)
-                 for key, out in outputs.items()}
-        errors = measures.range_errors(evals, ref, self.sanity_bound)
+        m = self._measures.measure(outputs, reference, self.columns, live, self.sanity_bound)
+        n_queries = len(m.queries[0])
         self.outputs = dict(outputs)
         self._view = display.SyntheticDisplay.from_measures(
-            outputs, notes, evals=evals, errors=errors, n_queries=len(queries[0]),
-            sanity_bound=self.sanity_bound, where=where, reference=ref,
+            outputs, notes, evals=m.evals, errors=m.errors, n_queries=n_queries,
+            sanity_bound=self.sanity_bound, where=where, reference=m.reference,
             reference_table=reference, live=live)
         self._view.draw(self.figure, margin=self.margin.value)
-        self.quality_values, later = measures.quality_values(ref, evals, errors, attrs, live)
+        self.quality_values, later = measures.quality_values(m.reference, m.evals, m.errors,
+                                                             m.attrs, live)
         self.quality.value = text.quality_html(
-            self.quality_values, notes, where, live=live, later=later,
-            n_queries=len(queries[0]), sanity_bound=self.sanity_bound)
+            self.quality_values, notes, where, live=live, later=later, n_queries=n_queries,
+            sanity_bound=self.sanity_bound)
+        main = outputs["dpcopula"]
         what, budget = text.stats(main, live=self._live_run)
         self._set_stats(where, what, main["guarantee"], budget)
-
-    def _draw_margin(self) -> None:
-        if self._view is not None:
-            self._view.draw_margin(self.figure, self.margin.value)
 
     # -- text ------------------------------------------------------------------------------
     def update_banner(self) -> None:
