@@ -19,9 +19,10 @@ engine                 :mod:`dpwidgets.engine.personalized`: Minimum, Threshold,
 :mod:`.display`        the Bokeh figure: the privacy vector, the partitions, asked vs enjoyed
                        budgets, the histogram, the relative frequency error against ε_T
                        (Li 2017, Fig. 5.2-5.5)
-:mod:`.widget`         :class:`~.widget.PersonalizedWidget`, with its public data sets
-                       (:mod:`.sources`), its text (:mod:`.text`) and the error measure of its
-                       previews and teaching runs (:mod:`.preview`)
+:mod:`.widget`         :class:`~.widget.PersonalizedWidget`, with its controls (:mod:`.controls`),
+                       its public data sets and table facts (:mod:`.sources`), the privacy
+                       vector in force (:mod:`.vectors`), its text (:mod:`.text`) and the error
+                       measure of its previews and teaching runs (:mod:`.preview`)
 :mod:`.standins`       Li 2017, §5.3.1's privacy vectors, census-like count and logistic tasks,
                        the fair survey (Fair 1978), and the public stand-in of a table
                        ``[value, budget]`` (:func:`~.standins.personalized_stand_in`)

@@ -5,7 +5,8 @@ threshold markers; :func:`partition_blocks`, :func:`sorted_sample` and :func:`bu
 the numpy post-processing the widget draws. The left-hand panels (the privacy vector, the
 partitions, the enjoyed budgets) depend on the public privacy vector only.
 :class:`PersonalizedDisplay` is the same as an object: built once from the releases (or
-previews) of every method shown and their public plans, then only drawn.
+previews) of every method shown and their public plans, then only drawn;
+:class:`ChangedSources` draws it sending only the sources that changed.
 """
 
 from __future__ import annotations
@@ -20,13 +21,13 @@ from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 
 from ...ui.figures import TOOLS as _TOOLS
-from ...ui.figures import Display, FigureHandle, show_panels
+from ...ui.figures import Display, FigureHandle, show_panels, update
 from ...ui.figures import source as _source
 
-__all__ = ["METHOD_COLOURS", "PersonalizedDisplay", "PersonalizedFigure", "accuracy_plot_data",
-           "budget_colour", "budget_used", "histogram_band_data", "histogram_plot_data",
-           "partition_blocks", "personalized_figure", "sorted_plot_data", "sorted_sample",
-           "strips_plot_data", "vector_plot_data"]
+__all__ = ["METHOD_COLOURS", "ChangedSources", "PersonalizedDisplay", "PersonalizedFigure",
+           "accuracy_plot_data", "budget_colour", "budget_used", "histogram_band_data",
+           "histogram_plot_data", "partition_blocks", "personalized_figure", "sorted_plot_data",
+           "sorted_sample", "strips_plot_data", "vector_plot_data"]
 
 #: One colour per method (the error panel, the enjoyed line, the strips' outlines).
 METHOD_COLOURS = {
@@ -559,3 +560,46 @@ class PersonalizedDisplay(Display):
         handle.set_titles(**self.titles)
         show_panels(handle.panels, accuracy=self.show_accuracy)
         return handle
+
+
+def _same_column(a, b) -> bool:
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        a, b = np.asarray(a), np.asarray(b)
+        return a.dtype == b.dtype and a.shape == b.shape and bool(np.array_equal(a, b))
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_same_column(x, y) for x, y in zip(a, b, strict=True))
+    return a == b
+
+
+class ChangedSources:
+    """The ``assign`` of :meth:`PersonalizedDisplay.draw` for a widget's figure: the sources
+    whose columns differ from what it assigned last go to :func:`~dpwidgets.ui.figures.update`,
+    the others are left alone (each update is a document event; moving ε_T leaves the privacy
+    vector, most strips and the reference alone).
+
+    Examples
+    --------
+    >>> handle = personalized_figure()
+    >>> assign = ChangedSources(handle)
+    >>> assign({"truth": {"x": [0.5], "y": [2.0]}})
+    ['truth']
+    >>> assign({"truth": {"x": [0.5], "y": [2.0]}})
+    []
+    """
+
+    def __init__(self, handle: FigureHandle) -> None:
+        self.handle = handle
+        self._drawn: dict[str, dict] = {}
+
+    def __call__(self, data: dict) -> list[str]:
+        """Assign the sources of ``data`` that changed; their names."""
+        changed = {}
+        for name, columns in data.items():
+            last = self._drawn.get(name)
+            if last is None or last.keys() != columns.keys() or not all(
+                    _same_column(last[k], columns[k]) for k in columns):
+                changed[name] = columns
+                self._drawn[name] = columns
+        if changed:
+            update(self.handle, changed)
+        return list(changed)

@@ -22,7 +22,8 @@ from ...ui.base import g3 as _fmt
 from .display import budget_used
 from .params import METHOD_LABELS
 
-__all__ = ["BANNERS", "METHODS", "banner_html", "quality_html", "stats_text"]
+__all__ = ["ABOVE_PUBLIC_VECTOR", "BANNERS", "METHODS", "NO_SHARE", "banner_html",
+           "most_epsilon_text", "quality_html", "stats_text"]
 
 #: Methods: dropdown label.
 METHODS = {
@@ -51,6 +52,16 @@ BANNERS = {
                "one release per group at its smallest budget, combined by inverse-variance "
                "weights.",
 }
+
+#: The custom privacy vector's refusal when no group has a share.
+NO_SHARE = ("group shares: all three are 0; accepted: shares in [0, 1], at least one above 0 "
+            "(they are normalised to sum to 1).")
+
+#: The refusal of a release whose privacy vector asks more than the public one.
+ABOVE_PUBLIC_VECTOR = (
+    "budgets exceed the public privacy vector (the budget column of the dataset's public "
+    "stand-in): a release may protect a record more than it asked, never less. Nothing was "
+    "charged.")
 
 
 def banner_html(method: str, per_unit: str) -> str:
@@ -117,3 +128,15 @@ def stats_text(plan) -> str:
     eps = ", ".join(_fmt(e) for e in plan.epsilons[:8]) + (" …" if k > 8 else "")
     return (f"{k} release(s) at ε = {eps}; largest per-record loss (the ledger's charge) "
             f"{_fmt(float(np.max(plan.enjoyed)))}")
+
+
+def most_epsilon_text(top: float) -> str:
+    """Why the accuracy panel stops at ``top``, the largest budget any record asks for (a
+    public number: the privacy vector is public).
+
+    Examples
+    --------
+    >>> most_epsilon_text(1.0)
+    'no record asks for more than ε = 1'
+    """
+    return f"no record asks for more than ε = {_fmt(top)}"
