@@ -12,6 +12,9 @@ engine                 :mod:`dpwidgets.engine.svt` (every variant, Alg. 1-7 of L
                        top-c by EM or SVT-ReTr), :mod:`dpwidgets.engine.attacks` (GPTT, Chen 2018,
                        Alg. 6-7), :mod:`dpwidgets.engine.audit` (the empirical privacy-loss audit)
 :mod:`.display`        the Bokeh figures: an SVT run, the budget split, top-c, the attack
+:mod:`.preview`        what the explorer computes on public numbers: the variants' descriptions,
+                       the threshold rule, the top-c panel's comparison runs and rates
+:mod:`.controls`       the explorer's controls and their layout; :mod:`.text` its banners and notes
 :mod:`.widget`         :class:`~.widget.SVTExplorer` (and :class:`~.attack.AttackDemo`)
 :mod:`.standins`       Zipf item scores (Lyu, Su & Li 2017, §6), Zipf-like histograms (Chen 2018,
                        Table 3.1)

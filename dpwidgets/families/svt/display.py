@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 import numpy as np
-from bokeh.layouts import row
+from bokeh.layouts import column, row
 from bokeh.models import (
     FactorRange,
     FixedTicker,
@@ -28,7 +28,7 @@ from ...ui.figures import source as _source
 from .params import default_share
 
 __all__ = ["ATTACK_METHODS", "SVTRunDisplay", "TOPC_METHODS", "attack_figure", "attack_plot_data",
-           "comparison_noise_std", "split_figure", "split_plot_data", "svt_figure", "svt_plot_data",
+           "comparison_noise_std", "explorer_figure", "split_figure", "split_plot_data", "svt_figure", "svt_plot_data",
            "topc_band_data", "topc_figure", "topc_plot_data"]
 
 
@@ -386,6 +386,25 @@ def topc_band_data(low: np.ndarray | None = None,
 def topc_plot_data(rates: Mapping[str, tuple[float, float]]) -> dict[str, dict[str, list]]:
     """Columns for :func:`topc_figure` from ``{method: (fnr, ser)}``."""
     return {"rates": _rate_columns(TOPC_METHODS, rates, ("fnr", "ser"), "{:.2f}".format)}
+
+
+def explorer_figure() -> tuple[FigureHandle, figure]:
+    """The SVT explorer's one layout (one BokehModel): the run above, the budget split and
+    top-c side by side below. Its sources are the three figures'; the top-c panel is returned
+    too, as the explorer retitles it (preview, whiskers, after a release).
+
+    Examples
+    --------
+    >>> handle, topc = explorer_figure()
+    >>> "rates" in handle.sources and "curve" in handle.sources, topc.title.text
+    (True, 'Top-c: SVT vs exponential mechanism')
+    """
+    svt_handle = svt_figure()
+    split_handle = split_figure()
+    topc_handle = topc_figure()
+    layout = column(svt_handle.layout, row(split_handle.layout, topc_handle.layout))
+    sources = {**svt_handle.sources, **split_handle.sources, **topc_handle.sources}
+    return FigureHandle(layout, sources), topc_handle.layout
 
 
 # --------------------------------------------------------------------------------------------
