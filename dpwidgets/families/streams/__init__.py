@@ -21,8 +21,12 @@ engine                 :mod:`dpwidgets.engine.streams` (PeGaSus, Alg. 15, its Gr
                        :class:`~.tree.HierarchyDisplay`), computed once per redraw, drawn whole
                        or one step at a time
 :mod:`.widget`         :class:`~.widget.StreamWidget` (and :class:`~.hierarchy.HierarchyWidget`);
-                       its parts: :mod:`.timeline` (the play control), :mod:`.panels` (the windows
-                       and events panels), :mod:`.quality` (measures against a public truth)
+                       its parts: :mod:`.controls` (the controls and their layout), :mod:`.timeline`
+                       (the play control), :mod:`.panels` (the windows and events panels),
+                       :mod:`.quality` (measures against a public truth), :mod:`.text` (the banner,
+                       status, quality and stats lines)
+:mod:`.sources`        the teaching streams (:data:`~.sources.STREAMS`) and the check that a
+                       dataset is a stream
 :mod:`.standins`       streams shaped like the text's WiFi traces (Chen 2018, Table 5.1: Low_5,
                        Med_5, High_5, Multi_5) and the yearly sunspot numbers as counts
 =====================  ==============================================================================

@@ -27,82 +27,41 @@ dataset's public stand-in (same length; its own "truth", labelled as the stand-i
 Release button spends, once; after a release only DP output is drawn: no true count, no true
 event, no ROC (it would need the true events) -- the detections only.
 
-Where the parts are: the controls of the release parameters are built from their declaration
-(:class:`~dpwidgets.families.streams.params.PegasusParams`, with
-:func:`~dpwidgets.ui.controls.control_for`); the play control is in
-:mod:`~dpwidgets.families.streams.timeline`, the windows and events panels in
+Where the parts are: the teaching streams in :mod:`~dpwidgets.families.streams.sources`; the
+controls and their layout in :mod:`~dpwidgets.families.streams.controls`
+(the release parameters' built from their declaration,
+:class:`~dpwidgets.families.streams.params.PegasusParams`, with
+:func:`~dpwidgets.ui.controls.control_for`; the play control from
+:mod:`~dpwidgets.families.streams.timeline`); the windows and events panels in
 :mod:`~dpwidgets.families.streams.panels`, what is measured against a public truth in
 :mod:`~dpwidgets.families.streams.quality` (which, with the spec, calls the engine: the widget
-modules do not), the figures and their display (the one drawn is kept: playing redraws the
-live panel from it) in :mod:`~dpwidgets.families.streams.display`.
+modules do not), the banner, status and quality lines in :mod:`~dpwidgets.families.streams.text`,
+the figures and their display (the one drawn is kept: playing redraws the live panel from it) in
+:mod:`~dpwidgets.families.streams.display`.
 """
 
 from __future__ import annotations
 
-import html
-import zlib
-from collections.abc import Callable
-from dataclasses import dataclass
-
-import ipywidgets as ipw
 import numpy as np
 
 from ...session import Release, Session
 from ...ui.accuracy import Accuracy
-from ...ui.base import CAUGHT, ReleaseWidget, budget_parts, fold, one_of, undust
-from ...ui.base import fmt as _fmt
+from ...ui.base import CAUGHT, ReleaseWidget, budget_parts, undust
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
-from ...ui.controls import EpsilonSlider, FloatSlider, control_for, epsilon_guardrail
-from . import display
+from ...ui.controls import epsilon_guardrail
+from . import display, text
+from .controls import StreamControls, check_arguments, fit_play, fit_widths, lay_out
 from .hierarchy import COMPARE_MAX_CELLS, HierarchyWidget
 from .panels import WindowEventPanels
-from .params import DEFAULTS, SMOOTHERS, PegasusParams
+from .params import DEFAULTS
+from .sources import STREAMS, StreamSource, check_stream, teaching_stream
 from .spec import estimates
-from .timeline import SPEEDS, STYLE, TICK_MS, play_controls
+from .text import events_text as _events_text  # noqa: F401  (the name tests import from here)
+from .timeline import TICK_MS
 
 __all__ = ["COMPARE_MAX_CELLS", "HierarchyWidget", "StreamSource", "STREAMS", "StreamWidget"]
 
 _ALL_PARTS = frozenset({"compute"}) | display.PARTS
-
-
-@dataclass(frozen=True)
-class StreamSource:
-    """A public counting stream a teaching widget can add to its session."""
-
-    title: str
-    make: Callable[[], np.ndarray]
-
-
-def _wifi(name: str) -> Callable[[], np.ndarray]:
-    def make() -> np.ndarray:
-        from .standins import wifi_stream
-
-        return wifi_stream(name, np.random.default_rng(zlib.crc32(name.encode())))
-
-    return make
-
-
-def _sunspots() -> np.ndarray:
-    from .standins import load_sunspot_counts
-
-    return load_sunspot_counts()
-
-
-#: The teaching streams: Chen 2018, Table 5.1's shapes (five-minute steps) and a public series.
-STREAMS: dict[str, StreamSource] = {
-    "High_5": StreamSource("High_5 shape (Chen 2018, Table 5.1): a busy hall, 2,141,963 in 57,901 "
-                           "steps", _wifi("High_5")),
-    "Med_5": StreamSource("Med_5 shape: an office AP, 101,843 in 57,901 steps", _wifi("Med_5")),
-    "Low_5": StreamSource("Low_5 shape: a quiet room, 2,846 in 57,901 steps (sparse)",
-                          _wifi("Low_5")),
-    "sunspots": StreamSource("Yearly sunspot numbers 1700-2008 (statsmodels, 309 steps)",
-                             _sunspots),
-}
-
-
-def _widths(t_len: int) -> list[int]:
-    """The window sizes offered: 2^0 .. 2^10 (Chen 2018, Fig. 5.5), not beyond the stream."""
-    return [2**k for k in range(11) if 2**k <= t_len] or [1]
 
 
 class StreamWidget(WindowEventPanels, ReleaseWidget):
@@ -117,7 +76,7 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         give the dataset a public stand-in stream of the same length). In teaching mode
         without one, ``stream`` is added to the session.
     stream : {"High_5", "Med_5", "Low_5", "sunspots"}
-        Teaching: the public stream to start with (:data:`STREAMS`).
+        Teaching: the public stream to start with (:data:`~dpwidgets.families.streams.sources.STREAMS`).
     length : int, optional
         Teaching: use the first ``length`` steps only (e.g. 8000, Chen 2018, Fig. 5.2); default all.
     epsilon : float
@@ -193,39 +152,16 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
 
     mechanism = "pegasus"
 
-    def __init__(
-        self,
-        session: Session,
-        dataset: str | None = None,
-        *,
-        stream: str = "High_5",
-        length: int | None = None,
-        epsilon: float = 0.1,
-        defaults: str = "new",
-        perturber_share: float | None = None,
-        theta_scale: float | None = None,
-        smoother: str | None = None,
-        w: int = 16,
-        kind: str = "jump_drop",
-        delta: float | None = None,
-        event_delta: float | None = None,
-        window: int = 2016,
-        start: int | None = None,
-        speed: int = 1000,
-        debounce: float = 0.15,
-    ):
-        one_of("defaults", defaults, sorted(DEFAULTS))
-        d = DEFAULTS[defaults]
-        perturber_share = d["perturber_share"] if perturber_share is None else perturber_share
-        theta_scale = d["theta_times_eps_g"] if theta_scale is None else theta_scale
-        smoother = d["smoother"] if smoother is None else smoother
-        one_of("smoother", smoother, sorted(SMOOTHERS))
-        one_of("kind", kind, ("jump_drop", "low_signal"))
-        one_of("speed", speed, sorted(SPEEDS.values()))
-        if not (isinstance(window, int) and window >= 10):
-            raise ValueError(f"window must be an integer >= 10, got {window!r}")
-        if not 0.0 < perturber_share < 1.0:
-            raise ValueError(f"perturber_share must be in (0, 1), got {perturber_share!r}")
+    def __init__(self, session: Session, dataset: str | None = None, *, stream: str = "High_5",
+                 length: int | None = None, epsilon: float = 0.1, defaults: str = "new",
+                 perturber_share: float | None = None, theta_scale: float | None = None,
+                 smoother: str | None = None, w: int = 16, kind: str = "jump_drop",
+                 delta: float | None = None, event_delta: float | None = None,
+                 window: int = 2016, start: int | None = None, speed: int = 1000,
+                 debounce: float = 0.15):
+        perturber_share, theta_scale, smoother = check_arguments(
+            defaults=defaults, perturber_share=perturber_share, theta_scale=theta_scale,
+            smoother=smoother, kind=kind, speed=speed, window=window)
         self._setup(session, debounce=debounce, callback=self._update)
         self.window = int(window)
         self._length = None if length is None else int(length)
@@ -241,19 +177,19 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self._pending: set[str] = set(_ALL_PARTS)
 
         if dataset is not None:
-            shape = session.shape(dataset)  # unknown name -> ValueError now
-            if len(shape) != 1:
-                raise ValueError(f"dataset {dataset!r} must be a 1-D stream, has shape {shape}")
+            check_stream(session, dataset)
         self.data = self._data_dropdown(
             dataset, stream, STREAMS, what="stream", width="560px",
             needs="a stream added with session.add_dataset, with a public stand_in of the same "
             "length")
-        self._release_controls(epsilon, defaults, perturber_share, theta_scale, smoother)
-        self._post_controls(kind, speed, teaching=session.teaching)
+        StreamControls.build(teaching=session.teaching, epsilon=epsilon, defaults=defaults,
+                             perturber_share=perturber_share, theta_scale=theta_scale,
+                             smoother=smoother, kind=kind, speed=speed).attach(self)
         self.figure = display.stream_figure(window=self.window)
         ensure_bokehjs()
         self.plot = bokeh_widget(self.figure.layout)
-        self._layout()
+        self._assemble([self.banner, lay_out(self), self.message, self.plot, self.quality,
+                        self.stats], "dpw-stream-widget")
 
         self.select_data(start=start, w=w, delta=delta, event_delta=event_delta)
         self._watch(self._on_release_param, self.epsilon, self.split, self.theta)
@@ -264,71 +200,6 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self._watch(self._on_time, self.play)
         self._watch(self._on_speed, self.speed)
         self._update()
-
-    # -- controls ----------------------------------------------------------------------------
-    def _release_controls(self, epsilon: float, defaults: str, perturber_share: float,
-                          theta_scale: float, smoother: str) -> None:
-        """The controls of the release's parameters (ε, the defaults, ε_p/ε from their
-        declaration in :class:`~dpwidgets.families.streams.params.PegasusParams`; θ in units
-        of 1/ε_g) and the smoother (post-processing)."""
-        self.epsilon = control_for(PegasusParams, "epsilon", epsilon)
-        self.defaults = control_for(PegasusParams, "defaults", defaults)
-        self.split = control_for(PegasusParams, "perturber_share", perturber_share,
-                                 readout_format=".2f")
-        self.split.add_class("dpw-split")
-        self.theta = EpsilonSlider(theta_scale, min_epsilon=0.5, max_epsilon=1000.0,
-                                   description="θ · ε_g")
-        self.theta.remove_class("dpw-epsilon")
-        self.theta.add_class("dpw-theta")
-        self.smoother = ipw.Dropdown(options=[("adaptive window", "adaptive"),
-                                              ("median (eq. 5.6)", "median"),
-                                              ("average (eq. 5.5)", "average"),
-                                              ("James-Stein (eq. 5.7)", "james_stein")],
-                                     value=smoother, description="smoother", style=STYLE)
-        self.smoother.add_class("dpw-smoother")
-
-    def _post_controls(self, kind: str, speed: int, *, teaching: bool) -> None:
-        """The controls that spend nothing: playing, the window w, the event monitor and its
-        thresholds, the truth on or off (teaching)."""
-        self.play, self.time, self._link = play_controls(
-            0, 1, step=max(1, speed * TICK_MS // 1000), interval=TICK_MS, label="steps shown")
-        self.speed = ipw.Dropdown(options=list(SPEEDS.items()), value=speed, description="speed",
-                                  style=STYLE, layout=ipw.Layout(width="260px"))
-        self.speed.add_class("dpw-speed")
-        self.w = ipw.SelectionSlider(options=[1], value=1, description="window w",
-                                     style=STYLE, continuous_update=True)
-        self.w.add_class("dpw-window")
-        self.kind = ipw.Dropdown(options=[("jump / drop |c_t − c_{t−w+1}| ≥ δ", "jump_drop"),
-                                          ("low signal Σ_window < δ", "low_signal")],
-                                 value=kind, description="event", style=STYLE)
-        self.kind.add_class("dpw-event-kind")
-        self.delta = FloatSlider(value=0.0, min=0.0, max=1.0, step=0.01,
-                                 description="detect at δ", readout_format=",.4g",
-                                 style=STYLE, continuous_update=True,
-                                 layout=ipw.Layout(width="400px"))
-        self.delta.add_class("dpw-delta")
-        self.event_delta = FloatSlider(value=0.0, min=0.0, max=1.0, step=0.01,
-                                       description="true events at", readout_format=",.4g",
-                                       style=STYLE, continuous_update=True,
-                                       layout=ipw.Layout(width="400px"))
-        self.event_delta.add_class("dpw-event-delta")
-        self.show_truth = ipw.Checkbox(
-            value=True, description="show the true stream", disabled=not teaching,
-            layout=ipw.Layout(display=None if teaching else "none"))
-
-    def _layout(self) -> None:
-        controls = ipw.VBox([
-            self.data,
-            ipw.HBox([self.epsilon, self.epsilon_note]),
-            ipw.HBox([self.defaults, self.split, self.theta, self.smoother]),
-            ipw.HBox([self.play, self.time, self.speed]),
-            ipw.HBox([self.w, self.kind]),
-            ipw.HBox([self.delta, self.event_delta]),
-            ipw.HBox([self.show_truth, self.release_button, self.status]),
-        ])
-        controls.add_class("dpw-controls")
-        self._assemble([self.banner, controls, self.message, self.plot, self.quality,
-                        self.stats], "dpw-stream-widget")
 
     # -- parameters ------------------------------------------------------------------------
     @property
@@ -363,36 +234,12 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         if value.startswith("dataset:"):
             self.dataset = value.split(":", 1)[1]
         else:
-            name = value
-            if self._length is not None:
-                name = f"{value}_{self._length}"
-            if name not in self.session.datasets:
-                full = STREAMS[value].make()
-                if self._length is not None and self._length < full.size:
-                    full = full[: self._length]
-                else:
-                    name = value
-                if name not in self.session.datasets:
-                    self.session.add_dataset(name, full, total_epsilon=10.0,
-                                             description=STREAMS[value].title)
-            self.dataset = name
+            self.dataset = teaching_stream(self.session, value, self._length)
         n = self.session.size(self.dataset)
         self.n_steps = n
-        widths = _widths(n)
         with self._setting():
-            first = min(self.window, n) if start is None else int(min(max(start, 0), n))
-            self.play.max = n
-            self.time.max = n
-            self.play.value = first
-            self.time.value = first
-            self._shown_t = first
-            wanted = self.w.value if w is None else w
-            if wanted not in widths:
-                if w is not None:
-                    raise ValueError(f"w must be one of {widths} for this stream, got {w!r}")
-                wanted = min(widths, key=lambda v: abs(v - 16))
-            self.w.options = widths
-            self.w.value = wanted
+            self._shown_t = fit_play(self.play, self.time, n, start, self.window)
+            fit_widths(self.w, n, w)
         self._delta_given = (delta, event_delta)
         self._reset_delta = True
         self._release = None
@@ -452,8 +299,7 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
     def draw_release(self, release: Release) -> None:
         self._pending |= _ALL_PARTS
         self._update()
-        self.message.value += ("<div class='dpw-ok'>Moving the smoother, w or δ, or playing, "
-                               "spends nothing more.</div>")
+        self.message.value += text.POST_PROCESSING_FREE
 
     def _update(self) -> None:
         """Recompute (if a release parameter changed) and redraw what the changes touch."""
@@ -472,6 +318,8 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         self._update_button()
 
     def _compute(self) -> None:
+        """The output to show: a live run (teaching), the release drawn, or a free preview
+        on the stand-in (analyst), with the public truth it is measured against, if any."""
         self._version += 1
         self._accuracy_stale()
         params = self.params
@@ -480,36 +328,25 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
                 self.dataset, self.mechanism, **params):
             remaining = self.session.remaining(self.dataset)  # a replay would be free
         note = epsilon_guardrail(self.cost(), remaining)  # what is charged: ε x a unit's rows
-        self.epsilon_note.value = f"<span class='dpw-note'>{html.escape(note)}</span>"
+        self.epsilon_note.value = text.epsilon_note_html(note)
         if self.session.teaching:
             release = self._live_release()
-            self._output = release.output
+            self._output, self._where = release.output, "teaching"
             self._public = self.session.public_view(self.dataset)
-            self._where = "teaching"
-            self.message.value = (
-                "<div class='dpw-warn'>Past the cap: on confidential data this run would have "
-                "been refused.</div>" if release.overdraft else "")
-            self.status.value = (
-                f"<span>live run #{self._run}, ε = {release.epsilon:.3g} "
-                f"{'charged' if release.charged else '(cached, free)'}</span>")
+            self.message.value = text.OVERDRAFT if release.overdraft else ""
+            self.status.value = text.live_status_html(self._run, release.epsilon,
+                                                      release.charged)
         elif self._release is not None:
-            self._output = self._release.output
-            self._public = None
-            self._where = "release"
-            self.status.value = ("<span class='dpw-released'>Showing the released DP output "
-                                 "(no true counts).</span>")
+            self._output, self._public, self._where = self._release.output, None, "release"
+            self.status.value = text.RELEASED
         else:
             self._output = self._preview_run().output
             self._public = self.session.stand_in(self.dataset)
             self._where = "preview"
             cached = self.session.is_cached(self.dataset, self.mechanism, **params)
-            cost = ("nothing: these parameters were released already" if cached
-                    else f"ε = {_fmt(self.cost())}")
             self.message.value = ""
-            self.status.value = (
-                "<span class='dpw-preview'>PREVIEW on the public stand-in (same length) — "
-                f"nothing spent. Release would charge {cost}.</span>")
-        self._banner()
+            self.status.value = text.preview_status_html(cached, self.cost())
+        self.banner.value = text.banner_html(params, self.per_unit)
 
     # -- accuracy before spending (analyst) -------------------------------------------------
     @property
@@ -553,55 +390,9 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
             delta=float(self.delta.value), event_delta=float(self.event_delta.value),
             truth=truth, windows=windows, events=events, previous=self._shown)
         self._shown.draw(self.figure, self.t, parts)
-        self._stats(out)
-        self._quality_text(truth is not None)
-
-    # -- text ------------------------------------------------------------------------------
-    def _banner(self) -> None:
-        p = self.params
-        eps, share = p["epsilon"], p["perturber_share"]
-        self.banner.value = "<div class='dpw-banner-ok'>" + fold(
-            "<b>PeGaSus — Perturb, Group, Smooth (Chen 2018, Alg. 15)</b>: "
-            f"{_fmt(eps)}-DP {self.per_unit}, event-level",
-            "Neighbours: one tuple (user, state, time) added or removed. Perturber: Laplace "
-            f"with ε_p = {_fmt(share * eps)}; Grouper (Alg. 16, sparse vector): ε_g = "
-            f"{_fmt((1 - share) * eps)}, θ = {_fmt(p['theta'])}. The smoother, the window sums "
-            "and the event monitors are post-processing of this one release: moving them "
-            "spends nothing. Each estimate at step t uses only c_1..c_t, so the stream is "
-            "released once and revealed step by step.") + "</div>"
-
-    def _quality_text(self, has_truth: bool) -> None:
-        if not has_truth:
-            self.quality.value = (
-                "<div>No quality measure and no ROC on confidential data: they need the true "
-                f"stream. Detections at δ: {int(self.detections.sum()):,} steps.</div>"
-                if self._where == "release" else "")
-            return
-        q = self.quality_values
-        on = "on the public stand-in" if self._where == "preview" else "against the true stream"
-        self.quality.value = (
-            f"<div class='dpw-quality-values'>Quality {on}: scaled L1 — LM "
-            f"{q['LM scaled L1']:.3f} · PeGaSus {q['PeGaSus scaled L1']:.3f}; "
-            f"windows (w = {int(self.w.value)}) average L1 — WSS {q['WSS average L1']:,.4g} · "
-            f"sum of ĉ {q['sum of ĉ average L1']:,.4g} · LM {q['LM window average L1']:,.4g}; "
-            f"{_events_text(q)}.</div>")
-
-    def _stats(self, out: dict) -> None:
         n_groups = int(np.asarray(out["boundaries"]).size)
-        self._set_stats(self._where, f"{self.n_steps:,} steps in {n_groups:,} groups (mean size "
-                        f"{self.n_steps / max(n_groups, 1):.2f})", out["guarantee"],
+        self._set_stats(self._where, text.stats_text(self.n_steps, n_groups), out["guarantee"],
                         budget_parts(out["epsilon_parts"]))
-
-
-def _events_text(q: dict) -> str:
-    """The events' AUC of PeGaSus and LM with PeGaSus's TPR / FPR at δ, each one left out, with
-    the reason, when it is undefined: an ROC needs windows that are events and windows that
-    are not, a TPR true events, an FPR non-events (Chen 2018, §5.4)."""
-    if np.isfinite(q["PeGaSus AUC"]) and np.isfinite(q["LM AUC"]):
-        text = f"events AUC — PeGaSus {q['PeGaSus AUC']:.3f} · LM {q['LM AUC']:.3f}"
-    else:
-        text = ("events AUC not computed: at this event threshold the stream's windows are all "
-                "events or none is")
-    rates = [f"{name} {q[f'PeGaSus {name} at δ']:{spec}}" for name, spec in
-             (("TPR", ".2f"), ("FPR", ".3f")) if np.isfinite(q[f"PeGaSus {name} at δ"])]
-    return f"{text} (at δ: {' / '.join(rates)})" if rates else text
+        self.quality.value = text.quality_html(
+            self._where, None if truth is None else self.quality_values, wsize,
+            self.detections)
