@@ -11,8 +11,10 @@ Playwright route and recorded: a lesson renders, its Bokeh figures (BokehJS sent
 kernel), its widgets and its icons show, its math is typeset (by the MathJax 3 that Voila's
 front end bundles: no MathJax is fetched), no output names a widget model that is gone (the
 progress bars of the lesson's audits were tqdm widgets whose models closed when they finished:
-"Error displaying widget: model not found", nine times in lesson 01) and no request went to
-another host. The notebook list is checked the same way.
+"Error displaying widget: model not found", nine times in lesson 01; jupyterlab_widgets 3.0.17's
+renderer said the same, now and then, for a model still on its way, hence its exclusion in
+``pyproject.toml``) and no request went to another host. The notebook list is checked the same
+way.
 """
 
 from __future__ import annotations
