@@ -247,8 +247,7 @@ class AccuracyMixin:
         return None
 
     def _accuracy_run(self, params: dict, epsilon: float, rng: np.random.Generator):
-        return self.session.preview(self.dataset, self.mechanism, rng=rng,
-                                    **{**params, "epsilon": epsilon})
+        return self._preview_at(params, epsilon, rng)
 
     def _accuracy_limit(self) -> tuple[float, str] | None:
         return None
