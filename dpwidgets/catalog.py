@@ -26,8 +26,8 @@ from .engine.validation import EPSILON_MAX, check_finite_array, check_positive_i
 from .mechanism import MECHANISMS, Mechanism, PublicShape, is_builtin
 from .persistence import default_ledger_path
 
-__all__ = ["FAILED", "UNITS", "Entry", "apply_facts", "decide", "check_allowed", "check_facts", "entry", "fingerprint",
-           "guarantee", "ledger_path", "table_stand_in"]
+__all__ = ["FAILED", "UNITS", "Entry", "apply_facts", "decide", "check_allowed", "check_facts",
+           "entry", "fingerprint", "guarantee", "ledger_path", "table_stand_in"]
 
 _SAFE_NOISE = (
     "discrete Laplace on a power-of-two grid (Canonne, Kamath & Steinke 2020; Mironov 2012), "

@@ -131,7 +131,8 @@ class Registry:
 
     def declaration(self, dataset: str | None = None) -> str | None:
         """The ``add_table(...)`` call that declared a view's table, as Python source, or
-        ``None`` for a dataset that is no table's view (:func:`~dpwidgets.declarations.declaration_call`)."""
+        ``None`` for a dataset that is no table's view
+        (:func:`~dpwidgets.declarations.declaration_call`)."""
         held = self.get(dataset)
         declared = self.tables.get(held.budget) if held.budget else None
         return None if declared is None else declaration_call(held.budget, declared)

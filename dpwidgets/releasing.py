@@ -73,7 +73,8 @@ class ReleasePipeline:
     lock : threading.RLock
         Held from the look for a replay to the stored output, so that one process pays once.
     notify : callable
-        Called with every ``"release"`` and ``"refused"`` event (:meth:`dpwidgets.door.Door.observe`).
+        Called with every ``"release"`` and ``"refused"`` event
+        (:meth:`dpwidgets.door.Door.observe`).
     sealed : callable, optional
         How a sealed run is made, ``sealed(entry, mechanism, params, epsilon) -> (result,
         output)``: default :meth:`run_sealed`; a door passes its own hook.

@@ -40,8 +40,8 @@ from bokeh.models import (
 )
 from bokeh.plotting import figure
 
-__all__ = ["EMPTY_XY", "Display", "FigureHandle", "TOOLS", "bar_labels", "fit_to_page", "panel", "percent",
-           "show_panels", "source", "stack", "update"]
+__all__ = ["EMPTY_XY", "Display", "FigureHandle", "TOOLS", "bar_labels", "fit_to_page", "panel",
+           "percent", "show_panels", "source", "stack", "update"]
 
 #: What a ``*_plot_data()`` / ``*_data()`` function returns: ``{source name: column dict}``.
 PlotData = dict[str, dict[str, np.ndarray]]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ...mechanism import Release
-from ...ui.base import fmt
+from ...ui.text import fmt
 
 __all__ = ["DiagnosticPreview"]
 

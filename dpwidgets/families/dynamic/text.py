@@ -18,8 +18,8 @@ import html
 
 import numpy as np
 
-from ...ui.base import budget_parts, fold
-from ...ui.base import g3 as _fmt
+from ...ui.text import budget_parts, fold
+from ...ui.text import g3 as _fmt
 from .spec import W_EVENT, user_level_factor
 
 __all__ = ["ADAPTIVE_METHODS", "BANNERS", "CUTOFF_METHODS", "DynamicText", "METHODS",

@@ -17,8 +17,8 @@ import html
 
 import numpy as np
 
-from ...ui.base import fold
-from ...ui.base import g3 as _fmt
+from ...ui.text import fold
+from ...ui.text import g3 as _fmt
 from .display import budget_used
 from .params import METHOD_LABELS
 

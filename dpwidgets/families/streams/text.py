@@ -15,7 +15,7 @@ import html
 
 import numpy as np
 
-from ...ui.base import fmt, fold
+from ...ui.text import fmt, fold
 
 __all__ = ["OVERDRAFT", "POST_PROCESSING_FREE", "RELEASED", "banner_html", "epsilon_note_html",
            "events_text", "live_status_html", "preview_status_html", "quality_html",

@@ -76,7 +76,8 @@ class StreamWidget(WindowEventPanels, ReleaseWidget):
         give the dataset a public stand-in stream of the same length). In teaching mode
         without one, ``stream`` is added to the session.
     stream : {"High_5", "Med_5", "Low_5", "sunspots"}
-        Teaching: the public stream to start with (:data:`~dpwidgets.families.streams.sources.STREAMS`).
+        Teaching: the public stream to start with
+        (:data:`~dpwidgets.families.streams.sources.STREAMS`).
     length : int, optional
         Teaching: use the first ``length`` steps only (e.g. 8000, Chen 2018, Fig. 5.2); default all.
     epsilon : float

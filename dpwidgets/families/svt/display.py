@@ -28,8 +28,8 @@ from ...ui.figures import source as _source
 from .params import default_share
 
 __all__ = ["ATTACK_METHODS", "SVTRunDisplay", "TOPC_METHODS", "attack_figure", "attack_plot_data",
-           "comparison_noise_std", "explorer_figure", "split_figure", "split_plot_data", "svt_figure", "svt_plot_data",
-           "topc_band_data", "topc_figure", "topc_plot_data"]
+           "comparison_noise_std", "explorer_figure", "split_figure", "split_plot_data",
+           "svt_figure", "svt_plot_data", "topc_band_data", "topc_figure", "topc_plot_data"]
 
 
 # --------------------------------------------------------------------------------------------

@@ -27,11 +27,12 @@ from ...engine.attacks import attack_success, reconstruct_histogram_with_svt
 from ...engine.evaluation import top_c_rates
 from ...engine.svt import VARIANTS, top_c
 from ...engine.validation import check_positive_int
-from ...ui.base import shown, undust
+from ...ui.text import shown, undust
 
-__all__ = ["attack_rates", "broken_variants", "check_runs", "comparison_rates", "default_threshold", "drawn_share",
-           "noiseless_rates", "offered_variants", "quietly", "reconstruct_with_svt", "release_rates",
-           "simulate_top_c", "topc_rates", "true_top", "variant_info", "variant_names"]
+__all__ = ["attack_rates", "broken_variants", "check_runs", "comparison_rates", "default_threshold",
+           "drawn_share", "noiseless_rates", "offered_variants", "quietly", "reconstruct_with_svt",
+           "release_rates", "simulate_top_c", "topc_rates", "true_top", "variant_info",
+           "variant_names"]
 
 
 def variant_names() -> list[str]:
@@ -189,7 +190,7 @@ def drawn_share(result, share: float) -> float:
 
 def default_threshold(scores: np.ndarray, c: int, step: float | None = None) -> float:
     """Lyu, Su & Li 2017, §6's threshold: the mean of the c-th and (c+1)-th highest scores,
-    to the 3 significant digits every label shows (:func:`~dpwidgets.ui.base.shown`: 4008.5
+    to the 3 significant digits every label shows (:func:`~dpwidgets.ui.text.shown`: 4008.5
     is 4010 in the box, the note, the button and the run alike).
 
     ``step``: the threshold slider's step (1, 2 or 5 times a power of ten). When it is coarser

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import html
 
-from ...ui.base import fmt, fold
+from ...ui.text import fmt, fold
 
 __all__ = ["ACCURACY_WHAT", "AFTER_RELEASE_TITLE", "THRESHOLD_NOT_TYPED", "WHISKERS", "audit_text",
            "broken_banner", "private_banner", "released_stats", "run_summary",

@@ -55,8 +55,8 @@ from .preview import (
 #: The most simulations the top-c panel averages per redraw (each reruns EM and SVT-ReTr).
 MAX_TOPC_RUNS = 100
 
-__all__ = ["MAX_TOPC_RUNS", "AttackDemo", "AuditJob", "SVTExplorer", "audit_epsilon", "audit_future",
-           "audited_loss", "default_threshold"]
+__all__ = ["MAX_TOPC_RUNS", "AttackDemo", "AuditJob", "SVTExplorer", "audit_epsilon",
+           "audit_future", "audited_loss", "default_threshold"]
 
 DEFAULT_DATASET = "zipf_items"
 

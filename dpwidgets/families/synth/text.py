@@ -19,8 +19,8 @@ import html
 import math
 from collections.abc import Collection
 
-from ...ui.base import budget_parts, fold
-from ...ui.base import g3 as _fmt
+from ...ui.text import budget_parts, fold
+from ...ui.text import g3 as _fmt
 from .params import PEER_INSTALL
 
 __all__ = ["ACCURACY_WHAT", "banner", "dependence_titles", "laplace_note", "live_note",
