@@ -27,12 +27,13 @@ EPSILON_MIN = 1e-6
 EPSILON_MAX = 1e9
 
 
-def _number(value, name: str, accepted: str) -> float:
-    """``value`` as a finite float, or a ValueError naming ``name`` and what is accepted."""
+def _number(value, name: str, accepted: str, within=None) -> float:
+    """``value`` as a finite float (for which ``within``, if given, holds), or a ValueError
+    naming ``name`` and what is accepted."""
     if isinstance(value, bool) or not isinstance(value, Real | np.floating | np.integer):
         raise ValueError(f"{name} must be {accepted}, got {type(value).__name__}")
     number = float(value)
-    if not math.isfinite(number):
+    if not math.isfinite(number) or (within is not None and not within(number)):
         raise ValueError(f"{name} must be {accepted}, got {number!r}")
     return number
 
@@ -109,10 +110,7 @@ def check_positive(value: float, name: str) -> float:
         ...
     ValueError: scale must be a finite number > 0, got 0.0
     """
-    number = _number(value, name, "a finite number > 0")
-    if not number > 0:
-        raise ValueError(f"{name} must be a finite number > 0, got {number!r}")
-    return number
+    return _number(value, name, "a finite number > 0", lambda number: number > 0)
 
 
 def check_nonnegative(value: float, name: str) -> float:
@@ -121,17 +119,14 @@ def check_nonnegative(value: float, name: str) -> float:
     Examples
     --------
     >>> from dpwidgets.engine.validation import check_nonnegative
-    >>> check_nonnegative(0, 'k')
-    0.0
+    >>> check_nonnegative(0, 'k'), check_nonnegative(2.5, 'k')
+    (0.0, 2.5)
     >>> check_nonnegative(-1, 'k')
     Traceback (most recent call last):
         ...
     ValueError: k must be a finite number >= 0, got -1.0
     """
-    number = _number(value, name, "a finite number >= 0")
-    if not number >= 0:
-        raise ValueError(f"{name} must be a finite number >= 0, got {number!r}")
-    return number
+    return _number(value, name, "a finite number >= 0", lambda number: number >= 0)
 
 
 def check_positive_int(value: int, name: str, *, minimum: int = 1, maximum: int | None = None) -> int:
@@ -214,12 +209,12 @@ def check_probability(value: float, name: str, *, open_interval: bool = True) ->
     Examples
     --------
     >>> from dpwidgets.engine.validation import check_probability
-    >>> check_probability(0.25, 'p')
-    0.25
-    >>> check_probability(1.5, 'p')
+    >>> check_probability(0.25, 'p'), check_probability(1, 'p', open_interval=False)
+    (0.25, 1.0)
+    >>> check_probability(1, 'p')
     Traceback (most recent call last):
         ...
-    ValueError: p must be in the open interval (0, 1), got 1.5
+    ValueError: p must be in the open interval (0, 1), got 1.0
     """
     if isinstance(value, bool) or not isinstance(value, Real) or not math.isfinite(float(value)):
         raise ValueError(f"{name} must be a number in (0, 1), got {value!r}")

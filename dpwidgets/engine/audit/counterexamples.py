@@ -107,6 +107,12 @@ def _straddling(m: int, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     )
 
 
+def _straddling_case(m: int, k: int, value_at_most, trials: int, source: str,
+                     description: str) -> tuple:
+    """A counterexample tuple (as :data:`COUNTEREXAMPLES` builds) on the straddling inputs."""
+    return (*_straddling(m, k), value_at_most, trials, source, description)
+
+
 def _stoddard(m, c, value_at_most):
     # Lyu, Su & Li 2017 Proof 3.6: q(D) = <0,1>, q(D') = <1,0>, T = 0, a = <⊥,⊤>.
     return (
@@ -126,11 +132,8 @@ def _roth2011(m, c, value_at_most):
     # still caps the noisy threshold, which is the leak.
     m = 8 if m is None else m
     value_at_most = 1.5 if value_at_most is None else value_at_most
-    return (
-        *_straddling(m, 1),
-        value_at_most,
-        200_000,
-        "Lyu, Su & Li 2017 §9.1 (Thm 9.11, Proof 9.12)",
+    return _straddling_case(
+        m, 1, value_at_most, 200_000, "Lyu, Su & Li 2017 §9.1 (Thm 9.11, Proof 9.12)",
         f"q(D)=0^{m}·1, q(D')=1^{m}·0, T=0, c=1, a=⊥^{m} then a numeric output ≤ "
         f"{value_at_most:g}: the value reveals that the noisy threshold is below it, after "
         "which every ⊥ costs again",
@@ -155,10 +158,8 @@ def _chen2015(m, c, value_at_most):
 def _gptt(m, c, value_at_most):
     # Chen 2018 Thm 4 (finite eps2): q(D1) = 0^t 1^t, q(D2) = 1^t 0^t, o = ⊥^t ⊤^t, with t = m.
     m = 5 if m is None else m
-    return (
-        *_straddling(m, m),
-        None,
-        100_000,
+    return _straddling_case(
+        m, m, None, 100_000,
         "Chen 2018 Thm 4 inputs (its proof is flawed, Lyu, Su & Li 2017 §9.3); ratio ≥ exp(m·ε2) by the "
         "pointwise argument of Lyu, Su & Li 2017 §9.2",
         f"q(D)=0^{m}·1^{m}, q(D')=1^{m}·0^{m}, T=0, a=⊥^{m}⊤^{m}",
@@ -171,10 +172,8 @@ def _lee_clifton(m, c, value_at_most):
     # then costs up to 2·eps2 instead of 2·eps2/c, so the loss approaches ((1+6c)/4)·eps.
     m = 6 if m is None else m
     c = 2 if c is None else c
-    return (
-        *_straddling(m, c),
-        None,
-        100_000,
+    return _straddling_case(
+        m, c, None, 100_000,
         "Lyu, Su & Li 2017 §3.2 (Alg. 4 is only ((1+6c)/4)ε-DP); inputs in the style of Chen 2018 Thm 4",
         f"q(D)=0^{m}·1^{c}, q(D')=1^{m}·0^{c}, T=0, cutoff c={c}, a=⊥^{m}⊤^{c}",
     )

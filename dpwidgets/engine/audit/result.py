@@ -187,6 +187,8 @@ class AuditResult:
         Returns
         -------
         AuditResult
+            ``epsilon_lower`` is the largest of the four bounds of the Notes (at least 0),
+            ``witness`` the ratio that gave it.
 
         Raises
         ------

@@ -96,9 +96,8 @@ def uniform_budget_release(
     --------
     >>> import numpy as np
     >>> from dpwidgets.engine.dynamic import uniform_budget_release
-    >>> rng = np.random.default_rng(0)
-    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
-    >>> out = uniform_budget_release(series, 1.0, rng)
+    >>> series = np.full((20, 3), 100)  # 20 snapshots of 3 cells
+    >>> out = uniform_budget_release(series, 1.0, np.random.default_rng(0))
     >>> out.releases.shape, float(out.release_epsilons[0])
     ((20, 3), 0.05)
     """
@@ -161,10 +160,8 @@ def fixed_sampling_release(
     --------
     >>> import numpy as np
     >>> from dpwidgets.engine.dynamic import fixed_sampling_release
-    >>> rng = np.random.default_rng(0)
-    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)
-    >>> out = fixed_sampling_release(series, 1.0, 4, rng)
-    >>> np.flatnonzero(out.release_points)
+    >>> out = fixed_sampling_release(np.ones((20, 3)), 1.0, 4, np.random.default_rng(0))
+    >>> np.flatnonzero(out.release_points)  # every N/C = 5 points, whatever the data
     array([ 0,  5, 10, 15])
     """
     series = _check_series(histograms)
@@ -314,45 +311,43 @@ def _check_kellaris(histograms, epsilon, w, rng, publisher, shape):
     return series, epsilon, w, check_rng(rng), publisher, choice
 
 
-def budget_distribution_release(
-    histograms,
-    epsilon: float,
-    w: int,
-    rng: np.random.Generator | None = None,
-    *,
-    publisher: str = "identity",
-    shape: Sequence[int] | None = None,
-) -> DynamicRelease:
-    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher, shape), absorb=False)
+def _kellaris_release(absorb: bool, name: str, method: str, summary: str):
+    """BD (``absorb=False``) or BA as a public function ``name``, with its docstring: the
+    ``summary`` of its rule, then what the two share."""
+
+    def release(
+        histograms,
+        epsilon: float,
+        w: int,
+        rng: np.random.Generator | None = None,
+        *,
+        publisher: str = "identity",
+        shape: Sequence[int] | None = None,
+    ) -> DynamicRelease:
+        return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher, shape),
+                         absorb=absorb)
+
+    release.__name__ = release.__qualname__ = name
+    release.__doc__ = (summary + _KELLARIS_DOC
+                       + _KELLARIS_EXAMPLE.format(function=name, method=method))
+    return release
 
 
-def budget_absorption_release(
-    histograms,
-    epsilon: float,
-    w: int,
-    rng: np.random.Generator | None = None,
-    *,
-    publisher: str = "identity",
-    shape: Sequence[int] | None = None,
-) -> DynamicRelease:
-    return _kellaris(*_check_kellaris(histograms, epsilon, w, rng, publisher, shape), absorb=True)
-
-
-budget_distribution_release.__doc__ = (
+budget_distribution_release = _kellaris_release(
+    False, "budget_distribution_release", "bd",
     """Budget Distribution (BD) under w-event privacy (Kellaris et al. 2014).
 
     At each time point the publication budget is half of what the window ending there has
     left, ``eps_i = (eps/2 - sum of the last w-1 publication budgets) / 2`` (exponentially
     decreasing); publish ``c_i + Lap(1/eps_i)`` when the private dissimilarity exceeds the
-    expected noise ``1/eps_i``, else repeat the last release.""" + _KELLARIS_DOC
-    + _KELLARIS_EXAMPLE.format(function="budget_distribution_release", method="bd")
+    expected noise ``1/eps_i``, else repeat the last release.""",
 )
-budget_absorption_release.__doc__ = (
+budget_absorption_release = _kellaris_release(
+    True, "budget_absorption_release", "ba",
     """Budget Absorption (BA) under w-event privacy (Kellaris et al. 2014).
 
     Every time point owns ``eps/(2w)`` of publication budget. A publication absorbs the shares
     of the points skipped since the end of the last nullified stretch (at most ``w`` of them)
     and then nullifies as many following points as it absorbed (minus its own); a point
-    publishes when the private dissimilarity exceeds ``1/eps_i``.""" + _KELLARIS_DOC
-    + _KELLARIS_EXAMPLE.format(function="budget_absorption_release", method="ba")
+    publishes when the private dissimilarity exceeds ``1/eps_i``.""",
 )

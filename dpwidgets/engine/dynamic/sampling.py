@@ -564,12 +564,13 @@ def dsat(
     Examples
     --------
     >>> import numpy as np
-    >>> from dpwidgets.engine.dynamic import dsat
-    >>> rng = np.random.default_rng(0)
-    >>> series = rng.multinomial(500, [0.5, 0.3, 0.2], size=20)  # 20 snapshots of 500 records
-    >>> out = dsat(series, 1.0, 4, rng, cardinality=500)
-    >>> out.releases.shape, out.method, int(out.release_points.sum()) <= 4
-    ((20, 3), 'dsat', True)
+    >>> from dpwidgets.engine.dynamic import DSAT_VARIANTS, dsat
+    >>> series = np.random.default_rng(0).multinomial(500, [0.5, 0.3, 0.2], size=20)
+    >>> for variant in DSAT_VARIANTS:
+    ...     out = dsat(series, 1.0, 4, np.random.default_rng(1), cardinality=500, variant=variant)
+    ...     print(variant, out.details["k_rule"], int(out.release_points.sum()) <= 4)
+    paced paced_k True
+    text Thm 4.3.4 True
     """
     a = _check_dsat_args(histograms, epsilon, cutoff, threshold, burn_in, delta, theta, k,
                          cardinality, publisher, shape)

@@ -282,11 +282,8 @@ def score_error_rate(selected, scores, c: int) -> float:
 
     Notes
     -----
-    Evaluation metric on the true scores (not a private release).
-
-    References
-    ----------
-    Lyu, Su & Li 2017 §6 ("Score Error Rate").
+    Evaluation metric on the true scores (not a private release), Lyu, Su & Li 2017 §6
+    ("Score Error Rate").
 
     Examples
     --------
