@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from . import validation
 from .audit import (
     COUNTEREXAMPLES,
     AuditResult,
@@ -36,21 +37,13 @@ from .audit import (
 )
 from .mechanisms import laplace
 from .svt import MAX_CUTOFF
-from .validation import (
-    check_bool,
-    check_counts,
-    check_epsilon,
-    check_finite_array,
-    check_positive_int,
-    check_probability,
-    check_real,
-    check_rng,
-)
 
-__all__ = ["MAX_QUERIES", "AuditResult", "COUNTEREXAMPLES", "Counterexample", "audit_privacy_loss",
-           "audit_svt", "svt_counterexample", "ReconstructionResult", "AttackSuccess",
-           "gptt_threshold", "gptt_partition", "reconstruct_histogram",
-           "reconstruct_histogram_with_svt", "attack_success"]
+__all__ = ["MAX_QUERIES", "ReconstructionResult", "AttackSuccess", "gptt_threshold",
+           "gptt_partition", "reconstruct_histogram", "reconstruct_histogram_with_svt",
+           "attack_success",
+           # the audit, re-exported from .audit (see the module docstring)
+           "AuditResult", "COUNTEREXAMPLES", "Counterexample", "audit_privacy_loss", "audit_svt",
+           "svt_counterexample"]
 
 #: The most difference queries :func:`reconstruct_histogram_with_svt` asks (``max_queries``).
 MAX_QUERIES = 10**7
@@ -73,13 +66,13 @@ def gptt_threshold(epsilon_1: float, delta: float) -> int:
     >>> gptt_threshold(0.5, 0.05)
     6
     """
-    epsilon_1 = check_epsilon(epsilon_1, "epsilon_1")
-    delta = check_probability(delta, "delta")
+    epsilon_1 = validation.check_epsilon(epsilon_1, "epsilon_1")
+    delta = validation.check_probability(delta, "delta")
     return int(math.ceil(math.log(1.0 / delta) / epsilon_1))
 
 
 def _as_int_counts(counts, name: str = "counts") -> np.ndarray:
-    return check_counts(counts, name).astype(np.int64)
+    return validation.check_counts(counts, name).astype(np.int64)
 
 
 def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
@@ -119,7 +112,7 @@ def gptt_partition(counts, noisy_threshold: float) -> np.ndarray:
     [0, 1, 1, 0, 2]
     """
     x = _as_int_counts(counts)
-    noisy_threshold = check_real(noisy_threshold, "noisy_threshold")
+    noisy_threshold = validation.check_real(noisy_threshold, "noisy_threshold")
     t = math.ceil(noisy_threshold)
     if t >= 1:
         larger_size = x.size - np.searchsorted(np.sort(x), x + t, side="left")
@@ -261,11 +254,11 @@ def reconstruct_histogram(
     ([0, 0, 37, 37, 37, 0, 0, 37], 56)
     """
     x = _as_int_counts(counts)
-    epsilon = check_epsilon(epsilon)
-    delta = check_probability(delta, "delta")
-    split = check_probability(split, "split")
-    clip_negative = check_bool(clip_negative, "clip_negative")
-    rng = check_rng(rng)
+    epsilon = validation.check_epsilon(epsilon)
+    delta = validation.check_probability(delta, "delta")
+    split = validation.check_probability(split, "split")
+    clip_negative = validation.check_bool(clip_negative, "clip_negative")
+    rng = validation.check_rng(rng)
 
     epsilon_1 = split * epsilon
     epsilon_2 = epsilon - epsilon_1
@@ -342,13 +335,13 @@ def reconstruct_histogram_with_svt(
     from .svt import sparse_vector  # svt imports nothing from here; avoid a cycle at import time
 
     x = _as_int_counts(counts)
-    epsilon = check_epsilon(epsilon)
-    delta = check_probability(delta, "delta")
-    c = check_positive_int(c, "c", maximum=MAX_CUTOFF)
-    max_queries = check_positive_int(max_queries, "max_queries", maximum=MAX_QUERIES)
+    epsilon = validation.check_epsilon(epsilon)
+    delta = validation.check_probability(delta, "delta")
+    c = validation.check_positive_int(c, "c", maximum=MAX_CUTOFF)
+    max_queries = validation.check_positive_int(max_queries, "max_queries", maximum=MAX_QUERIES)
     if x.size < 2:
         raise ValueError("counts must have at least 2 cells for difference queries")
-    rng = check_rng(rng)
+    rng = validation.check_rng(rng)
 
     d = x.size
     epsilon_1 = epsilon_2 = epsilon / 2.0
@@ -404,10 +397,10 @@ def attack_success(true, estimate, small_max: int = 5) -> AttackSuccess:
     """
     true = _as_int_counts(true, "true")
     # Estimates may be negative (Alg. 7 rounds noisy averages as they are), but not NaN.
-    est = check_finite_array(estimate, "estimate")
+    est = validation.check_finite_array(estimate, "estimate")
     if est.shape != true.shape:
         raise ValueError(f"estimate must have the shape of true {true.shape}, got {est.shape}")
-    small_max = check_positive_int(small_max, "small_max", minimum=0)
+    small_max = validation.check_positive_int(small_max, "small_max", minimum=0)
     hit = est == true
     small = true <= small_max
     n_small = int(small.sum())

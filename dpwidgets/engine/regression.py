@@ -47,15 +47,9 @@ from types import MappingProxyType
 import numpy as np
 from scipy import optimize
 
+from . import validation
 from ._results import eps_text
 from .mechanisms import laplace_reals
-from .validation import (
-    check_epsilon,
-    check_finite_array,
-    check_positive,
-    check_positive_int,
-    check_rng,
-)
 
 __all__ = ["damped_newton", "ArrayMoments", "DPRegression", "LogisticSums", "Moments",
            "LOGISTIC_GRADIENT_TOLERANCE", "MAX_BOUND", "NEIGHBOURS", "dp_linear_regression",
@@ -108,11 +102,11 @@ class DPRegression:
 
 
 def _check_xy(X, y) -> tuple[np.ndarray, np.ndarray]:
-    X = check_finite_array(X, "X", ndim=None)
+    X = validation.check_finite_array(X, "X", ndim=None)
     X = X[:, None] if X.ndim == 1 else X
     if X.ndim != 2 or X.shape[0] < 2 or X.shape[1] < 1:
         raise ValueError(f"X must be 2-D with at least 2 rows and 1 column, got shape {X.shape}")
-    y = check_finite_array(y, "y", ndim=1)
+    y = validation.check_finite_array(y, "y", ndim=1)
     if y.size != X.shape[0]:
         raise ValueError(f"X and y must have the same number of rows, got {X.shape[0]} and {y.size}")
     return X, y
@@ -124,8 +118,8 @@ def _check_range(bounds, d: int, name: str) -> tuple[np.ndarray, np.ndarray]:
         lo, hi = bounds
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a pair (lower, upper) of public bounds") from None
-    lo = np.broadcast_to(check_finite_array(np.atleast_1d(lo), name, ndim=1), (d,)).astype(float)
-    hi = np.broadcast_to(check_finite_array(np.atleast_1d(hi), name, ndim=1), (d,)).astype(float)
+    lo = np.broadcast_to(validation.check_finite_array(np.atleast_1d(lo), name, ndim=1), (d,)).astype(float)
+    hi = np.broadcast_to(validation.check_finite_array(np.atleast_1d(hi), name, ndim=1), (d,)).astype(float)
     if not np.all(lo < hi):
         raise ValueError(f"{name} must have lower < upper for every column")
     if max(np.abs(lo).max(), np.abs(hi).max()) > MAX_BOUND:
@@ -305,10 +299,10 @@ def dp_linear_regression(X, y, epsilon: float, bounds_X, bounds_y,
     moments = X if isinstance(X, Moments) and y is None else ArrayMoments(*_check_xy(X, y))
     d = moments.d
     n, declared = _public_rows(n, moments.n)
-    epsilon = check_epsilon(epsilon)
+    epsilon = validation.check_epsilon(epsilon)
     lo_x, hi_x = _check_range(bounds_X, d, "bounds_X")
     lo_y, hi_y = _check_range(bounds_y, 1, "bounds_y")
-    rng = check_rng(rng)
+    rng = validation.check_rng(rng)
     eps_means = epsilon * _centring_share(d)
     eps_objective = epsilon - eps_means
 
@@ -454,11 +448,11 @@ def dp_logistic_regression(X, y, epsilon: float, data_norm: float,
             raise ValueError("y must hold 0/1 labels")
     rows, d = (sums.n, sums.d) if sums is not None else X.shape
     n, declared = _public_rows(n, rows)
-    epsilon = check_epsilon(epsilon)
-    data_norm = check_positive(data_norm, "data_norm")
+    epsilon = validation.check_epsilon(epsilon)
+    data_norm = validation.check_positive(data_norm, "data_norm")
     lam = (logistic_regularization(n, d, epsilon) if regularization is None
-           else check_positive(regularization, "regularization"))
-    rng = check_rng(rng)
+           else validation.check_positive(regularization, "regularization"))
+    rng = validation.check_rng(rng)
     if sums is not None:  # in a query engine: damped Newton, one pass per evaluation
         theta, grad = damped_newton(lambda th: sums.evaluate(th, data_norm, lam, n), d + 1,
                                     LOGISTIC_GRADIENT_TOLERANCE / 4)
@@ -516,9 +510,9 @@ def damped_newton(evaluate, size: int, tolerance: float, steps: int = 100
     if not callable(evaluate):
         raise TypeError(f"evaluate must be a function theta -> (value, gradient, Hessian), "
                         f"got {evaluate!r}")
-    size = check_positive_int(size, "size", maximum=MAX_NEWTON_SIZE)
-    tolerance = check_positive(tolerance, "tolerance")
-    steps = check_positive_int(steps, "steps")
+    size = validation.check_positive_int(size, "size", maximum=MAX_NEWTON_SIZE)
+    tolerance = validation.check_positive(tolerance, "tolerance")
+    steps = validation.check_positive_int(steps, "steps")
     theta = np.zeros(size)
     loss, grad, hessian = evaluate(theta)
     for _ in range(steps):
