@@ -122,30 +122,49 @@ def _first_at_or_above(values: np.ndarray, bars: np.ndarray, offset: float, star
 
 
 @dataclass(frozen=True, eq=False)
-class _Plan:
-    """Everything an SVT run decides before it draws: the checked parameters ``p``, the
-    variant ``spec``, its ``noise`` scales, the checked ``answers`` and ``thresholds``, and
-    (decided when first asked, after the rng is checked) the ``units`` of its comparisons."""
+class _Config:
+    """What every SVT here (a run, many runs, the interactive one) decides before it draws:
+    the checked parameters ``p``, the variant ``spec``, its ``noise`` scales and (decided when
+    first asked, after the rng is checked) the ``units`` of its comparisons."""
 
     p: _Params
     spec: SVTVariant
     noise: SVTNoise
-    answers: np.ndarray
-    thresholds: np.ndarray
 
     @functools.cached_property
     def units(self) -> _Units:
         return _Units(self.noise, self.p.sensitivity, self.p.threshold_sensitivity)
 
     @classmethod
-    def check(cls, answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio,
-              epsilon3, threshold_sensitivity) -> _Plan:
+    def of(cls, variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3,
+           threshold_sensitivity) -> _Config:
         p = _check_params(
             variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
         )
-        answers, thresholds = _check_answers_and_threshold(answers, threshold)
         spec = VARIANTS[p.variant]
-        return cls(p, spec, _noise_of(spec, p), answers, thresholds)
+        return cls(p, spec, _noise_of(spec, p))
+
+    @property
+    def privacy_loss(self) -> float:
+        return self.spec.privacy_loss(self.p.epsilon, self.p.c, self.p.monotonic)
+
+
+@dataclass(frozen=True, eq=False)
+class _Plan(_Config):
+    """Everything an SVT run decides before it draws: its :class:`_Config` and the checked
+    ``answers`` and ``thresholds``."""
+
+    answers: np.ndarray
+    thresholds: np.ndarray
+
+    @classmethod
+    def check(cls, answers, threshold, variant, epsilon, c, sensitivity, monotonic, ratio,
+              epsilon3, threshold_sensitivity) -> _Plan:
+        config = _Config.of(
+            variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
+        )
+        answers, thresholds = _check_answers_and_threshold(answers, threshold)
+        return cls(config.p, config.spec, config.noise, answers, thresholds)
 
     def draw_start(self, trials: int | None, rng: np.random.Generator):
         """The threshold noise rho (one per trial; a float for a single run) and the noisy
@@ -171,10 +190,6 @@ class _Plan:
                 rng=rng, scale=self.noise.value_scale, max_changed=self.p.c,
             )
         return values
-
-    @property
-    def privacy_loss(self) -> float:
-        return self.spec.privacy_loss(self.p.epsilon, self.p.c, self.p.monotonic)
 
 
 def _resampling_run(noisy_answers: np.ndarray, bars: np.ndarray, rho, plan: _Plan,
@@ -589,16 +604,16 @@ class SparseVector:
         *,
         threshold_sensitivity: float = 0.0,
     ) -> None:
-        p = _check_params(
+        config = _Config.of(
             variant, epsilon, c, sensitivity, monotonic, ratio, epsilon3, threshold_sensitivity
         )
         self.threshold = self._check_scalar(threshold, "threshold")
         self._rng = check_rng(rng)
-        self._params = p
-        self.spec = VARIANTS[p.variant]
-        self.noise = _noise_of(self.spec, p)
+        self._config = config
+        self.spec = config.spec
+        self.noise = config.noise
         # Comparisons on a grid inside floating_point_safe(), decided here for the whole run.
-        self._units = _Units(self.noise, p.sensitivity, p.threshold_sensitivity)
+        self._units = config.units
         self._rho = self._units.noise(self.noise.threshold_scale, rng=self._rng)
         self._history: list[SVTAnswer] = []
         self._noisy_thresholds: list[float] = []
@@ -616,16 +631,15 @@ class SparseVector:
 
     @property
     def epsilon(self) -> float:
-        return self._params.epsilon
+        return self._config.p.epsilon
 
     @property
     def c(self) -> int:
-        return self._params.c
+        return self._config.p.c
 
     @property
     def privacy_loss(self) -> float:
-        p = self._params
-        return self.spec.privacy_loss(p.epsilon, p.c, p.monotonic)
+        return self._config.privacy_loss
 
     @property
     def positives(self) -> int:
@@ -680,7 +694,7 @@ class SparseVector:
                 value = float(units.values(noisy))  # Lyu, Su & Li 2017 Alg. 3 line 7 (the leak)
             elif self.noise.value_scale is not None:
                 value = float(laplace_reals(
-                    answer, self.c * self._params.sensitivity, self.noise.epsilon3,
+                    answer, self.c * self._config.p.sensitivity, self.noise.epsilon3,
                     rng=self._rng, scale=self.noise.value_scale, max_changed=self.c,
                 ))
             if self.spec.resamples_threshold and not self.exhausted:
