@@ -75,7 +75,7 @@ def uniform_budget_release(
     Returns
     -------
     DynamicRelease
-        ``method="uniform"``.
+        ``method="uniform"``; every time point is a release point, charged ``epsilon/N``.
 
     Raises
     ------
