@@ -261,8 +261,9 @@ def private_binned_residual_plot(
     >>> import numpy as np
     >>> from dpwidgets.engine.diagnostics import private_binned_residual_plot
     >>> rng = np.random.default_rng(0)
-    >>> p = rng.uniform(0, 1, 2000)
-    >>> y = (rng.uniform(0, 1, 2000) < p).astype(int)
+    >>> x = rng.normal(size=2000)
+    >>> p = 1 / (1 + np.exp(-x))  # a logistic model's predictions
+    >>> y = rng.binomial(1, p)  # outcomes drawn from them: a calibrated model
     >>> brp = private_binned_residual_plot(y, p, 1.0, rng, n=2000)
     >>> brp.mean_predicted.size == brp.bins.size - 1, sorted(brp.epsilon_parts)
     (True, ['adjust', 'averages', 'bins'])

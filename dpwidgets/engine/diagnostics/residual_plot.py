@@ -205,8 +205,7 @@ def private_residual_plot(
     >>> import numpy as np
     >>> from dpwidgets.engine.diagnostics import private_residual_plot
     >>> rng = np.random.default_rng(0)
-    >>> predicted = rng.uniform(0, 10, 2000)
-    >>> residuals = rng.normal(0, 1, 2000)
+    >>> predicted, residuals = rng.uniform(0, 10, 2000), rng.normal(0, 1, 2000)
     >>> plot = private_residual_plot(predicted, residuals, 1.0, rng, n=2000)
     >>> plot.points.shape[1], plot.counts.shape, round(sum(plot.epsilon_parts.values()), 6)
     (2, (12, 12), 1.0)

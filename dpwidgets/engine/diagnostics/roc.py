@@ -295,7 +295,7 @@ def private_roc_curve(
     >>> import numpy as np
     >>> from dpwidgets.engine.diagnostics import private_roc_curve
     >>> rng = np.random.default_rng(0)
-    >>> labels = rng.integers(0, 2, 1000)
+    >>> labels = np.repeat([0, 1], 500)
     >>> scores = np.clip(0.3 + 0.4 * labels + rng.normal(0, 0.2, 1000), 0, 1)
     >>> roc = private_roc_curve(labels, scores, 1.0, rng, n=1000)
     >>> roc.fpr[[0, -1]], roc.tpr[[0, -1]], round(roc.auc, 1)
@@ -392,9 +392,8 @@ def roc_fixed_laplace(
     --------
     >>> import numpy as np
     >>> from dpwidgets.engine.diagnostics import roc_fixed_laplace
+    >>> labels, scores = np.tile([0, 1], 500), np.tile([0.2, 0.8], 500)  # separable
     >>> rng = np.random.default_rng(0)
-    >>> labels = rng.integers(0, 2, 1000)
-    >>> scores = np.clip(0.3 + 0.4 * labels + rng.normal(0, 0.2, 1000), 0, 1)
     >>> roc = roc_fixed_laplace(labels, scores, 1.0, rng, n_thresholds=16, n=1000)
     >>> roc.fpr.size, roc.strategy
     (17, 'fixed_laplace_baseline')

@@ -258,9 +258,9 @@ def personalized_histogram(
     --------
     >>> import numpy as np
     >>> from dpwidgets.engine.personalized import personalized_histogram
+    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)  # three groups of 100 records
     >>> rng = np.random.default_rng(0)
     >>> values = rng.integers(0, 4, 300)
-    >>> budgets = np.repeat([0.5, 1.0, 2.0], 100)
     >>> out = personalized_histogram(values, budgets, 4, value_range=(0, 4), rng=rng)
     >>> out.method, out.counts.shape
     ('utility', (4,))

@@ -63,7 +63,8 @@ def laplace_stream(counts, epsilon: float, rng: np.random.Generator | None = Non
 
     References
     ----------
-    Chen 2018 §5.6.1 ("LM", Fig. 5.3).
+    Chen 2018 §5.6.1 ("LM", Fig. 5.3); Dwork, McSherry, Nissim, Smith 2006 (the Laplace
+    mechanism).
 
     Examples
     --------

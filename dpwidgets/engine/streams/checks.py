@@ -98,6 +98,15 @@ def _grid_theta(theta: float, grid) -> float:
     return theta if grid is None else float(grid.values(grid.steps(theta)))
 
 
+def _grouper_setup(epsilon_g: float, threshold_share: float,
+                   theta: float) -> tuple[ComparisonGrid | None, float, tuple[float, float]]:
+    """What a run of the Grouper (Alg. 16) fixes before any noise: its comparison grid
+    (:func:`_grouper_grid`, ``None`` outside the context), θ on that grid and the Laplace
+    scales of its threshold and tests (:func:`_grouper_scales`)."""
+    grid = _grouper_grid(epsilon_g, threshold_share)
+    return grid, _grid_theta(theta, grid), _grouper_scales(epsilon_g, threshold_share)
+
+
 def _noise_rows(scales: np.ndarray, shape: tuple[int, int], rng: np.random.Generator,
                 grid) -> np.ndarray:
     """Noise of ``shape`` whose last two columns are the Grouper's (threshold, deviation) and a

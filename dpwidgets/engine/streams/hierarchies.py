@@ -24,9 +24,7 @@ from ..validation import (
 from .adaptive_smoother import _adaptive_chunk
 from .checks import (
     _budget_parts,
-    _grid_theta,
-    _grouper_grid,
-    _grouper_scales,
+    _grouper_setup,
     _noise_rows,
     _resolve_options,
     _split_pegasus_budget,
@@ -261,8 +259,7 @@ def _pegasus_rows(
     Grouper and the smoother never see them, Chen 2018 §5.5.2) and released as 0."""
     m, T = counts.shape
     est = np.zeros((m, T))
-    grid = _grouper_grid(epsilon_g, threshold_share)  # the Grouper's comparisons, if safe
-    theta = _grid_theta(theta, grid)
+    grid, theta, grouper_scales = _grouper_setup(epsilon_g, threshold_share, theta)
     for node in range(m):
         report(node, m)  # nodes of the public hierarchy
         idx = np.arange(T) if active is None else np.flatnonzero(active[node])
@@ -271,7 +268,7 @@ def _pegasus_rows(
         eps_p = perturber_eps if np.ndim(perturber_eps) == 0 else perturber_eps[node, idx]
         scales = np.empty((idx.size, 3))
         scales[:, 0] = 1.0 / np.asarray(eps_p, dtype=float)
-        scales[:, 1:] = _grouper_scales(epsilon_g, threshold_share)
+        scales[:, 1:] = grouper_scales
         noise = _noise_rows(scales, scales.shape, rng, grid)
         tau2 = 2.0 * float(np.mean(scales[:, 0] ** 2))
         out = _pegasus_core(counts[node, idx], noise, theta, tau2,

@@ -24,9 +24,7 @@ from .checks import (
     _budget_parts,
     _check_share,
     _check_stream,
-    _grid_theta,
-    _grouper_grid,
-    _grouper_scales,
+    _grouper_setup,
     _noise_rows,
     _resolve_options,
     _split_pegasus_budget,
@@ -228,9 +226,8 @@ class PegasusStream:
         self.epsilon = eps
         self.epsilon_parts = _budget_parts(eps, perturber=eps_p, grouper=eps_g)
         # Inside floating_point_safe() (decided here, once): the Grouper's comparisons on a grid.
-        self._grid = _grouper_grid(eps_g, share)
-        self.theta = _grid_theta(th, self._grid)
-        self._scales = np.array([1.0 / eps_p, *_grouper_scales(eps_g, share)])
+        self._grid, self.theta, grouper_scales = _grouper_setup(eps_g, share, th)
+        self._scales = np.array([1.0 / eps_p, *grouper_scales])
         self._tau2 = 2.0 / eps_p**2
         self._adaptive: _AdaptiveState | None = None
         self._adaptive_done = 0  # steps the adaptive smoother has processed
@@ -496,10 +493,8 @@ def deviation_grouper(
     else:
         epsilon_g = check_epsilon(epsilon_g, "epsilon_g")
         rng = check_rng(rng)
-        grid = _grouper_grid(epsilon_g, threshold_share)
-        theta = _grid_theta(float(theta), grid)
-        noise = _noise_rows(np.array(_grouper_scales(epsilon_g, threshold_share)),
-                            (counts.size, 2), rng, grid)
+        grid, theta, grouper_scales = _grouper_setup(epsilon_g, threshold_share, float(theta))
+        noise = _noise_rows(np.array(grouper_scales), (counts.size, 2), rng, grid)
     starts = _grouper_run(_GroupState(), counts, noise[:, 0], noise[:, 1], float(theta))
     fresh = np.zeros(counts.size, dtype=np.int64)
     fresh[starts] = 1

@@ -88,10 +88,11 @@ def independent_synth(
     >>> import numpy as np
     >>> import pandas as pd
     >>> from dpwidgets.engine.synth import independent_synth
+    >>> a = np.arange(500) % 5
+    >>> frame = pd.DataFrame({"a": a, "b": a})  # b is a copy of a
     >>> rng = np.random.default_rng(0)
-    >>> frame = pd.DataFrame({"a": rng.integers(0, 5, 500), "b": rng.integers(0, 5, 500)})
     >>> out = independent_synth(frame, 1.0, domains={"a": range(5), "b": range(5)}, rng=rng)
-    >>> list(out.data.columns), out.correlation.tolist(), dict(out.epsilon_parts)
+    >>> list(out.data.columns), out.correlation.tolist(), dict(out.epsilon_parts)  # no dependence
     (['a', 'b'], [[1.0, 0.0], [0.0, 1.0]], {'margins': 1.0})
     """
     epsilon = check_epsilon(epsilon)
@@ -181,11 +182,11 @@ def laplace_histogram_synth(
     >>> import numpy as np
     >>> import pandas as pd
     >>> from dpwidgets.engine.synth import laplace_histogram_synth
-    >>> rng = np.random.default_rng(0)
-    >>> frame = pd.DataFrame({"a": rng.integers(0, 5, 500), "b": rng.integers(0, 5, 500)})
-    >>> out = laplace_histogram_synth(frame, 1.0, domains={"a": range(5), "b": range(5)}, rng=rng)
-    >>> list(out.data.columns), out.correlation is None, out.method
-    (['a', 'b'], True, 'laplace-histogram')
+    >>> frame = pd.DataFrame({"a": [0, 1, 1, 2] * 125, "b": [0, 1, 1, 0] * 125})
+    >>> out = laplace_histogram_synth(frame, 1.0, domains={"a": range(3), "b": range(2)},
+    ...                               rng=np.random.default_rng(0))
+    >>> out.details["cells"], out.correlation is None, out.method  # 3 x 2 cells
+    (6, True, 'laplace-histogram')
     """
     epsilon = check_epsilon(epsilon)
     options = _check_publisher(publisher, None)
