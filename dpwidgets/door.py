@@ -127,10 +127,12 @@ class Description:
     >>> import numpy as np
     >>> from dpwidgets import Session
     >>> door = Session("teaching", seed=0)
-    >>> door.add_dataset("scores", np.arange(20.0), total_epsilon=1.0)
+    >>> door.add_dataset("scores", np.arange(20.0), total_epsilon=1.0, description="exam scores")
     >>> described = door.describe("scores")
     >>> described.name, described.shape, described.unit, described.budget
     ('scores', (20,), 'row', 'scores')
+    >>> described.description
+    'exam scores'
     >>> described.as_json()["shape"]
     [20]
     """

@@ -143,7 +143,7 @@ class Session:
     --------
     >>> import numpy as np
     >>> from dpwidgets import Session
-    >>> session = Session("teaching", seed=0)
+    >>> session = Session(seed=0)  # teaching: the default mode
     >>> session.add_dataset("scores", np.arange(10.0), total_epsilon=1.0)
     >>> release = session.release("scores", "svt", epsilon=0.5, threshold=5.0, c=1)
     >>> session.spent("scores")

@@ -35,6 +35,7 @@ from ..._moved import adopt_renamed_hooks, legacy_step
 from ...mechanism import Release
 from ...params import Params
 from ...session import Session
+from ...ui.accuracy import Accuracy
 from ...ui.base import ReleaseWidget, budget_parts, fmt, fold, one_of
 from ...ui.base import round_decimals as _round_floats
 from ...ui.bokeh_widget import bokeh_widget, ensure_bokehjs
@@ -507,8 +508,10 @@ class LogisticDiagnostic(DiagnosticWidget):
     bins, the noiseless reference and its quality measures, and the accuracy band.
 
     A subclass names its ``reference(table, model)`` and ``measures(output, truth)`` (of
-    :mod:`~dpwidgets.families.diagnostics.reference`) and the fixed grid its curves are compared
-    on (``accuracy_grid``), and gets ``s=`` in ``self._init``.
+    :mod:`~dpwidgets.families.diagnostics.reference`), the fixed grid its curves are compared
+    on (``accuracy_grid``), a preview's curve and the stand-in's on that grid
+    (``_curve_values(release)``, ``_stand_in_curve()``) and the words of the accuracy panel
+    (``_accuracy_what``), and gets ``s=`` in ``self._init``.
 
     Examples
     --------
@@ -537,6 +540,13 @@ class LogisticDiagnostic(DiagnosticWidget):
 
     def _accuracy_grid(self) -> np.ndarray:  # the 0.x name
         return self.accuracy_grid()
+
+    # -- accuracy before spending (analyst) -------------------------------------------------
+    @property
+    def accuracy_model(self) -> Accuracy:
+        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
+        return Accuracy(self._accuracy_what, self._curve_values, self._stand_in_curve,
+                        run=self._preview_with_fit, band=self._curve_band)
 
     def _curve_band(self, preview) -> None:
         """The band around the private curve at the accuracy grid (removed with None)."""

@@ -8,7 +8,6 @@ import numpy as np
 
 from ...mechanism import Release
 from ...session import Session
-from ...ui.accuracy import Accuracy
 from . import display
 from .base import LogisticDiagnostic, titles
 from .params import BinnedResidualsParams
@@ -43,9 +42,9 @@ class BinnedResidualWidget(LogisticDiagnostic):
     >>> from dpwidgets import Session
     >>> from dpwidgets.widgets import BinnedResidualWidget
     >>> brp = BinnedResidualWidget(Session("teaching", seed=0), scenario="M2", n=500,
-    ...                            debounce=0)
-    >>> brp.rho.value, brp.rho.max
-    (0.15, 0.49)
+    ...                            s=3, debounce=0)  # 2^3 initial bins, set by hand
+    >>> brp.rho.value, brp.rho.max, brp.s.value
+    (0.15, 0.49, 3)
     """
 
     parameters = BinnedResidualsParams
@@ -80,13 +79,9 @@ class BinnedResidualWidget(LogisticDiagnostic):
     display_class = display.BinnedResidualsDisplay
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    @property
-    def accuracy_model(self) -> Accuracy:
-        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        what = ("the private mean residual, read at 41 mean predictions spanning the "
-                "stand-in's")
-        return Accuracy(what, self._curve_values, self._stand_in_curve,
-                        run=self._preview_with_fit, band=self._curve_band)
+    _accuracy_what = ("the private mean residual, read at 41 mean predictions spanning the "
+                      "stand-in's")
+
     #: Points of the fixed grid the private curves are compared on.
     ACCURACY_POINTS = 41
 

@@ -8,7 +8,6 @@ import numpy as np
 
 from ...mechanism import Release
 from ...session import Session
-from ...ui.accuracy import Accuracy
 from ...ui.base import one_of
 from ...ui.controls import control_for
 from . import display
@@ -107,20 +106,15 @@ class RocWidget(LogisticDiagnostic):
     display_class = display.RocDisplay
 
     # -- accuracy before spending (analyst) -------------------------------------------------
-    @property
-    def accuracy_model(self) -> Accuracy:
-        """The accuracy panel's strategy (an :class:`~dpwidgets.ui.accuracy.Accuracy`)."""
-        what = "the private curve's true positive rate at each false positive rate"
-        return Accuracy(what, self._tpr_on_grid, self._stand_in_tpr,
-                        run=self._preview_with_fit, band=self._curve_band)
+    _accuracy_what = "the private curve's true positive rate at each false positive rate"
 
-    def _tpr_on_grid(self, release: Release) -> np.ndarray:
+    def _curve_values(self, release: Release) -> np.ndarray:
         """A preview's TPR at the 101 FPRs of :data:`~dpwidgets.families.diagnostics.display.FPR_GRID` (the curves' own
         points move with the noisy counts and, for recursive medians, with the private
         thresholds; a fixed FPR grid lines them up)."""
         return display.tpr_on_grid(release.output["fpr"], release.output["tpr"])
 
-    def _stand_in_tpr(self) -> np.ndarray:
+    def _stand_in_curve(self) -> np.ndarray:
         """The stand-in's own ROC curve (ordinary fit) on the same grid."""
         truth = self._accuracy_truth()
         return display.tpr_on_grid(truth["fpr"], truth["tpr"])

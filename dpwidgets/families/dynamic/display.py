@@ -16,15 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from bokeh.core.properties import value
 from bokeh.layouts import column, row
-from bokeh.models import (
-    HoverTool,
-    Legend,
-    LegendItem,
-    LinearColorMapper,
-    LogTicker,
-    Range1d,
-    Span,
-)
+from bokeh.models import HoverTool, Legend, LegendItem, LinearColorMapper, LogTicker, Range1d, Span
 from bokeh.palettes import Viridis256
 from bokeh.plotting import figure
 

@@ -464,8 +464,7 @@ class PersonalizedDisplay(Display):
     --------
     >>> import numpy as np
     >>> from dpwidgets.families.personalized.display import PersonalizedDisplay
-    >>> from dpwidgets.families.personalized.params import PersonalizedHistogramParams
-    >>> from dpwidgets.families.personalized.spec import release_plan
+    >>> from dpwidgets.families.personalized.params import PersonalizedHistogramParams, release_plan
     >>> budgets, edges = np.linspace(0.05, 1.0, 40), np.linspace(0.0, 1.0, 5)
     >>> plan = release_plan(PersonalizedHistogramParams.validate(
     ...     {"epsilon": 1.0, "budgets": budgets, "method": "minimum", "bins": edges}, (40, 2)))

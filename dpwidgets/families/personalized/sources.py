@@ -136,7 +136,7 @@ class DataFacts:
     Attributes
     ----------
     name : str
-        The table in the session.
+        The table in the session (a built-in one is named ``<key>_<n>``, e.g. ``age_50``).
     edges : numpy.ndarray
         Public bin edges of the values.
     shape : tuple of int or None

@@ -76,8 +76,7 @@ def budgets_uniform(
     --------
     >>> import numpy as np
     >>> from dpwidgets.datasets import budgets_uniform
-    >>> rng = np.random.default_rng(0)
-    >>> budgets = budgets_uniform(200, rng=rng)
+    >>> budgets = budgets_uniform(200, rng=np.random.default_rng(0))
     >>> budgets.shape, bool(((budgets >= 0.01) & (budgets <= 0.1)).all())
     ((200,), True)
     """

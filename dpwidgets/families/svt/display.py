@@ -10,13 +10,7 @@ from collections.abc import Mapping
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import (
-    FactorRange,
-    FixedTicker,
-    HoverTool,
-    Legend,
-    NumeralTickFormatter,
-)
+from bokeh.models import FactorRange, FixedTicker, HoverTool, Legend, NumeralTickFormatter
 from bokeh.plotting import figure
 from bokeh.transform import dodge
 

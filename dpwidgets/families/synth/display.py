@@ -27,14 +27,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 from bokeh.layouts import column, row
-from bokeh.models import (
-    ColumnDataSource,
-    FactorRange,
-    HoverTool,
-    Legend,
-    LinearColorMapper,
-    Range1d,
-)
+from bokeh.models import ColumnDataSource, FactorRange, HoverTool, Legend, LinearColorMapper
 from bokeh.palettes import RdBu11
 from bokeh.plotting import figure
 
@@ -189,7 +182,7 @@ def synth_figure(*, margin_width: int = 430, height: int = 250, cell: int = 290,
         p.y_range = heat_ref.y_range
 
     errors = figure(width=errors_width, height=height + 30, tools=_TOOLS, x_axis_type="log",
-                    y_range=Range1d(0.0, 1.02),
+                    y_range=(0.0, 1.02),
                     title="Random range-count queries: relative error",
                     x_axis_label=f"relative error |A_syn − A_real| / max(A_real, s) "
                                  f"(below {ERROR_FLOOR:g}: drawn at {ERROR_FLOOR:g})",

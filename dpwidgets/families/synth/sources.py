@@ -106,7 +106,8 @@ class TableFacts:
     Attributes
     ----------
     name : str
-        The dataset's name in the session.
+        The dataset's name in the session; a built-in table's is ``<key>_<n>``, or ``<key>``
+        alone for a table of fixed size (``fair``).
     columns : list of str
         Its columns, in the dataset's order.
     domains : dict or None

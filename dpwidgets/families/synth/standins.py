@@ -439,6 +439,8 @@ def load_fair_table() -> CodedTable:
     Returns
     -------
     CodedTable
+        6,366 rows of 9 coded attributes; ``codebook`` maps each code back to its published
+        value (for ``affairs``, its bin).
 
     Raises
     ------
@@ -654,6 +656,8 @@ def load_randhie_table() -> CodedTable:
     Returns
     -------
     CodedTable
+        20,190 rows of 10 coded attributes; ``details["structural_zeros"]`` holds the three
+        rules above.
 
     Raises
     ------
