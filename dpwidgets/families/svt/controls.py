@@ -25,9 +25,10 @@ from dataclasses import dataclass
 import ipywidgets as w
 import numpy as np
 
-from ...ui.controls import FloatSlider, SliderText, SplitControl, control_for
+from ...ui.controls import FloatSlider, SliderText, control_for
 from .params import SVTParams
 from .preview import default_threshold, variant_info
+from .split import SplitControl
 
 __all__ = ["SVTControls", "audit_progress_bar", "threshold_control"]
 
@@ -100,7 +101,7 @@ class SVTControls:
     variant, epsilon, c, monotonic
         The variant (among the mode's), ε, c and (teaching) whether the queries are monotonic;
         in analyst mode the monotonic box shows the data owner's declaration, read-only.
-    split : ~dpwidgets.ui.controls.SplitControl
+    split : ~dpwidgets.families.svt.split.SplitControl
         ε1's share of ε (standard SVT only).
     typed_threshold : bool
         Whether the threshold was given (not computed by the rule of Lyu, Su & Li 2017, §6).

@@ -25,7 +25,8 @@ from ...engine.validation import (
 )
 from ...params import Choice, Context, Epsilon, Params, Range, Toggle, one_of, param
 
-__all__ = ["MAX_PASSES", "ReconstructionParams", "SVTParams", "TopCParams", "default_share"]
+__all__ = ["MAX_PASSES", "ReconstructionParams", "SVTParams", "TopCParams", "default_ratio",
+           "default_share"]
 
 #: The most retraversals SVT-ReTr may make (each pass is one vectorised sweep of the queries).
 MAX_PASSES = 10_000
@@ -37,6 +38,18 @@ def _svt_engine():
     return svt
 
 
+def default_ratio(c: int, monotonic: bool = False) -> float:
+    """ε2/ε1 at standard SVT's default split, Lyu, Su & Li 2017, eq. 12: (2c)^(2/3), or
+    c^(2/3) for monotonic queries (§4.3); the ``ratio`` a release uses when none is given.
+
+    Examples
+    --------
+    >>> default_ratio(4, monotonic=True) == 4 ** (2 / 3)
+    True
+    """
+    return _svt_engine().default_ratio(c, monotonic)
+
+
 def default_share(c: int, monotonic: bool = False) -> float:
     """ε1's share of ε at standard SVT's default split, Lyu, Su & Li 2017, eq. 12's
     ε1:ε2 = 1:(2c)^(2/3) (1:c^(2/3) for monotonic queries, §4.3).
@@ -46,7 +59,7 @@ def default_share(c: int, monotonic: bool = False) -> float:
     >>> round(default_share(1, monotonic=True), 3)
     0.5
     """
-    return 1.0 / (1.0 + _svt_engine().default_ratio(c, monotonic))
+    return 1.0 / (1.0 + default_ratio(c, monotonic))
 
 
 # -- checks shared by the fields below (each names its parameter) ------------------------------
