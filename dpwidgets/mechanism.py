@@ -3,8 +3,9 @@
 A :class:`Mechanism` is a *spec*, not code that runs on its own: the :class:`~dpwidgets.Session`
 (the door) reads it to decide everything that can be decided without the data -- the canonical
 parameters, the cost, the guarantee, whether the mode and the data owner allow it -- before the
-data is read or any noise is drawn. Each algorithm family declares its mechanisms in
-``dpwidgets/releases/<family>.py`` and registers them with :func:`register_mechanism`.
+data is read or any noise is drawn. Each algorithm family declares its mechanisms in its own
+folder's ``spec`` module (``dpwidgets/families/<family>/spec.py``, :mod:`dpwidgets.families`)
+and registers them with :func:`register_mechanism`.
 
 Facts about the data
 --------------------
@@ -372,7 +373,8 @@ class Overdraft:
 
 
 MECHANISMS: dict[str, Mechanism] = {}
-"""The mechanisms :meth:`Session.release` knows, by name (filled by :mod:`dpwidgets.releases`)."""
+"""The mechanisms :meth:`Session.release` knows, by name (filled by the family folders'
+``spec`` modules, loaded by :mod:`dpwidgets.families`)."""
 
 _BUILTIN: dict[str, Mechanism] = {}
 _REGISTERING_BUILTINS = [False]
@@ -381,7 +383,7 @@ _REGISTERING_BUILTINS = [False]
 def register_mechanism(mechanism: Mechanism) -> None:
     """Make ``mechanism`` releasable through :meth:`Session.release` under its name.
 
-    A mechanism registered outside dpwidgets' own ``releases`` package runs in teaching mode;
+    A mechanism registered outside dpwidgets' own family folders runs in teaching mode;
     in analyst mode only on datasets whose owner allowed it by name
     (``add_dataset(..., allow_mechanisms=[name])``): its privacy claim is the author's, not the
     library's.
@@ -404,7 +406,8 @@ def register_mechanism(mechanism: Mechanism) -> None:
 @contextlib.contextmanager
 def registering_builtins() -> Iterator[None]:
     """Within this block, :func:`register_mechanism` registers dpwidgets' own (built-in)
-    mechanisms: the loaders of :mod:`dpwidgets.families` and :mod:`dpwidgets.releases` use it."""
+    mechanisms: the loader of :mod:`dpwidgets.families` (and the 0.x paths in
+    :mod:`dpwidgets.releases`) use it."""
     _REGISTERING_BUILTINS[0] = True
     try:
         yield

@@ -3,11 +3,12 @@
 A :class:`Session` implements the door's protocol (:class:`dpwidgets.door.Door`) for the
 datasets in this process. It is composed of a ledger port (:class:`~dpwidgets.door.LedgerPort`:
 one :class:`~dpwidgets.persistence.ledger.PrivacyLedger` per dataset by default, a curator's
-joint ledgers for an analyst's door) and a store port (the outputs already paid for). Widgets and notebooks never hold confidential records: they ask the door to
+joint ledgers for an analyst's door) and a store port (the outputs already paid for). Widgets
+and notebooks never hold confidential records: they ask the door to
 :meth:`~Session.preview` a mechanism on the public stand-in (free) or to
 :meth:`~Session.release` it on the data (charged once). Every mechanism is a declared spec
-(:class:`~dpwidgets.mechanism.Mechanism`, one module per family in :mod:`dpwidgets.releases`);
-the door only reads specs.
+(:class:`~dpwidgets.mechanism.Mechanism`, in each family's ``spec`` module under
+:mod:`dpwidgets.families`); the door only reads specs.
 
 What a release does, in this order
 ----------------------------------
